@@ -1,0 +1,49 @@
+# The ImGui explainer: the same sources for the web (Emscripten GLFW + WebGL2) and natively
+# (GLFW + OpenGL 3.3 core). Included from CMakeLists.txt when IMGUI_DIR is set.
+
+# The UI font: DejaVu Sans cut down at build time to the characters the app draws (~50 KB
+# instead of ~750 KB), then embedded as a byte array in both builds.
+set(FONT_SUBSET ${CMAKE_BINARY_DIR}/assets/ui_font.ttf)
+set(FONT_SOURCE ${CMAKE_BINARY_DIR}/assets/ui_font.cpp)
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/assets)
+set(FONT_UNICODES "U+0020-007E,U+00A0-00FF,U+0370-03FF,U+2010-2027,U+2030-205E,U+2070-209F,U+2190-21FF,U+2200-22FF,U+2300-23FF,U+25A0-25FF,U+2600-26FF,U+2713-2718,U+1D40,U+1D62,U+2C7C")
+add_custom_command(
+  OUTPUT ${FONT_SUBSET}
+  COMMAND /usr/bin/python3 -m fontTools.subset ${FONT_TTF} --unicodes=${FONT_UNICODES} --output-file=${FONT_SUBSET}
+  DEPENDS ${FONT_TTF}
+  COMMENT "Subsetting the UI font")
+add_custom_command(
+  OUTPUT ${FONT_SOURCE}
+  COMMAND ${CMAKE_COMMAND} -DIN=${FONT_SUBSET} -DOUT=${FONT_SOURCE} -DNAME=ui_font_ttf -P ${CMAKE_SOURCE_DIR}/cmake/embed_file.cmake
+  DEPENDS ${FONT_SUBSET} ${CMAKE_SOURCE_DIR}/cmake/embed_file.cmake
+  COMMENT "Embedding the UI font")
+
+add_library(imgui STATIC
+  ${IMGUI_DIR}/imgui.cpp ${IMGUI_DIR}/imgui_draw.cpp ${IMGUI_DIR}/imgui_tables.cpp ${IMGUI_DIR}/imgui_widgets.cpp
+  ${IMGUI_DIR}/imgui_demo.cpp
+  ${IMGUI_DIR}/backends/imgui_impl_glfw.cpp ${IMGUI_DIR}/backends/imgui_impl_opengl3.cpp)
+target_include_directories(imgui PUBLIC ${IMGUI_DIR} ${IMGUI_DIR}/backends)
+target_compile_options(imgui PRIVATE -w)
+if(EMSCRIPTEN)
+  target_compile_definitions(imgui PUBLIC IMGUI_IMPL_OPENGL_ES3)
+  target_compile_options(imgui PUBLIC -sUSE_GLFW=3)
+else()
+  find_package(glfw3 REQUIRED)
+  find_package(OpenGL REQUIRED)
+  target_link_libraries(imgui PUBLIC glfw OpenGL::GL ${CMAKE_DL_LIBS})
+endif()
+
+file(GLOB UI_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/ui/*.cpp)
+file(GLOB APP_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/app/*.cpp)
+file(GLOB GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/gpu/*.cpp)
+add_executable(attention_explainer ${APP_SOURCES} ${UI_SOURCES} ${GPU_SOURCES} ${FONT_SOURCE})
+target_link_libraries(attention_explainer PRIVATE attn_api imgui)
+target_compile_definitions(attention_explainer PRIVATE ATTN_SHADER_DIR="${CMAKE_SOURCE_DIR}/shaders")
+
+if(EMSCRIPTEN)
+  set_target_properties(attention_explainer PROPERTIES OUTPUT_NAME explainer SUFFIX ".js")
+  target_link_options(attention_explainer PRIVATE
+    -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1
+    -sEXPORTED_RUNTIME_METHODS=ccall,cwrap -sEXPORTED_FUNCTIONS=_main,_malloc,_free
+    -sENVIRONMENT=web -sINITIAL_MEMORY=33554432)
+endif()

@@ -1,0 +1,33 @@
+// The JSON face of the core: one request object in, one result object out. Shared by the native
+// CLI (`compute`) and the page's attentionExplainer.compute(), so both speak exactly the same JSON.
+// Not the maths: it parses, validates and formats; src/core computes.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../core/matrix.h"
+
+namespace attn {
+
+constexpr std::size_t kMaxRequestBytes = 64u << 20;  // 64 MiB of JSON text
+constexpr int kMaxJsonDepth = 8;                     // {"Q": [[1]]} is depth 3
+
+// Parses JSON text with the limits above; throws std::invalid_argument("malformed JSON: ...").
+nlohmann::json parse_json_limited(const std::string& text);
+
+// Request keys: either "Q","K","V" (arrays of rows) or "X","Wq","Wk","Wv" (and optional "X_kv"
+// for cross-attention); options "causal" (bool, false), "scale" (bool, true), "temperature"
+// (number > 0, 1), "backend" ("scalar" | "eigen" | "simd", default "simd").
+// Result: {"scores": rows with null where masked, "weights": rows, "output": rows, "backend": name}.
+// Any problem throws std::invalid_argument with one line naming the key and what is wrong.
+nlohmann::json compute(const nlohmann::json& request);
+
+// Text in, text out (for the CLI and the JS API).
+std::string compute_text(const std::string& request_text);
+
+// A JSON array of equal-length rows of finite numbers -> Matrix; `what` names it in errors.
+Matrix matrix_from_json(const nlohmann::json& rows, const char* what);
+// Matrix -> array of rows; non-finite entries (masked scores) become null.
+nlohmann::json matrix_to_json(const Matrix& m);
+
+}  // namespace attn

@@ -1,0 +1,148 @@
+// The explainer's main(): window, Dear ImGui, the AppState, the frame loop. The same program runs
+// in the browser and natively; platform.h hides the difference.
+// Native flags (for debugging and smoke tests):
+//   --frames N         draw N frames, then exit 0
+//   --screenshot FILE  with --frames: write the last frame to FILE (binary PPM)
+//   --size WxH         window size (default 1280x800)
+//   --state JSON       initial inputs, as setState() takes them, e.g. '{"view":"weights"}'
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <GLFW/glfw3.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "../ui/panels.h"
+#include "js_api.h"
+#include "platform.h"
+
+extern const unsigned char ui_font_ttf[];
+extern const std::size_t ui_font_ttf_size;
+
+namespace {
+
+struct Options {
+  int frames = -1;
+  std::string screenshot;
+  int width = 1280, height = 800;
+  std::string state_json;
+};
+
+bool parse_options(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--frames" && has_value) o->frames = std::atoi(argv[++i]);
+    else if (a == "--screenshot" && has_value) o->screenshot = argv[++i];
+    else if (a == "--state" && has_value) o->state_json = argv[++i];
+    else if (a == "--size" && has_value && std::sscanf(argv[++i], "%dx%d", &o->width, &o->height) == 2) continue;
+    else {
+      std::fprintf(stderr, "error: unknown or incomplete option '%s'\n", a.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every character the panels draw: Latin, Greek, super/subscripts, arrows, maths, boxes.
+const ImWchar kGlyphRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x1D40, 0x1D40, 0x1D62, 0x1D62, 0x2010, 0x205E,
+                                0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x23FF, 0x25A0, 0x26FF, 0x2713, 0x2718,
+                                0x2C7C, 0x2C7C, 0};
+
+void load_fonts(float dpr) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  ImFontConfig config;
+  config.FontDataOwnedByAtlas = false;  // the bytes are static, embedded in the binary
+  config.OversampleH = 2;
+  io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(ui_font_ttf), static_cast<int>(ui_font_ttf_size),
+                                 15.0f * dpr, &config, kGlyphRanges);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (!parse_options(argc, argv, &options)) return 2;
+  if (!glfwInit()) {
+    std::fprintf(stderr, "error: could not start GLFW (no display?)\n");
+    return 1;
+  }
+  platform::set_context_hints();
+  GLFWwindow* window = glfwCreateWindow(options.width, options.height, "Self-attention explainer", nullptr, nullptr);
+  if (!window) {
+    std::fprintf(stderr, "error: could not open a window with OpenGL 3.3 / WebGL2\n");
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;  // layout is fixed; nothing to remember
+  float dpr = platform::device_pixel_ratio();
+  attn::ui::apply_theme(dpr);
+  load_fonts(dpr);
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init(platform::glsl_version());
+  platform::init(window);
+
+  static attn::AppState state = attn::make_initial_state();
+  if (!options.state_json.empty()) {
+    try {
+      attn::apply_state_json(state, nlohmann::json::parse(options.state_json), 0.0);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: --state: %s\n", e.what());
+      return 2;
+    }
+  }
+  js_api::attach(&state);
+
+  int frame_count = 0;
+  platform::run_main_loop(window, [&]() -> bool {
+    platform::sync_canvas_size(window);
+    glfwPollEvents();
+    const float new_dpr = platform::device_pixel_ratio();
+    if (new_dpr != dpr) {  // moved to another screen or zoomed: re-rasterise the font, rescale
+      dpr = new_dpr;
+      attn::ui::apply_theme(dpr);
+      load_fonts(dpr);
+      ImGui_ImplOpenGL3_DestroyFontsTexture();
+      ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    attn::ui::draw_app(state, ImGui::GetTime());
+    ImGui::Render();
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    glViewport(0, 0, fb_w, fb_h);
+    glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    ++frame_count;
+    if (frame_count == options.frames) {
+      const bool saved = options.screenshot.empty() || platform::save_screenshot(options.screenshot, fb_w, fb_h);
+      if (!saved) std::fprintf(stderr, "error: could not write %s\n", options.screenshot.c_str());
+      glfwSwapBuffers(window);
+      return false;
+    }
+    glfwSwapBuffers(window);
+    if (frame_count == 1) platform::notify_first_frame();
+    return true;
+  });
+
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  if (options.frames > 0) std::printf("drew %d frames\n", frame_count);
+  return 0;
+}

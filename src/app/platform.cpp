@@ -1,0 +1,105 @@
+// The platform edge (see platform.h). One block per platform, chosen once here.
+#include "platform.h"
+
+#include <cstdio>
+#include <vector>
+
+#if defined(__EMSCRIPTEN__)
+#define PLATFORM_WEB 1
+#include <GLES3/gl3.h>
+#include <emscripten.h>
+#include <emscripten/html5.h>
+#else
+#define PLATFORM_NATIVE 1
+#define GL_GLEXT_PROTOTYPES
+#include <GL/gl.h>
+#endif
+#include <GLFW/glfw3.h>
+#include <imgui_impl_glfw.h>
+
+namespace platform {
+
+#if defined(PLATFORM_WEB)
+
+namespace {
+std::function<bool()> g_frame;
+
+// Emscripten's GLFW hands over raw browser wheel deltas (pixels, opposite sign): rescale to
+// ImGui's "lines" before forwarding, or a single notch scrolls a whole page.
+void scroll_callback(GLFWwindow* window, double dx, double dy) {
+  ImGui_ImplGlfw_ScrollCallback(window, -dx / 100.0, -dy / 100.0);
+}
+
+void loop_iteration() { g_frame(); }
+}  // namespace
+
+void set_context_hints() {}  // -sMIN/MAX_WEBGL_VERSION=2 decides: WebGL2 (GLSL ES 3.00)
+const char* glsl_version() { return "#version 300 es"; }
+
+void init(GLFWwindow* window) {
+  glfwSetScrollCallback(window, scroll_callback);
+  sync_canvas_size(window);
+}
+
+float device_pixel_ratio() { return static_cast<float>(emscripten_get_device_pixel_ratio()); }
+
+void sync_canvas_size(GLFWwindow* window) {
+  double css_w = 0, css_h = 0;
+  emscripten_get_element_css_size("#canvas", &css_w, &css_h);
+  const float dpr = device_pixel_ratio();
+  const int w = static_cast<int>(css_w * dpr + 0.5), h = static_cast<int>(css_h * dpr + 0.5);
+  int cur_w = 0, cur_h = 0;
+  glfwGetWindowSize(window, &cur_w, &cur_h);
+  if (w > 0 && h > 0 && (w != cur_w || h != cur_h)) {
+    // Not glfwSetWindowSize: at screen size it requests fullscreen. Browser.setCanvasSize changes
+    // only the backing store; the stylesheet keeps the CSS size.
+    EM_ASM({ Browser.setCanvasSize($0, $1); }, w, h);
+  }
+}
+
+void run_main_loop(GLFWwindow*, const std::function<bool()>& frame) {
+  g_frame = frame;
+  emscripten_set_main_loop(loop_iteration, 0, true);
+}
+
+void notify_first_frame() {
+  EM_ASM({ if (Module.onFirstFrame) Module.onFirstFrame(); });
+}
+
+bool save_screenshot(const std::string&, int, int) { return false; }  // the page screenshots itself
+
+#else  // PLATFORM_NATIVE
+
+void set_context_hints() {
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+}
+const char* glsl_version() { return "#version 330 core"; }
+
+void init(GLFWwindow*) {}
+float device_pixel_ratio() { return 1.0f; }
+void sync_canvas_size(GLFWwindow*) {}
+
+void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame) {
+  while (!glfwWindowShouldClose(window))
+    if (!frame()) break;
+}
+
+void notify_first_frame() {}
+
+bool save_screenshot(const std::string& path, int width, int height) {
+  std::vector<unsigned char> rgba(static_cast<std::size_t>(width) * height * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  std::fprintf(f, "P6\n%d %d\n255\n", width, height);
+  for (int y = height - 1; y >= 0; --y)  // GL's rows start at the bottom
+    for (int x = 0; x < width; ++x) std::fwrite(&rgba[(static_cast<std::size_t>(y) * width + x) * 4], 1, 3, f);
+  return std::fclose(f) == 0;
+}
+
+#endif
+
+}  // namespace platform

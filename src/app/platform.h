@@ -1,0 +1,33 @@
+// The platform edge: everything that differs between the browser (Emscripten) and a desktop
+// window lives behind these few functions. Not UI: panels never include this.
+#pragma once
+#include <functional>
+#include <string>
+
+struct GLFWwindow;
+
+namespace platform {
+
+// GL context hints and the GLSL version line for ImGui's OpenGL3 backend.
+void set_context_hints();
+const char* glsl_version();
+
+// Called once after the window exists: input fixes (wheel, touch) and canvas sizing.
+void init(GLFWwindow* window);
+
+// Device pixels per CSS pixel (1 natively). The canvas is rendered at CSS size x this ratio.
+float device_pixel_ratio();
+
+// Web: make the canvas's backing store follow its CSS size x DPR. Native: nothing.
+void sync_canvas_size(GLFWwindow* window);
+
+// Runs `frame` until the window closes (native) or forever (web: the browser's animation frames).
+void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame);
+
+// Tells the page that the first frame is on screen (resolves attentionExplainer.ready).
+void notify_first_frame();
+
+// Native only: writes the current framebuffer to a binary PPM (for smoke tests and screenshots).
+bool save_screenshot(const std::string& path, int width, int height);
+
+}  // namespace platform

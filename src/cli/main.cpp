@@ -1,0 +1,193 @@
+// attention_cli: the core on the command line (compute JSON, the Break experiment, a readable
+// trace of the worked example). Not the app: no window, stdout carries only the result.
+// Bad input: exit status 2 and one line on stderr; nothing on stdout.
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../api/compute_json.h"
+#include "../core/attention.h"
+#include "../core/break_experiment.h"
+#include "../core/model.h"
+
+namespace {
+
+const char* const kUsage =
+    "usage: attention_cli COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  compute                      read one JSON request on stdin, write the result as JSON\n"
+    "                               request: {\"Q\",\"K\",\"V\"} or {\"X\",\"Wq\",\"Wk\",\"Wv\"[,\"X_kv\"]},\n"
+    "                               options \"causal\", \"scale\", \"temperature\", \"backend\"\n"
+    "                               (\"scalar\" | \"eigen\" | \"simd\", default \"simd\")\n"
+    "  break --d D --T T --seed S   the lesson's Break experiment: softmax saturation with and\n"
+    "                               without the 1/sqrt(d) scaling (d <= 4096, T <= 1024)\n"
+    "  explain [--sentence TEXT] [--token WORD] [--causal] [--no-scale] [--temperature X]\n"
+    "                               a readable trace of the worked example (default: the\n"
+    "                               lesson's sentence and the token \"it\")\n"
+    "  help                         this text\n"
+    "\n"
+    "exit status: 0 ok, 2 bad input (one line on stderr)\n";
+
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// --name value pairs and --switches; anything unknown is an error.
+std::map<std::string, std::string> parse_flags(const std::vector<std::string>& args,
+                                               const std::vector<std::string>& with_value,
+                                               const std::vector<std::string>& switches) {
+  std::map<std::string, std::string> flags;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (std::find(switches.begin(), switches.end(), a) != switches.end()) {
+      flags[a] = "1";
+    } else if (std::find(with_value.begin(), with_value.end(), a) != with_value.end()) {
+      if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
+      flags[a] = args[++i];
+    } else {
+      throw UsageError("unknown option '" + a + "' (see: attention_cli help)");
+    }
+  }
+  return flags;
+}
+
+long long parse_integer(const std::string& text, const std::string& flag, long long lo, long long hi) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+    throw UsageError(flag + " must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                     ", got '" + text + "'");
+  return v;
+}
+
+int run_compute() {
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  std::cout << attn::compute_text(input) << "\n";
+  return 0;
+}
+
+int run_break(const std::vector<std::string>& args) {
+  const auto flags = parse_flags(args, {"--d", "--T", "--seed"}, {});
+  for (const char* needed : {"--d", "--T"})
+    if (!flags.count(needed)) throw UsageError(std::string("break needs ") + needed);
+  const int d = static_cast<int>(parse_integer(flags.at("--d"), "--d", 1, attn::kMaxBreakD));
+  const int T = static_cast<int>(parse_integer(flags.at("--T"), "--T", 1, attn::kMaxBreakT));
+  const auto seed = flags.count("--seed") ? parse_integer(flags.at("--seed"), "--seed", 0, 1ll << 62) : 0;
+  const attn::BreakResult r = attn::run_break_experiment(d, T, static_cast<std::uint64_t>(seed));
+  auto stats = [](const attn::SaturationStats& s) {
+    return nlohmann::json{{"score_std", s.score_std},           {"frac_one_hot", s.frac_one_hot},
+                          {"mean_entropy", s.mean_entropy},     {"median_row_grad", s.median_row_grad},
+                          {"min_row_grad", s.min_row_grad}};
+  };
+  std::cout << nlohmann::json{{"d", d}, {"T", T}, {"seed", seed}, {"scaled", stats(r.scaled)},
+                              {"unscaled", stats(r.unscaled)}}
+                   .dump(2)
+            << "\n";
+  return 0;
+}
+
+std::string fixed(double v, int decimals = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+int run_explain(const std::vector<std::string>& args) {
+  const auto flags = parse_flags(args, {"--sentence", "--token", "--temperature"}, {"--causal", "--no-scale"});
+  const std::string sentence = flags.count("--sentence") ? flags.at("--sentence") : attn::kLessonSentence;
+  attn::AttentionOptions options;
+  options.causal = flags.count("--causal") > 0;
+  options.scale = flags.count("--no-scale") == 0;
+  if (flags.count("--temperature")) {
+    const std::string& t = flags.at("--temperature");
+    float v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size()) throw UsageError("--temperature must be a number, got '" + t + "'");
+    options.temperature = v;
+  }
+  const attn::EmbeddedSentence e = attn::embed_sentence(sentence);
+  const attn::WorkedModel& m = attn::worked_model();
+  const attn::AttentionTrace t = attn::attend_projected(e.x, e.x, m.wq, m.wk, m.wv, options);
+  const int T = static_cast<int>(e.tokens.size());
+
+  const std::string wanted = flags.count("--token") ? flags.at("--token") : "it";
+  std::string wanted_lower = wanted;
+  std::transform(wanted_lower.begin(), wanted_lower.end(), wanted_lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
+  int row = -1;
+  for (int i = 0; i < T && row < 0; ++i)
+    if (e.tokens[i].lower == wanted_lower) row = i;
+  if (row < 0) {
+    if (flags.count("--token")) throw UsageError("token '" + wanted + "' is not in the sentence");
+    row = 0;
+  }
+
+  std::ostringstream out;
+  out << "Sentence: " << sentence << "\n";
+  out << "Tokens (T = " << T << "): ";
+  for (int i = 0; i < T; ++i) out << (i ? " | " : "") << e.tokens[i].text << (e.unknown[i] ? "*" : "");
+  out << "\n";
+  if (std::find(e.unknown.begin(), e.unknown.end(), true) != e.unknown.end())
+    out << "  * not in the lexicon: a fixed pseudo-random vector stands in for it\n";
+  out << "Model: hand-made (not trained), d = " << attn::kHeadDim << ", score = q.k x " << fixed(t.score_factor, 4)
+      << (options.scale ? " (1/sqrt(d)" : " (no sqrt(d) scaling") << ", temperature " << fixed(options.temperature, 2)
+      << ")" << (options.causal ? ", causal mask on" : "") << "\n\n";
+
+  out << "Query of '" << e.tokens[row].text << "': [";
+  for (int c = 0; c < attn::kHeadDim; ++c)
+    out << (c ? ", " : "") << attn::query_dim_names()[c] << " " << fixed(t.query(row, c), 2);
+  out << "]\n\n";
+
+  std::vector<int> order(T);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return t.weights(row, a) > t.weights(row, b); });
+  out << "Keys ranked by weight     q.k     scaled   weight\n";
+  for (int j : order) {
+    const bool masked = !std::isfinite(t.masked_scores(row, j));
+    std::string name = e.tokens[j].text + " (#" + std::to_string(j) + ")";
+    name.resize(std::max<std::size_t>(name.size(), 22), ' ');
+    out << "  " << name << " " << (masked ? "      -" : fixed(t.raw_scores(row, j), 2)) << "   "
+        << (masked ? "masked" : fixed(t.scaled_scores(row, j), 3)) << "   " << fixed(t.weights(row, j), 3) << " "
+        << std::string(static_cast<std::size_t>(t.weights(row, j) * 40.0f + 0.5f), '#') << "\n";
+  }
+  out << "  (weights sum to " << fixed(t.weights.row(row).sum(), 3) << ")\n\n";
+  out << "Output of '" << e.tokens[row].text << "' = weights . V: [";
+  for (int c = 0; c < attn::kHeadDim; ++c)
+    out << (c ? ", " : "") << attn::value_dim_names()[c] << " " << fixed(t.output(row, c), 3);
+  out << "]\n";
+  std::cout << out.str();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "compute") {
+      if (!args.empty()) throw UsageError("compute takes no options (the request is JSON on stdin)");
+      return run_compute();
+    }
+    if (command == "break") return run_break(args);
+    if (command == "explain") return run_explain(args);
+    throw UsageError("unknown command '" + command + "' (see: attention_cli help)");
+  } catch (const std::exception& e) {  // bad input of any kind: one line, exit 2
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}

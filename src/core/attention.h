@@ -1,0 +1,85 @@
+// Self- and cross-attention with the whole trace a learner needs to see, plus the lesson's
+// common mistakes as switchable variants. Not the fast path: see kernels/kernels.h for that.
+#pragma once
+#include <string>
+
+#include "kernels/kernels.h"
+#include "matrix.h"
+
+namespace attn {
+
+// Documented limits on any problem the core accepts (CLI, JS API, app); past them: an error.
+constexpr int kMaxSequence = 4096;   // rows of Q, K or V
+constexpr int kMaxWidth = 1024;      // columns (d, dv, or the width of X)
+constexpr float kMaxAbsEntry = 1e6f; // keeps q·k finite in float for any allowed d
+
+// The lesson's common mistakes, each computed the wrong way for real, so its symptom can be seen.
+enum class Mistake {
+  None,
+  ForgetScale,       // scores are not divided by √d: near one-hot rows for large d
+  SoftmaxWrongAxis,  // softmax down each column: columns sum to 1, rows do not
+  MaskAfterSoftmax,  // softmax over every key, then future weights zeroed: rows sum < 1 and the
+                     // future still shaped the normalisation (it leaks)
+  MaskWithZero,      // future scores set to 0 instead of −∞: future keys keep a share of weight
+  SwapKeysValues,    // match against the values and pass on the keys: content used for matching
+};
+const char* mistake_name(Mistake m);             // "none", "forget_scale", ...
+bool parse_mistake(const std::string& name, Mistake* m);
+
+struct AttentionOptions {
+  bool scale = true;          // divide scores by √d (d = width of the keys)
+  float temperature = 1.0f;   // divides the scores too; > 0
+  bool causal = false;        // hide key j from query i when j > i
+  Mistake mistake = Mistake::None;
+};
+
+// Every intermediate of softmax(QKᵀ/√d)·V, all row-major. Shapes for Tq queries, Tk keys:
+// query (Tq, d), key (Tk, d), value (Tk, dv), raw/scaled/masked scores and weights (Tq, Tk),
+// output (Tq, dv). Masked scores hold −∞ where the mask hides a key (0 under MaskWithZero).
+struct AttentionTrace {
+  Matrix query, key, value;
+  Matrix raw_scores;     // Q·Kᵀ
+  Matrix scaled_scores;  // Q·Kᵀ · score_factor
+  Matrix masked_scores;  // what the softmax actually sees
+  Matrix weights;        // the attention matrix A
+  Matrix output;         // A·V
+  float score_factor = 1.0f;  // 1/(√d · temperature), or 1/temperature without scaling
+  AttentionOptions options;
+};
+
+// Checks shapes, sizes and values; throws std::invalid_argument naming what is wrong.
+// `what` names the matrix in the message ("Q", "K", ...).
+void validate_matrix(const Matrix& m, const char* what);
+void validate_qkv(const Matrix& query, const Matrix& key, const Matrix& value);
+void validate_options(const AttentionOptions& options);
+
+// Attention from ready-made Q, K, V (K and V may have another row count than Q: cross-attention).
+AttentionTrace attend(const Matrix& query, const Matrix& key, const Matrix& value, const AttentionOptions& options);
+
+// Attention from token vectors: Q = X·Wq, K = X_kv·Wk, V = X_kv·Wv (X_kv = X for self-attention).
+AttentionTrace attend_projected(const Matrix& x, const Matrix& x_kv, const Matrix& wq, const Matrix& wk,
+                                const Matrix& wv, const AttentionOptions& options);
+
+// Sets scores(i, j) = fill for every key j after query i (j > i).
+void apply_causal_mask(Matrix& scores, float fill);
+
+// The factor the raw scores are multiplied by, for keys of width d.
+float score_factor(int d, const AttentionOptions& options);
+
+// Measurable symptoms of a trace, the numbers the mistakes view and the tests read.
+struct Symptoms {
+  float max_row_sum_error = 0;  // max_i |sum_j A_ij - 1|
+  float max_col_sum_error = 0;  // max_j |sum_i A_ij - 1|
+  float future_weight = 0;      // largest weight a query gives a key after it (causal only)
+  float frac_one_hot = 0;       // share of rows whose largest weight is > 0.99
+};
+Symptoms diagnose(const AttentionTrace& trace);
+
+// The fast path for the same problem (correct attention only), through a chosen backend.
+struct AttentionResult {
+  Matrix weights, output;
+};
+AttentionResult attend_with(Backend backend, const Matrix& query, const Matrix& key, const Matrix& value,
+                            const AttentionOptions& options, bool want_weights = true);
+
+}  // namespace attn

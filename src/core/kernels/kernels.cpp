@@ -1,0 +1,33 @@
+// Dispatch from a Backend value to its kernel, and the backends' names.
+// Not a kernel itself.
+#include "kernels.h"
+
+namespace attn {
+
+void attention_forward(Backend backend, const AttentionProblem& problem, float* output, float* weights) {
+  switch (backend) {
+    case Backend::Scalar: attention_scalar(problem, output, weights); return;
+    case Backend::Eigen: attention_eigen(problem, output, weights); return;
+    case Backend::Simd: attention_simd(problem, output, weights); return;
+  }
+}
+
+const char* backend_name(Backend backend) {
+  switch (backend) {
+    case Backend::Scalar: return "scalar";
+    case Backend::Eigen: return "eigen";
+    case Backend::Simd: return "simd";
+  }
+  return "?";
+}
+
+bool parse_backend(const std::string& name, Backend* backend) {
+  for (Backend b : {Backend::Scalar, Backend::Eigen, Backend::Simd})
+    if (name == backend_name(b)) {
+      *backend = b;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace attn

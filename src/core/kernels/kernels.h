@@ -1,0 +1,37 @@
+// The CPU attention kernels behind one interface: scalar (the truth), Eigen and 128-bit SIMD.
+// Not the lesson's trace (see attention.h): a kernel computes only weights and output, fast.
+#pragma once
+#include <string>
+
+namespace attn {
+
+enum class Backend { Scalar, Eigen, Simd };
+
+// Shapes (row-major): query (Tq, d), key (Tk, d), value (Tk, dv); output (Tq, dv); weights (Tq, Tk).
+// score_ij = scale * q_i·k_j, where scale folds in 1/√d and 1/temperature.
+// causal: key j is hidden from query i when j > i (top-left aligned, as torch's is_causal).
+struct AttentionProblem {
+  const float* query = nullptr;
+  const float* key = nullptr;
+  const float* value = nullptr;
+  int Tq = 0, Tk = 0, d = 0, dv = 0;
+  float scale = 1.0f;
+  bool causal = false;
+};
+
+// Writes output and, when weights != nullptr, the full weight matrix. Masked weights are exactly 0.
+// The caller validates shapes (attention.h's validate_problem); kernels trust them.
+void attention_forward(Backend backend, const AttentionProblem& problem, float* output, float* weights);
+
+// One function per backend, so tests and benchmarks can name them.
+void attention_scalar(const AttentionProblem& problem, float* output, float* weights);
+void attention_eigen(const AttentionProblem& problem, float* output, float* weights);
+void attention_simd(const AttentionProblem& problem, float* output, float* weights);
+
+const char* backend_name(Backend backend);
+// "scalar" | "eigen" | "simd"; returns false for anything else.
+bool parse_backend(const std::string& name, Backend* backend);
+// Which instruction set the SIMD backend was compiled for: "wasm-simd128", "sse2", "neon" or "scalar".
+const char* simd_flavour();
+
+}  // namespace attn

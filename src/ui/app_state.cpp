@@ -1,0 +1,201 @@
+// AppState: applying inputs, and the state's JSON (see app_state.h).
+#include "app_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "../api/compute_json.h"
+
+namespace attn {
+
+using nlohmann::json;
+
+namespace {
+struct ViewInfo {
+  View view;
+  const char* name;
+  const char* title;
+};
+constexpr ViewInfo kViews[kViewCount] = {
+    {View::Flow, "flow", "Flow"},           {View::Weights, "weights", "Weights"},
+    {View::Library, "library", "Library"},  {View::Steps, "steps", "Steps"},
+    {View::Derive, "derive", "Derive"},     {View::Break, "break", "Break"},
+    {View::Mistakes, "mistakes", "Mistakes"}, {View::Build, "build", "Build"},
+    {View::Cost, "cost", "Cost T²"},        {View::Practice, "practice", "Practice"},
+};
+[[noreturn]] void bad(const std::string& key, const std::string& why) {
+  throw std::invalid_argument(key + ": " + why);
+}
+}  // namespace
+
+const char* view_name(View v) { return kViews[static_cast<int>(v)].name; }
+const char* view_title(View v) { return kViews[static_cast<int>(v)].title; }
+bool parse_view(const std::string& name, View* v) {
+  for (const ViewInfo& info : kViews)
+    if (name == info.name) {
+      *v = info.view;
+      return true;
+    }
+  return false;
+}
+
+bool AppInputs::operator==(const AppInputs& o) const {
+  return sentence == o.sentence && cross == o.cross && kv_sentence == o.kv_sentence && token == o.token &&
+         causal == o.causal && scale == o.scale && temperature == o.temperature && mistake == o.mistake &&
+         library_best_only == o.library_best_only && view == o.view;
+}
+
+int find_token(const EmbeddedSentence& sentence, const std::string& word) {
+  std::string lower = word;
+  for (char& c : lower)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  for (std::size_t i = 0; i < sentence.tokens.size(); ++i)
+    if (sentence.tokens[i].lower == lower) return static_cast<int>(i);
+  return -1;
+}
+
+bool apply_inputs(AppState& state, const AppInputs& next, double now) {
+  AppModel model;
+  std::string key = "sentence";
+  try {
+    model.queries = embed_sentence(next.sentence);
+    key = "kv_sentence";
+    model.keys = next.cross ? embed_sentence(next.kv_sentence) : model.queries;
+    key = "options";
+    const WorkedModel& w = worked_model();
+    AttentionOptions o;
+    o.causal = next.causal;
+    o.scale = next.scale;
+    o.temperature = next.temperature;
+    o.mistake = next.mistake;
+    model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
+  } catch (const std::invalid_argument& e) {
+    state.error = e.what();
+    state.error_key = key;
+    return false;
+  }
+  const bool changed = next != state.inputs || state.revision == 0;
+  state.inputs = next;
+  // A new sentence may be shorter: keep the selected row inside it.
+  state.inputs.token = std::clamp(next.token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
+  state.model = std::move(model);
+  state.error.clear();
+  state.error_key.clear();
+  if (changed) {
+    ++state.revision;
+    state.changed_at = now;
+  }
+  return true;
+}
+
+AppState make_initial_state() {
+  AppState s;
+  apply_inputs(s, AppInputs{}, 0.0);
+  return s;
+}
+
+json state_to_json(const AppState& s) {
+  const AppInputs& in = s.inputs;
+  const AttentionTrace& t = s.model.trace;
+  auto token_texts = [](const EmbeddedSentence& e) {
+    json a = json::array();
+    for (const Token& tok : e.tokens) a.push_back(tok.text);
+    return a;
+  };
+  json unknown = json::array();
+  for (bool u : s.model.queries.unknown) unknown.push_back(u);
+  json j;
+  j["view"] = view_name(in.view);
+  j["sentence"] = in.sentence;
+  j["cross"] = in.cross;
+  j["kv_sentence"] = in.kv_sentence;
+  j["token"] = in.token;
+  j["token_text"] = s.model.queries.tokens[in.token].text;
+  j["causal"] = in.causal;
+  j["scale"] = in.scale;
+  j["temperature"] = in.temperature;
+  j["mistake"] = mistake_name(in.mistake);
+  j["library_best_only"] = in.library_best_only;
+  j["tokens"] = token_texts(s.model.queries);
+  j["kv_tokens"] = token_texts(s.model.keys);
+  j["unknown"] = unknown;
+  j["d"] = t.key.cols();
+  j["score_factor"] = t.score_factor;
+  j["scores"] = matrix_to_json(t.masked_scores);
+  j["weights"] = matrix_to_json(t.weights);
+  j["output"] = matrix_to_json(t.output);
+  j["error"] = s.error;
+  j["revision"] = s.revision;
+  return j;
+}
+
+void apply_state_json(AppState& s, const json& partial, double now) {
+  if (!partial.is_object()) throw std::invalid_argument("state: setState takes an object of inputs");
+  AppInputs next = s.inputs;
+  // Resolve "token" after the sentence, since a word is looked up in the new sentence.
+  for (const auto& item : partial.items()) {
+    const std::string& key = item.key();
+    const json& v = item.value();
+    if (key == "sentence" || key == "kv_sentence") {
+      if (!v.is_string()) bad(key, "must be a string");
+      (key == "sentence" ? next.sentence : next.kv_sentence) = v.get<std::string>();
+    } else if (key == "cross" || key == "causal" || key == "scale" || key == "library_best_only") {
+      if (!v.is_boolean()) bad(key, "must be true or false");
+      const bool b = v.get<bool>();
+      if (key == "cross") next.cross = b;
+      if (key == "causal") next.causal = b;
+      if (key == "scale") next.scale = b;
+      if (key == "library_best_only") next.library_best_only = b;
+    } else if (key == "temperature") {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0.05 || v.get<double>() > 20.0)
+        bad(key, "must be a number from 0.05 to 20");
+      next.temperature = v.get<float>();
+    } else if (key == "mistake") {
+      if (!v.is_string() || !parse_mistake(v.get<std::string>(), &next.mistake))
+        bad(key, "must be one of none, forget_scale, softmax_wrong_axis, mask_after_softmax, mask_with_zero, "
+                 "swap_keys_values");
+    } else if (key == "view") {
+      if (!v.is_string() || !parse_view(v.get<std::string>(), &next.view)) {
+        std::string names;
+        for (const ViewInfo& info : kViews) names += std::string(names.empty() ? "" : ", ") + info.name;
+        bad(key, "must be one of " + names);
+      }
+    } else if (key != "token") {
+      bad(key, "is not an input of the explainer");
+    }
+  }
+  EmbeddedSentence queries;
+  try {
+    queries = embed_sentence(next.sentence);
+  } catch (const std::invalid_argument& e) {
+    bad("sentence", e.what());
+  }
+  if (partial.contains("token")) {
+    const json& v = partial["token"];
+    const int T = static_cast<int>(queries.tokens.size());
+    if (v.is_number_integer()) {
+      const long long i = v.get<long long>();
+      if (i < 0 || i >= T) bad("token", "index must be from 0 to " + std::to_string(T - 1));
+      next.token = static_cast<int>(i);
+    } else if (v.is_string()) {
+      const int i = find_token(queries, v.get<std::string>());
+      if (i < 0) bad("token", "\"" + v.get<std::string>() + "\" is not a token of the sentence");
+      next.token = i;
+    } else {
+      bad("token", "must be a word of the sentence or its index");
+    }
+  } else if (partial.contains("sentence")) {
+    // A new sentence: keep the same word selected if it is still there ("it" by default).
+    const int same = find_token(queries, s.model.queries.tokens[s.inputs.token].lower);
+    next.token = same >= 0 ? same : std::min(next.token, static_cast<int>(queries.tokens.size()) - 1);
+  }
+  if (!apply_inputs(s, next, now)) {  // the caller gets the error; the screen keeps its last good state
+    const std::string key = s.error_key, why = s.error;
+    s.error.clear();
+    s.error_key.clear();
+    bad(key, why);
+  }
+}
+
+}  // namespace attn

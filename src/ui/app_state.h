@@ -1,0 +1,70 @@
+// AppState: the one model every panel reads. Inputs (what a learner or a URL or the JS API sets)
+// and what the core computed from them. Not a panel: no ImGui here, so it is testable natively.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../core/attention.h"
+#include "../core/model.h"
+
+namespace attn {
+
+// Every view of the app, in tab order. The names are the public ones (?view=NAME, getState().view).
+enum class View { Flow, Weights, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice };
+constexpr int kViewCount = 10;
+const char* view_name(View v);    // "flow", "weights", ...
+const char* view_title(View v);   // "Flow diagram", "Weight matrix", ...
+bool parse_view(const std::string& name, View* v);
+
+// What a learner can change. Plain values, so it can be copied, compared and serialised.
+struct AppInputs {
+  std::string sentence = kLessonSentence;
+  bool cross = false;                // cross-attention: keys and values come from kv_sentence
+  std::string kv_sentence = "The tired animal slept under a tree";
+  int token = 7;                     // selected query row ("it" in the lesson's sentence)
+  bool causal = false;
+  bool scale = true;
+  float temperature = 1.0f;
+  Mistake mistake = Mistake::None;
+  bool library_best_only = false;    // library view: a real library reads only the best match
+  View view = View::Flow;
+  bool operator==(const AppInputs& o) const;
+  bool operator!=(const AppInputs& o) const { return !(*this == o); }
+};
+
+// What the core computed for the current inputs.
+struct AppModel {
+  EmbeddedSentence queries;  // the sentence the queries come from
+  EmbeddedSentence keys;     // the sentence the keys and values come from (= queries unless cross)
+  AttentionTrace trace;
+};
+
+struct AppState {
+  AppInputs inputs;          // what is on screen now (always the last good inputs)
+  AppModel model;            // computed from inputs
+  std::string error;         // why the last change was refused ("" when it was fine)
+  std::string error_key;     // which input it was about ("sentence", "temperature", ...)
+  unsigned revision = 0;     // +1 for every accepted change (panels animate on it)
+  double changed_at = -1e9;  // time of the last accepted change, seconds (for the flow animation)
+};
+
+// Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)
+// the state keeps its last good inputs and model and records the error. Returns true if accepted.
+bool apply_inputs(AppState& state, const AppInputs& next, double now);
+
+// The initial state: the lesson's sentence, "it" selected, computed.
+AppState make_initial_state();
+
+// The public JSON of the state: inputs, and the computed results (tokens, weights, output, ...).
+nlohmann::json state_to_json(const AppState& state);
+
+// Applies a partial JSON object of inputs (the keys of state_to_json's inputs). Unknown keys and
+// invalid values throw std::invalid_argument naming the key; nothing is changed then.
+// "token" may be a word of the sentence or an index.
+void apply_state_json(AppState& state, const nlohmann::json& partial, double now);
+
+// Index of the first token whose lowercased text is `word` (case-insensitive), or -1.
+int find_token(const EmbeddedSentence& sentence, const std::string& word);
+
+}  // namespace attn

@@ -1,0 +1,26 @@
+// The panels of the explainer. Each is a function of the current AppState: it draws it and, when
+// the learner changes something, writes the wish into `next` (applied by draw_app after the frame).
+// Not state owners: nothing here keeps a value that belongs in AppState.
+#pragma once
+#include "app_state.h"
+
+namespace attn::ui {
+
+// The whole window: title bar with the view tabs, the controls column and the open view.
+void draw_app(AppState& state, double now);
+
+// Style and colours for a device-pixel ratio (sizes in device pixels, as the canvas is).
+void apply_theme(float dpr);
+
+void draw_controls(const AppState& state, AppInputs& next);
+void draw_flow_panel(const AppState& state, AppInputs& next);
+void draw_weights_panel(const AppState& state, AppInputs& next);
+void draw_library_panel(const AppState& state, AppInputs& next);
+
+// Shared small pieces: the token labels of the query side and of the key side ("it", "animal").
+std::vector<std::string> query_labels(const AppState& state);
+std::vector<std::string> key_labels(const AppState& state);
+// A short line under a panel title that says what the view shows.
+void panel_intro(const char* text);
+
+}  // namespace attn::ui

@@ -1,0 +1,219 @@
+// Drawing helpers shared by the panels (see widgets.h).
+#include "widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn::ui {
+
+namespace {
+
+ImU32 lerp_stops(const float (*stops)[3], int count, float t) {
+  t = std::clamp(std::isfinite(t) ? t : 0.0f, 0.0f, 1.0f) * static_cast<float>(count - 1);
+  const int i = std::min(static_cast<int>(t), count - 2);
+  const float f = t - static_cast<float>(i);
+  float c[3];
+  for (int k = 0; k < 3; ++k) c[k] = stops[i][k] + (stops[i + 1][k] - stops[i][k]) * f;
+  return IM_COL32(static_cast<int>(c[0] * 255.0f + 0.5f), static_cast<int>(c[1] * 255.0f + 0.5f),
+                  static_cast<int>(c[2] * 255.0f + 0.5f), 255);
+}
+
+// Text turned 90° counter-clockwise (reads bottom to top), its baseline end at `bottom_left`.
+void text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* text) {
+  const int first = dl->VtxBuffer.Size;
+  const ImVec2 size = ImGui::CalcTextSize(text);
+  dl->AddText(bottom_left, color, text);
+  // rotate every vertex of the text by -90° about bottom_left: (x, y) -> (y', -x')
+  for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+    ImVec2& p = dl->VtxBuffer[i].pos;
+    const float dx = p.x - bottom_left.x, dy = p.y - bottom_left.y;
+    p = ImVec2(bottom_left.x + dy, bottom_left.y - dx);
+  }
+  (void)size;
+}
+
+}  // namespace
+
+ImU32 color_sequential(float t) {
+  static const float viridis[9][3] = {{0.267f, 0.005f, 0.329f}, {0.279f, 0.175f, 0.483f}, {0.230f, 0.322f, 0.546f},
+                                      {0.173f, 0.449f, 0.558f}, {0.128f, 0.567f, 0.551f}, {0.153f, 0.682f, 0.506f},
+                                      {0.369f, 0.789f, 0.383f}, {0.678f, 0.864f, 0.190f}, {0.993f, 0.906f, 0.144f}};
+  return lerp_stops(viridis, 9, t);
+}
+
+ImU32 color_diverging(float t) {
+  static const float blue_orange[5][3] = {{0.129f, 0.400f, 0.675f}, {0.573f, 0.773f, 0.871f}, {0.969f, 0.969f, 0.969f},
+                                          {0.992f, 0.722f, 0.388f}, {0.702f, 0.345f, 0.024f}};
+  return lerp_stops(blue_orange, 5, (t + 1.0f) * 0.5f);
+}
+
+ImU32 text_color_on(ImU32 bg) {
+  const float r = ((bg >> IM_COL32_R_SHIFT) & 0xff) / 255.0f, g = ((bg >> IM_COL32_G_SHIFT) & 0xff) / 255.0f,
+              b = ((bg >> IM_COL32_B_SHIFT) & 0xff) / 255.0f;
+  return 0.299f * r + 0.587f * g + 0.114f * b > 0.55f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
+std::string number_text(float v, int decimals) {
+  if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
+  if (std::isnan(v)) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(v));
+  if (std::string(buf).find_first_not_of("-0.") == std::string::npos && buf[0] == '-') return buf + 1;  // no "-0.00"
+  return buf;
+}
+
+void draw_masked_cell(ImDrawList* dl, ImVec2 a, ImVec2 b) {
+  dl->AddRectFilled(a, b, IM_COL32(70, 70, 76, 255));
+  const float step = std::max(4.0f, (b.x - a.x) / 4.0f);
+  dl->PushClipRect(a, b, true);
+  for (float x = a.x - (b.y - a.y); x < b.x; x += step)
+    dl->AddLine(ImVec2(x, b.y), ImVec2(x + (b.y - a.y), a.y), IM_COL32(120, 120, 130, 255), 1.0f);
+  dl->PopClipRect();
+}
+
+static float row_label_width(const HeatmapStyle& s) {
+  if (s.label_width > 0) return s.label_width;
+  if (!s.row_labels) return 0;
+  float w = 0;
+  for (const std::string& l : *s.row_labels) w = std::max(w, ImGui::CalcTextSize(l.c_str()).x);
+  return w + ImGui::GetStyle().ItemSpacing.x;
+}
+
+static float col_label_height(const HeatmapStyle& s, float cell) {
+  if (!s.col_labels) return 0;
+  float w = 0;
+  for (const std::string& l : *s.col_labels) w = std::max(w, ImGui::CalcTextSize(l.c_str()).x);
+  const float line = ImGui::GetTextLineHeight();
+  return (w <= cell - 2 ? line : w) + ImGui::GetStyle().ItemSpacing.y;
+}
+
+static float cell_size(const HeatmapStyle& s) { return s.cell > 0 ? s.cell : ImGui::GetFrameHeight(); }
+
+ImVec2 heatmap_size(int rows, int cols, const HeatmapStyle& s) {
+  const float cell = cell_size(s);
+  return ImVec2(row_label_width(s) + cell * cols, col_label_height(s, cell) + cell * rows);
+}
+
+HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, const HeatmapStyle& s) {
+  HeatmapHover hover;
+  const float cell = cell_size(s);
+  const float label_w = row_label_width(s), label_h = col_label_height(s, cell);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 size(label_w + cell * cols, label_h + cell * rows);
+  ImGui::InvisibleButton(id, ImVec2(std::max(size.x, 1.0f), std::max(size.y, 1.0f)));
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 label_color = ImGui::GetColorU32(ImGuiCol_Text);
+  const ImVec2 grid(origin.x + label_w, origin.y + label_h);
+
+  if (s.col_labels) {
+    const bool vertical = label_h > ImGui::GetTextLineHeight() + ImGui::GetStyle().ItemSpacing.y + 0.5f;
+    for (int j = 0; j < cols && j < static_cast<int>(s.col_labels->size()); ++j) {
+      const char* text = (*s.col_labels)[j].c_str();
+      const ImVec2 ts = ImGui::CalcTextSize(text);
+      const ImU32 c = j == s.highlight_col ? ImGui::GetColorU32(ImGuiCol_PlotLinesHovered) : label_color;
+      if (vertical)
+        text_vertical(dl, ImVec2(grid.x + cell * j + (cell - ts.y) * 0.5f, grid.y - ImGui::GetStyle().ItemSpacing.y), c, text);
+      else
+        dl->AddText(ImVec2(grid.x + cell * j + (cell - ts.x) * 0.5f, origin.y), c, text);
+    }
+  }
+  if (s.row_labels)
+    for (int i = 0; i < rows && i < static_cast<int>(s.row_labels->size()); ++i) {
+      const char* text = (*s.row_labels)[i].c_str();
+      const ImVec2 ts = ImGui::CalcTextSize(text);
+      const ImU32 c = i == s.highlight_row ? ImGui::GetColorU32(ImGuiCol_PlotLinesHovered) : label_color;
+      dl->AddText(ImVec2(grid.x - ts.x - ImGui::GetStyle().ItemSpacing.x * 0.5f, grid.y + cell * i + (cell - ts.y) * 0.5f),
+                  c, text);
+    }
+
+  const float gap = cell >= 8 ? 1.0f : 0.0f;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      const float v = data[static_cast<std::size_t>(i) * cols + j];
+      const ImVec2 a(grid.x + cell * j, grid.y + cell * i), b(a.x + cell - gap, a.y + cell - gap);
+      if (!std::isfinite(v)) {
+        draw_masked_cell(dl, a, b);
+        continue;
+      }
+      const ImU32 bg = s.signed_values ? color_diverging(v / s.range) : color_sequential(v / s.range);
+      dl->AddRectFilled(a, b, bg);
+      if (s.show_values) {
+        const std::string text = number_text(v, s.value_decimals);
+        const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+        if (ts.x <= cell - 2)
+          dl->AddText(ImVec2(a.x + (cell - gap - ts.x) * 0.5f, a.y + (cell - gap - ts.y) * 0.5f), text_color_on(bg),
+                      text.c_str());
+      }
+    }
+  const ImU32 outline = ImGui::GetColorU32(ImGuiCol_PlotLinesHovered);
+  const float thick = std::max(2.0f, cell * 0.08f);
+  if (s.highlight_row >= 0 && s.highlight_row < rows)
+    dl->AddRect(ImVec2(grid.x - 1, grid.y + cell * s.highlight_row - 1),
+                ImVec2(grid.x + cell * cols, grid.y + cell * (s.highlight_row + 1)), outline, 0, 0, thick);
+  if (s.highlight_col >= 0 && s.highlight_col < cols)
+    dl->AddRect(ImVec2(grid.x + cell * s.highlight_col - 1, grid.y - 1),
+                ImVec2(grid.x + cell * (s.highlight_col + 1), grid.y + cell * rows), outline, 0, 0, thick);
+
+  if (hovered) {
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const int j = static_cast<int>(std::floor((m.x - grid.x) / cell)), i = static_cast<int>(std::floor((m.y - grid.y) / cell));
+    if (i >= 0 && i < rows && j >= 0 && j < cols) {
+      hover.row = i;
+      hover.col = j;
+      const ImVec2 a(grid.x + cell * j, grid.y + cell * i);
+      dl->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+    }
+  }
+  return hover;
+}
+
+void legend(const char* caption, const HeatmapStyle& s, float width) {
+  ImGui::TextUnformatted(caption);
+  ImGui::SameLine();
+  const std::string lo = s.signed_values ? number_text(-s.range, 1) : "0", hi = number_text(s.range, s.signed_values ? 1 : 0);
+  ImGui::TextUnformatted(lo.c_str());
+  ImGui::SameLine();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float h = ImGui::GetTextLineHeight();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int steps = 32;
+  for (int k = 0; k < steps; ++k) {
+    const float t = (k + 0.5f) / steps;
+    const ImU32 c = s.signed_values ? color_diverging(t * 2.0f - 1.0f) : color_sequential(t);
+    dl->AddRectFilled(ImVec2(p.x + width * k / steps, p.y), ImVec2(p.x + width * (k + 1) / steps + 0.5f, p.y + h), c);
+  }
+  ImGui::Dummy(ImVec2(width, h));
+  ImGui::SameLine();
+  ImGui::TextUnformatted(hi.c_str());
+}
+
+void masked_legend(const char* caption) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float h = ImGui::GetTextLineHeight();
+  draw_masked_cell(ImGui::GetWindowDrawList(), p, ImVec2(p.x + h * 1.5f, p.y + h));
+  ImGui::Dummy(ImVec2(h * 1.5f, h));
+  ImGui::SameLine();
+  ImGui::TextUnformatted(caption);
+}
+
+void arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness) {
+  const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+  if (len < 1.0f) return;
+  const float ux = dx / len, uy = dy / len, head = thickness * 4.0f;
+  const ImVec2 base(b.x - ux * head, b.y - uy * head);
+  dl->AddLine(a, base, color, thickness);
+  dl->AddTriangleFilled(b, ImVec2(base.x - uy * head * 0.5f, base.y + ux * head * 0.5f),
+                        ImVec2(base.x + uy * head * 0.5f, base.y - ux * head * 0.5f), color);
+}
+
+void paragraph(const char* text) { ImGui::TextWrapped("%s", text); }
+
+void hint(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,43 @@
+// The Break experiment at the lesson's d = 512, T = 64: the numbers fall in the lesson's regime.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "../../src/core/break_experiment.h"
+
+using namespace attn;
+
+TEST_CASE("Break at d=512, T=64: scaling keeps rows soft, no scaling saturates them") {
+  for (std::uint64_t seed : {0ull, 1ull, 42ull}) {
+    const BreakResult r = run_break_experiment(512, 64, seed);
+    CAPTURE(seed);
+    // Scaled: scores ~N(0, 1), no one-hot row, entropy near the lesson's 3.7 (log 64 = 4.16).
+    CHECK(r.scaled.score_std == doctest::Approx(1.0).epsilon(0.1));
+    CHECK(r.scaled.frac_one_hot == 0.0);
+    CHECK(r.scaled.mean_entropy == doctest::Approx(3.7).epsilon(0.05));
+    // Unscaled: std ~ sqrt(512) = 22.6, most rows one-hot, entropy < 0.5, gradients 10x+ smaller.
+    CHECK(r.unscaled.score_std == doctest::Approx(std::sqrt(512.0)).epsilon(0.1));
+    CHECK(r.unscaled.frac_one_hot > 0.5);
+    CHECK(r.unscaled.mean_entropy < 0.5);
+    CHECK(r.scaled.median_row_grad >= 10.0 * r.unscaled.median_row_grad);
+    CHECK(r.unscaled.min_row_grad < 1e-6);
+    CHECK(r.unscaled.min_row_grad <= r.unscaled.median_row_grad);
+    REQUIRE(r.row_max_unscaled.size() == 64);
+    REQUIRE(r.weights_scaled.rows() == 64);
+  }
+}
+
+TEST_CASE("Break: the same seed gives the same numbers; another seed others") {
+  const BreakResult a = run_break_experiment(64, 16, 5), b = run_break_experiment(64, 16, 5),
+                    c = run_break_experiment(64, 16, 6);
+  CHECK(a.unscaled.mean_entropy == b.unscaled.mean_entropy);
+  CHECK(a.unscaled.mean_entropy != c.unscaled.mean_entropy);
+}
+
+TEST_CASE("Break: small d barely changes anything; bad sizes are refused") {
+  const BreakResult r = run_break_experiment(1, 8, 0);
+  CHECK(r.scaled.mean_entropy == doctest::Approx(r.unscaled.mean_entropy));
+  CHECK_THROWS_AS(run_break_experiment(0, 8, 0), std::invalid_argument);
+  CHECK_THROWS_AS(run_break_experiment(8, kMaxBreakT + 1, 0), std::invalid_argument);
+}
