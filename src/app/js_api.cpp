@@ -8,6 +8,9 @@
 
 #include "../api/compute_json.h"
 #include "../ui/app_state.h"
+#include "../ui/panels.h"
+#include "../ui/widgets.h"
+#include "platform.h"
 
 #if defined(__EMSCRIPTEN__)
 #include <emscripten.h>
@@ -34,7 +37,9 @@ void attach(attn::AppState* state) { g_state = state; }
 // {"state": {...}} with inputs and results.
 JS_EXPORT const char* attn_get_state() {
   if (!g_state) return error_reply("the explainer is not running yet");
-  return reply({{"state", attn::state_to_json(*g_state)}});
+  nlohmann::json state = attn::state_to_json(*g_state);
+  state["view_data"] = attn::ui::view_data(*g_state);
+  return reply({{"state", state}});
 }
 
 // Applies a partial state; {"ok": true} or {"error": "key: what is wrong"}.
@@ -55,4 +60,12 @@ JS_EXPORT const char* attn_compute(const char* json_text) {
   } catch (const std::exception& e) {
     return error_reply(e.what());
   }
+}
+
+// Where a named control was drawn last frame, in CSS pixels: {"rect": {x, y, w, h}} or an error.
+JS_EXPORT const char* attn_item_rect(const char* name) {
+  ImVec2 min, max;
+  if (!name || !attn::ui::find_item_rect(name, &min, &max)) return error_reply(std::string("no control named ") + (name ? name : ""));
+  const float dpr = platform::device_pixel_ratio();
+  return reply({{"rect", {{"x", min.x / dpr}, {"y", min.y / dpr}, {"w", (max.x - min.x) / dpr}, {"h", (max.y - min.y) / dpr}}}});
 }

@@ -91,6 +91,11 @@ int main(int argc, char** argv) {
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init(platform::glsl_version());
   platform::init(window);
+  // Panels copy with ImGui::SetClipboardText; route it to the real clipboard (the page's, on the web).
+  ImGui::GetIO().ClipboardUserData = window;
+  ImGui::GetIO().SetClipboardTextFn = [](void* user_data, const char* text) {
+    platform::copy_to_clipboard(static_cast<GLFWwindow*>(user_data), text);
+  };
 
   static attn::AppState state = attn::make_initial_state();
   if (!options.state_json.empty()) {
@@ -104,6 +109,7 @@ int main(int argc, char** argv) {
   js_api::attach(&state);
 
   int frame_count = 0;
+  unsigned announced_revision = state.revision;
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);
     glfwPollEvents();
@@ -119,6 +125,10 @@ int main(int argc, char** argv) {
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     attn::ui::draw_app(state, ImGui::GetTime());
+    if (state.revision != announced_revision) {  // changed by the learner, a URL or the JS API
+      announced_revision = state.revision;
+      platform::notify_state_changed(announced_revision);
+    }
     ImGui::Render();
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);

@@ -68,6 +68,14 @@ void notify_first_frame() {
 
 bool save_screenshot(const std::string&, int, int) { return false; }  // the page screenshots itself
 
+void copy_to_clipboard(GLFWwindow*, const char* text) {
+  EM_ASM({ if (Module.copyText) Module.copyText(UTF8ToString($0)); }, text);
+}
+
+void notify_state_changed(unsigned revision) {
+  EM_ASM({ if (Module.onStateChanged) Module.onStateChanged($0); }, revision);
+}
+
 #else  // PLATFORM_NATIVE
 
 void set_context_hints() {
@@ -87,6 +95,8 @@ void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame) {
 }
 
 void notify_first_frame() {}
+void copy_to_clipboard(GLFWwindow* window, const char* text) { glfwSetClipboardString(window, text); }
+void notify_state_changed(unsigned) {}
 
 bool save_screenshot(const std::string& path, int width, int height) {
   std::vector<unsigned char> rgba(static_cast<std::size_t>(width) * height * 4);

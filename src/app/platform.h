@@ -27,6 +27,13 @@ void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame);
 // Tells the page that the first frame is on screen (resolves attentionExplainer.ready).
 void notify_first_frame();
 
+// Puts text on the system clipboard (web: navigator.clipboard, needs a user gesture; native: GLFW).
+void copy_to_clipboard(GLFWwindow* window, const char* text);
+
+// Web: tells the page that the inputs changed (attentionExplainer's state-changed listeners,
+// localStorage of the checklist, the address bar). Native: nothing.
+void notify_state_changed(unsigned revision);
+
 // Native only: writes the current framebuffer to a binary PPM (for smoke tests and screenshots).
 bool save_screenshot(const std::string& path, int width, int height);
 

@@ -40,10 +40,24 @@ bool parse_view(const std::string& name, View* v) {
   return false;
 }
 
+Matrix AppInputs::derive_default_qk() {
+  Matrix m(3, 2);
+  m << 1, 0, 0, 1, 1, 1;  // token 3 is "both"
+  return m;
+}
+
+Matrix AppInputs::derive_default_v() {
+  Matrix m(3, 2);
+  m << 1, 2, 3, 4, 5, 6;
+  return m;
+}
+
 bool AppInputs::operator==(const AppInputs& o) const {
   return sentence == o.sentence && cross == o.cross && kv_sentence == o.kv_sentence && token == o.token &&
          causal == o.causal && scale == o.scale && temperature == o.temperature && mistake == o.mistake &&
-         library_best_only == o.library_best_only && view == o.view;
+         library_best_only == o.library_best_only && view == o.view && step == o.step && derive_q == o.derive_q &&
+         derive_k == o.derive_k && derive_v == o.derive_v && derive_revealed == o.derive_revealed &&
+         break_d == o.break_d && break_T == o.break_T && break_seed == o.break_seed && checklist == o.checklist;
 }
 
 int find_token(const EmbeddedSentence& sentence, const std::string& word) {
@@ -70,6 +84,14 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     o.temperature = next.temperature;
     o.mistake = next.mistake;
     model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
+    key = "derive";
+    AttentionOptions derive_options;  // the derive view follows the lesson: scaled, no mask
+    model.derive = attend(next.derive_q, next.derive_k, next.derive_v, derive_options);
+    key = "break";
+    const BreakResult& old = state.model.saturation;
+    const bool same_break = state.revision > 0 && old.d == next.break_d && old.T == next.break_T &&
+                            old.seed == static_cast<std::uint64_t>(next.break_seed);
+    model.saturation = same_break ? old : run_break_experiment(next.break_d, next.break_T, next.break_seed);
   } catch (const std::invalid_argument& e) {
     state.error = e.what();
     state.error_key = key;
@@ -79,6 +101,8 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   state.inputs = next;
   // A new sentence may be shorter: keep the selected row inside it.
   state.inputs.token = std::clamp(next.token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
+  state.inputs.step = std::clamp(next.step, 0, 6);
+  state.inputs.derive_revealed = std::clamp(next.derive_revealed, 0, AppInputs::kDeriveStages);
   state.model = std::move(model);
   state.error.clear();
   state.error_key.clear();
@@ -117,6 +141,15 @@ json state_to_json(const AppState& s) {
   j["temperature"] = in.temperature;
   j["mistake"] = mistake_name(in.mistake);
   j["library_best_only"] = in.library_best_only;
+  j["step"] = in.step;
+  j["derive_q"] = matrix_to_json(in.derive_q);
+  j["derive_k"] = matrix_to_json(in.derive_k);
+  j["derive_v"] = matrix_to_json(in.derive_v);
+  j["derive_revealed"] = in.derive_revealed;
+  j["break_d"] = in.break_d;
+  j["break_T"] = in.break_T;
+  j["break_seed"] = in.break_seed;
+  j["checklist"] = in.checklist;
   j["tokens"] = token_texts(s.model.queries);
   j["kv_tokens"] = token_texts(s.model.keys);
   j["unknown"] = unknown;
@@ -161,6 +194,36 @@ void apply_state_json(AppState& s, const json& partial, double now) {
         for (const ViewInfo& info : kViews) names += std::string(names.empty() ? "" : ", ") + info.name;
         bad(key, "must be one of " + names);
       }
+    } else if (key == "step" || key == "derive_revealed" || key == "break_d" || key == "break_T" ||
+               key == "break_seed" || key == "checklist") {
+      struct Range {
+        const char* key;
+        long long lo, hi;
+        int* target;
+      };
+      int checklist_bits = static_cast<int>(next.checklist);
+      const Range ranges[] = {{"step", 0, 6, &next.step},
+                              {"derive_revealed", 0, AppInputs::kDeriveStages, &next.derive_revealed},
+                              {"break_d", 1, kMaxBreakD, &next.break_d},
+                              {"break_T", 1, 256, &next.break_T},
+                              {"break_seed", 0, 1000000, &next.break_seed},
+                              {"checklist", 0, 0xffff, &checklist_bits}};
+      for (const Range& r : ranges)
+        if (key == r.key) {
+          if (!v.is_number_integer() || v.get<long long>() < r.lo || v.get<long long>() > r.hi)
+            bad(key, "must be a whole number from " + std::to_string(r.lo) + " to " + std::to_string(r.hi));
+          *r.target = static_cast<int>(v.get<long long>());
+        }
+      next.checklist = static_cast<unsigned>(checklist_bits);
+    } else if (key == "derive_q" || key == "derive_k" || key == "derive_v") {
+      Matrix m;
+      try {
+        m = matrix_from_json(v, key.c_str());
+      } catch (const std::invalid_argument& e) {
+        bad(key, e.what());
+      }
+      if (m.rows() != 3 || m.cols() != 2) bad(key, "must be 3 rows of 2 numbers");
+      (key == "derive_q" ? next.derive_q : key == "derive_k" ? next.derive_k : next.derive_v) = m;
     } else if (key != "token") {
       bad(key, "is not an input of the explainer");
     }

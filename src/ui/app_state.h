@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../core/attention.h"
+#include "../core/break_experiment.h"
 #include "../core/model.h"
 
 namespace attn {
@@ -29,6 +30,18 @@ struct AppInputs {
   Mistake mistake = Mistake::None;
   bool library_best_only = false;    // library view: a real library reads only the best match
   View view = View::Flow;
+  int step = 0;                      // steps view: which of the 7 steps (0-based)
+  // derive view: 3 tokens, d = 2, the lesson's numbers by default
+  Matrix derive_q = derive_default_qk(), derive_k = derive_default_qk(), derive_v = derive_default_v();
+  int derive_revealed = kDeriveStages;  // how many of the derive stages are shown (predict, then reveal)
+  // break view: the saturation experiment's sizes and seed
+  int break_d = 512, break_T = 64;
+  int break_seed = 0;
+  unsigned checklist = 0;            // practice view: ticked "prove it" items, one bit each
+
+  static constexpr int kDeriveStages = 6;  // Q·Kᵀ, ÷√d, exp, row sums, weights, weighted sums
+  static Matrix derive_default_qk();
+  static Matrix derive_default_v();
   bool operator==(const AppInputs& o) const;
   bool operator!=(const AppInputs& o) const { return !(*this == o); }
 };
@@ -38,6 +51,8 @@ struct AppModel {
   EmbeddedSentence queries;  // the sentence the queries come from
   EmbeddedSentence keys;     // the sentence the keys and values come from (= queries unless cross)
   AttentionTrace trace;
+  AttentionTrace derive;      // the derive view's 3-token example
+  BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)
 };
 
 struct AppState {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "panels.h"
 #include "widgets.h"
@@ -12,15 +13,23 @@ namespace attn::ui {
 
 namespace {
 using PanelFn = void (*)(const AppState&, AppInputs&);
+using DataFn = nlohmann::json (*)(const AppState&);
 
-PanelFn panel_for(View v) {
-  switch (v) {
-    case View::Flow: return draw_flow_panel;
-    case View::Weights: return draw_weights_panel;
-    case View::Library: return draw_library_panel;
-    default: return nullptr;
-  }
-}
+struct Panel {
+  PanelFn draw;
+  DataFn data;  // nullptr: the main state already carries everything the view shows
+};
+
+// In View order (app_state.h).
+constexpr Panel kPanels[kViewCount] = {
+    {draw_flow_panel, nullptr},           {draw_weights_panel, nullptr},
+    {draw_library_panel, nullptr}, {draw_steps_panel, steps_view_data},
+    {draw_derive_panel, derive_view_data},   {draw_break_panel, break_view_data},
+    {draw_mistakes_panel, mistakes_view_data}, {draw_build_panel, build_view_data},
+    {draw_cost_panel, cost_view_data},       {draw_practice_panel, practice_view_data},
+};
+
+PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }
 
 void draw_view_tabs(const AppState& state, AppInputs& next) {
   static View shown = View::Flow;  // which tab ImGui shows; forced when the view changes elsewhere
@@ -30,9 +39,10 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   if (!ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   for (int i = 0; i < kViewCount; ++i) {
     const View v = static_cast<View>(i);
-    if (!panel_for(v)) continue;
     const ImGuiTabItemFlags flags = external && v == state.inputs.view ? ImGuiTabItemFlags_SetSelected : 0;
-    if (ImGui::BeginTabItem(view_title(v), nullptr, flags)) {
+    const bool open = ImGui::BeginTabItem(view_title(v), nullptr, flags);
+    publish_item_rect((std::string("tab:") + view_name(v)).c_str());
+    if (open) {
       if (!external && v != state.inputs.view) next.view = v;
       shown = external ? state.inputs.view : v;
       ImGui::EndTabItem();
@@ -52,6 +62,11 @@ std::vector<std::string> key_labels(const AppState& state) {
   std::vector<std::string> out;
   for (const Token& t : state.model.keys.tokens) out.push_back(t.text);
   return out;
+}
+
+nlohmann::json view_data(const AppState& state) {
+  const DataFn data = kPanels[static_cast<int>(state.inputs.view)].data;
+  return data ? data(state) : nlohmann::json(nullptr);
 }
 
 void panel_intro(const char* text) {

@@ -71,7 +71,9 @@ void draw_controls(const AppState& state, AppInputs& next) {
 
   ImGui::Separator();
   ImGui::Checkbox("Causal mask (look back only)", &next.causal);
+  publish_item_rect("causal");
   ImGui::Checkbox("Divide by √d", &next.scale);
+  publish_item_rect("scale");
   ImGui::TextUnformatted("Temperature");
   ImGui::SetNextItemWidth(-1);
   ImGui::SliderFloat("##temperature", &next.temperature, 0.1f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
@@ -79,6 +81,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
 
   ImGui::Separator();
   ImGui::Checkbox("Cross-attention", &next.cross);
+  publish_item_rect("cross");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Queries come from the sentence above; keys and values from a second sentence.");
   if (next.cross || state.inputs.cross) {
@@ -94,6 +97,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
     next = AppInputs{};
     next.view = keep;
   }
+  publish_item_rect("reset");
   ImGui::Spacing();
   const auto& e = state.model.queries;
   int unknown = 0;

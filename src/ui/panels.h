@@ -13,9 +13,29 @@ void draw_app(AppState& state, double now);
 void apply_theme(float dpr);
 
 void draw_controls(const AppState& state, AppInputs& next);
+
+// One draw function per view. The *_view_data functions return the numbers that view shows, for
+// getState().view_data (so tests and embedding pages can read exactly what the learner sees).
 void draw_flow_panel(const AppState& state, AppInputs& next);
 void draw_weights_panel(const AppState& state, AppInputs& next);
 void draw_library_panel(const AppState& state, AppInputs& next);
+void draw_steps_panel(const AppState& state, AppInputs& next);
+void draw_derive_panel(const AppState& state, AppInputs& next);
+void draw_break_panel(const AppState& state, AppInputs& next);
+void draw_mistakes_panel(const AppState& state, AppInputs& next);
+void draw_build_panel(const AppState& state, AppInputs& next);
+void draw_cost_panel(const AppState& state, AppInputs& next);
+void draw_practice_panel(const AppState& state, AppInputs& next);
+nlohmann::json steps_view_data(const AppState& state);
+nlohmann::json derive_view_data(const AppState& state);
+nlohmann::json break_view_data(const AppState& state);
+nlohmann::json mistakes_view_data(const AppState& state);
+nlohmann::json build_view_data(const AppState& state);
+nlohmann::json cost_view_data(const AppState& state);
+nlohmann::json practice_view_data(const AppState& state);
+
+// The numbers the open view shows (null for views whose numbers are all in the main state).
+nlohmann::json view_data(const AppState& state);
 
 // Shared small pieces: the token labels of the query side and of the key side ("it", "animal").
 std::vector<std::string> query_labels(const AppState& state);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace attn::ui {
 
@@ -206,6 +207,23 @@ void arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness) {
   dl->AddLine(a, base, color, thickness);
   dl->AddTriangleFilled(b, ImVec2(base.x - uy * head * 0.5f, base.y + ux * head * 0.5f),
                         ImVec2(base.x + uy * head * 0.5f, base.y - ux * head * 0.5f), color);
+}
+
+namespace {
+std::map<std::string, std::pair<ImVec2, ImVec2>>& item_rects() {
+  static std::map<std::string, std::pair<ImVec2, ImVec2>> rects;
+  return rects;
+}
+}  // namespace
+
+void publish_item_rect(const char* name) { item_rects()[name] = {ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}; }
+
+bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max) {
+  const auto it = item_rects().find(name);
+  if (it == item_rects().end()) return false;
+  *min = it->second.first;
+  *max = it->second.second;
+  return true;
 }
 
 void paragraph(const char* text) { ImGui::TextWrapped("%s", text); }

@@ -54,6 +54,11 @@ void arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness);
 void paragraph(const char* text);
 void hint(const char* text);
 
+// Remembers where the last drawn item is, under `name` (for tests and guided tours that click a
+// control for real: the page's attentionExplainer.itemRect(name)). Rect in device pixels.
+void publish_item_rect(const char* name);
+bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max);
+
 // Text of a number: "−∞" for -inf, "NaN" never reaches the screen as a number.
 std::string number_text(float v, int decimals);
 

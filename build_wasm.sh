@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The one entry point: installs what is missing, builds (web and native), serves, tests, benchmarks.
+# Run ./build_wasm.sh --help for the commands. Build logs go to stderr; stdout carries results.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+cd "$ROOT"
+export NODE_PATH=/usr/share/nodejs  # Debian's emcc needs acorn from here at -O1 and above
+
+JOBS="$(nproc 2>/dev/null || echo 2)"
+NATIVE_DIR=build/native
+WEB_DIR=build/web
+WEB_BASELINE_DIR=build/web-baseline
+
+usage() {
+  cat <<'USAGE'
+usage: ./build_wasm.sh COMMAND [args]
+
+  serve [--port N]   install, build the site into dist/ and serve it on 127.0.0.1 (prints the URL)
+  test               install, build everything and run every test (unit: native + wasm under node,
+                     CLI, browser end-to-end in headless Chromium, native window under Xvfb)
+  site               build the deployable static site into dist/ (relative URLs; any static host)
+  native [args]      build and open the explainer in a desktop window (args go to the app,
+                     e.g. --state '{"view":"weights"}')
+  cli ARGS...        build (quietly) and run the command-line tool: compute | break | explain | help
+  bench              build and print the kernel benchmark table (native and in headless Chromium)
+  deps               install the Debian and npm packages the project needs (done by the others)
+  clean              remove build/ and dist/
+  --help             this text
+USAGE
+}
+
+log() { echo "[build_wasm] $*" >&2; }
+
+deps() { bash tools/install_deps.sh "$@"; }
+
+imgui_dir() { tools/fetch_imgui.sh; }
+
+build_native() {  # build_native [targets...]
+  deps
+  local imgui
+  imgui="$(imgui_dir)"
+  cmake -S . -B "$NATIVE_DIR" -DCMAKE_BUILD_TYPE=Release -DIMGUI_DIR="$imgui" >&2
+  cmake --build "$NATIVE_DIR" -j "$JOBS" ${1:+--target "$@"} >&2
+}
+
+build_web() {  # build_web DIR SIMD(ON|OFF) [targets...]
+  local dir="$1" simd="$2"
+  shift 2
+  deps
+  local imgui
+  imgui="$(imgui_dir)"
+  emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DIMGUI_DIR="$imgui" -DATTN_SIMD="$simd" \
+    -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" >&2
+  cmake --build "$dir" -j "$JOBS" ${1:+--target "$@"} >&2
+}
+
+site() {
+  build_web "$WEB_DIR" ON attention_explainer
+  rm -rf dist
+  mkdir -p dist
+  cp web/index.html web/explainer.js web/style.css dist/
+  cp "$WEB_DIR/explainer.js" dist/explainer-wasm.js
+  cp "$WEB_DIR/explainer.wasm" dist/explainer.wasm
+  log "site written to dist/ ($(du -sh dist | cut -f1))"
+}
+
+free_port() {
+  /usr/bin/python3 - <<'PY'
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
+PY
+}
+
+serve() {
+  local port=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --port) port="$2"; shift 2 ;;
+      *) echo "serve: unknown option $1" >&2; exit 2 ;;
+    esac
+  done
+  site
+  [ -n "$port" ] || port="$(free_port)"
+  echo "Serving the explainer at http://127.0.0.1:$port/  (Ctrl+C stops)"
+  exec /usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory dist
+}
+
+run_tests() {
+  deps --npm
+  local failed=0
+  log "native build + unit tests"
+  build_native
+  (cd "$NATIVE_DIR" && ctest --output-on-failure) || failed=1
+  log "wasm unit tests under node"
+  build_web "$WEB_DIR" ON attn_tests attention_explainer
+  node "$WEB_DIR/attn_tests.js" || failed=1
+  log "CLI tests"
+  node --test tests/cli/ || failed=1
+  log "site + browser end-to-end tests"
+  site
+  node --test tests/e2e/ || failed=1
+  log "native window smoke test under Xvfb"
+  bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer" || failed=1
+  if [ "$failed" -ne 0 ]; then log "SOME TESTS FAILED"; exit 1; fi
+  log "all tests passed"
+}
+
+cmd="${1:---help}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  serve) serve "$@" ;;
+  test) run_tests ;;
+  site) site ;;
+  native) build_native attention_explainer && exec "$NATIVE_DIR/attention_explainer" "$@" ;;
+  cli) build_native attention_cli >/dev/null && exec "$NATIVE_DIR/attention_cli" "$@" ;;
+  bench) bash tests/bench/run.sh ;;
+  deps) deps --npm ;;
+  clean) rm -rf build dist ;;
+  -h|--help|help) usage ;;
+  *) echo "unknown command '$cmd'" >&2; usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,85 @@
+// Shared set-up for the browser tests: a static server over dist/ on a free loopback port and
+// headless Debian Chromium (SwiftShader WebGL2) driven by playwright-core. Not a test itself.
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const DIST = path.join(ROOT, "dist");
+export const OUT = path.join(ROOT, "tests/e2e/out");  // screenshots (ignored by git)
+
+const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript",
+  ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".png": "image/png" };
+
+/** Serves `dir` on 127.0.0.1:<free port>; resolves { url, close }. */
+export function serveStatic(dir = DIST) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    let file = path.normalize(path.join(dir, decodeURIComponent(url.pathname)));
+    if (!file.startsWith(dir)) { res.writeHead(403).end(); return; }
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
+    fs.readFile(file, (err, data) => {
+      if (err) { res.writeHead(404).end("not found"); return; }
+      res.writeHead(200, { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream" });
+      res.end(data);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => {
+    resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((r) => server.close(r)) });
+  }));
+}
+
+/** Headless Chromium as root on this machine: the flags TOOLCHAIN.md lists, WebGL2 via SwiftShader.
+ *  (playwright gives every launch a fresh temporary profile: the --user-data-dir of TOOLCHAIN.md.) */
+export async function launchBrowser(extraArgs = []) {
+  const args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+    "--enable-unsafe-swiftshader", "--use-gl=angle", "--use-angle=swiftshader", ...extraArgs];
+  return chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args });
+}
+
+/** Opens the page, records console errors, waits for attentionExplainer.ready. */
+export async function openExplainer(browser, url, { width = 1280, height = 800, dpr = 1, waitReady = true } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(url);
+  if (waitReady) await page.evaluate(() => window.attentionExplainer.ready.then(() => true));
+  return { page, context, errors };
+}
+
+/** Waits a few animation frames so the canvas shows the latest state. */
+export async function frames(page, n = 3) {
+  await page.evaluate((count) => new Promise((resolve) => {
+    let left = count;
+    const step = () => (--left <= 0 ? resolve() : requestAnimationFrame(step));
+    requestAnimationFrame(step);
+  }), n);
+}
+
+/** Screenshot into tests/e2e/out/NAME.png; returns the path and whether it has more than one colour. */
+export async function screenshot(page, name) {
+  fs.mkdirSync(OUT, { recursive: true });
+  const file = path.join(OUT, `${name}.png`);
+  const png = await page.screenshot({ path: file });
+  return { file, png };
+}
+
+/** Distinct colours (sampled) of a PNG, decoded by the browser itself (no PNG library needed).
+ *  WebGL canvases cannot be read back after presenting, so the screenshot is what we measure. */
+export async function distinctColours(page, png) {
+  return page.evaluate(async (b64) => {
+    const bitmap = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+    const probe = new OffscreenCanvas(bitmap.width, bitmap.height);
+    const ctx = probe.getContext("2d");
+    ctx.drawImage(bitmap, 0, 0);
+    const data = ctx.getImageData(0, 0, bitmap.width, bitmap.height).data;
+    const seen = new Set();
+    for (let i = 0; i < data.length; i += 4 * 7) seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+    return { colours: seen.size, width: bitmap.width, height: bitmap.height };
+  }, png.toString("base64"));
+}
