@@ -17,6 +17,8 @@
 #include <GLFW/glfw3.h>
 #include <imgui_impl_glfw.h>
 
+#include "../ui/panels.h"
+
 namespace platform {
 
 #if defined(PLATFORM_WEB)
@@ -76,6 +78,14 @@ void notify_state_changed(unsigned revision) {
   EM_ASM({ if (Module.onStateChanged) Module.onStateChanged($0); }, revision);
 }
 
+}  // namespace platform
+
+void attn::ui::open_url(const char* url) {
+  EM_ASM({ window.open(UTF8ToString($0), "_blank", "noopener"); }, url);
+}
+
+namespace platform {
+
 #else  // PLATFORM_NATIVE
 
 void set_context_hints() {
@@ -97,6 +107,12 @@ void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame) {
 void notify_first_frame() {}
 void copy_to_clipboard(GLFWwindow* window, const char* text) { glfwSetClipboardString(window, text); }
 void notify_state_changed(unsigned) {}
+
+}  // namespace platform
+
+void attn::ui::open_url(const char* url) { std::printf("open in a browser: %s\n", url); }
+
+namespace platform {
 
 bool save_screenshot(const std::string& path, int width, int height) {
   std::vector<unsigned char> rgba(static_cast<std::size_t>(width) * height * 4);

@@ -37,6 +37,9 @@ nlohmann::json practice_view_data(const AppState& state);
 // The numbers the open view shows (null for views whose numbers are all in the main state).
 nlohmann::json view_data(const AppState& state);
 
+// Opens a link in a new browser tab (natively: prints it). Defined at the platform edge (src/app).
+void open_url(const char* url);
+
 // Shared small pieces: the token labels of the query side and of the key side ("it", "animal").
 std::vector<std::string> query_labels(const AppState& state);
 std::vector<std::string> key_labels(const AppState& state);
