@@ -10,6 +10,7 @@ JOBS="$(nproc 2>/dev/null || echo 2)"
 NATIVE_DIR=build/native
 WEB_DIR=build/web
 WEB_BASELINE_DIR=build/web-baseline
+SANITIZE_DIR=build/sanitize
 
 usage() {
   cat <<'USAGE'
@@ -23,6 +24,8 @@ usage: ./build_wasm.sh COMMAND [args]
                      e.g. --state '{"view":"weights"}')
   cli ARGS...        build (quietly) and run the command-line tool: compute | break | explain | help
   bench              build and print the kernel benchmark table (native and in headless Chromium)
+  fuzz [SECONDS]     run each libFuzzer target for SECONDS (default 300) under ASan + UBSan; a crash
+                     input found goes into tests/fuzz/corpus/<target>/ once fixed, as a regression
   deps               install the Debian and npm packages the project needs (done by the others)
   clean              remove build/ and dist/
   --help             this text
@@ -55,12 +58,19 @@ build_web() {  # build_web DIR SIMD(ON|OFF) [targets...]
 }
 
 site() {
+  # Two builds of the same program: with WASM SIMD, and a baseline for browsers without it
+  # (web/explainer.js picks one by feature detection at load).
   build_web "$WEB_DIR" ON attention_explainer
+  build_web "$WEB_BASELINE_DIR" OFF attention_explainer
   rm -rf dist
-  mkdir -p dist
-  cp web/index.html web/explainer.js web/style.css dist/
-  cp "$WEB_DIR/explainer.js" dist/explainer-wasm.js
-  cp "$WEB_DIR/explainer.wasm" dist/explainer.wasm
+  mkdir -p dist/simd dist/baseline
+  cp web/index.html web/explainer.js web/style.css web/embed.js web/embed-example.html dist/
+  for flavour in simd baseline; do
+    local dir="$WEB_DIR"
+    [ "$flavour" = baseline ] && dir="$WEB_BASELINE_DIR"
+    cp "$dir/explainer.js" "dist/$flavour/explainer-wasm.js"
+    cp "$dir/explainer.wasm" "dist/$flavour/explainer.wasm"
+  done
   log "site written to dist/ ($(du -sh dist | cut -f1))"
 }
 
@@ -85,6 +95,22 @@ serve() {
   exec /usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory dist
 }
 
+run_fuzzers() {  # run_fuzzers SECONDS: each libFuzzer target from its seed corpus (tests/fuzz/corpus/)
+  local seconds="$1" status=0
+  for target in fuzz_compute fuzz_state fuzz_tokenizer; do
+    local work
+    work="$(mktemp -d)"  # new inputs found go here; crashes are written to the current dir
+    if "$SANITIZE_DIR/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=0 \
+         "$work" "tests/fuzz/corpus/$target" >"$work.log" 2>&1; then
+      echo "ok - $target: $(grep -o 'Done [0-9]* runs' "$work.log")"
+    else
+      echo "not ok - $target crashed:"; tail -n 30 "$work.log"; status=1
+    fi
+    rm -rf "$work" "$work.log"
+  done
+  return $status
+}
+
 run_tests() {
   deps --npm
   local failed=0
@@ -101,6 +127,14 @@ run_tests() {
   node --test tests/e2e/ || failed=1
   log "native window smoke test under Xvfb"
   bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer" || failed=1
+  log "unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+  cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON \
+    -DATTN_FUZZ=ON >&2
+  cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli fuzz_compute fuzz_state fuzz_tokenizer >&2
+  "$SANITIZE_DIR/attn_tests" || failed=1
+  ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test tests/cli/ || failed=1
+  log "fuzzing (short bounded run; ./build_wasm.sh fuzz SECONDS for a longer one)"
+  run_fuzzers 10 || failed=1
   if [ "$failed" -ne 0 ]; then log "SOME TESTS FAILED"; exit 1; fi
   log "all tests passed"
 }
@@ -115,6 +149,11 @@ case "$cmd" in
   cli) build_native attention_cli >/dev/null && exec "$NATIVE_DIR/attention_cli" "$@" ;;
   bench) bash tests/bench/run.sh ;;
   deps) deps --npm ;;
+  fuzz)
+    deps
+    cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON -DATTN_FUZZ=ON >&2
+    cmake --build "$SANITIZE_DIR" -j "$JOBS" --target fuzz_compute fuzz_state fuzz_tokenizer >&2
+    run_fuzzers "${1:-300}" ;;
   clean) rm -rf build dist ;;
   -h|--help|help) usage ;;
   *) echo "unknown command '$cmd'" >&2; usage >&2; exit 2 ;;

@@ -34,10 +34,11 @@ else()
 endif()
 
 file(GLOB UI_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/ui/*.cpp)
+list(REMOVE_ITEM UI_SOURCES ${CMAKE_SOURCE_DIR}/src/ui/app_state.cpp)  # in attn_state
 file(GLOB APP_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/app/*.cpp)
 file(GLOB GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/gpu/*.cpp)
 add_executable(attention_explainer ${APP_SOURCES} ${UI_SOURCES} ${GPU_SOURCES} ${FONT_SOURCE})
-target_link_libraries(attention_explainer PRIVATE attn_api imgui)
+target_link_libraries(attention_explainer PRIVATE attn_state imgui)
 target_compile_definitions(attention_explainer PRIVATE ATTN_SHADER_DIR="${CMAKE_SOURCE_DIR}/shaders")
 
 if(EMSCRIPTEN)
@@ -45,5 +46,9 @@ if(EMSCRIPTEN)
   target_link_options(attention_explainer PRIVATE
     -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1
     -sEXPORTED_RUNTIME_METHODS=ccall,cwrap -sEXPORTED_FUNCTIONS=_main,_malloc,_free
-    -sENVIRONMENT=web -sINITIAL_MEMORY=33554432)
+    -sENVIRONMENT=web -sINITIAL_MEMORY=33554432
+    "SHELL:--embed-file ${CMAKE_SOURCE_DIR}/shaders@/shaders")
+  # the link must run again when a shader changes (they are embedded in the wasm)
+  file(GLOB SHADER_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*)
+  set_property(TARGET attention_explainer APPEND PROPERTY LINK_DEPENDS ${SHADER_FILES})
 endif()

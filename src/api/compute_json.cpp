@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
+#include <vector>
 
 #include "../core/attention.h"
 
@@ -19,7 +21,29 @@ bool get_bool(const json& request, const char* key, bool fallback) {
   if (!request[key].is_boolean()) fail(std::string("\"") + key + "\" must be true or false");
   return request[key].get<bool>();
 }
+
+std::map<std::string, BackendFunction>& registered_backends() {
+  static std::map<std::string, BackendFunction> backends;
+  return backends;
+}
+
+// "\"scalar\", \"eigen\", \"simd\" or \"webgl\"": every name compute accepts now.
+std::string backend_names() {
+  std::vector<std::string> names;
+  for (const Backend b : {Backend::Scalar, Backend::Eigen, Backend::Simd}) names.push_back(backend_name(b));
+  for (const auto& entry : registered_backends()) names.push_back(entry.first);
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("\"" + names[i] + "\"");
+  return text;
+}
 }  // namespace
+
+void register_backend(const std::string& name, BackendFunction compute) {
+  Backend built_in;
+  if (parse_backend(name, &built_in)) throw std::invalid_argument("\"" + name + "\" is a built-in backend");
+  registered_backends()[name] = std::move(compute);
+}
 
 json parse_json_limited(const std::string& text) {
   if (text.size() > kMaxRequestBytes) fail("request is too large (the limit is 64 MiB of JSON)");
@@ -107,10 +131,17 @@ json compute(const json& request) {
     options.temperature = request["temperature"].get<float>();
   }
   Backend backend = Backend::Simd;
+  std::string backend_label = backend_name(backend);
+  const BackendFunction* registered = nullptr;  // set when the request names a registered backend
   if (request.contains("backend")) {
     const json& b = request["backend"];
-    if (!b.is_string() || !parse_backend(b.get<std::string>(), &backend))
-      fail("\"backend\" must be \"scalar\", \"eigen\" or \"simd\"");
+    if (!b.is_string()) fail("\"backend\" must be " + backend_names());
+    backend_label = b.get<std::string>();
+    if (!parse_backend(backend_label, &backend)) {
+      const auto found = registered_backends().find(backend_label);
+      if (found == registered_backends().end()) fail("\"backend\" must be " + backend_names());
+      registered = &found->second;
+    }
   }
 
   Matrix query, key, value;
@@ -132,7 +163,9 @@ json compute(const json& request) {
     value = x_kv * wv;
   }
   validate_options(options);
-  const AttentionResult result = attend_with(backend, query, key, value, options);
+  if (registered) validate_qkv(query, key, value);  // attend_with checks them for the built-in ones
+  const AttentionResult result =
+      registered ? (*registered)(query, key, value, options) : attend_with(backend, query, key, value, options);
 
   Matrix scores = (query * key.transpose()) * score_factor(static_cast<int>(key.cols()), options);
   if (options.causal) apply_causal_mask(scores, -std::numeric_limits<float>::infinity());
@@ -141,7 +174,7 @@ json compute(const json& request) {
   out["scores"] = matrix_to_json(scores);
   out["weights"] = matrix_to_json(result.weights);
   out["output"] = matrix_to_json(result.output);
-  out["backend"] = backend_name(backend);
+  out["backend"] = backend_label;
   return out;
 }
 

@@ -2,9 +2,11 @@
 // CLI (`compute`) and the page's attentionExplainer.compute(), so both speak exactly the same JSON.
 // Not the maths: it parses, validates and formats; src/core computes.
 #pragma once
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../core/attention.h"
 #include "../core/matrix.h"
 
 namespace attn {
@@ -17,10 +19,18 @@ nlohmann::json parse_json_limited(const std::string& text);
 
 // Request keys: either "Q","K","V" (arrays of rows) or "X","Wq","Wk","Wv" (and optional "X_kv"
 // for cross-attention); options "causal" (bool, false), "scale" (bool, true), "temperature"
-// (number > 0, 1), "backend" ("scalar" | "eigen" | "simd", default "simd").
+// (number > 0, 1), "backend" ("scalar" | "eigen" | "simd" | a registered one, default "simd").
 // Result: {"scores": rows with null where masked, "weights": rows, "output": rows, "backend": name}.
 // Any problem throws std::invalid_argument with one line naming the key and what is wrong.
 nlohmann::json compute(const nlohmann::json& request);
+
+// A backend added at run time, beside the built-in CPU kernels (the app adds "webgl" once its GL
+// context exists). It receives validated Q, K, V and options and returns weights and output, or
+// throws with one line saying why it cannot (e.g. the GPU is unavailable just now). Registering
+// a name again replaces it; the built-in names cannot be taken.
+using BackendFunction = std::function<AttentionResult(const Matrix& query, const Matrix& key, const Matrix& value,
+                                                      const AttentionOptions& options)>;
+void register_backend(const std::string& name, BackendFunction compute);
 
 // Text in, text out (for the CLI and the JS API).
 std::string compute_text(const std::string& request_text);

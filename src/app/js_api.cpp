@@ -4,7 +4,12 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "../api/compute_json.h"
 #include "../ui/app_state.h"
@@ -68,4 +73,55 @@ JS_EXPORT const char* attn_item_rect(const char* name) {
   if (!name || !attn::ui::find_item_rect(name, &min, &max)) return error_reply(std::string("no control named ") + (name ? name : ""));
   const float dpr = platform::device_pixel_ratio();
   return reply({{"rect", {{"x", min.x / dpr}, {"y", min.y / dpr}, {"w", (max.x - min.x) / dpr}, {"h", (max.y - min.y) / dpr}}}});
+}
+
+// attentionExplainer.bench: the median milliseconds of one kernel call (output only: no weights, no
+// JSON, no copies) on T x d random Q, K, V made once per shape, outside the timing. Each of the
+// `reps` samples is a batch of calls lasting >= 5 ms (the browser's clock is coarse). -1: bad request.
+JS_EXPORT double attn_bench(int T, int d, int causal, const char* backend_name, int reps) {
+  try {
+    attn::Backend backend;
+    if (!backend_name || !attn::parse_backend(backend_name, &backend) || T < 1 || T > attn::kMaxSequence || d < 1 ||
+        d > attn::kMaxWidth || reps < 1 || reps > 1000)
+      return -1;
+    using clock = std::chrono::steady_clock;
+    const auto ms_since = [](clock::time_point t0) { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
+    static std::vector<float> q, k, v, out;
+    static int shape_T = 0, shape_d = 0;
+    static std::string last_key;  // the previous call's backend and mask: no warm-up when unchanged
+    static double last_ms = 0;
+    if (T != shape_T || d != shape_d) {
+      const std::size_t n = static_cast<std::size_t>(T) * d;
+      std::uint32_t s = 12345;
+      for (auto* m : {&q, &k, &v, &out}) {
+        m->resize(n);
+        for (float& x : *m) x = (s = s * 1664525u + 1013904223u) / 4294967296.0f * 2 - 1;
+      }
+      shape_T = T, shape_d = d, last_key.clear();
+    }
+    attn::AttentionProblem p;
+    p.query = q.data(), p.key = k.data(), p.value = v.data();
+    p.Tq = p.Tk = T, p.d = p.dv = d;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(d));
+    p.causal = causal != 0;
+    const auto call = [&] { attn::attention_forward(backend, p, out.data(), nullptr); };
+    const std::string key = std::string(backend_name) + (p.causal ? "/causal" : "");
+    if (key != last_key) {  // warm-up, and a first estimate for the batch size
+      const auto t0 = clock::now();
+      call();
+      last_ms = ms_since(t0), last_key = key;
+    }
+    const int batch = std::max(1, static_cast<int>(std::ceil(5.0 / std::max(last_ms, 1e-4))));
+    std::vector<double> samples(reps);
+    for (double& sample : samples) {
+      const auto t0 = clock::now();
+      for (int b = 0; b < batch; ++b) call();
+      sample = ms_since(t0) / batch;
+    }
+    std::sort(samples.begin(), samples.end());
+    last_ms = samples[reps / 2];
+    return reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
+  } catch (...) {
+    return -1;
+  }
 }

@@ -5,6 +5,8 @@
 //   --screenshot FILE  with --frames: write the last frame to FILE (binary PPM)
 //   --size WxH         window size (default 1280x800)
 //   --state JSON       initial inputs, as setState() takes them, e.g. '{"view":"weights"}'
+//   --gpu-check        compare the GPU attention passes with the scalar kernel on odd shapes,
+//                      print the table, exit 0 (all agree) or 1
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
@@ -16,6 +18,9 @@
 #include <cstring>
 #include <string>
 
+#include "../api/compute_json.h"
+#include "../gpu/gpu.h"
+#include "../gpu/gpu_check.h"
 #include "../ui/panels.h"
 #include "js_api.h"
 #include "platform.h"
@@ -30,6 +35,7 @@ struct Options {
   std::string screenshot;
   int width = 1280, height = 800;
   std::string state_json;
+  bool gpu_check = false;
 };
 
 bool parse_options(int argc, char** argv, Options* o) {
@@ -39,6 +45,7 @@ bool parse_options(int argc, char** argv, Options* o) {
     if (a == "--frames" && has_value) o->frames = std::atoi(argv[++i]);
     else if (a == "--screenshot" && has_value) o->screenshot = argv[++i];
     else if (a == "--state" && has_value) o->state_json = argv[++i];
+    else if (a == "--gpu-check") o->gpu_check = true;
     else if (a == "--size" && has_value && std::sscanf(argv[++i], "%dx%d", &o->width, &o->height) == 2) continue;
     else {
       std::fprintf(stderr, "error: unknown or incomplete option '%s'\n", a.c_str());
@@ -85,8 +92,10 @@ int main(int argc, char** argv) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // layout is fixed; nothing to remember
+  ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // Tab, arrows, Space, Enter
   float dpr = platform::device_pixel_ratio();
-  attn::ui::apply_theme(dpr);
+  bool light_theme = false;
+  attn::ui::apply_theme(dpr, light_theme);
   load_fonts(dpr);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init(platform::glsl_version());
@@ -96,6 +105,24 @@ int main(int argc, char** argv) {
   ImGui::GetIO().SetClipboardTextFn = [](void* user_data, const char* text) {
     platform::copy_to_clipboard(static_cast<GLFWwindow*>(user_data), text);
   };
+
+  // The GPU path needs the GL context; compute's "backend": "webgl" reaches it from here on.
+  gpu::start();
+  attn::register_backend(gpu::GpuAttention::kBackendName,
+                         [](const attn::Matrix& query, const attn::Matrix& key, const attn::Matrix& value,
+                            const attn::AttentionOptions& attention_options) {
+                           return gpu::attention().attend(query, key, value, attention_options);
+                         });
+  if (options.gpu_check) {
+    const bool agreed = gpu::print_check(gpu::attention(), gpu::standard_cases(), stdout);
+    gpu::stop();
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return agreed ? 0 : 1;
+  }
 
   static attn::AppState state = attn::make_initial_state();
   if (!options.state_json.empty()) {
@@ -113,10 +140,19 @@ int main(int argc, char** argv) {
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);
     glfwPollEvents();
+    // The browser gave a lost WebGL context back: ImGui's GL objects died with the old one.
+    if (gpu::poll_context_restored()) {
+      ImGui_ImplOpenGL3_DestroyDeviceObjects();
+      ImGui_ImplOpenGL3_CreateDeviceObjects();
+    }
     const float new_dpr = platform::device_pixel_ratio();
+    if (state.inputs.light_theme != light_theme) {
+      light_theme = state.inputs.light_theme;
+      attn::ui::apply_theme(dpr, light_theme);
+    }
     if (new_dpr != dpr) {  // moved to another screen or zoomed: re-rasterise the font, rescale
       dpr = new_dpr;
-      attn::ui::apply_theme(dpr);
+      attn::ui::apply_theme(dpr, light_theme);
       load_fonts(dpr);
       ImGui_ImplOpenGL3_DestroyFontsTexture();
       ImGui_ImplOpenGL3_CreateFontsTexture();
@@ -133,7 +169,8 @@ int main(int argc, char** argv) {
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
     glViewport(0, 0, fb_w, fb_h);
-    glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
+    const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(background.x, background.y, background.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     ++frame_count;
@@ -148,6 +185,7 @@ int main(int argc, char** argv) {
     return true;
   });
 
+  gpu::stop();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

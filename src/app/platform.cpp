@@ -84,6 +84,19 @@ void attn::ui::open_url(const char* url) {
   EM_ASM({ window.open(UTF8ToString($0), "_blank", "noopener"); }, url);
 }
 
+void attn::ui::save_text_file(const char* name, const char* mime, const std::string& text) {
+  EM_ASM({ if (Module.downloadText) Module.downloadText(UTF8ToString($0), UTF8ToString($1), UTF8ToString($2)); },
+         name, mime, text.c_str());
+}
+
+bool attn::ui::export_weights_png() {
+  return EM_ASM_INT({ return Module.downloadWeightsPng ? (Module.downloadWeightsPng(), 1) : 0; }) != 0;
+}
+
+bool attn::ui::copy_permalink() {
+  return EM_ASM_INT({ return Module.copyPermalink ? (Module.copyPermalink(), 1) : 0; }) != 0;
+}
+
 namespace platform {
 
 #else  // PLATFORM_NATIVE
@@ -111,6 +124,16 @@ void notify_state_changed(unsigned) {}
 }  // namespace platform
 
 void attn::ui::open_url(const char* url) { std::printf("open in a browser: %s\n", url); }
+
+void attn::ui::save_text_file(const char* name, const char*, const std::string& text) {
+  FILE* f = std::fopen(name, "wb");
+  const bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f) std::fclose(f);
+  std::printf(ok ? "wrote %s\n" : "could not write %s\n", name);
+}
+
+bool attn::ui::export_weights_png() { return false; }
+bool attn::ui::copy_permalink() { return false; }
 
 namespace platform {
 

@@ -1,5 +1,6 @@
 // attention_cli: the core on the command line (compute JSON, the Break experiment, a readable
-// trace of the worked example). Not the app: no window, stdout carries only the result.
+// trace of the worked example, that example as Python code). Not the app: no window, stdout
+// carries only the result.
 // Bad input: exit status 2 and one line on stderr; nothing on stdout.
 #include <algorithm>
 #include <charconv>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../api/code_export.h"
 #include "../api/compute_json.h"
 #include "../core/attention.h"
 #include "../core/break_experiment.h"
@@ -33,6 +35,12 @@ const char* const kUsage =
     "  explain [--sentence TEXT] [--token WORD] [--causal] [--no-scale] [--temperature X]\n"
     "                               a readable trace of the worked example (default: the\n"
     "                               lesson's sentence and the token \"it\")\n"
+    "  code (--lang numpy|torch | --json-input) [--sentence TEXT] [--kv-sentence TEXT]\n"
+    "       [--causal] [--no-scale] [--temperature X]\n"
+    "                               the worked example as a runnable Python program (NumPy or\n"
+    "                               PyTorch) with its matrices written out, as the app's Build\n"
+    "                               view shows it; --kv-sentence makes it cross-attention;\n"
+    "                               --json-input prints the same problem as a compute request\n"
     "  help                         this text\n"
     "\n"
     "exit status: 0 ok, 2 bad input (one line on stderr)\n";
@@ -101,9 +109,8 @@ std::string fixed(double v, int decimals = 3) {
   return buf;
 }
 
-int run_explain(const std::vector<std::string>& args) {
-  const auto flags = parse_flags(args, {"--sentence", "--token", "--temperature"}, {"--causal", "--no-scale"});
-  const std::string sentence = flags.count("--sentence") ? flags.at("--sentence") : attn::kLessonSentence;
+// --causal, --no-scale and --temperature X, shared by explain and code.
+attn::AttentionOptions options_from_flags(const std::map<std::string, std::string>& flags) {
   attn::AttentionOptions options;
   options.causal = flags.count("--causal") > 0;
   options.scale = flags.count("--no-scale") == 0;
@@ -114,6 +121,13 @@ int run_explain(const std::vector<std::string>& args) {
     if (ec != std::errc() || end != t.data() + t.size()) throw UsageError("--temperature must be a number, got '" + t + "'");
     options.temperature = v;
   }
+  return options;
+}
+
+int run_explain(const std::vector<std::string>& args) {
+  const auto flags = parse_flags(args, {"--sentence", "--token", "--temperature"}, {"--causal", "--no-scale"});
+  const std::string sentence = flags.count("--sentence") ? flags.at("--sentence") : attn::kLessonSentence;
+  const attn::AttentionOptions options = options_from_flags(flags);
   const attn::EmbeddedSentence e = attn::embed_sentence(sentence);
   const attn::WorkedModel& m = attn::worked_model();
   const attn::AttentionTrace t = attn::attend_projected(e.x, e.x, m.wq, m.wk, m.wv, options);
@@ -168,6 +182,29 @@ int run_explain(const std::vector<std::string>& args) {
   return 0;
 }
 
+int run_code(const std::vector<std::string>& args) {
+  const auto flags = parse_flags(args, {"--lang", "--sentence", "--kv-sentence", "--temperature"},
+                                 {"--causal", "--no-scale", "--json-input"});
+  const bool json_input = flags.count("--json-input") > 0;
+  if (json_input == (flags.count("--lang") > 0)) throw UsageError("code needs either --lang numpy|torch or --json-input");
+  const std::string lang = json_input ? "" : flags.at("--lang");
+  if (!json_input && lang != "numpy" && lang != "torch")
+    throw UsageError("--lang must be numpy or torch, got '" + lang + "'");
+  const attn::AttentionOptions options = options_from_flags(flags);
+  attn::validate_options(options);
+  // The same inputs the app builds: the worked example on the sentence(s).
+  const bool cross = flags.count("--kv-sentence") > 0;
+  const attn::EmbeddedSentence queries =
+      attn::embed_sentence(flags.count("--sentence") ? flags.at("--sentence") : attn::kLessonSentence);
+  const attn::EmbeddedSentence keys = cross ? attn::embed_sentence(flags.at("--kv-sentence")) : queries;
+  const attn::CodeInput input = attn::worked_example_code_input(queries, keys, cross, options);
+  if (json_input)
+    std::cout << attn::compute_request(input).dump() << "\n";
+  else
+    std::cout << (lang == "numpy" ? attn::numpy_code(input) : attn::torch_code(input));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,6 +222,7 @@ int main(int argc, char** argv) {
     }
     if (command == "break") return run_break(args);
     if (command == "explain") return run_explain(args);
+    if (command == "code") return run_code(args);
     throw UsageError("unknown command '" + command + "' (see: attention_cli help)");
   } catch (const std::exception& e) {  // bad input of any kind: one line, exit 2
     std::cerr << "error: " << e.what() << "\n";

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "../api/compute_json.h"
@@ -57,7 +58,31 @@ bool AppInputs::operator==(const AppInputs& o) const {
          causal == o.causal && scale == o.scale && temperature == o.temperature && mistake == o.mistake &&
          library_best_only == o.library_best_only && view == o.view && step == o.step && derive_q == o.derive_q &&
          derive_k == o.derive_k && derive_v == o.derive_v && derive_revealed == o.derive_revealed &&
-         break_d == o.break_d && break_T == o.break_T && break_seed == o.break_seed && checklist == o.checklist;
+         break_d == o.break_d && break_T == o.break_T && break_seed == o.break_seed && checklist == o.checklist &&
+         embed == o.embed && embed_views == o.embed_views && light_theme == o.light_theme &&
+         reduced_motion == o.reduced_motion;
+}
+
+std::string weights_csv(const AppState& s) {
+  auto quoted = [](const std::string& text) {  // RFC 4180: double the quotes, quote every field
+    std::string out = "\"";
+    for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  const Matrix& w = s.model.trace.weights;
+  std::string csv = quoted("query \\ key");
+  for (const Token& t : s.model.keys.tokens) csv += "," + quoted(t.text);
+  csv += "\n";
+  char number[32];
+  for (Eigen::Index i = 0; i < w.rows(); ++i) {
+    csv += quoted(s.model.queries.tokens[i].text);
+    for (Eigen::Index j = 0; j < w.cols(); ++j) {
+      std::snprintf(number, sizeof number, ",%.6f", static_cast<double>(w(i, j)));
+      csv += number;
+    }
+    csv += "\n";
+  }
+  return csv;
 }
 
 int find_token(const EmbeddedSentence& sentence, const std::string& word) {
@@ -150,6 +175,13 @@ json state_to_json(const AppState& s) {
   j["break_T"] = in.break_T;
   j["break_seed"] = in.break_seed;
   j["checklist"] = in.checklist;
+  j["embed"] = in.embed;
+  json views = json::array();
+  for (const ViewInfo& info : kViews)
+    if (in.embed_views & (1u << static_cast<int>(info.view))) views.push_back(info.name);
+  j["views"] = views;
+  j["theme"] = in.light_theme ? "light" : "dark";
+  j["reduced_motion"] = in.reduced_motion;
   j["tokens"] = token_texts(s.model.queries);
   j["kv_tokens"] = token_texts(s.model.keys);
   j["unknown"] = unknown;
@@ -173,13 +205,29 @@ void apply_state_json(AppState& s, const json& partial, double now) {
     if (key == "sentence" || key == "kv_sentence") {
       if (!v.is_string()) bad(key, "must be a string");
       (key == "sentence" ? next.sentence : next.kv_sentence) = v.get<std::string>();
-    } else if (key == "cross" || key == "causal" || key == "scale" || key == "library_best_only") {
+    } else if (key == "cross" || key == "causal" || key == "scale" || key == "library_best_only" || key == "embed" ||
+               key == "reduced_motion") {
       if (!v.is_boolean()) bad(key, "must be true or false");
       const bool b = v.get<bool>();
       if (key == "cross") next.cross = b;
       if (key == "causal") next.causal = b;
       if (key == "scale") next.scale = b;
       if (key == "library_best_only") next.library_best_only = b;
+      if (key == "embed") next.embed = b;
+      if (key == "reduced_motion") next.reduced_motion = b;
+    } else if (key == "theme") {
+      if (!v.is_string() || (v != "dark" && v != "light")) bad(key, "must be \"dark\" or \"light\"");
+      next.light_theme = v == "light";
+    } else if (key == "views") {
+      if (!v.is_array()) bad(key, "must be an array of view names, e.g. [\"flow\", \"weights\"]");
+      unsigned mask = 0;
+      for (const json& name : v) {
+        View view;
+        if (!name.is_string() || !parse_view(name.get<std::string>(), &view))
+          bad(key, "unknown view " + name.dump());
+        mask |= 1u << static_cast<int>(view);
+      }
+      next.embed_views = mask;
     } else if (key == "temperature") {
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0.05 || v.get<double>() > 20.0)
         bad(key, "must be a number from 0.05 to 20");

@@ -38,6 +38,11 @@ struct AppInputs {
   int break_d = 512, break_T = 64;
   int break_seed = 0;
   unsigned checklist = 0;            // practice view: ticked "prove it" items, one bit each
+  // presentation (set by the embedding page or the learner's system settings)
+  bool embed = false;                // no surrounding chrome: a compact control strip and the view(s)
+  unsigned embed_views = 0;          // which views an embed offers, one bit per View (0: all)
+  bool light_theme = false;
+  bool reduced_motion = false;       // no animations (prefers-reduced-motion)
 
   static constexpr int kDeriveStages = 6;  // Q·Kᵀ, ÷√d, exp, row sums, weights, weighted sums
   static Matrix derive_default_qk();
@@ -78,6 +83,9 @@ nlohmann::json state_to_json(const AppState& state);
 // invalid values throw std::invalid_argument naming the key; nothing is changed then.
 // "token" may be a word of the sentence or an index.
 void apply_state_json(AppState& state, const nlohmann::json& partial, double now);
+
+// The weight matrix as CSV (a header row of key tokens, one row per query token) for export.
+std::string weights_csv(const AppState& state);
 
 // Index of the first token whose lowercased text is `word` (case-insensitive), or -1.
 int find_token(const EmbeddedSentence& sentence, const std::string& word);

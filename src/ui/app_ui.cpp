@@ -23,13 +23,28 @@ struct Panel {
 // In View order (app_state.h).
 constexpr Panel kPanels[kViewCount] = {
     {draw_flow_panel, nullptr},           {draw_weights_panel, nullptr},
-    {draw_library_panel, nullptr}, {draw_steps_panel, steps_view_data},
+    {draw_library_panel, library_view_data}, {draw_steps_panel, steps_view_data},
     {draw_derive_panel, derive_view_data},   {draw_break_panel, break_view_data},
     {draw_mistakes_panel, mistakes_view_data}, {draw_build_panel, build_view_data},
     {draw_cost_panel, cost_view_data},       {draw_practice_panel, practice_view_data},
 };
 
 PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }
+
+// In an embed, only the views the page chose (all when it chose none).
+bool view_offered(const AppInputs& in, View v) {
+  return !in.embed || in.embed_views == 0 || (in.embed_views & (1u << static_cast<int>(v)));
+}
+
+// Keys that work anywhere but in a text box: [ and ] step through the tokens.
+void keyboard_shortcuts(const AppState& state, AppInputs& next) {
+  if (ImGui::GetIO().WantTextInput) return;
+  const int T = static_cast<int>(state.model.queries.tokens.size());
+  for (ImWchar c : ImGui::GetIO().InputQueueCharacters) {
+    if (c == '[') next.token = std::max(0, next.token - 1);
+    if (c == ']') next.token = std::min(T - 1, next.token + 1);
+  }
+}
 
 void draw_view_tabs(const AppState& state, AppInputs& next) {
   static View shown = View::Flow;  // which tab ImGui shows; forced when the view changes elsewhere
@@ -39,6 +54,7 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   if (!ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   for (int i = 0; i < kViewCount; ++i) {
     const View v = static_cast<View>(i);
+    if (!view_offered(state.inputs, v)) continue;
     const ImGuiTabItemFlags flags = external && v == state.inputs.view ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(view_title(v), nullptr, flags);
     publish_item_rect((std::string("tab:") + view_name(v)).c_str());
@@ -82,22 +98,40 @@ void draw_app(AppState& state, double now) {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
   AppInputs next = state.inputs;
+  keyboard_shortcuts(state, next);
+  const bool embed = state.inputs.embed;
+  unsigned offered = 0;
+  for (int i = 0; i < kViewCount; ++i) offered += view_offered(state.inputs, static_cast<View>(i));
 
-  ImGui::TextUnformatted("Self-attention");
-  ImGui::SameLine();
-  hint("softmax(QKᵀ/√d)·V, live on a real sentence");
-
-  const float font = ImGui::GetFontSize();
-  const float avail = ImGui::GetContentRegionAvail().x;
-  const float controls_width = std::clamp(avail * 0.3f, font * 13.0f, font * 18.0f);
-  ImGui::BeginChild("controls", ImVec2(controls_width, 0), true);
-  draw_controls(state, next);
-  ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("view", ImVec2(0, 0), false);
-  draw_view_tabs(state, next);
+  if (embed) {
+    draw_compact_controls(state, next);
+  } else {
+    ImGui::TextUnformatted("Self-attention");
+    ImGui::SameLine();
+    hint("softmax(QKᵀ/√d)·V, live on a real sentence");
+    const float font = ImGui::GetFontSize();
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float controls_width = std::clamp(avail * 0.3f, font * 13.0f, font * 18.0f);
+    // NavFlattened: arrow-key navigation moves between the controls and the view as one surface.
+    ImGui::BeginChild("controls", ImVec2(controls_width, 0), true, ImGuiWindowFlags_NavFlattened);
+    draw_controls(state, next);
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
+  ImGui::BeginChild("view", ImVec2(0, 0), false, ImGuiWindowFlags_NavFlattened);
+  if (offered > 1) draw_view_tabs(state, next);
+  // An embed that offers one view shows it even if the state names another.
+  if (!view_offered(state.inputs, state.inputs.view))
+    for (int i = 0; i < kViewCount; ++i)
+      if (view_offered(state.inputs, static_cast<View>(i))) {
+        next.view = static_cast<View>(i);
+        break;
+      }
   ImGui::BeginChild("view_body", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  // Wrap text at the visible width even when a wide view scrolls sideways.
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
   if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
+  ImGui::PopTextWrapPos();
   ImGui::EndChild();
   ImGui::EndChild();
   ImGui::End();

@@ -1,13 +1,222 @@
-// The build view (placeholder until its full version lands; see panels.h).
+// The build view: the current attention as a runnable NumPy or PyTorch program to copy, and how
+// far the project's own CPU backends are from each other on it. Not the code writer (src/api/code_export).
 #include <imgui.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "../api/code_export.h"
 #include "panels.h"
 #include "widgets.h"
 
 namespace attn::ui {
 
-void draw_build_panel(const AppState&, AppInputs&) { hint("This view is being built."); }
+namespace {
 
-nlohmann::json build_view_data(const AppState&) { return nullptr; }
+constexpr double kRelativeTolerance = 1e-5;  // a backend passes when max|Δ| / max|reference| is below it
+
+enum class Language { NumPy, PyTorch };
+
+Language& chosen_language() {  // throwaway UI toggle: not part of the state a URL restores
+  static Language language = Language::NumPy;
+  return language;
+}
+
+// One backend against the scalar reference, on the same Q, K, V and settings.
+struct BackendAgreement {
+  std::string backend;
+  double max_abs_weights = 0, max_abs_output = 0;
+  double relative = 0;  // the larger of max|Δ| / max|reference| over weights and over output
+};
+
+double relative_to(const Matrix& got, const Matrix& reference, double* max_abs) {
+  *max_abs = static_cast<double>((got - reference).cwiseAbs().maxCoeff());
+  return *max_abs / std::max(static_cast<double>(reference.cwiseAbs().maxCoeff()), 1e-30);
+}
+
+std::vector<BackendAgreement> compare_backends(const AppState& state) {
+  const AttentionTrace& t = state.model.trace;
+  AttentionOptions options;  // the settings, but never a mistake: the backends compute attention only
+  options.causal = state.inputs.causal;
+  options.scale = state.inputs.scale;
+  options.temperature = state.inputs.temperature;
+  const AttentionResult reference = attend_with(Backend::Scalar, t.query, t.key, t.value, options);
+  std::vector<BackendAgreement> rows;
+  for (Backend backend : {Backend::Eigen, Backend::Simd}) {
+    const AttentionResult r = attend_with(backend, t.query, t.key, t.value, options);
+    BackendAgreement a;
+    a.backend = backend_name(backend);
+    a.relative = std::max(relative_to(r.weights, reference.weights, &a.max_abs_weights),
+                          relative_to(r.output, reference.output, &a.max_abs_output));
+    rows.push_back(a);
+  }
+  // The GPU path (src/gpu) is one more backend checked against the same reference: its row goes here.
+  return rows;
+}
+
+// Everything this view computes, redone only when the state changes (not every frame). Not const:
+// ImGui's text box takes a char*, which it leaves alone when read-only.
+struct BuildCache {
+  unsigned revision = ~0u;
+  std::string numpy, torch;
+  std::vector<BackendAgreement> agreement;
+};
+
+BuildCache& cached(const AppState& state) {
+  static BuildCache cache;
+  if (cache.revision != state.revision) {
+    AttentionOptions options;
+    options.causal = state.inputs.causal;
+    options.scale = state.inputs.scale;
+    options.temperature = state.inputs.temperature;
+    const CodeInput input =
+        worked_example_code_input(state.model.queries, state.model.keys, state.inputs.cross, options);
+    cache.numpy = numpy_code(input);
+    cache.torch = torch_code(input);
+    cache.agreement = compare_backends(state);
+    cache.revision = state.revision;
+  }
+  return cache;
+}
+
+// Green for "agrees" / "copied", red for "does not": darker on the light theme to stay readable.
+ImU32 good_color(bool light) { return light ? IM_COL32(20, 125, 55, 255) : IM_COL32(120, 220, 140, 255); }
+ImU32 bad_color(bool light) { return light ? IM_COL32(190, 40, 30, 255) : IM_COL32(255, 120, 110, 255); }
+
+std::string error_text(double v) {
+  if (v == 0) return "0 (identical)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1e", v);
+  return buf;
+}
+
+// The program in a read-only text box that can be selected from, scrolling both ways: code lines
+// are long and must not wrap, and ImGui's multiline box has no horizontal scrollbar of its own.
+void code_box(const char* id, std::string& code, float height, bool light) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  // A plain page colour instead of the input-field tint: this is something to read, not to type in.
+  ImGui::PushStyleColor(ImGuiCol_FrameBg, light ? IM_COL32(255, 255, 255, 255) : IM_COL32(14, 16, 21, 255));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+  ImGui::BeginChild(id, ImVec2(0, height), true, ImGuiWindowFlags_HorizontalScrollbar);
+  ImGui::PopStyleVar();
+  const ImVec2 text = ImGui::CalcTextSize(code.c_str());
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 size(std::max(text.x + style.FramePadding.x * 2 + ImGui::GetFontSize(), avail.x),
+                    std::max(text.y + style.FramePadding.y * 2 + ImGui::GetTextLineHeight(), avail.y));
+  ImGui::InputTextMultiline("##code", code.data(), code.size() + 1, size, ImGuiInputTextFlags_ReadOnly);
+  ImGui::EndChild();
+  ImGui::PopStyleColor();
+}
+
+void agreement_table(const std::vector<BackendAgreement>& rows, bool light) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("##agreement", 5, flags)) return;
+  ImGui::TableSetupColumn("Backend");
+  ImGui::TableSetupColumn("max |Δ weights|");
+  ImGui::TableSetupColumn("max |Δ output|");
+  ImGui::TableSetupColumn("relative");
+  ImGui::TableSetupColumn("within 1e-5?");
+  ImGui::TableHeadersRow();
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted("scalar");
+  for (int column = 1; column < 5; ++column) {
+    ImGui::TableNextColumn();
+    hint(column == 1 ? "the reference" : "—");
+  }
+  for (const BackendAgreement& a : rows) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    // SIMD code differs per machine (SSE2, AVX2, WebAssembly SIMD): say which one ran.
+    const bool simd = a.backend == backend_name(Backend::Simd);
+    ImGui::TextUnformatted((simd ? a.backend + " (" + simd_flavour() + ")" : a.backend).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(error_text(a.max_abs_weights).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(error_text(a.max_abs_output).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(error_text(a.relative).c_str());
+    ImGui::TableNextColumn();
+    const bool pass = a.relative <= kRelativeTolerance;
+    ImGui::PushStyleColor(ImGuiCol_Text, pass ? good_color(light) : bad_color(light));
+    ImGui::TextUnformatted(pass ? "✓ yes" : "✗ no");
+    ImGui::PopStyleColor();
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+void draw_build_panel(const AppState& state, AppInputs&) {
+  BuildCache& cache = cached(state);
+  static double copied_at = -1e9;
+  Language& language = chosen_language();
+  const float font = ImGui::GetFontSize();
+
+  panel_intro("The attention on screen now, as a short Python program: the sentence's token vectors, "
+              "the weight matrices and the settings are written into it as numbers.");
+
+  if (ImGui::RadioButton("NumPy", language == Language::NumPy)) language = Language::NumPy;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("PyTorch", language == Language::PyTorch)) language = Language::PyTorch;
+  ImGui::SameLine(0, font * 1.5f);
+  std::string& code = language == Language::NumPy ? cache.numpy : cache.torch;
+  if (ImGui::Button("Copy to clipboard")) {
+    ImGui::SetClipboardText(code.c_str());
+    copied_at = ImGui::GetTime();
+  }
+  publish_item_rect("build:copy");
+  if (ImGui::GetTime() - copied_at < 2.0) {
+    ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Text, good_color(state.inputs.light_theme));
+    ImGui::TextUnformatted("Copied");
+    ImGui::PopStyleColor();
+  }
+
+  hint(language == Language::NumPy
+           ? "Paste it into Python 3 with NumPy and run it. It prints the weights, one row per query token: "
+             "the same numbers as the Weights view. Then it prints the outputs."
+           : "Paste it into Python 3 with PyTorch and run it. It prints the weights (the same numbers as the "
+             "Weights view) and the outputs. With √d scaling on and temperature 1 it also checks itself "
+             "against PyTorch's built-in attention (PyTorch 2.0 or newer).");
+  if (state.inputs.mistake != Mistake::None)
+    hint("The mistake chosen in the Mistakes view is not in the code: it computes attention the right way, "
+         "so its weights differ from the Weights view until you switch the mistake off.");
+
+  // The code takes what the backend section below leaves (about 12 lines), but never under 10
+  // lines: in a small window the view scrolls instead.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float code_height = std::max(ImGui::GetContentRegionAvail().y - line * 12.0f, line * 10.0f);
+  code_box(language == Language::NumPy ? "numpy_code" : "torch_code", code, code_height,
+           state.inputs.light_theme);
+
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Do the project's backends agree?");
+  paragraph("The app can compute attention three ways on your CPU: scalar (plain loops, one number at a "
+            "time: the reference), Eigen (a matrix library) and SIMD (several numbers per instruction). They "
+            "add the same numbers in a different order, so the last digits may differ; a bug would show as a "
+            "large difference. Here all three run on the current Q, K and V, mask, scaling and temperature.");
+  agreement_table(cache.agreement, state.inputs.light_theme);
+  hint("Δ: the largest difference from the scalar result over all weights or all outputs. Relative: that "
+       "difference divided by the largest reference value.");
+}
+
+nlohmann::json build_view_data(const AppState& state) {
+  const BuildCache& cache = cached(state);
+  nlohmann::json agreement = nlohmann::json::array();
+  for (const BackendAgreement& a : cache.agreement)
+    agreement.push_back({{"backend", a.backend},
+                         {"max_abs_weights", a.max_abs_weights},
+                         {"max_abs_output", a.max_abs_output},
+                         {"relative", a.relative}});
+  return {{"lang", chosen_language() == Language::NumPy ? "numpy" : "torch"},
+          {"numpy", cache.numpy},
+          {"torch", cache.torch},
+          {"agreement", agreement},
+          {"tolerance", kRelativeTolerance},
+          {"simd_flavour", simd_flavour()}};
+}
 
 }  // namespace attn::ui

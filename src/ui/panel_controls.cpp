@@ -2,6 +2,8 @@
 // Not a view: it edits AppInputs (through `next`), every view reads the result.
 #include <imgui.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -39,18 +41,9 @@ void error_line(const AppState& state, const char* key) {
   hint("The views still show the last valid sentence.");
 }
 
-}  // namespace
-
-void draw_controls(const AppState& state, AppInputs& next) {
-  static TextBox sentence, kv_sentence;  // what is typed, kept while it is invalid
-
-  ImGui::TextUnformatted("Sentence (queries)");
-  if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
-  error_line(state, "sentence");
-
-  ImGui::TextUnformatted("Query token");
+// The query-token combo (width set by the caller).
+void token_picker(const AppState& state, AppInputs& next) {
   const auto& tokens = state.model.queries.tokens;
-  ImGui::SetNextItemWidth(-1);
   char preview[160];
   std::snprintf(preview, sizeof preview, "%s  (row %d of %d)", tokens[state.inputs.token].text.c_str(),
                 state.inputs.token + 1, static_cast<int>(tokens.size()));
@@ -63,15 +56,67 @@ void draw_controls(const AppState& state, AppInputs& next) {
     }
     ImGui::EndCombo();
   }
+  publish_item_rect("token");
+}
+
+void export_buttons(const AppState& state) {
+  ImGui::TextUnformatted("Export");
+  if (ImGui::SmallButton("Weights CSV")) save_text_file("attention-weights.csv", "text/csv", weights_csv(state));
+  publish_item_rect("export:csv");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Weights PNG") && !export_weights_png()) ImGui::OpenPopup("png-unavailable");
+  publish_item_rect("export:png");
+  if (ImGui::SmallButton("State JSON"))
+    save_text_file("attention-state.json", "application/json", state_to_json(state).dump(2));
+  publish_item_rect("export:json");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Copy link") && !copy_permalink()) ImGui::OpenPopup("link-unavailable");
+  publish_item_rect("copy-link");
+  if (ImGui::BeginPopup("png-unavailable")) {
+    ImGui::TextUnformatted("PNG export works in the browser version.");
+    ImGui::EndPopup();
+  }
+  if (ImGui::BeginPopup("link-unavailable")) {
+    ImGui::TextUnformatted("Links work in the browser version (the address bar holds the state).");
+    ImGui::EndPopup();
+  }
+}
+
+}  // namespace
+
+void draw_compact_controls(const AppState& state, AppInputs& next) {
+  const float font = ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(std::min(font * 14.0f, ImGui::GetContentRegionAvail().x * 0.45f));
+  token_picker(state, next);
+  ImGui::SameLine();
+  ImGui::Checkbox("Causal", &next.causal);
+  publish_item_rect("causal");
+  ImGui::SameLine();
+  ImGui::Checkbox("÷√d", &next.scale);
+  publish_item_rect("scale");
+}
+
+void draw_controls(const AppState& state, AppInputs& next) {
+  static TextBox sentence, kv_sentence;  // what is typed, kept while it is invalid
+
+  ImGui::TextUnformatted("Sentence (queries)");
+  if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
+  publish_item_rect("sentence");
+  error_line(state, "sentence");
+
+  ImGui::TextUnformatted("Query token");
+  ImGui::SetNextItemWidth(-1);
+  token_picker(state, next);
+  const auto& tokens = state.model.queries.tokens;
   if (ImGui::ArrowButton("##prev", ImGuiDir_Left) && next.token > 0) --next.token;
   ImGui::SameLine();
   if (ImGui::ArrowButton("##next", ImGuiDir_Right) && next.token + 1 < static_cast<int>(tokens.size())) ++next.token;
   ImGui::SameLine();
-  hint("previous / next token");
-
+  hint("or keys [ ]");
   ImGui::Separator();
-  ImGui::Checkbox("Causal mask (look back only)", &next.causal);
+  ImGui::Checkbox("Causal mask", &next.causal);
   publish_item_rect("causal");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each token may look only at itself and earlier tokens (as in GPT).");
   ImGui::Checkbox("Divide by √d", &next.scale);
   publish_item_rect("scale");
   ImGui::TextUnformatted("Temperature");
@@ -98,6 +143,9 @@ void draw_controls(const AppState& state, AppInputs& next) {
     next.view = keep;
   }
   publish_item_rect("reset");
+  ImGui::Separator();
+  export_buttons(state);
+  ImGui::Checkbox("Light theme", &next.light_theme);
   ImGui::Spacing();
   const auto& e = state.model.queries;
   int unknown = 0;

@@ -1,22 +1,687 @@
-// The flow view (first version; see panels.h).
+// The flow view: the lesson's picture X → Q, K, V → scores → weights → output, drawn live, the selected token lit.
+// Not a calculator: every number it shows comes from the core's trace (AppState::model.trace); it only lays out.
+//
+// [SECTION] Text helpers
+// [SECTION] Nodes: what each box shows and says
+// [SECTION] Layout: one cell size for every heatmap, boxes placed in five columns
+// [SECTION] Drawing: arrows, boxes, tooltips, the change pulse
+// [SECTION] Legend and readout
+// [SECTION] draw_flow_panel
 #include <imgui.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
 
 #include "panels.h"
 #include "widgets.h"
 
 namespace attn::ui {
 
+namespace {
+
+// One change travels X → Q/K/V → scores → weights → output in this time.
+constexpr double kPulseSeconds = 1.2;
+constexpr int kStageCount = 5;  // X, Q/K/V, scores, weights, output
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Text helpers
+// ---------------------------------------------------------------------------------------------
+
+// `text`, cut with "…" so that it is at most `max_width` wide (long words must not run into cells).
+std::string fit_text(const std::string& text, float max_width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
+  std::string cut = text;
+  while (!cut.empty()) {
+    // Drop one whole UTF-8 character: its continuation bytes, then its lead byte.
+    while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80) cut.pop_back();
+    if (!cut.empty()) cut.pop_back();
+    if (ImGui::CalcTextSize((cut + "…").c_str()).x <= max_width) break;
+  }
+  return cut + "…";
+}
+
+// A token's text, with its position when the same text occurs twice ("the (5)"), so a learner
+// can tell the two apart in a list.
+std::string token_name(const std::vector<std::string>& labels, int index) {
+  const std::string& text = labels[static_cast<std::size_t>(index)];
+  const auto same = std::count(labels.begin(), labels.end(), text);
+  return same > 1 ? text + " (" + std::to_string(index + 1) + ")" : text;
+}
+
+std::string shape_text(const Matrix& m) {
+  return "(" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + ")";
+}
+
+// Largest |value| of the finite entries (masked −∞ scores do not count), 1 when all are 0.
+float max_abs_finite(const Matrix& m) {
+  float largest = 0;
+  for (Eigen::Index i = 0; i < m.size(); ++i)
+    if (std::isfinite(m.data()[i])) largest = std::max(largest, std::fabs(m.data()[i]));
+  return largest > 0 ? largest : 1.0f;
+}
+
+// "name 1.00, name 0.50, ..." for one row. Wide rows (scores, weights over many keys) list only
+// their largest entries, best first; narrow ones list every entry in column order.
+std::string row_entries(const Matrix& m, int row, const std::vector<std::string>& col_names, int max_listed) {
+  const int cols = static_cast<int>(m.cols());
+  std::vector<int> order(static_cast<std::size_t>(cols));
+  std::iota(order.begin(), order.end(), 0);
+  const bool only_largest = cols > max_listed;
+  if (only_largest) {
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return m(row, a) > m(row, b); });
+    order.resize(static_cast<std::size_t>(max_listed));
+  }
+  std::string out;
+  for (int j : order) {
+    if (!out.empty()) out += ", ";
+    out += token_name(col_names, j) + " " + number_text(m(row, j), 2);
+  }
+  if (only_largest) out += "  (largest " + std::to_string(max_listed) + " of " + std::to_string(cols) + ")";
+  return out;
+}
+
+template <std::size_t N>
+std::vector<std::string> names_of(const std::array<const char*, N>& names) {
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Nodes: what each box shows and says
+// ---------------------------------------------------------------------------------------------
+
+enum class RowsAre { QueryTokens, KeyTokens };
+
+struct FlowNode {
+  const char* id;             // ImGui id of its heatmap
+  std::string name;           // "Q"
+  std::string shape;          // "(10, 4)": (rows, columns) as computed now
+  std::string formula;        // the recipe under the name, "X·W_Q"
+  std::string formula_short;  // the same for the compact layout (narrow windows)
+  std::string meaning;        // first tooltip line: formula and what the rows mean
+  std::string detail;         // optional second tooltip paragraph
+  const Matrix* matrix = nullptr;
+  bool signed_values = true;  // diverging colours over ±max|value|, else weights in [0, 1]
+  int stage = 0;              // when the change pulse reaches it (0 = X ... 4 = output)
+  RowsAre rows = RowsAre::QueryTokens;
+  bool selectable = false;  // a click on a row picks that token as the query
+  bool highlight_selected = false;
+  bool labelled_rows = false;          // token names left of the rows (the X boxes: where tokens enter)
+  std::vector<std::string> col_names;  // for tooltips: features, dimensions or key tokens
+
+  // Layout, in pixels relative to the diagram's origin.
+  ImVec2 pos, size;
+  ImVec2 grid;  // top-left of the heatmap cells
+  float range = 1.0f;
+
+  ImVec2 max() const { return ImVec2(pos.x + size.x, pos.y + size.y); }
+  float center_y() const { return pos.y + size.y * 0.5f; }
+  int row_count() const { return static_cast<int>(matrix->rows()); }
+  int col_count() const { return static_cast<int>(matrix->cols()); }
+};
+
+struct FlowNodes {
+  FlowNode x, x_kv, q, k, v, scores, weights, output;
+  bool cross = false;
+  // Every box in drawing order; x_kv only in cross-attention.
+  std::vector<FlowNode*> all() {
+    std::vector<FlowNode*> list = {&x, &q, &k, &v, &scores, &weights, &output};
+    if (cross) list.insert(list.begin() + 1, &x_kv);
+    return list;
+  }
+};
+
+FlowNode make_node(const char* id, std::string name, std::string formula, std::string meaning, std::string detail,
+                   const Matrix& matrix) {
+  FlowNode node;
+  node.id = id;
+  node.name = std::move(name);
+  node.shape = shape_text(matrix);
+  node.formula = std::move(formula);
+  node.formula_short = node.formula;
+  node.meaning = std::move(meaning);
+  node.detail = std::move(detail);
+  node.matrix = &matrix;
+  return node;
+}
+
+// True when the trace's factor is 1/(√d · temperature): the scores really were divided by √d
+// (a mistake variant or the "Divide by √d" switch can leave it out).
+bool divided_by_sqrt_d(const AttentionTrace& trace, float temperature) {
+  const float d = static_cast<float>(trace.key.cols());
+  return std::fabs(trace.score_factor * temperature * std::sqrt(d) - 1.0f) < 1e-3f;
+}
+
+// "QKᵀ ÷√d ÷0.50": the divisors actually applied, read back from the trace.
+std::string scores_formula(const AttentionTrace& trace, float temperature) {
+  std::string f = "QKᵀ";
+  if (divided_by_sqrt_d(trace, temperature)) f += " ÷√d";
+  if (temperature != 1.0f) f += " ÷" + number_text(temperature, 2);
+  return f;
+}
+
+FlowNodes make_nodes(const AppState& state) {
+  const AttentionTrace& t = state.model.trace;
+  const float temperature = state.inputs.temperature;
+  const bool cross = state.inputs.cross;
+  FlowNodes n;
+  n.cross = cross;
+
+  n.x = make_node("##flow_x", "X", cross ? "query sentence" : "token vectors",
+                  "X: one row per token, one column per hand-made word feature.",
+                  cross ? "In cross-attention only the queries are made from it." : "", state.model.queries.x);
+  n.x.formula_short = cross ? "sentence 1" : "tokens";
+  n.x.labelled_rows = true;
+  n.x.selectable = n.x.highlight_selected = true;
+  n.x.col_names = names_of(feature_names());
+
+  n.x_kv =
+      make_node("##flow_x_kv", "X_kv", "second sentence", "X_kv: the token vectors of the second sentence.",
+                "In cross-attention the keys and values are made from these rows, not from X.", state.model.keys.x);
+  n.x_kv.formula_short = "sentence 2";
+  n.x_kv.rows = RowsAre::KeyTokens;
+  n.x_kv.labelled_rows = true;
+  n.x_kv.col_names = names_of(feature_names());
+
+  const std::string kv_source = cross ? "X_kv" : "X";
+  n.q = make_node("##flow_q", "Q", "X·W_Q", "Q = X·W_Q: each token's query, what it is looking for.", "", t.query);
+  n.q.stage = 1;
+  n.q.selectable = n.q.highlight_selected = true;
+  n.q.col_names = names_of(query_dim_names());
+
+  n.k = make_node("##flow_k", "K", kv_source + "·W_K",
+                  "K = " + kv_source + "·W_K: each token's key, what it offers to queries for matching.", "", t.key);
+  n.k.stage = 1;
+  n.k.col_names = names_of(key_dim_names());
+
+  n.v = make_node("##flow_v", "V", kv_source + "·W_V",
+                  "V = " + kv_source + "·W_V: each token's value, what it hands on to whoever attends to it.", "",
+                  t.value);
+  n.v.stage = 1;
+  n.v.col_names = names_of(value_dim_names());
+  // In self-attention K and V rows are the query tokens too, so a click there may select one.
+  for (FlowNode* kv : {&n.k, &n.v}) {
+    kv->rows = cross ? RowsAre::KeyTokens : RowsAre::QueryTokens;
+    kv->selectable = !cross;
+  }
+
+  std::string scaling = "Each raw score q·k is multiplied by " + number_text(t.score_factor, 3);
+  scaling += divided_by_sqrt_d(t, temperature) ? " = 1/√" + std::to_string(t.key.cols()) : " (not divided by √d)";
+  if (temperature != 1.0f) scaling += ", temperature " + number_text(temperature, 2) + " included";
+  scaling += ".";
+  if (state.inputs.causal) scaling += " Hatched cells are later tokens: set to −∞, so softmax gives them nothing.";
+  n.scores =
+      make_node("##flow_scores", "scores", scores_formula(t, temperature) + (state.inputs.causal ? ", masked" : ""),
+                "scores = QKᵀ/√d: row i, column j says how well query i matches key j.", scaling, t.masked_scores);
+  n.scores.formula_short = scores_formula(t, temperature);  // the hatching shows the mask
+  n.scores.stage = 2;
+  n.scores.selectable = n.scores.highlight_selected = true;
+  n.scores.col_names = key_labels(state);
+
+  // Say what the rows really sum to: a mistake variant (Mistakes view) can break it.
+  const bool rows_sum_to_one = diagnose(t).max_row_sum_error < 1e-3f;
+  n.weights = make_node("##flow_weights", "weights", rows_sum_to_one ? "rows sum to 1" : "rows do NOT sum to 1",
+                        "weights = softmax of each score row: all ≥ 0, each row adds up to 1.",
+                        "A row is one token's attention: how much of each value it will take.", t.weights);
+  n.weights.formula_short = "softmax";  // the compact layout has no room for the arrow's label
+  n.weights.stage = 3;
+  n.weights.signed_values = false;
+  n.weights.selectable = n.weights.highlight_selected = true;
+  n.weights.col_names = key_labels(state);
+
+  n.output = make_node("##flow_output", "output", "weights·V",
+                       "output = weights·V: each token's blend of the values, mixed by its weights.", "", t.output);
+  n.output.stage = 4;
+  n.output.selectable = n.output.highlight_selected = true;
+  n.output.col_names = names_of(value_dim_names());
+
+  for (FlowNode* node : n.all()) node->range = node->signed_values ? max_abs_finite(*node->matrix) : 1.0f;
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Layout: one cell size for every heatmap, boxes placed in five columns
+// ---------------------------------------------------------------------------------------------
+
+struct FlowLayout {
+  float cell = 0;
+  // Compact: for narrow windows (800×600 leaves ~520 px). The header gets three short lines
+  // (name, shape, recipe) instead of two long ones, gaps shrink, and the arrow label and the
+  // output's name tag go (the weights box then says "softmax" itself).
+  bool compact = false;
+  float pad = 0, header = 0, row_label_width = 0;
+  float gap = 0, softmax_gap = 0, column_gap_v = 0;
+  float output_tag_width = 0;  // room right of the output box for the selected token's name
+  float v_route_y = 0;         // height at which the V → output arrow passes under scores/weights
+  ImVec2 total;
+  bool show_row_labels = true;
+};
+
+// The text lines at the top of a box.
+std::vector<std::string> header_lines(const FlowNode& node, bool compact) {
+  if (compact) return {node.name, node.shape, node.formula_short};
+  return {node.name + "  " + node.shape, node.formula};
+}
+
+// Box sizes for a cell size, then positions: X | Q K V | scores | weights | output.
+// Q, K, V stack in one column; scores and weights sit between Q and K (they are made from them);
+// output sits between weights and the V arrow, the two things it is made from.
+FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_token) {
+  const float font = ImGui::GetFontSize();
+  const float line = ImGui::GetTextLineHeight();
+  FlowLayout L;
+  L.cell = cell;
+  L.compact = compact;
+  L.pad = font * 0.35f;
+  L.header = line * (compact ? 3.0f : 2.0f) + font * 0.2f;
+  L.gap = font * (compact ? 1.4f : 2.2f);
+  L.softmax_gap = compact ? L.gap : ImGui::CalcTextSize("softmax").x + font * 1.2f;
+  L.column_gap_v = font * 0.7f;
+  L.show_row_labels = cell >= font * 0.45f;  // below that, only the selected token keeps its name
+
+  const float label_width = std::min(widest_token, font * (compact ? 4.0f : 6.0f));
+  L.row_label_width = label_width + font * 0.4f;
+  L.output_tag_width = compact ? 0.0f : font * 1.2f + label_width;
+
+  for (FlowNode* node : n.all()) {
+    const float label = node->labelled_rows ? L.row_label_width : 0.0f;
+    float width = label + cell * node->col_count();
+    for (const std::string& text : header_lines(*node, compact))
+      width = std::max(width, ImGui::CalcTextSize(text.c_str()).x);
+    node->size = ImVec2(L.pad * 2 + width, L.pad * 2 + L.header + cell * node->row_count());
+    node->grid = ImVec2(L.pad + label, L.pad + L.header);  // relative to the box until placed
+  }
+
+  auto column_width = [](std::initializer_list<const FlowNode*> nodes) {
+    float w = 0;
+    for (const FlowNode* node : nodes) w = std::max(w, node->size.x);
+    return w;
+  };
+  const float x0 = 0;
+  const float x1 = x0 + column_width({&n.x, n.cross ? &n.x_kv : &n.x}) + L.gap;
+  const float x2 = x1 + column_width({&n.q, &n.k, &n.v}) + L.gap;
+  const float x3 = x2 + n.scores.size.x + L.softmax_gap;
+  const float x4 = x3 + n.weights.size.x + L.gap;
+
+  n.q.pos = ImVec2(x1, 0);
+  n.k.pos = ImVec2(x1, n.q.max().y + L.column_gap_v);
+  n.v.pos = ImVec2(x1, n.k.max().y + L.column_gap_v);
+
+  auto center_at = [](FlowNode& node, float x, float center_y) { node.pos = ImVec2(x, center_y - node.size.y * 0.5f); };
+  if (n.cross) {  // X feeds Q; X_kv feeds K and V
+    center_at(n.x, x0, n.q.center_y());
+    center_at(n.x_kv, x0, (n.k.center_y() + n.v.center_y()) * 0.5f);
+    n.x_kv.pos.y = std::max(n.x_kv.pos.y, n.x.max().y + L.column_gap_v);
+  } else {
+    center_at(n.x, x0, n.k.center_y());
+  }
+  center_at(n.scores, x2, (n.q.center_y() + n.k.center_y()) * 0.5f);
+  n.weights.pos = ImVec2(x3, n.scores.pos.y);
+  L.v_route_y = std::max(n.v.center_y(), std::max(n.scores.max().y, n.weights.max().y) + L.column_gap_v);
+  center_at(n.output, x4, (n.weights.center_y() + L.v_route_y) * 0.5f);
+
+  // Nothing above the origin: shift everything down by the highest overshoot.
+  float top = 0;
+  for (FlowNode* node : n.all()) top = std::min(top, node->pos.y);
+  for (FlowNode* node : n.all()) node->pos.y -= top;
+  L.v_route_y -= top;
+
+  L.total = ImVec2(0, L.v_route_y + L.pad);
+  for (FlowNode* node : n.all()) {
+    node->grid = ImVec2(node->pos.x + node->grid.x, node->pos.y + node->grid.y);
+    L.total.x = std::max(L.total.x, node->max().x);
+    L.total.y = std::max(L.total.y, node->max().y);
+  }
+  L.total.x += L.output_tag_width;
+  return L;
+}
+
+// The largest cell size (whole pixels) that fits the width, in the normal layout if it can fit
+// at all, else in the compact one. It also fits the height unless that would make cells smaller
+// than half a line: there, scrolling down reads better than specks.
+FlowLayout fit_layout(FlowNodes& n, const AppState& state, ImVec2 avail) {
+  const float font = ImGui::GetFontSize();
+  const float largest = std::floor(font * 1.5f), smallest = std::max(1.0f, std::floor(font * 0.2f));
+  const float height_floor = font * 0.5f;
+  float widest_token = 0;  // measured once: the loop below lays out up to ~40 times
+  for (const auto* tokens : {&state.model.queries.tokens, &state.model.keys.tokens})
+    for (const Token& t : *tokens) widest_token = std::max(widest_token, ImGui::CalcTextSize(t.text.c_str()).x);
+  FlowLayout L;
+  for (const bool compact : {false, true})
+    for (float cell = largest; cell >= smallest; cell -= 1.0f) {
+      L = layout_nodes(n, cell, compact, widest_token);
+      const bool fits_width = L.total.x <= avail.x;
+      const bool fits_height = L.total.y <= avail.y || cell <= height_floor;
+      if (fits_width && fits_height) return L;
+    }
+  return L;  // compact with the smallest cells: the view scrolls
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Drawing: arrows, boxes, tooltips, the change pulse
+// ---------------------------------------------------------------------------------------------
+
+// A connection: a polyline whose last segment ends in an arrow head. The change pulse runs along
+// it while travelling from its source's stage to its target's.
+struct FlowArrow {
+  std::vector<ImVec2> points;
+  int from_stage = 0, to_stage = 1;
+  const char* label = nullptr;  // written above the middle of the first segment
+};
+
+ImVec2 point_along(const std::vector<ImVec2>& points, float t) {
+  float total = 0;
+  for (std::size_t i = 1; i < points.size(); ++i)
+    total += std::hypot(points[i].x - points[i - 1].x, points[i].y - points[i - 1].y);
+  float left = std::clamp(t, 0.0f, 1.0f) * total;
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const ImVec2 a = points[i - 1], b = points[i];
+    const float len = std::hypot(b.x - a.x, b.y - a.y);
+    if (left <= len && len > 0) return ImVec2(a.x + (b.x - a.x) * left / len, a.y + (b.y - a.y) * left / len);
+    left -= len;
+  }
+  return points.back();
+}
+
+// How far the change pulse has travelled: 0 at the change, kStageCount when it has passed output.
+// With reduced motion asked for (prefers-reduced-motion), there is no pulse at all.
+float pulse_position(const AppState& state) {
+  if (state.inputs.reduced_motion) return -1.0f;
+  const double elapsed = ImGui::GetTime() - state.changed_at;
+  if (elapsed < 0 || elapsed > kPulseSeconds) return -1.0f;
+  return static_cast<float>(elapsed / kPulseSeconds * kStageCount);
+}
+
+// 1 when the pulse just reached `stage`, fading to 0 as it moves on to the next one.
+float stage_glow(float pulse, int stage) {
+  if (pulse < static_cast<float>(stage)) return 0.0f;
+  return std::max(0.0f, 1.0f - (pulse - static_cast<float>(stage)));
+}
+
+std::vector<FlowArrow> make_arrows(const FlowNodes& n, const FlowLayout& L, ImVec2 o) {
+  auto at = [o](float x, float y) { return ImVec2(o.x + x, o.y + y); };
+  auto left_at = [&](const FlowNode& node, float fraction) {
+    return at(node.pos.x, node.pos.y + node.size.y * fraction);
+  };
+  auto right_mid = [&](const FlowNode& node) { return at(node.max().x, node.center_y()); };
+  std::vector<FlowArrow> arrows;
+  const FlowNode& k_source = n.cross ? n.x_kv : n.x;
+  auto link = [](const FlowNode& from, const FlowNode& to, std::vector<ImVec2> points) {
+    FlowArrow a;
+    a.points = std::move(points);
+    a.from_stage = from.stage;
+    a.to_stage = to.stage;
+    return a;
+  };
+  arrows.push_back(link(n.x, n.q, {right_mid(n.x), left_at(n.q, 0.5f)}));
+  arrows.push_back(link(k_source, n.k, {right_mid(k_source), left_at(n.k, 0.5f)}));
+  arrows.push_back(link(k_source, n.v, {right_mid(k_source), left_at(n.v, 0.5f)}));
+  arrows.push_back(link(n.q, n.scores, {right_mid(n.q), left_at(n.scores, 0.35f)}));
+  arrows.push_back(link(n.k, n.scores, {right_mid(n.k), left_at(n.scores, 0.65f)}));
+  arrows.push_back(link(n.scores, n.weights, {right_mid(n.scores), left_at(n.weights, 0.5f)}));
+  if (!L.compact) arrows.back().label = "softmax";
+  arrows.push_back(link(n.weights, n.output, {right_mid(n.weights), left_at(n.output, 0.35f)}));
+  // V → output passes under scores and weights, then turns up into the output box. It spans
+  // three stages, so its pulse moves slower and arrives with the one coming through weights.
+  const float turn_x = n.output.pos.x - L.gap * 0.5f;
+  FlowArrow v_to_output = link(n.v, n.output, {right_mid(n.v)});
+  if (L.v_route_y > n.v.center_y() + 0.5f) {
+    const float drop_x = n.v.max().x + L.gap * 0.4f;
+    v_to_output.points.push_back(at(drop_x, n.v.center_y()));
+    v_to_output.points.push_back(at(drop_x, L.v_route_y));
+  }
+  v_to_output.points.push_back(at(turn_x, L.v_route_y));
+  v_to_output.points.push_back(left_at(n.output, 0.65f));
+  arrows.push_back(v_to_output);
+  return arrows;
+}
+
+void draw_arrows(ImDrawList* dl, const std::vector<FlowArrow>& arrows, float pulse) {
+  const float font = ImGui::GetFontSize();
+  const float thickness = std::max(1.0f, font * 0.09f);
+  const ImU32 idle = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 lit = ImGui::GetColorU32(ImGuiCol_PlotLinesHovered);
+  for (const FlowArrow& a : arrows) {
+    const float travel = (pulse - static_cast<float>(a.from_stage)) / static_cast<float>(a.to_stage - a.from_stage);
+    const bool moving = travel >= 0 && travel < 1;
+    const ImU32 color = moving ? lit : idle;
+    for (std::size_t i = 1; i + 1 < a.points.size(); ++i) dl->AddLine(a.points[i - 1], a.points[i], color, thickness);
+    arrow(dl, a.points[a.points.size() - 2], a.points.back(), color, thickness);
+    if (moving) dl->AddCircleFilled(point_along(a.points, travel), font * 0.22f, lit);
+    if (a.label) {
+      const ImVec2 mid((a.points[0].x + a.points[1].x) * 0.5f, (a.points[0].y + a.points[1].y) * 0.5f);
+      const ImVec2 size = ImGui::CalcTextSize(a.label);
+      dl->AddText(ImVec2(mid.x - size.x * 0.5f, mid.y - size.y - font * 0.2f), ImGui::GetColorU32(ImGuiCol_Text),
+                  a.label);
+    }
+  }
+}
+
+// Token names left of the rows. Names that would collide with the one above are skipped; the
+// selected token's name is always drawn (in the highlight colour) and keeps its neighbours off.
+void draw_row_labels(ImDrawList* dl, const FlowNode& node, ImVec2 grid, const FlowLayout& L,
+                     const std::vector<std::string>& labels, int selected) {
+  const float line = ImGui::GetTextLineHeight();
+  const float right = grid.x - ImGui::GetFontSize() * 0.3f;
+  const float max_width = L.row_label_width - ImGui::GetFontSize() * 0.4f;
+  auto label_top = [&](int i) { return grid.y + L.cell * (static_cast<float>(i) + 0.5f) - line * 0.5f; };
+  const bool has_selected = selected >= 0 && selected < node.row_count();
+  float next_free = -1e9f;
+  for (int i = 0; i < node.row_count() && i < static_cast<int>(labels.size()); ++i) {
+    const bool is_selected = i == selected;
+    if (!is_selected) {
+      if (!L.show_row_labels) continue;
+      if (label_top(i) < next_free) continue;
+      if (has_selected && std::fabs(label_top(i) - label_top(selected)) < line) continue;
+    }
+    const std::string text = fit_text(labels[static_cast<std::size_t>(i)], max_width);
+    const float w = ImGui::CalcTextSize(text.c_str()).x;
+    const ImU32 color = ImGui::GetColorU32(is_selected ? ImGuiCol_PlotLinesHovered : ImGuiCol_Text);
+    dl->AddText(ImVec2(right - w, label_top(i)), color, text.c_str());
+    if (!is_selected) next_free = label_top(i) + line;
+  }
+}
+
+void node_tooltip(const FlowNode& node, const HeatmapHover& hover, const AppState& state,
+                  const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens) {
+  const auto& row_tokens = node.rows == RowsAre::QueryTokens ? query_tokens : key_tokens;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+  ImGui::TextUnformatted(node.meaning.c_str());
+  if (!node.detail.empty()) hint(node.detail.c_str());
+  ImGui::Separator();
+  // The row to list: the selected token's where rows are query tokens; the hovered key otherwise.
+  const bool query_rows = node.rows == RowsAre::QueryTokens;
+  const int row = query_rows ? state.inputs.token : hover.row;
+  if (row >= 0 && row < node.row_count()) {
+    ImGui::Text("%s “%s”:", query_rows ? "Selected token" : "Key", token_name(row_tokens, row).c_str());
+    ImGui::TextUnformatted(row_entries(*node.matrix, row, node.col_names, 8).c_str());
+  } else {
+    hint("Hover a row to see that key token's numbers.");
+  }
+  if (hover.row >= 0) {
+    const float value = (*node.matrix)(hover.row, hover.col);
+    ImGui::Text("Under the mouse: %s → %s = %s", token_name(row_tokens, hover.row).c_str(),
+                node.col_names[static_cast<std::size_t>(hover.col)].c_str(), number_text(value, 2).c_str());
+    if (node.selectable) hint("Click to follow this token.");
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+// One box: background, title, recipe, the heatmap and its row labels. Returns the hovered cell.
+HeatmapHover draw_node(ImDrawList* dl, const FlowNode& node, const FlowLayout& L, ImVec2 o, const AppState& state,
+                       const std::vector<std::string>& row_tokens, float glow) {
+  const float font = ImGui::GetFontSize();
+  const ImVec2 box_min(o.x + node.pos.x, o.y + node.pos.y), box_max(o.x + node.max().x, o.y + node.max().y);
+  dl->AddRectFilled(box_min, box_max, ImGui::GetColorU32(ImGuiCol_FrameBg), font * 0.25f);
+  dl->AddRect(box_min, box_max, ImGui::GetColorU32(ImGuiCol_Border), font * 0.25f);
+  // Header: the name (and shape) bright, the recipe dimmed.
+  const auto lines = header_lines(node, L.compact);
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    dl->AddText(ImVec2(box_min.x + L.pad, box_min.y + L.pad + ImGui::GetTextLineHeight() * static_cast<float>(i)),
+                ImGui::GetColorU32(i + 1 == lines.size() ? ImGuiCol_TextDisabled : ImGuiCol_Text), lines[i].c_str());
+
+  const ImVec2 grid(o.x + node.grid.x, o.y + node.grid.y);
+  const int selected = node.highlight_selected ? state.inputs.token : -1;
+  if (node.labelled_rows) draw_row_labels(dl, node, grid, L, row_tokens, selected);
+
+  // A faint backing under the cells: the 1-px gaps between them then read as grid lines on any
+  // theme (on a white box, near-zero cells would otherwise merge with the background).
+  const ImVec2 grid_max(grid.x + L.cell * node.col_count(), grid.y + L.cell * node.row_count());
+  dl->AddRectFilled(grid, grid_max, ImGui::GetColorU32(ImGuiCol_Text, 0.25f));
+
+  HeatmapStyle style;
+  style.cell = L.cell;
+  style.signed_values = node.signed_values;
+  style.range = node.range;
+  style.highlight_row = selected;
+  ImGui::SetCursorScreenPos(grid);
+  const HeatmapHover hover = heatmap(node.id, node.matrix->data(), node.row_count(), node.col_count(), style);
+
+  if (glow > 0) {  // the change pulse has just reached this box
+    const ImVec4 accent = ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered);
+    dl->AddRect(box_min, box_max, ImGui::GetColorU32(ImVec4(accent.x, accent.y, accent.z, glow)), font * 0.25f, 0,
+                std::max(1.5f, font * 0.14f));
+  }
+  return hover;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Legend and readout
+// ---------------------------------------------------------------------------------------------
+
+// Puts the next item on this line, `spacing` after the last, if `width` still fits left of
+// `right_edge` (screen x); else on a new line. Nothing runs past the visible edge.
+void same_line_if_fits(float width, float spacing, float right_edge) {
+  ImGui::SameLine(0, spacing);
+  if (ImGui::GetCursorScreenPos().x + width > right_edge) ImGui::NewLine();
+}
+
+void draw_legends(const AppState& state, float right_edge) {
+  const float font = ImGui::GetFontSize();
+  const float bar = font * 5.0f;
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  HeatmapStyle signed_style;
+  signed_style.signed_values = true;
+  legend("values", signed_style, bar);
+  const char* per_box = "× each box's largest |value|";
+  same_line_if_fits(ImGui::CalcTextSize(per_box).x, spacing, right_edge);
+  hint(per_box);
+
+  // legend() draws: caption, "0", the bar, "1", with item spacing between them.
+  const HeatmapStyle weight_style;
+  const float weights_width = ImGui::CalcTextSize("weights01").x + bar + spacing * 3;
+  same_line_if_fits(weights_width, font * 1.5f, right_edge);
+  legend("weights", weight_style, bar);
+  if (state.inputs.causal) {
+    const char* masked = "masked: a later token (−∞)";
+    const float masked_width = ImGui::CalcTextSize(masked).x + ImGui::GetTextLineHeight() * 1.5f + spacing;
+    same_line_if_fits(masked_width, font * 1.5f, right_edge);
+    masked_legend(masked);
+  }
+}
+
+// The selected token, in words: what it looks for, whom it reads from, what it comes away with.
+void draw_readout(const AppState& state, const std::vector<std::string>& query_tokens,
+                  const std::vector<std::string>& key_tokens) {
+  const AttentionTrace& t = state.model.trace;
+  const int token = state.inputs.token;
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
+  ImGui::TextWrapped("Selected: “%s”, token %d of %d", query_tokens[static_cast<std::size_t>(token)].c_str(), token + 1,
+                     static_cast<int>(query_tokens.size()));
+  ImGui::PopStyleColor();
+
+  ImGui::TextWrapped("Its query q (what it looks for): %s",
+                     row_entries(t.query, token, names_of(query_dim_names()), kHeadDim).c_str());
+
+  std::vector<int> keys(static_cast<std::size_t>(t.weights.cols()));
+  std::iota(keys.begin(), keys.end(), 0);
+  const std::size_t shown = std::min<std::size_t>(3, keys.size());
+  std::partial_sort(keys.begin(), keys.begin() + static_cast<long>(shown), keys.end(),
+                    [&](int a, int b) { return t.weights(token, a) > t.weights(token, b); });
+  std::string top;
+  for (std::size_t i = 0; i < shown; ++i) {
+    if (!top.empty()) top += ", ";
+    top += token_name(key_tokens, keys[i]) + " " + number_text(t.weights(token, keys[i]), 2);
+  }
+  ImGui::TextWrapped("It attends most to%s: %s", state.inputs.cross ? " (in the second sentence)" : "", top.c_str());
+
+  ImGui::TextWrapped("Its output (what it takes away): %s",
+                     row_entries(t.output, token, names_of(value_dim_names()), kHeadDim).c_str());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] draw_flow_panel
+// ---------------------------------------------------------------------------------------------
+
 void draw_flow_panel(const AppState& state, AppInputs& next) {
-  (void)next;
-  const auto& t = state.model.trace;
-  const auto rows = query_labels(state), cols = key_labels(state);
-  HeatmapStyle s;
-  s.row_labels = &rows;
-  s.col_labels = &cols;
-  s.show_values = true;
-  s.highlight_row = state.inputs.token;
-  heatmap("##w", t.weights.data(), static_cast<int>(t.weights.rows()), static_cast<int>(t.weights.cols()), s);
-  legend("weight", s, ImGui::GetFontSize() * 8);
+  // The visible width, with a vertical scrollbar's room kept free. Wrapped text must stop here:
+  // by default ImGui wraps at the scrolled content's width, past the visible edge.
+  const float scrollbar = ImGui::GetStyle().ScrollbarSize;
+  const float visible_width = ImGui::GetContentRegionAvail().x - scrollbar;
+  const float right_edge = ImGui::GetCursorScreenPos().x + visible_width;
+  ImGui::PushTextWrapPos(ImGui::GetCursorPos().x + visible_width);
+
+  panel_intro(
+      "Token vectors flow left to right: into queries, keys and values, then scores, weights and each token's "
+      "output. Hover a box for its formula and numbers; click a row to follow that token.");
+  if (state.inputs.mistake != Mistake::None) {
+    const std::string note = std::string("Showing the mistake “") + mistake_name(state.inputs.mistake) +
+                             "”: the boxes hold its numbers, the labels name the correct recipe.";
+    hint(note.c_str());
+  }
+  draw_legends(state, right_edge);
+  ImGui::Spacing();
+
+  const auto query_tokens = query_labels(state), key_tokens = key_labels(state);
+  FlowNodes nodes = make_nodes(state);
+  // Room for the readout (four lines) under the diagram.
+  const ImVec2 avail(visible_width, ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 5.0f);
+  const FlowLayout layout = fit_layout(nodes, state, avail);
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float pulse = pulse_position(state);
+  draw_arrows(dl, make_arrows(nodes, layout, origin), pulse);
+
+  const bool window_hovered = ImGui::IsWindowHovered();
+  for (FlowNode* node : nodes.all()) {
+    const auto& row_tokens = node->rows == RowsAre::QueryTokens ? query_tokens : key_tokens;
+    const HeatmapHover hover = draw_node(dl, *node, layout, origin, state, row_tokens, stage_glow(pulse, node->stage));
+    if (node->selectable && hover.row >= 0) {
+      ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+      if (ImGui::IsItemClicked()) next.token = hover.row;
+    }
+    const ImVec2 box_min(origin.x + node->pos.x, origin.y + node->pos.y);
+    const ImVec2 box_max(origin.x + node->max().x, origin.y + node->max().y);
+    if (window_hovered && ImGui::IsMouseHoveringRect(box_min, box_max))
+      node_tooltip(*node, hover, state, query_tokens, key_tokens);
+  }
+
+  // The selected token's name right of its output row: where it ends up.
+  if (layout.output_tag_width > 0) {
+    const float font = ImGui::GetFontSize();
+    const FlowNode& out = nodes.output;
+    const int token = state.inputs.token;
+    const std::string tag =
+        "← " + fit_text(query_tokens[static_cast<std::size_t>(token)], layout.output_tag_width - font * 1.2f);
+    const float row_center = origin.y + out.grid.y + layout.cell * (static_cast<float>(token) + 0.5f);
+    dl->AddText(ImVec2(origin.x + out.max().x + font * 0.3f, row_center - ImGui::GetTextLineHeight() * 0.5f),
+                ImGui::GetColorU32(ImGuiCol_PlotLinesHovered), tag.c_str());
+  }
+
+  // Reserve the diagram's area so the window scrolls to it and the readout starts below.
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(layout.total);
+  ImGui::Spacing();
+  draw_readout(state, query_tokens, key_tokens);
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace attn::ui

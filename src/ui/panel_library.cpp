@@ -1,22 +1,512 @@
-// The library view (first version; see panels.h).
+// The library view: the selected query is a reader's question, each key-side token a book (title =
+// key, contents = value), each weight how much of a book is read. Not a model: it reads the trace.
+//
+// [SECTION] Small helpers
+// [SECTION] What the reader does (the weights row, the best match, both take-homes)
+// [SECTION] The shelf
+// [SECTION] The take-home
+// [SECTION] Where the picture stops working
+// [SECTION] The view
 #include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
 
 #include "panels.h"
 #include "widgets.h"
 
 namespace attn::ui {
 
+// Defined in panel_weights.cpp; they belong in widgets.h / app_state.h (see there).
+std::string fit_text(const std::string& text, float max_width);
+void wrapped_in_view(const char* text, bool dim);
+bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
+
+namespace {
+
+// [SECTION] Small helpers
+
+std::string in_quotes(const std::string& token) { return "'" + token + "'"; }
+
+// A token as running text names it: quoted, a very long word shortened rather than wrapped mid-word.
+std::string token_name(const std::string& token) { return in_quotes(fit_text(token, ImGui::GetFontSize() * 10.0f)); }
+
+std::string percent(float share) {
+  if (share > 0.0f && share < 0.005f) return "<1%";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.0f%%", static_cast<double>(share) * 100.0);
+  return buf;
+}
+
+// "seeks creature +1.20 · seeks thing 0.00 · ..." for one row of a matrix with named columns.
+template <typename Names>
+std::string named_vector(const Names& names, const Matrix& m, int row) {
+  std::string out;
+  for (int c = 0; c < static_cast<int>(m.cols()) && c < static_cast<int>(names.size()); ++c) {
+    if (c) out += "  ·  ";
+    out += std::string(names[c]) + " " + number_text(m(row, c), 2);
+  }
+  return out;
+}
+
+// Text turned 90° counter-clockwise (reads bottom to top), its baseline start at `bottom_left`.
+// widgets.cpp has the same private helper for column labels: one shared version should replace both.
+void vertical_text(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* text) {
+  const int first = dl->VtxBuffer.Size;
+  dl->AddText(bottom_left, color, text);
+  for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+    ImVec2& p = dl->VtxBuffer[i].pos;
+    const float dx = p.x - bottom_left.x, dy = p.y - bottom_left.y;
+    p = ImVec2(bottom_left.x + dy, bottom_left.y - dx);
+  }
+}
+
+// [SECTION] What the reader does (the weights row, the best match, both take-homes)
+
+// Everything the shelf and the take-home need for the selected reader, in one place.
+struct Reading {
+  int reader = 0;                // the query row (the selected token)
+  int best = 0;                  // the book whose title matches the question best (not hidden)
+  std::vector<float> attention;  // the weights row: how much of each book attention reads
+  std::vector<float> read;       // what the chosen mode reads: attention, or 1 on `best` only
+  std::vector<float> blend;      // attention's take-home: the output row
+  std::vector<float> best_book;  // a real library's take-home: the best book's contents
+};
+
+Reading read_shelf(const AppState& state) {
+  const AttentionTrace& t = state.model.trace;
+  // What is passed on: the values, or the keys under the "swap keys and values" mistake.
+  const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
+  Reading r;
+  r.reader = state.inputs.token;
+  const int books = static_cast<int>(t.weights.cols());
+  r.best = -1;
+  for (int j = 0; j < books; ++j)
+    if (!key_hidden_by_mask(t, r.reader, j) &&
+        (r.best < 0 || t.masked_scores(r.reader, j) > t.masked_scores(r.reader, r.best)))
+      r.best = j;
+  if (r.best < 0) r.best = 0;  // cannot happen (a query always sees key 0), but never index -1
+  for (int j = 0; j < books; ++j) {
+    r.attention.push_back(t.weights(r.reader, j));
+    r.read.push_back(state.inputs.library_best_only ? (j == r.best ? 1.0f : 0.0f) : t.weights(r.reader, j));
+  }
+  for (int c = 0; c < static_cast<int>(t.output.cols()); ++c) {
+    r.blend.push_back(t.output(r.reader, c));
+    r.best_book.push_back(contents(r.best, c));
+  }
+  return r;
+}
+
+// "mostly from 'animal' (43%) and 'tired' (12%); the other 8 books add 45%".
+std::string where_the_blend_comes_from(const AppState& state, const Reading& r) {
+  auto book = [&](int j) { return token_name(state.model.keys.tokens[j].text); };
+  std::vector<int> order(r.attention.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.attention[a] > r.attention[b]; });
+  const float top = r.attention[order[0]];
+  int visible = 0;
+  for (float w : r.attention) visible += w > 0.0f;
+  // Nothing stands out when the best share is barely above an even split: say so, not "mostly".
+  if (visible > 1 && top < 1.5f / static_cast<float>(visible))
+    return "No book stands out: the " + std::to_string(visible) + " books it can see are read about equally (" +
+           percent(1.0f / static_cast<float>(visible)) + " each, give or take).";
+  if (top >= 0.995f) return "All of it comes from " + book(order[0]) + ".";
+  if (top >= 0.9f) return "Almost all of it comes from " + book(order[0]) + " (" + percent(top) + ").";
+  std::vector<int> named = {order[0]};
+  float covered = top;
+  for (std::size_t k = 1; k < order.size() && named.size() < 3; ++k) {
+    if (r.attention[order[k]] < 0.12f || covered >= 0.8f) break;
+    named.push_back(order[k]);
+    covered += r.attention[order[k]];
+  }
+  std::string text = "It comes mostly from ";
+  for (std::size_t k = 0; k < named.size(); ++k) {
+    if (k) text += k + 1 == named.size() ? " and " : ", ";
+    text += book(named[k]) + " (" + percent(r.attention[named[k]]) + ")";
+  }
+  int others = 0;
+  for (std::size_t j = 0; j < r.attention.size(); ++j)
+    if (r.attention[j] > 0.0f && std::find(named.begin(), named.end(), static_cast<int>(j)) == named.end()) ++others;
+  if (others > 0)
+    text += "; the other " + std::to_string(others) + (others == 1 ? " book adds " : " books add ") +
+            percent(std::max(0.0f, 1.0f - covered)) + " together";
+  return text + ".";
+}
+
+// [SECTION] The shelf
+
+const ImU32 kReadColor = IM_COL32(238, 172, 66, 235);  // the part of a book that is read
+const ImU32 kSpineColors[] = {IM_COL32(62, 70, 96, 255), IM_COL32(78, 62, 86, 255), IM_COL32(56, 80, 78, 255),
+                              IM_COL32(84, 72, 60, 255)};
+
+void book_tooltip(const AppState& state, const Reading& r, int j) {
+  const AttentionTrace& t = state.model.trace;
+  const bool swapped = state.inputs.mistake == Mistake::SwapKeysValues;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
+  ImGui::Text("Book %s (key token %d)", token_name(state.model.keys.tokens[j].text).c_str(), j + 1);
+  ImGui::Separator();
+  ImGui::TextDisabled("Title (its key):");
+  ImGui::TextUnformatted(named_vector(key_dim_names(), t.key, j).c_str());
+  ImGui::TextDisabled("Contents (its value):");
+  ImGui::TextUnformatted(named_vector(value_dim_names(), t.value, j).c_str());
+  if (swapped)
+    ImGui::TextColored(ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered),
+                       "Mistake on: the question is matched against the contents, and the titles are taken home.");
+  ImGui::Separator();
+  if (key_hidden_by_mask(t, r.reader, j)) {
+    ImGui::TextUnformatted(
+        "Not on the shelf for this reader yet: the causal mask hides words that come later, "
+        "so none of it is read.");
+  } else {
+    ImGui::Text("Title match: q·k = %s, scaled %s", number_text(t.raw_scores(r.reader, j), 2).c_str(),
+                number_text(t.masked_scores(r.reader, j), 2).c_str());
+    ImGui::Text("Attention reads %s of it.", percent(r.attention[j]).c_str());
+    ImGui::Text("A real library reads %s.", j == r.best ? "all of it (best match)" : "none of it");
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+// The first of `candidates` (one text per book each) whose every text fits in `width`, so that a
+// row of numbers is either complete or absent, never gappy. Empty texts when none fits.
+std::vector<std::string> first_fitting(const std::vector<std::vector<std::string>>& candidates, float width,
+                                       bool* dropped) {
+  for (const auto& texts : candidates) {
+    bool fits = true;
+    for (const std::string& s : texts) fits = fits && ImGui::CalcTextSize(s.c_str()).x <= width;
+    if (fits) return texts;
+  }
+  *dropped = true;
+  return std::vector<std::string>(candidates.front().size());
+}
+
+// The shelf's three rows of numbers, one text per book: raw score, scaled score, share read.
+struct ShelfNumbers {
+  std::vector<std::string> raw, scaled, read;
+  bool percent_signs_dropped = false;  // the read row shows "43" under a "read %" caption
+};
+
+// Each row in the longest form that fits under every book: fewer decimals (whole numbers lose
+// nothing without them; other scores keep at least one), or no % sign, before a row is given up.
+ShelfNumbers shelf_numbers(const AppState& state, const Reading& r, float room, bool* dropped) {
+  const AttentionTrace& t = state.model.trace;
+  const int books = static_cast<int>(t.weights.cols());
+  auto all_whole = [&](const Matrix& m) {
+    for (int j = 0; j < books; ++j)
+      if (!key_hidden_by_mask(t, r.reader, j) && std::fabs(m(r.reader, j) - std::round(m(r.reader, j))) > 0.005f)
+        return false;
+    return true;
+  };
+  const int raw_min_decimals = all_whole(t.raw_scores) ? 0 : 1;
+  const int scaled_min_decimals = all_whole(t.masked_scores) ? 0 : 1;
+  std::vector<std::vector<std::string>> raw(3 - raw_min_decimals), scaled(3 - scaled_min_decimals), read(2);
+  for (int j = 0; j < books; ++j) {
+    const bool hidden = key_hidden_by_mask(t, r.reader, j);
+    for (int decimals = 2; decimals >= raw_min_decimals; --decimals)
+      raw[2 - decimals].push_back(number_text(t.raw_scores(r.reader, j), decimals));
+    for (int decimals = 2; decimals >= scaled_min_decimals; --decimals)
+      scaled[2 - decimals].push_back(hidden ? "−∞" : number_text(t.masked_scores(r.reader, j), decimals));
+    const std::string share = hidden ? "—" : percent(r.read[j]);
+    read[0].push_back(share);
+    read[1].push_back(share.back() == '%' ? share.substr(0, share.size() - 1) : share);
+  }
+  ShelfNumbers n;
+  n.raw = first_fitting(raw, room, dropped);
+  n.scaled = first_fitting(scaled, room, dropped);
+  n.read = first_fitting(read, room, dropped);
+  n.percent_signs_dropped = n.read != read[0] && !n.read.front().empty();
+  return n;
+}
+
+// One book per key token: score numbers above, the spine with its title, the read share below.
+// The captions stay put on the left; the books scroll sideways when a long sentence needs it.
+void draw_shelf(const AppState& state, const Reading& r) {
+  const AttentionTrace& t = state.model.trace;
+  const bool best_only = state.inputs.library_best_only;
+  const int books = static_cast<int>(t.weights.cols());
+  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
+  const ImGuiStyle& style = ImGui::GetStyle();
+
+  // Captions, one per band: the two score rows, the books (two lines), the read row.
+  const char* captions[] = {"match q·k", "scaled", "title = key", "fill = read", "read %"};
+  float caption_width = 0;
+  for (const char* c : captions) caption_width = std::max(caption_width, ImGui::CalcTextSize(c).x);
+  caption_width += style.ItemSpacing.x;
+
+  // Books share the width, but never get too thin for their title: then the shelf scrolls.
+  const float visible_width = std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - caption_width);
+  const float slot = std::clamp(visible_width / books, line * 1.25f, font * 3.2f);
+  const float gap = std::max(1.0f, slot * 0.1f), book_width = slot - gap;
+  const float shelf_width = slot * books;
+  const bool scrolls = shelf_width > visible_width + 0.5f;
+
+  // A book is as tall as its longest title needs, within limits; longer titles get an ellipsis.
+  float longest_title = 0;
+  for (const Token& tok : state.model.keys.tokens)
+    longest_title = std::max(longest_title, ImGui::CalcTextSize(tok.text.c_str()).x);
+  const float book_height = std::clamp(longest_title + font * 1.2f, font * 5.0f, font * 8.5f);
+
+  const float row_gap = style.ItemSpacing.y * 0.5f, plank_height = font * 0.4f;
+  const float raw_y = 0, scaled_y = line + row_gap, books_y = scaled_y + line + row_gap;
+  const float read_y = books_y + book_height + plank_height + row_gap, total_height = read_y + line;
+
+  bool numbers_dropped = false;
+  const ShelfNumbers numbers = shelf_numbers(state, r, slot - font * 0.12f, &numbers_dropped);
+  const float shadow = std::max(1.0f, font / 15.0f), outline = std::max(2.0f, font * 0.13f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 highlight = ImGui::GetColorU32(ImGuiCol_PlotLinesHovered);
+  const ImVec2 caption_origin = ImGui::GetCursorScreenPos();
+  dl->AddText(ImVec2(caption_origin.x, caption_origin.y + raw_y), dim, captions[0]);
+  dl->AddText(ImVec2(caption_origin.x, caption_origin.y + scaled_y), dim, captions[1]);
+  dl->AddText(ImVec2(caption_origin.x, caption_origin.y + books_y + font * 0.3f), dim, captions[2]);
+  dl->AddText(ImVec2(caption_origin.x, caption_origin.y + books_y + font * 0.3f + line), dim, captions[3]);
+  dl->AddText(ImVec2(caption_origin.x, caption_origin.y + read_y), dim,
+              numbers.percent_signs_dropped ? captions[4] : "read");
+  ImGui::Dummy(ImVec2(caption_width, total_height));
+  ImGui::SameLine(0, 0);
+
+  const float scrollbar = scrolls ? style.ScrollbarSize : 0.0f;
+  ImGui::BeginChild("##shelf", ImVec2(std::min(shelf_width, visible_width), total_height + scrollbar), false,
+                    ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoBackground);
+  // Bring the best match into view when the reader or the sentence changes.
+  static unsigned scrolled_for_revision = ~0u;
+  if (scrolls && scrolled_for_revision != state.revision) {
+    ImGui::SetScrollX(std::max(0.0f, slot * (r.best + 0.5f) - visible_width * 0.5f));
+    scrolled_for_revision = state.revision;
+  }
+  dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##books", ImVec2(shelf_width, total_height));
+  int hovered_book = -1;
+  if (ImGui::IsItemHovered()) {
+    const float x = ImGui::GetIO().MousePos.x - origin.x;
+    if (x >= 0 && x < shelf_width) hovered_book = static_cast<int>(x / slot);
+  }
+  dl->AddRectFilled(ImVec2(origin.x, origin.y + books_y + book_height),
+                    ImVec2(origin.x + shelf_width, origin.y + books_y + book_height + plank_height),
+                    IM_COL32(122, 88, 54, 255), font * 0.1f);
+
+  auto centred = [&](float y, float x0, ImU32 color, const std::string& s) {
+    const float w = ImGui::CalcTextSize(s.c_str()).x;
+    dl->AddText(ImVec2(x0 + (book_width - w) * 0.5f, origin.y + y), color, s.c_str());
+  };
+
+  for (int j = 0; j < books; ++j) {
+    const float x0 = origin.x + slot * j;
+    const bool hidden = key_hidden_by_mask(t, r.reader, j);
+    const ImVec2 a(x0, origin.y + books_y), b(x0 + book_width, origin.y + books_y + book_height);
+    centred(raw_y, x0, hidden ? dim : text, numbers.raw[j]);
+    centred(scaled_y, x0, hidden ? dim : text, numbers.scaled[j]);
+
+    // The spine, the part read (filled from the bottom) and the title on top of both.
+    const float rounding = std::min(font * 0.15f, book_width * 0.2f);
+    if (hidden) {
+      draw_masked_cell(dl, a, b);
+    } else {
+      dl->AddRectFilled(a, b, kSpineColors[j % 4], rounding);
+      const float share = std::clamp(r.read[j], 0.0f, 1.0f);
+      if (share > 0) dl->AddRectFilled(ImVec2(a.x, b.y - book_height * share), b, kReadColor, rounding);
+      if (best_only) {  // where attention's share would reach, for comparison
+        const float y = b.y - book_height * std::clamp(r.attention[j], 0.0f, 1.0f);
+        dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), IM_COL32(255, 255, 255, 230), std::max(1.5f, font * 0.12f));
+      }
+    }
+    const std::string title = fit_text(state.model.keys.tokens[j].text, book_height - font * 0.8f);
+    const ImVec2 at(x0 + (book_width - line) * 0.5f, b.y - font * 0.4f);
+    vertical_text(dl, ImVec2(at.x + shadow, at.y + shadow), IM_COL32(0, 0, 0, 200), title.c_str());  // a shadow keeps
+    vertical_text(dl, at, hidden ? dim : IM_COL32(255, 255, 255, 255),
+                  title.c_str());  // the title readable on any fill
+    if (j == r.best)
+      dl->AddRect(ImVec2(a.x - shadow, a.y - shadow), ImVec2(b.x + shadow, b.y + shadow), highlight, rounding, 0,
+                  outline);
+    if (j == hovered_book) dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), rounding, 0, outline);
+    centred(read_y, x0, hidden ? dim : (j == r.best ? highlight : text), numbers.read[j]);
+  }
+  if (hovered_book >= 0) book_tooltip(state, r, hovered_book);
+  ImGui::EndChild();
+
+  if (best_only) wrapped_in_view("The white line on each book marks how much of it attention would have read.", true);
+  if (numbers_dropped) wrapped_in_view("Some numbers do not fit under their book: hover a book to read them.", true);
+  if (scrolls) wrapped_in_view("A long shelf: scroll it sideways.", true);
+}
+
+// [SECTION] The take-home
+
+// One signed bar (centred on 0 when any content is negative), then the number.
+void value_bar(ImDrawList* dl, ImVec2 at, float width, float value, float scale, bool signed_values) {
+  const float line = ImGui::GetTextLineHeight(), number_width = ImGui::CalcTextSize("−0.00").x;
+  const float bar_width = std::max(1.0f, width - number_width - ImGui::GetStyle().ItemSpacing.x);
+  const float top = at.y + line * 0.15f, bottom = at.y + line * 0.85f;
+  dl->AddRectFilled(ImVec2(at.x, top), ImVec2(at.x + bar_width, bottom), ImGui::GetColorU32(ImGuiCol_FrameBg));
+  const float zero = signed_values ? at.x + bar_width * 0.5f : at.x;
+  const float reach = (signed_values ? bar_width * 0.5f : bar_width) * std::clamp(value / scale, -1.0f, 1.0f);
+  dl->AddRectFilled(ImVec2(std::min(zero, zero + reach), top), ImVec2(std::max(zero, zero + reach), bottom),
+                    value < 0 ? color_diverging(-0.8f) : kReadColor);
+  const float overhang = line * 0.1f;
+  if (signed_values)
+    dl->AddLine(ImVec2(zero, top - overhang), ImVec2(zero, bottom + overhang),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  const std::string number = number_text(value, 2);
+  dl->AddText(ImVec2(at.x + width - ImGui::CalcTextSize(number.c_str()).x, at.y), ImGui::GetColorU32(ImGuiCol_Text),
+              number.c_str());
+}
+
+void draw_take_home(const AppState& state, const Reading& r) {
+  const AttentionTrace& t = state.model.trace;
+  const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
+  const bool best_only = state.inputs.library_best_only;
+  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const auto& names = value_dim_names();
+  const std::string reader = token_name(state.model.queries.tokens[r.reader].text);
+  const std::string best = token_name(state.model.keys.tokens[r.best].text);
+
+  // Every take-home is a mix of the books' contents, so the largest content bounds every bar.
+  const float scale = std::max(1e-6f, contents.cwiseAbs().maxCoeff());
+  const bool signed_values = contents.minCoeff() < 0.0f;
+
+  ImGui::Text("What %s takes home: %s", reader.c_str(), best_only ? "both ways, side by side" : "its output vector");
+  float name_width = 0;
+  for (const char* n : names) name_width = std::max(name_width, ImGui::CalcTextSize(n).x);
+  name_width += style.ItemSpacing.x;
+  const float avail = ImGui::GetContentRegionAvail().x - name_width;
+  const float column =
+      best_only ? std::min(avail * 0.5f - style.ItemSpacing.x * 2.0f, font * 14.0f) : std::min(avail, font * 18.0f);
+  const float column_gap = style.ItemSpacing.x * 3.0f;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+
+  if (best_only) {  // column headings, shortened to fit their column
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const std::string blend = fit_text("Attention: a blend", column),
+                      whole = fit_text("Library: " + best + " only", column);
+    dl->AddText(ImVec2(p.x + name_width, p.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), blend.c_str());
+    dl->AddText(ImVec2(p.x + name_width + column + column_gap, p.y), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                whole.c_str());
+    ImGui::Dummy(ImVec2(name_width + column * 2 + column_gap, line));
+  }
+  for (int c = 0; c < static_cast<int>(r.blend.size()) && c < static_cast<int>(names.size()); ++c) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    dl->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), names[c]);
+    value_bar(dl, ImVec2(p.x + name_width, p.y), column, r.blend[c], scale, signed_values);
+    if (best_only)
+      value_bar(dl, ImVec2(p.x + name_width + column + column_gap, p.y), column, r.best_book[c], scale, signed_values);
+    ImGui::Dummy(ImVec2(name_width + column * (best_only ? 2.0f : 1.0f) + (best_only ? column_gap : 0.0f), line));
+  }
+
+  ImGui::Spacing();
+  if (best_only) {
+    int ties = 0;
+    for (int j = 0; j < static_cast<int>(r.attention.size()); ++j)
+      ties += j != r.best && !key_hidden_by_mask(t, r.reader, j) &&
+              t.masked_scores(r.reader, j) == t.masked_scores(r.reader, r.best);
+    const float attention_best = r.attention[r.best];
+    int visible = 0;
+    for (float w : r.attention) visible += w > 0.0f;
+    std::string text = "The library hands over one whole book: its take-home is exactly the contents of " + best + ". ";
+    if (attention_best >= 0.9f)
+      text += "Attention's blend is close to it, because it reads " + percent(attention_best) + " of " + best + ".";
+    else if (visible > 1 && attention_best < 1.5f / static_cast<float>(visible))
+      text += "Attention's blend leans towards no book in particular: it reads them all about equally.";
+    else
+      text += "Attention's blend only leans towards " + best + ": the other books supply " +
+              percent(1.0f - attention_best) + " of it.";
+    if (ties)
+      text += " (" + std::to_string(ties + 1) + " titles match equally well; this library takes the first of them.)";
+    wrapped_in_view(text.c_str(), false);
+  } else {
+    wrapped_in_view(where_the_blend_comes_from(state, r).c_str(), false);
+  }
+}
+
+// [SECTION] Where the picture stops working
+
+void draw_limits(const AppState& state) {
+  ImGui::TextUnformatted("Where the library picture stops working");
+  const std::string reader = token_name(state.model.queries.tokens[state.inputs.token].text);
+  ImGui::Bullet();
+  wrapped_in_view(
+      "A library lends whole books and you decide which ones. Attention never picks: every book it can see "
+      "is read in part, and the parts always add up to exactly one book's worth.",
+      false);
+  ImGui::Bullet();
+  wrapped_in_view(("The shares belong to this question only. Choose another query token than " + reader +
+                   " on the left: the same shelf is read in a different mix.")
+                      .c_str(),
+                  false);
+  ImGui::Bullet();
+  wrapped_in_view(
+      "Matching and reading use different vectors: the title (key) decides how much is read, the contents "
+      "(value) decide what is taken home. A well-matched book with little inside adds little.",
+      false);
+  if (!state.inputs.cross) {
+    ImGui::Bullet();
+    wrapped_in_view("The reader is also one of the books: a token can read its own contents.", false);
+  }
+  if (state.inputs.causal) {
+    ImGui::Bullet();
+    wrapped_in_view("With the causal mask, books from later in the sentence are not on the shelf yet (hatched).",
+                    false);
+  }
+}
+
+}  // namespace
+
+// [SECTION] The view
+
 void draw_library_panel(const AppState& state, AppInputs& next) {
-  (void)next;
-  const auto& t = state.model.trace;
-  const auto rows = query_labels(state), cols = key_labels(state);
-  HeatmapStyle s;
-  s.row_labels = &rows;
-  s.col_labels = &cols;
-  s.show_values = true;
-  s.highlight_row = state.inputs.token;
-  heatmap("##w", t.weights.data(), static_cast<int>(t.weights.rows()), static_cast<int>(t.weights.cols()), s);
-  legend("weight", s, ImGui::GetFontSize() * 8);
+  panel_intro("Attention as a library: a question, a shelf, a take-home.");
+  const Reading r = read_shelf(state);
+  const AttentionTrace& t = state.model.trace;
+  const std::string reader = token_name(state.model.queries.tokens[r.reader].text);
+
+  if (ImGui::RadioButton("Attention: read some of every book, more of the better matches", !next.library_best_only))
+    next.library_best_only = false;
+  if (ImGui::RadioButton("A real library: read only the single best-matching book", next.library_best_only))
+    next.library_best_only = true;
+  ImGui::Spacing();
+
+  wrapped_in_view(("Reader: " + reader + " (query token " + std::to_string(r.reader + 1) +
+                   "). Its question is its query: " + named_vector(query_dim_names(), t.query, r.reader) + ".")
+                      .c_str(),
+                  false);
+  wrapped_in_view(
+      state.inputs.cross
+          ? "The shelf holds the second sentence: each word is a book whose spine title is its key and whose "
+            "contents are its value. The fill shows how much of each book is read."
+          : "The shelf holds every word of the sentence: each is a book whose spine title is its key and "
+            "whose contents are its value. The fill shows how much of each book is read.",
+      false);
+  ImGui::Spacing();
+  draw_shelf(state, r);
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::Spacing();
+  draw_take_home(state, r);
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::Spacing();
+  draw_limits(state);
+}
+
+}  // namespace attn::ui
+
+namespace attn::ui {
+
+nlohmann::json library_view_data(const AppState& state) {
+  const Reading r = read_shelf(state);
+  return {{"reader", r.reader},
+          {"best", r.best},
+          {"best_title", state.model.keys.tokens[r.best].text},
+          {"mode", state.inputs.library_best_only ? "best_only" : "attention"},
+          {"read", r.read},
+          {"attention_take_home", r.blend},
+          {"library_take_home", r.best_book}};
 }
 
 }  // namespace attn::ui

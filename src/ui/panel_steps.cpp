@@ -1,13 +1,1048 @@
-// The steps view (placeholder until its full version lands; see panels.h).
+// The steps view: the lesson's seven steps of attention one at a time, each with a small flow
+// diagram (its part lit), its formula, and that formula filled in with the selected token's numbers.
+// Not the maths: every number is read from the core's trace; step 6 only re-runs the core's softmax
+// on the trace's raw scores to show the same row with and without the division by √d.
+//
+// [SECTION] The seven steps and the numbers they show (shared by the drawing and by view_data)
+// [SECTION] Small drawing helpers: formula box, heatmap rows, tables
+// [SECTION] The flow diagram
+// [SECTION] One function per step
+// [SECTION] draw_steps_panel, steps_view_data
 #include <imgui.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "../core/softmax.h"
 #include "panels.h"
 #include "widgets.h"
 
 namespace attn::ui {
 
-void draw_steps_panel(const AppState&, AppInputs&) { hint("This view is being built."); }
+// Defined in panel_weights.cpp until it moves to widgets.h: `text` cut with "…" to `max_width`.
+std::string fit_text(const std::string& text, float max_width);
+// Defined in panel_mistakes.cpp: the weights with the keys the mask hid as −∞, so heatmaps hatch them.
+Matrix weights_for_display(const AttentionTrace& trace);
 
-nlohmann::json steps_view_data(const AppState&) { return nullptr; }
+namespace {
+
+using nlohmann::json;
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+const ImVec4 kAccent(0.45f, 0.72f, 1.0f, 1.0f);        // the current step: title, formula, lit boxes
+const ImVec4 kMistakeColor(1.0f, 0.55f, 0.45f, 1.0f);  // same as the weights view's mistake notes
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The seven steps and the numbers they show
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kStepCount = 7;
+
+struct StepText {
+  const char* title;
+  const char* formula;
+};
+
+constexpr StepText kSteps[kStepCount] = {
+    {"Make a query, a key and a value", "q = x·W_Q      k = x·W_K      v = x·W_V"},
+    {"Score the query against every key", "score_j = q·k_j / √d"},
+    {"Softmax turns the scores into weights", "weight_j = exp(score_j) / Σₖ exp(score_k)"},
+    {"The output is a weighted sum of the values", "output = Σⱼ weight_j · v_j"},
+    {"Every token at once, as matrices", "A = softmax(Q·Kᵀ / √d)      output = A·V"},
+    {"Why divide by √d", "spread of q·k ≈ √d     →     spread of q·k / √d ≈ 1"},
+    {"The causal mask: no looking ahead", "score_ij = −∞ for every key j after query i, before the softmax"},
+};
+
+std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
+
+std::string shape_text(long long rows, long long cols) {
+  return "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+}
+
+// A number as short as it can be read: at most 2 decimals, no trailing zeros ("3", "0.5", "-0.37").
+std::string compact(float v) {
+  std::string s = number_text(v, 2);
+  if (!std::isfinite(v) || s.find('.') == std::string::npos) return s;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s == "-0" ? "0" : s;
+}
+
+// "[0.65, 0.09, 0, 0.06]"
+std::string vector_text(const float* values, int count) {
+  std::string out = "[";
+  for (int c = 0; c < count; ++c) out += (c ? ", " : "") + compact(values[c]);
+  return out + "]";
+}
+
+// exp values span many orders of magnitude: three significant digits ("20.1", "0.368", "1.2e+05").
+std::string exp_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+json row_json(const Matrix& m, int row) {
+  json a = json::array();
+  for (Eigen::Index j = 0; j < m.cols(); ++j) {
+    const float v = m(row, j);
+    a.push_back(std::isfinite(v) ? json(static_cast<double>(v)) : json(nullptr));  // null: masked
+  }
+  return a;
+}
+
+json floats_json(const std::vector<float>& values) {
+  json a = json::array();
+  for (float v : values) a.push_back(std::isfinite(v) ? json(static_cast<double>(v)) : json(nullptr));
+  return a;
+}
+
+// The selected query's row through the softmax, as step 3 writes it out.
+struct SoftmaxRow {
+  std::vector<float> scores;  // what the softmax saw (−∞ where the mask hides a key)
+  std::vector<double> exps;   // exp(score − shift); 0 where hidden
+  double shift = 0;           // the row's largest score when it is too large to exp directly, else 0
+  double sum_of_exps = 0;
+};
+
+SoftmaxRow softmax_row_numbers(const AttentionTrace& t, int row) {
+  SoftmaxRow r;
+  double largest = -std::numeric_limits<double>::infinity();
+  for (Eigen::Index j = 0; j < t.masked_scores.cols(); ++j) {
+    r.scores.push_back(t.masked_scores(row, j));
+    if (std::isfinite(r.scores.back())) largest = std::max(largest, static_cast<double>(r.scores.back()));
+  }
+  // exp(30) ≈ 1e13 still reads as a number; past that, subtract the max as libraries always do.
+  r.shift = largest > 30.0 ? largest : 0.0;
+  for (float s : r.scores) {
+    r.exps.push_back(std::isfinite(s) ? std::exp(static_cast<double>(s) - r.shift) : 0.0);
+    r.sum_of_exps += r.exps.back();
+  }
+  return r;
+}
+
+// Step 6's measurements: how spread out the raw scores are, before and after ÷ √d, and the
+// selected row's weights both ways (same temperature and mask as the trace).
+struct ScalingNumbers {
+  float sqrt_d = 1;
+  float std_raw = 0, std_divided = 0;
+  std::vector<float> weights_divided, weights_undivided;
+};
+
+ScalingNumbers scaling_numbers(const AppState& state) {
+  const AttentionTrace& t = state.model.trace;
+  ScalingNumbers n;
+  n.sqrt_d = std::sqrt(static_cast<float>(t.key.cols()));
+  const double mean = t.raw_scores.mean();
+  double squares = 0;
+  for (Eigen::Index i = 0; i < t.raw_scores.size(); ++i) squares += std::pow(t.raw_scores.data()[i] - mean, 2);
+  n.std_raw = static_cast<float>(std::sqrt(squares / static_cast<double>(t.raw_scores.size())));
+  n.std_divided = n.std_raw / n.sqrt_d;
+
+  const int row = state.inputs.token, keys = static_cast<int>(t.raw_scores.cols());
+  auto weights_with_factor = [&](float factor) {
+    std::vector<float> scores(keys), weights(keys);
+    for (int j = 0; j < keys; ++j)
+      scores[j] = state.inputs.causal && j > row ? kNegInf : t.raw_scores(row, j) * factor;
+    softmax_row(scores.data(), weights.data(), static_cast<std::size_t>(keys));
+    return weights;
+  };
+  n.weights_divided = weights_with_factor(1.0f / (n.sqrt_d * state.inputs.temperature));
+  n.weights_undivided = weights_with_factor(1.0f / state.inputs.temperature);
+  return n;
+}
+
+// Keys in order of the selected row's weight, largest first.
+std::vector<int> keys_by_weight(const AttentionTrace& t, int row) {
+  std::vector<int> order(static_cast<std::size_t>(t.weights.cols()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return t.weights(row, a) > t.weights(row, b); });
+  return order;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Small drawing helpers
+// ---------------------------------------------------------------------------------------------
+
+// The width a view may fill. The view scrolls sideways, and such an ImGui window counts the room
+// under its vertical scrollbar as free: leave that room out, or text and heatmaps slide under it.
+float usable_width() { return ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize; }
+
+// A formula on a tinted band, wrapped to the view's width.
+void formula_box(const char* formula) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float pad = ImGui::GetFontSize() * 0.5f;
+  const float wrap = std::max(usable_width() - pad * 2.0f, ImGui::GetFontSize() * 8.0f);
+  const ImVec2 text_size = ImGui::CalcTextSize(formula, nullptr, false, wrap);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 end(p.x + text_size.x + pad * 2.0f, p.y + text_size.y + pad * 1.2f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p, end, IM_COL32(35, 50, 75, 255), style.FrameRounding);
+  dl->AddRect(p, end, ImGui::GetColorU32(kAccent), style.FrameRounding);
+  dl->AddText(nullptr, 0.0f, ImVec2(p.x + pad, p.y + pad * 0.6f), ImGui::GetColorU32(ImGuiCol_Text), formula,
+              nullptr, wrap);
+  ImGui::Dummy(ImVec2(end.x - p.x, end.y - p.y));
+}
+
+void section_heading(const char* text) {
+  ImGui::Spacing();
+  ImGui::TextColored(kAccent, "%s", text);
+}
+
+// One heatmap in a row of them: its matrix, an operator drawn before it ("·", "="), a caption under it.
+struct RowMap {
+  const char* id;
+  const Matrix* matrix;
+  HeatmapStyle style;
+  std::string caption;
+  const char* op_before = nullptr;
+  const std::vector<std::string>* hover_rows = nullptr;  // names for the tooltip
+  const std::vector<std::string>* hover_cols = nullptr;
+};
+
+// Heatmaps side by side with their grids' top edges aligned (their column labels differ in
+// height), wrapping to a new line when the next one does not fit. Hover a cell for its value.
+void heatmap_row(std::vector<RowMap> maps) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float line = ImGui::GetTextLineHeight();
+  const float left = ImGui::GetCursorScreenPos().x;
+  const float right = left + usable_width();
+  std::size_t first = 0;
+  while (first < maps.size()) {
+    // As many maps as fit on this line (at least one).
+    std::size_t last = first;
+    float width = 0, header = 0, body = 0;
+    for (std::size_t k = first; k < maps.size(); ++k) {
+      const RowMap& m = maps[k];
+      const ImVec2 size = heatmap_size(static_cast<int>(m.matrix->rows()), static_cast<int>(m.matrix->cols()), m.style);
+      const float op = (k > first && m.op_before) ? ImGui::CalcTextSize(m.op_before).x + style.ItemSpacing.x * 2 : 0;
+      const float caption = ImGui::CalcTextSize(m.caption.c_str()).x;
+      const float w = op + std::max(size.x, caption) + (k > first ? style.ItemSpacing.x * 2 : 0);
+      if (k > first && left + width + w > right) break;
+      width += w;
+      const float cell = m.style.cell > 0 ? m.style.cell : ImGui::GetFrameHeight();
+      const float grid_height = cell * static_cast<float>(m.matrix->rows());
+      header = std::max(header, size.y - grid_height);
+      body = std::max(body, grid_height);
+      last = k;
+    }
+    const float top = ImGui::GetCursorScreenPos().y;
+    float x = left;
+    for (std::size_t k = first; k <= last; ++k) {
+      const RowMap& m = maps[k];
+      const int rows = static_cast<int>(m.matrix->rows()), cols = static_cast<int>(m.matrix->cols());
+      const ImVec2 size = heatmap_size(rows, cols, m.style);
+      const float cell = m.style.cell > 0 ? m.style.cell : ImGui::GetFrameHeight();
+      const float own_header = size.y - cell * static_cast<float>(rows);
+      if (k > first) x += style.ItemSpacing.x * 2;
+      if (k > first && m.op_before) {
+        const float op_width = ImGui::CalcTextSize(m.op_before).x;
+        const ImVec2 op_pos(x + style.ItemSpacing.x, top + header + (body - line) * 0.5f);
+        if (std::string(m.op_before) == "·")  // a text dot is too small to see between two big grids
+          ImGui::GetWindowDrawList()->AddCircleFilled(ImVec2(op_pos.x + op_width * 0.5f, op_pos.y + line * 0.5f),
+                                                      line * 0.15f, ImGui::GetColorU32(ImGuiCol_Text));
+        else
+          ImGui::GetWindowDrawList()->AddText(op_pos, ImGui::GetColorU32(ImGuiCol_Text), m.op_before);
+        x += op_width + style.ItemSpacing.x * 2;
+      }
+      ImGui::SetCursorScreenPos(ImVec2(x, top + header - own_header));
+      const HeatmapHover hover = heatmap(m.id, m.matrix->data(), rows, cols, m.style);
+      if (hover.row >= 0) {
+        const std::string r = m.hover_rows ? in_quotes((*m.hover_rows)[hover.row]) : "row " + std::to_string(hover.row + 1);
+        const std::string c = m.hover_cols ? in_quotes((*m.hover_cols)[hover.col]) : "column " + std::to_string(hover.col + 1);
+        ImGui::SetTooltip("%s, %s: %s", r.c_str(), c.c_str(), number_text((*m.matrix)(hover.row, hover.col), 3).c_str());
+      }
+      const float caption_width = ImGui::CalcTextSize(m.caption.c_str()).x;
+      const float grid_left = x + size.x - cell * static_cast<float>(cols);
+      const float caption_x = std::max(x, grid_left + (cell * static_cast<float>(cols) - caption_width) * 0.5f);
+      ImGui::GetWindowDrawList()->AddText(ImVec2(caption_x, top + header + body + style.ItemSpacing.y * 0.5f),
+                                          ImGui::GetColorU32(ImGuiCol_TextDisabled), m.caption.c_str());
+      x += std::max(size.x, caption_x + caption_width - x);
+    }
+    ImGui::SetCursorScreenPos(ImVec2(left, top));
+    ImGui::Dummy(ImVec2(x - left, header + body + line + style.ItemSpacing.y));
+    first = last + 1;
+  }
+}
+
+// Cell size for `cols` cells in `width` pixels, readable but never huge.
+float cell_for(float width, int cols) {
+  const float font = ImGui::GetFontSize();
+  return std::clamp(width / static_cast<float>(std::max(cols, 1)), font * 0.5f, font * 2.4f);
+}
+
+// A labelled numbers table; scrolls (clipping rows) when it has many rows.
+bool begin_numbers_table(const char* id, int columns, int rows) {
+  const int visible = 12;
+  const float row_height = ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2.0f;
+  ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                          ImGuiTableFlags_NoHostExtendX;
+  ImVec2 outer(0, 0);
+  if (rows > visible) {
+    flags |= ImGuiTableFlags_ScrollY;
+    outer.y = row_height * static_cast<float>(visible + 1.5f);
+  }
+  if (!ImGui::BeginTable(id, columns, flags, outer)) return false;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  return true;
+}
+
+void cell_text(const std::string& text, bool strong = false) {
+  ImGui::TableNextColumn();
+  if (strong)
+    ImGui::TextColored(ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered), "%s", text.c_str());
+  else
+    ImGui::TextUnformatted(text.c_str());
+}
+
+// A button that changes one input; publishes its rect for browser tests.
+bool action_button(const char* label, const char* published_name) {
+  const bool pressed = ImGui::Button(label);
+  publish_item_rect(published_name);
+  return pressed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The flow diagram
+// ---------------------------------------------------------------------------------------------
+
+enum Part { kX, kQ, kK, kV, kScores, kMask, kSoftmax, kOutput, kPartCount };
+enum Edge { kXtoQ, kXtoK, kXtoV, kQtoScores, kKtoScores, kScoresToMask, kMaskToSoftmax, kSoftmaxToOutput, kVtoOutput,
+            kEdgeCount };
+constexpr unsigned bit(int i) { return 1u << i; }
+constexpr unsigned kAll = ~0u;
+
+struct Lit {
+  unsigned parts, edges;
+};
+
+// Which boxes and arrows each step is about.
+constexpr Lit kLit[kStepCount] = {
+    {bit(kX) | bit(kQ) | bit(kK) | bit(kV), bit(kXtoQ) | bit(kXtoK) | bit(kXtoV)},
+    {bit(kQ) | bit(kK) | bit(kScores), bit(kQtoScores) | bit(kKtoScores)},
+    {bit(kScores) | bit(kSoftmax), bit(kScoresToMask) | bit(kMaskToSoftmax)},
+    {bit(kSoftmax) | bit(kV) | bit(kOutput), bit(kSoftmaxToOutput) | bit(kVtoOutput)},
+    {kAll, kAll},
+    {bit(kQ) | bit(kK) | bit(kScores), bit(kQtoScores) | bit(kKtoScores)},
+    {bit(kMask), bit(kScoresToMask) | bit(kMaskToSoftmax)},
+};
+
+struct FlowBox {
+  std::string name, shape;
+  const char* meaning;  // tooltip
+  ImVec2 min, max;
+  bool one_line = false;  // name and shape on one line (the stacked Q, K, V)
+};
+
+void flow_diagram(const AppState& state, int step) {
+  const AttentionTrace& t = state.model.trace;
+  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight(), pad = font * 0.4f;
+  const long long Tq = t.query.rows(), Tk = t.key.rows(), d = t.key.cols(), dv = t.value.cols();
+  FlowBox boxes[kPartCount] = {
+      {"X", shape_text(Tq, state.model.queries.x.cols()), "X: the token vectors, one row per token.", {}, {}},
+      {"Q", shape_text(Tq, d), "Q = X·W_Q: one query per token (what it looks for).", {}, {}, true},
+      {"K", shape_text(Tk, d), "K = X·W_K: one key per token (what it offers for matching).", {}, {}, true},
+      {"V", shape_text(Tk, dv), "V = X·W_V: one value per token (what it passes on).", {}, {}, true},
+      {"scores", shape_text(Tq, Tk), "Q·Kᵀ / √d: every query against every key.", {}, {}},
+      {"mask", state.inputs.causal ? "on" : "off",
+       "The causal mask: −∞ on the scores of later tokens (switch it in the controls).", {}, {}},
+      {"softmax", "A " + shape_text(Tq, Tk), "Softmax along each row: the attention weights A.", {}, {}},
+      {"output", shape_text(Tq, dv), "A·V: each token's weighted sum of the values.", {}, {}},
+  };
+
+  // Column widths from the texts; the shapes go when the window is too narrow for them.
+  const float avail = usable_width();
+  const int column_of[kPartCount] = {0, 1, 1, 1, 2, 3, 4, 5};
+  auto box_width = [&](const FlowBox& b, bool shapes) {
+    if (!shapes) return ImGui::CalcTextSize(b.name.c_str()).x + pad * 2.0f;
+    if (b.one_line) return ImGui::CalcTextSize((b.name + " " + b.shape).c_str()).x + pad * 2.0f;
+    return std::max(ImGui::CalcTextSize(b.name.c_str()).x, ImGui::CalcTextSize(b.shape.c_str()).x) + pad * 2.0f;
+  };
+  float column_width[6] = {};
+  bool shapes = true;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::fill(std::begin(column_width), std::end(column_width), 0.0f);
+    for (int p = 0; p < kPartCount; ++p)
+      column_width[column_of[p]] = std::max(column_width[column_of[p]], box_width(boxes[p], shapes));
+    const float total = std::accumulate(std::begin(column_width), std::end(column_width), 0.0f);
+    if (total + font * 1.4f * 5.0f <= avail) break;
+    shapes = false;
+  }
+  const float widths = std::accumulate(std::begin(column_width), std::end(column_width), 0.0f);
+  const float gap = std::clamp((avail - widths) / 5.0f, font * 1.4f, font * 3.5f);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  float column_x[6];
+  column_x[0] = origin.x + std::max(0.0f, (avail - widths - gap * 5.0f) * 0.5f);
+  for (int c = 1; c < 6; ++c) column_x[c] = column_x[c - 1] + column_width[c - 1] + gap;
+
+  // Q, K, V are stacked one line each; the other boxes are two lines (name, shape), level with
+  // the middle of Q and K so the V → output arrow can pass underneath them.
+  const float small_h = line + pad * 1.2f, stack_gap = font * 0.4f;
+  const float big_h = shapes ? line * 2.0f + pad * 1.2f : small_h;
+  const float height = small_h * 3.0f + stack_gap * 2.0f;
+  const float middle = origin.y + small_h + stack_gap * 0.5f;
+  for (int p = 0; p < kPartCount; ++p) {
+    FlowBox& b = boxes[p];
+    const float x = column_x[column_of[p]], w = column_width[column_of[p]];
+    if (p == kQ || p == kK || p == kV) {
+      const float y = origin.y + static_cast<float>(p - kQ) * (small_h + stack_gap);
+      b.min = ImVec2(x, y);
+      b.max = ImVec2(x + w, y + small_h);
+    } else {
+      const float center = p == kX ? origin.y + height * 0.5f : middle;
+      b.min = ImVec2(x, center - big_h * 0.5f);
+      b.max = ImVec2(x + w, center + big_h * 0.5f);
+    }
+  }
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const Lit lit = kLit[step];
+  const ImU32 lit_color = ImGui::GetColorU32(kAccent), dim_color = IM_COL32(95, 100, 115, 255);
+  const float thick = std::max(1.5f, font * 0.1f);
+  auto edge_color = [&](Edge e) { return (lit.edges & bit(e)) ? lit_color : dim_color; };
+  auto left_mid = [](const FlowBox& b) { return ImVec2(b.min.x, (b.min.y + b.max.y) * 0.5f); };
+  auto right_mid = [](const FlowBox& b) { return ImVec2(b.max.x, (b.min.y + b.max.y) * 0.5f); };
+  for (Part p : {kQ, kK, kV})
+    arrow(dl, right_mid(boxes[kX]), left_mid(boxes[p]), edge_color(static_cast<Edge>(kXtoQ + (p - kQ))), thick);
+  const float score_left = boxes[kScores].min.x, score_mid = (boxes[kScores].min.y + boxes[kScores].max.y) * 0.5f;
+  arrow(dl, right_mid(boxes[kQ]), ImVec2(score_left, score_mid - line * 0.25f), edge_color(kQtoScores), thick);
+  arrow(dl, right_mid(boxes[kK]), ImVec2(score_left, score_mid + line * 0.25f), edge_color(kKtoScores), thick);
+  arrow(dl, right_mid(boxes[kScores]), left_mid(boxes[kMask]), edge_color(kScoresToMask), thick);
+  arrow(dl, right_mid(boxes[kMask]), left_mid(boxes[kSoftmax]), edge_color(kMaskToSoftmax), thick);
+  arrow(dl, right_mid(boxes[kSoftmax]), left_mid(boxes[kOutput]), edge_color(kSoftmaxToOutput), thick);
+  const ImVec2 v_start = right_mid(boxes[kV]);
+  const float output_x = (boxes[kOutput].min.x + boxes[kOutput].max.x) * 0.5f;
+  dl->AddLine(v_start, ImVec2(output_x, v_start.y), edge_color(kVtoOutput), thick);
+  arrow(dl, ImVec2(output_x, v_start.y + thick * 0.5f), ImVec2(output_x, boxes[kOutput].max.y), edge_color(kVtoOutput),
+        thick);
+
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const bool window_hovered = ImGui::IsWindowHovered();
+  for (int p = 0; p < kPartCount; ++p) {
+    const FlowBox& b = boxes[p];
+    const bool on = (lit.parts & bit(p)) != 0;
+    const bool mask_off = p == kMask && !state.inputs.causal;
+    dl->AddRectFilled(b.min, b.max, on ? IM_COL32(40, 75, 125, 255) : IM_COL32(38, 41, 50, 255), font * 0.25f);
+    dl->AddRect(b.min, b.max, on ? lit_color : dim_color, font * 0.25f, 0, on ? thick * 1.5f : 1.0f);
+    const ImU32 text = on ? ImGui::GetColorU32(ImGuiCol_Text)
+                          : (mask_off ? IM_COL32(120, 124, 135, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    const float w = b.max.x - b.min.x;
+    if (b.one_line || !shapes) {
+      const std::string label = shapes ? b.name + " " + b.shape : b.name;
+      const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+      dl->AddText(ImVec2(b.min.x + (w - size.x) * 0.5f, (b.min.y + b.max.y - size.y) * 0.5f), text, label.c_str());
+    } else {
+      const ImVec2 name = ImGui::CalcTextSize(b.name.c_str()), shape = ImGui::CalcTextSize(b.shape.c_str());
+      dl->AddText(ImVec2(b.min.x + (w - name.x) * 0.5f, b.min.y + pad * 0.6f), text, b.name.c_str());
+      dl->AddText(ImVec2(b.min.x + (w - shape.x) * 0.5f, b.min.y + pad * 0.6f + line), text, b.shape.c_str());
+    }
+    if (window_hovered && mouse.x >= b.min.x && mouse.x < b.max.x && mouse.y >= b.min.y && mouse.y < b.max.y)
+      ImGui::SetTooltip("%s", b.meaning);
+  }
+  ImGui::Dummy(ImVec2(boxes[kOutput].max.x - origin.x, height));
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] One function per step
+// ---------------------------------------------------------------------------------------------
+
+struct StepContext {
+  const AppState& state;
+  AppInputs& next;
+  const AttentionTrace& t;
+  int token;                           // the selected query row
+  std::string name;                    // 'it'
+  std::vector<std::string> queries, keys;
+  float avail;                         // width of the view
+};
+
+// "1 × W_Q['pronoun'] + …": the rows of a projection matrix that x actually picks up.
+std::string picked_rows(const Matrix& x, int row, const char* matrix_name) {
+  std::vector<int> features;
+  for (Eigen::Index f = 0; f < x.cols(); ++f)
+    if (x(row, f) != 0.0f) features.push_back(static_cast<int>(f));
+  std::stable_sort(features.begin(), features.end(),
+                   [&](int a, int b) { return std::fabs(x(row, a)) > std::fabs(x(row, b)); });
+  if (features.empty()) return "0 (every feature of x is 0)";
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(features.size(), 2);
+  for (std::size_t k = 0; k < shown; ++k)
+    out += (k ? " + " : "") + compact(x(row, features[k])) + " × " + matrix_name + "['" + feature_names()[features[k]] + "']";
+  if (features.size() > shown) out += " + … (" + std::to_string(features.size() - shown) + " more)";
+  return out;
+}
+
+void step_projections(StepContext& c) {
+  const int d = static_cast<int>(c.t.key.cols());
+  const Matrix& x = c.state.model.queries.x;
+  char intro[512];
+  std::snprintf(intro, sizeof intro,
+                "Each token enters as a vector x of %d word features: one row of X. Three matrices, learned in "
+                "training (set by hand here), turn it into three vectors of d = %d numbers: a query (what the "
+                "token is looking for), a key (what it offers to be found by) and a value (what it hands on "
+                "when it is picked).",
+                static_cast<int>(x.cols()), d);
+  paragraph(intro);
+  formula_box(kSteps[0].formula);
+
+  section_heading(("With the numbers of " + c.name).c_str());
+  const Matrix x_row = x.row(c.token);
+  const std::vector<std::string> features(feature_names().begin(), feature_names().end());
+  const std::vector<std::string> row_label = {"x(" + c.queries[c.token] + ")"};
+  HeatmapStyle xs;
+  xs.signed_values = true;
+  xs.show_values = true;
+  xs.value_decimals = 1;
+  xs.col_labels = &features;
+  xs.row_labels = &row_label;
+  xs.cell = cell_for(c.avail - ImGui::CalcTextSize(row_label[0].c_str()).x - ImGui::GetFontSize(), x_row.cols());
+  heatmap_row({{"##x_row", &x_row, xs, "x: one row of X " + shape_text(1, x.cols()), nullptr, &row_label, &features}});
+
+  // x picks up the rows of W_Q (W_K, W_V) of its non-zero features: that is all a product x·W does.
+  const bool self = !c.state.inputs.cross;
+  const Matrix q = c.t.query.row(c.token);
+  ImGui::TextWrapped("q = x·W_Q = %s = %s", picked_rows(x, c.token, "W_Q").c_str(), vector_text(q.data(), d).c_str());
+  if (self) {
+    const Matrix k = c.t.key.row(c.token), v = c.t.value.row(c.token);
+    ImGui::TextWrapped("k = x·W_K = %s = %s", picked_rows(x, c.token, "W_K").c_str(), vector_text(k.data(), d).c_str());
+    ImGui::TextWrapped("v = x·W_V = %s = %s", picked_rows(x, c.token, "W_V").c_str(),
+                       vector_text(v.data(), static_cast<int>(v.cols())).c_str());
+  } else {
+    hint("Cross-attention: the keys and values are made the same way, but from the second sentence's tokens.");
+  }
+  hint("A product x·W adds up the rows of W picked out by x's non-zero features, each times that feature's value.");
+
+  section_heading("Every token at once: Q, K and V");
+  const std::vector<std::string> q_dims(query_dim_names().begin(), query_dim_names().end());
+  const std::vector<std::string> k_dims(key_dim_names().begin(), key_dim_names().end());
+  const std::vector<std::string> v_dims(value_dim_names().begin(), value_dim_names().end());
+  HeatmapStyle s;
+  s.signed_values = true;
+  s.range = std::max({c.t.query.cwiseAbs().maxCoeff(), c.t.key.cwiseAbs().maxCoeff(), c.t.value.cwiseAbs().maxCoeff(), 1e-6f});
+  s.show_values = true;
+  s.value_decimals = 1;
+  s.highlight_row = c.token;
+  s.row_labels = &c.queries;
+  const float labels = ImGui::CalcTextSize("because").x * 2.0f;
+  s.cell = std::clamp((c.avail - labels - ImGui::GetFontSize() * 3.0f) / 12.0f, ImGui::GetFontSize() * 1.2f,
+                      ImGui::GetFontSize() * 2.2f);
+  HeatmapStyle qs = s, ks = s, vs = s;
+  qs.col_labels = &q_dims;
+  ks.col_labels = &k_dims;
+  ks.row_labels = &c.keys;
+  ks.highlight_row = self ? c.token : -1;
+  vs.col_labels = &v_dims;
+  vs.row_labels = self ? nullptr : &c.keys;  // beside K its rows are K's rows
+  vs.highlight_row = ks.highlight_row;
+  heatmap_row({{"##Q", &c.t.query, qs, "Q " + shape_text(c.t.query.rows(), d), nullptr, &c.queries, &q_dims},
+               {"##K", &c.t.key, ks, "K " + shape_text(c.t.key.rows(), d), nullptr, &c.keys, &k_dims},
+               {"##V", &c.t.value, vs, "V " + shape_text(c.t.value.rows(), c.t.value.cols()), nullptr, &c.keys, &v_dims}});
+  hint("The columns of Q and K line up: a query's \"seeks creature\" meets a key's \"is creature\". "
+       "That is why their dot product measures a match.");
+}
+
+// How the raw dot products become scores here: ÷ √d, ÷ temperature, or nothing (switch or mistake).
+std::string scaling_text(const AppState& state) {
+  const AttentionTrace& t = state.model.trace;
+  const int d = static_cast<int>(t.key.cols());
+  const std::string root = "√" + std::to_string(d) + " = " + compact(std::sqrt(static_cast<float>(d)));
+  const bool divided = state.inputs.scale && state.inputs.mistake != Mistake::ForgetScale;
+  std::string text = divided ? "Each dot product is divided by " + root
+                             : (state.inputs.scale ? "Not divided by √d: the \"forget √d\" mistake is on"
+                                                   : "Not divided by √d: switched off in the controls");
+  if (state.inputs.temperature != 1.0f) text += ", and by the temperature " + compact(state.inputs.temperature);
+  return text + " (score = q·k × " + number_text(t.score_factor, 3) + ").";
+}
+
+// "3×2 + 1×0": the products of the query's non-zero entries with the key's.
+std::string dot_written_out(const Matrix& query, const Matrix& matched, int row, int key) {
+  std::string out;
+  for (Eigen::Index c = 0; c < query.cols(); ++c)
+    if (query(row, c) != 0.0f) out += (out.empty() ? "" : " + ") + compact(query(row, c)) + "×" + compact(matched(key, c));
+  return out.empty() ? "0" : out;
+}
+
+void step_scores(StepContext& c) {
+  paragraph("The selected token compares its query with the key of every token, itself included. A dot product "
+            "multiplies the two vectors entry by entry and adds the products: it is large when the query asks "
+            "for what the key offers, and 0 when they have nothing in common.");
+  formula_box(kSteps[1].formula);
+
+  const int d = static_cast<int>(c.t.key.cols()), keys = static_cast<int>(c.t.key.rows());
+  const bool swapped = c.state.inputs.mistake == Mistake::SwapKeysValues;
+  const Matrix& matched = swapped ? c.t.value : c.t.key;  // what the trace really multiplied
+  section_heading(("With the numbers of " + c.name).c_str());
+  ImGui::TextWrapped("q(%s) = %s", c.queries[c.token].c_str(), vector_text(c.t.query.row(c.token).eval().data(), d).c_str());
+  ImGui::TextWrapped("%s", scaling_text(c.state).c_str());
+  if (swapped) ImGui::TextColored(kMistakeColor, "Mistake on: the query is multiplied with the values, not the keys.");
+
+  int best = 0;
+  for (int j = 1; j < keys; ++j)
+    if (c.t.scaled_scores(c.token, j) > c.t.scaled_scores(c.token, best)) best = j;
+  if (begin_numbers_table("##scores", 4, keys)) {
+    ImGui::TableSetupColumn("key");
+    ImGui::TableSetupColumn(swapped ? "q·v written out" : "q·k written out");
+    ImGui::TableSetupColumn(swapped ? "q·v" : "q·k");
+    ImGui::TableSetupColumn("score");
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(keys);
+    while (clipper.Step())
+      for (int j = clipper.DisplayStart; j < clipper.DisplayEnd; ++j) {
+        ImGui::TableNextRow();
+        cell_text(c.keys[j], j == best);
+        cell_text(dot_written_out(c.t.query, matched, c.token, j));
+        cell_text(number_text(c.t.raw_scores(c.token, j), 2));
+        cell_text(number_text(c.t.scaled_scores(c.token, j), 2), j == best);
+      }
+    ImGui::EndTable();
+  }
+  ImGui::TextWrapped("Best match: %s with a score of %s.", in_quotes(c.keys[best]).c_str(),
+                     number_text(c.t.scaled_scores(c.token, best), 2).c_str());
+  if (c.state.inputs.causal) hint("The causal mask is on: step 7 shows which of these scores it hides.");
+  hint("Why divide at all: step 6.");
+}
+
+void step_softmax(StepContext& c) {
+  paragraph("Softmax makes every score positive with exp, then divides each by their total, so the weights add "
+            "up to 1. Because exp grows fast, a score that is a little higher gets a much larger share.");
+  formula_box(kSteps[2].formula);
+
+  const SoftmaxRow r = softmax_row_numbers(c.t, c.token);
+  const int keys = static_cast<int>(r.scores.size());
+  section_heading(("With the numbers of " + c.name).c_str());
+  const std::string exp_header = r.shift != 0.0 ? "exp(score − " + compact(static_cast<float>(r.shift)) + ")" : "exp(score)";
+  if (begin_numbers_table("##softmax", 4, keys + 1)) {
+    ImGui::TableSetupColumn("key");
+    ImGui::TableSetupColumn("score");
+    ImGui::TableSetupColumn(exp_header.c_str());
+    ImGui::TableSetupColumn("weight = exp ÷ sum");
+    ImGui::TableHeadersRow();
+    const int best = keys_by_weight(c.t, c.token).front();
+    for (int j = 0; j < keys; ++j) {
+      ImGui::TableNextRow();
+      cell_text(c.keys[j], j == best);
+      cell_text(number_text(r.scores[j], 2));
+      cell_text(exp_text(r.exps[j]));
+      cell_text(number_text(c.t.weights(c.token, j), 3), j == best);
+    }
+    ImGui::TableNextRow();
+    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(45, 55, 75, 255));
+    cell_text("sum");
+    cell_text("");
+    cell_text(exp_text(r.sum_of_exps));
+    cell_text(number_text(c.t.weights.row(c.token).sum(), 3));
+    ImGui::EndTable();
+  }
+  if (r.shift != 0.0)
+    hint("These scores are too large for exp, so the row's largest score was subtracted first. It cancels out in "
+         "the division, so the weights are the same.");
+  else
+    hint("Real code subtracts the row's largest score before exp: it cancels out in the division and keeps exp "
+         "from overflowing.");
+
+  const Matrix weights = weights_for_display(c.t).row(c.token);
+  const std::vector<std::string> row_label = {c.queries[c.token]};
+  HeatmapStyle s;
+  s.show_values = true;
+  s.row_labels = &row_label;
+  s.col_labels = &c.keys;
+  s.cell = cell_for(c.avail - ImGui::CalcTextSize(row_label[0].c_str()).x - ImGui::GetFontSize(), keys);
+  heatmap_row({{"##weights_row", &weights, s, "the weights of " + c.name + ": one row of A", nullptr, &row_label, &c.keys}});
+}
+
+void step_weighted_sum(StepContext& c) {
+  paragraph("The output of the token is a blend of every token's value vector: each value is multiplied by its "
+            "weight, and the results are added up. Tokens with a large weight dominate the blend; the rest "
+            "add a little each.");
+  formula_box(kSteps[3].formula);
+
+  const bool swapped = c.state.inputs.mistake == Mistake::SwapKeysValues;
+  const Matrix& passed_on = swapped ? c.t.key : c.t.value;  // what the trace really blended
+  const int keys = static_cast<int>(passed_on.rows()), dv = static_cast<int>(passed_on.cols());
+  const std::vector<int> order = keys_by_weight(c.t, c.token);
+  const Matrix output = c.t.output.row(c.token);
+
+  section_heading(("With the numbers of " + c.name + ", largest weights first").c_str());
+  const int top = std::min(keys, 3);
+  std::string names = "output(" + c.queries[c.token] + ") = ", numbers = "= ";
+  for (int k = 0; k < top; ++k) {
+    const int j = order[k];
+    names += (k ? " + " : "") + number_text(c.t.weights(c.token, j), 2) + " × v(" + c.keys[j] + ")";
+    numbers += (k ? " + " : "") + number_text(c.t.weights(c.token, j), 2) + " × " +
+               vector_text(passed_on.row(j).eval().data(), dv);
+  }
+  if (keys > top) {
+    const std::string rest = " + … (" + std::to_string(keys - top) + " more)";
+    names += rest;
+    numbers += rest;
+  }
+  numbers += " = " + vector_text(output.data(), dv);
+  ImGui::TextWrapped("%s", names.c_str());
+  ImGui::TextWrapped("%s", numbers.c_str());
+  if (swapped) ImGui::TextColored(kMistakeColor, "Mistake on: the keys are blended here instead of the values.");
+
+  if (begin_numbers_table("##blend", 4, keys + 1)) {
+    ImGui::TableSetupColumn("key");
+    ImGui::TableSetupColumn("weight");
+    ImGui::TableSetupColumn("value v");
+    ImGui::TableSetupColumn("weight × v");
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(keys);
+    while (clipper.Step())
+      for (int k = clipper.DisplayStart; k < clipper.DisplayEnd; ++k) {
+        const int j = order[k];
+        const Matrix v = passed_on.row(j), part = v * c.t.weights(c.token, j);
+        ImGui::TableNextRow();
+        cell_text(c.keys[j], k == 0);
+        cell_text(number_text(c.t.weights(c.token, j), 2));
+        cell_text(vector_text(v.data(), dv));
+        cell_text(vector_text(part.data(), dv));
+      }
+    ImGui::TableNextRow();
+    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(45, 55, 75, 255));
+    cell_text("sum");
+    cell_text(number_text(c.t.weights.row(c.token).sum(), 2));
+    cell_text("");
+    cell_text(vector_text(output.data(), dv));
+    ImGui::EndTable();
+  }
+
+  const std::vector<std::string> dims(value_dim_names().begin(), value_dim_names().end());
+  const std::vector<std::string> row_label = {"output(" + c.queries[c.token] + ")"};
+  HeatmapStyle s;
+  s.show_values = true;
+  s.signed_values = output.minCoeff() < 0;
+  s.range = std::max(output.cwiseAbs().maxCoeff(), 1e-6f);
+  s.row_labels = &row_label;
+  s.col_labels = &dims;
+  s.cell = ImGui::GetFontSize() * 2.6f;
+  ImGui::Spacing();
+  heatmap_row({{"##output_row", &output, s, "output " + shape_text(1, dv), nullptr, &row_label, &dims}});
+  Eigen::Index largest = 0;
+  output.row(0).cwiseAbs().maxCoeff(&largest);
+  ImGui::TextWrapped("Its largest entry is %s (%s). The largest weight, %s, went to %s.", in_quotes(dims[largest]).c_str(),
+                     number_text(output(0, largest), 2).c_str(), number_text(c.t.weights(c.token, order.front()), 2).c_str(),
+                     in_quotes(c.keys[order.front()]).c_str());
+}
+
+void step_matrix_form(StepContext& c) {
+  const long long Tq = c.t.query.rows(), Tk = c.t.key.rows(), d = c.t.key.cols(), dv = c.t.value.cols();
+  char intro[640];
+  std::snprintf(intro, sizeof intro,
+                "Steps 2 to 4 for one token are one row of a matrix product. Q·Kᵀ scores every query against every "
+                "key at once; the softmax runs along each row and gives A, shape %s: row i holds token i's "
+                "weights. A·V then gives every output at once. The rows do not depend on each other, so all %lld "
+                "tokens are computed in parallel.",
+                shape_text(Tq, Tk).c_str(), Tq);
+  paragraph(intro);
+  formula_box(kSteps[4].formula);
+  const std::string scores_shapes = "Q " + shape_text(Tq, d) + " · Kᵀ " + shape_text(d, Tk) + " → scores " +
+                                    shape_text(Tq, Tk) + " → softmax of each row → A " + shape_text(Tq, Tk);
+  const std::string output_shapes = "A " + shape_text(Tq, Tk) + " · V " + shape_text(Tk, dv) + " → output " + shape_text(Tq, dv);
+  ImGui::TextWrapped("%s", scores_shapes.c_str());
+  ImGui::TextWrapped("%s", output_shapes.c_str());
+
+  section_heading("A · V = output, with the numbers now");
+  const std::vector<std::string> dims(value_dim_names().begin(), value_dim_names().end());
+  const float font = ImGui::GetFontSize();
+  const float label_width = ImGui::CalcTextSize("because").x * 2.0f + font * 4.0f;  // A's and V's row labels, operators
+  HeatmapStyle a;
+  a.show_values = true;
+  a.highlight_row = c.token;
+  a.row_labels = &c.queries;
+  a.col_labels = &c.keys;
+  a.cell = std::clamp((c.avail - label_width) / static_cast<float>(Tk + dv * 2), font * 0.6f, font * 2.4f);
+  HeatmapStyle v = a;
+  v.signed_values = true;
+  v.range = std::max(c.t.value.cwiseAbs().maxCoeff(), 1e-6f);
+  v.highlight_row = -1;
+  v.row_labels = &c.keys;
+  v.col_labels = &dims;
+  v.value_decimals = 1;
+  HeatmapStyle out = v;
+  out.range = std::max(c.t.output.cwiseAbs().maxCoeff(), 1e-6f);
+  out.value_decimals = 2;
+  out.highlight_row = c.token;
+  out.row_labels = nullptr;  // the same rows as A, right beside it
+  // Side by side only while the cells stay big enough for their numbers; else A gets the whole
+  // width and V, output go underneath, with the same cells.
+  if (a.cell < font * 1.9f) {
+    a.cell = cell_for(c.avail - label_width * 0.5f, static_cast<int>(Tk));
+    v.cell = out.cell = a.cell;
+    out.row_labels = &c.queries;
+  }
+  const Matrix shown_weights = weights_for_display(c.t);
+  heatmap_row({{"##A", &shown_weights, a, "A " + shape_text(Tq, Tk), nullptr, &c.queries, &c.keys},
+               {"##V_matrix", &c.t.value, v, "V " + shape_text(Tk, dv), "·", &c.keys, &dims},
+               {"##output", &c.t.output, out, "output " + shape_text(Tq, dv), "=", &c.queries, &dims}});
+  ImGui::TextWrapped("The outlined row is %s: its row of A is the weights of step 3, and its row of the output is "
+                     "the vector of step 4.",
+                     c.name.c_str());
+}
+
+void step_scaling(StepContext& c) {
+  const ScalingNumbers n = scaling_numbers(c.state);
+  const int d = static_cast<int>(c.t.key.cols());
+  paragraph("A dot product adds up d products. When the entries of q and k are about 1 in size, the spread "
+            "(standard deviation) of that sum grows like √d. Softmax of scores that far apart hands nearly all "
+            "the weight to the largest one: the row becomes almost one-hot. Then the softmax passes almost no "
+            "gradient back, and that row stops learning. Dividing by √d brings the spread back to about 1.");
+  formula_box(kSteps[5].formula);
+
+  section_heading("Measured on the scores now");
+  ImGui::TextWrapped("Spread of all the raw scores Q·Kᵀ: %s. Divided by √%d = %s: %s.", number_text(n.std_raw, 2).c_str(),
+                     d, compact(n.sqrt_d).c_str(), number_text(n.std_divided, 2).c_str());
+  ImGui::TextWrapped("For comparison, random vectors with entries of size 1 and d = 512 would give a spread of about "
+                     "√512 ≈ %s.",
+                     number_text(std::sqrt(512.0f), 1).c_str());
+
+  const int keys = static_cast<int>(n.weights_divided.size());
+  Matrix both(2, keys);
+  for (int j = 0; j < keys; ++j) {
+    both(0, j) = n.weights_divided[j];
+    both(1, j) = n.weights_undivided[j];
+  }
+  // Masked keys go to the heatmap as −∞ so they are hatched, not shown as a 0.
+  if (c.state.inputs.causal)
+    for (int j = c.token + 1; j < keys; ++j) both(0, j) = both(1, j) = kNegInf;
+  section_heading(("The weights of " + c.name + ", both ways").c_str());
+  const std::vector<std::string> row_labels = {"÷ √d", "not ÷ √d"};
+  HeatmapStyle s;
+  s.show_values = true;
+  s.row_labels = &row_labels;
+  s.col_labels = &c.keys;
+  s.cell = cell_for(c.avail - ImGui::CalcTextSize("not ÷ √d").x - ImGui::GetFontSize(), keys);
+  heatmap_row({{"##both_ways", &both, s, "softmax of the row, with and without the division", nullptr, &row_labels, &c.keys}});
+  const float max_divided = *std::max_element(n.weights_divided.begin(), n.weights_divided.end());
+  const float max_undivided = *std::max_element(n.weights_undivided.begin(), n.weights_undivided.end());
+  ImGui::TextWrapped("Largest weight: %s with the division, %s without it.", number_text(max_divided, 2).c_str(),
+                     number_text(max_undivided, 2).c_str());
+  if (c.state.inputs.temperature != 1.0f)
+    hint("Both rows are also divided by the temperature set in the controls.");
+  char scale_note[256];
+  std::snprintf(scale_note, sizeof scale_note,
+                "Here d is only %d, so leaving out the division multiplies the scores by just √%d = %s. At d = 512 it "
+                "multiplies them by about 23: the Break view shows most rows turning one-hot.",
+                d, d, compact(n.sqrt_d).c_str());
+  hint(scale_note);
+  if (action_button("Open the Break view (d = 512)", "step:open_break")) c.next.view = View::Break;
+}
+
+void step_mask(StepContext& c) {
+  paragraph("A GPT writes text one token at a time, so a token must not look at the tokens after it: in training, "
+            "they are the answers it is learning to predict. The causal mask sets the score of every later token "
+            "to −∞ before the softmax. exp(−∞) is exactly 0, so those tokens get a weight of 0, and the weights "
+            "left over still add up to 1.");
+  formula_box(kSteps[6].formula);
+
+  const int rows = static_cast<int>(c.t.masked_scores.rows()), keys = static_cast<int>(c.t.masked_scores.cols());
+  if (!c.state.inputs.causal) {
+    ImGui::TextColored(kMistakeColor, "The causal mask is off: every token sees the whole sentence.");
+    if (action_button("Turn on the causal mask", "step:causal_on")) c.next.causal = true;
+    // What the mask would add to the scores: 0 where a key may be seen, −∞ where it is hidden.
+    Matrix mask = Matrix::Zero(rows, keys);
+    apply_causal_mask(mask, kNegInf);
+    section_heading(("The mask that would be added to the scores " + shape_text(rows, keys)).c_str());
+    HeatmapStyle s;
+    s.show_values = true;
+    s.value_decimals = 0;
+    s.highlight_row = c.token;
+    s.row_labels = &c.queries;
+    s.col_labels = &c.keys;
+    s.cell = cell_for(c.avail - ImGui::CalcTextSize("because").x - ImGui::GetFontSize(), keys);
+    heatmap_row({{"##mask_preview", &mask, s, "0 = may look, hatched = −∞", nullptr, &c.queries, &c.keys}});
+    return;
+  }
+
+  const SoftmaxRow r = softmax_row_numbers(c.t, c.token);
+  int hidden = 0;
+  for (float s : r.scores) hidden += !std::isfinite(s);
+  section_heading(("With the numbers of " + c.name).c_str());
+  char seen[200];
+  if (hidden == 0)
+    std::snprintf(seen, sizeof seen, "%s is token %d: every key comes at or before it, so none is hidden.",
+                  c.name.c_str(), c.token + 1);
+  else
+    std::snprintf(seen, sizeof seen, "%s is token %d: it may look at keys 1 to %d; the %d after it %s hidden.",
+                  c.name.c_str(), c.token + 1, c.token + 1, hidden, hidden == 1 ? "is" : "are");
+  ImGui::TextWrapped("%s", seen);
+  if (c.state.inputs.cross)
+    hint("Cross-attention: the mask compares positions in two different sentences. Real models use it within one "
+         "sentence (self-attention).");
+  if (begin_numbers_table("##masked", 4, keys)) {
+    ImGui::TableSetupColumn("key");
+    ImGui::TableSetupColumn("score");
+    ImGui::TableSetupColumn("after the mask");
+    ImGui::TableSetupColumn("weight");
+    ImGui::TableHeadersRow();
+    for (int j = 0; j < keys; ++j) {
+      const bool masked = !std::isfinite(r.scores[j]);
+      ImGui::TableNextRow();
+      cell_text(c.keys[j], masked);
+      cell_text(number_text(c.t.scaled_scores(c.token, j), 2));
+      cell_text(number_text(r.scores[j], 2), masked);
+      cell_text(number_text(c.t.weights(c.token, j), 3));
+    }
+    ImGui::EndTable();
+  }
+  ImGui::TextWrapped("The visible weights add up to %s.", number_text(c.t.weights.row(c.token).sum(), 3).c_str());
+
+  section_heading(("Scores after the mask, every token " + shape_text(rows, keys)).c_str());
+  HeatmapStyle s;
+  s.show_values = true;
+  s.signed_values = true;
+  float range = 1e-6f;
+  for (Eigen::Index i = 0; i < c.t.masked_scores.size(); ++i)
+    if (std::isfinite(c.t.masked_scores.data()[i])) range = std::max(range, std::fabs(c.t.masked_scores.data()[i]));
+  s.range = range;
+  s.value_decimals = 1;
+  s.highlight_row = c.token;
+  s.row_labels = &c.queries;
+  s.col_labels = &c.keys;
+  s.cell = cell_for(c.avail - ImGui::CalcTextSize("because").x - ImGui::GetFontSize(), keys);
+  heatmap_row({{"##masked_scores", &c.t.masked_scores, s, "hatched = −∞: hidden from that row", nullptr, &c.queries,
+                &c.keys}});
+  hint("The upper triangle is hidden: row i sees only columns 1 to i. The Mistakes view shows what goes wrong when "
+       "the mask uses 0 instead of −∞, or comes after the softmax.");
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] draw_steps_panel, steps_view_data
+// ---------------------------------------------------------------------------------------------
+
+// Back, the seven numbered steps, Next.
+void step_buttons(int step, AppInputs& next) {
+  ImGui::BeginDisabled(step == 0);
+  if (ImGui::Button("‹ Back")) next.step = step - 1;
+  ImGui::EndDisabled();
+  publish_item_rect("step:back");
+  for (int s = 0; s < kStepCount; ++s) {
+    ImGui::SameLine();
+    const bool current = s == step;
+    if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+    const std::string label = std::to_string(s + 1);
+    if (ImGui::Button(label.c_str(), ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) next.step = s;
+    if (current) ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Step %d: %s", s + 1, kSteps[s].title);
+  }
+  ImGui::SameLine();
+  ImGui::BeginDisabled(step == kStepCount - 1);
+  if (ImGui::Button("Next ›")) next.step = step + 1;
+  ImGui::EndDisabled();
+  publish_item_rect("step:next");
+}
+
+}  // namespace
+
+void draw_steps_panel(const AppState& state, AppInputs& next) {
+  const int step = std::clamp(state.inputs.step, 0, kStepCount - 1);
+  StepContext c{state, next, state.model.trace, state.inputs.token, "", query_labels(state), key_labels(state),
+                usable_width()};
+  c.name = in_quotes(c.queries[c.token]);
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + c.avail);
+
+  panel_intro("The lesson's seven steps, one at a time, each with the numbers of the selected token.");
+  step_buttons(step, next);
+  ImGui::Spacing();
+  ImGui::TextColored(kAccent, "Step %d of %d: %s", step + 1, kStepCount, kSteps[step].title);
+  flow_diagram(state, step);
+  if (state.inputs.mistake != Mistake::None) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kMistakeColor);
+    ImGui::TextWrapped("The mistake \"%s\" is switched on (Mistakes view): the numbers below follow it, so some "
+                       "will look wrong.",
+                       mistake_name(state.inputs.mistake));
+    ImGui::PopStyleColor();
+    if (action_button("Switch the mistake off", "step:mistake_off")) next.mistake = Mistake::None;
+  }
+  ImGui::Spacing();
+  switch (step) {
+    case 0: step_projections(c); break;
+    case 1: step_scores(c); break;
+    case 2: step_softmax(c); break;
+    case 3: step_weighted_sum(c); break;
+    case 4: step_matrix_form(c); break;
+    case 5: step_scaling(c); break;
+    default: step_mask(c); break;
+  }
+  ImGui::PopTextWrapPos();
+}
+
+json steps_view_data(const AppState& state) {
+  const AttentionTrace& t = state.model.trace;
+  const int step = std::clamp(state.inputs.step, 0, kStepCount - 1), row = state.inputs.token;
+  json j;
+  j["step"] = step;
+  j["title"] = kSteps[step].title;
+  j["formula"] = kSteps[step].formula;
+  j["token"] = row;
+  j["token_text"] = state.model.queries.tokens[row].text;
+  switch (step) {
+    case 0:
+      j["x"] = row_json(state.model.queries.x, row);
+      j["q"] = row_json(t.query, row);
+      if (!state.inputs.cross) {
+        j["k"] = row_json(t.key, row);
+        j["v"] = row_json(t.value, row);
+      }
+      break;
+    case 1:
+      j["raw_scores"] = row_json(t.raw_scores, row);
+      j["scores"] = row_json(t.scaled_scores, row);
+      j["score_factor"] = t.score_factor;
+      break;
+    case 2: {
+      const SoftmaxRow r = softmax_row_numbers(t, row);
+      j["scores"] = floats_json(r.scores);
+      j["exps"] = r.exps;
+      j["exp_shift"] = r.shift;
+      j["sum_of_exps"] = r.sum_of_exps;
+      j["weights"] = row_json(t.weights, row);
+      break;
+    }
+    case 3: {
+      json contributors = json::array();
+      for (int k : keys_by_weight(t, row))
+        contributors.push_back({{"key", k}, {"text", state.model.keys.tokens[k].text}, {"weight", t.weights(row, k)}});
+      j["contributors"] = contributors;
+      j["weights"] = row_json(t.weights, row);
+      j["output"] = row_json(t.output, row);
+      j["output_dims"] = value_dim_names();
+      break;
+    }
+    case 4:
+      j["shape_A"] = {t.weights.rows(), t.weights.cols()};
+      j["shape_output"] = {t.output.rows(), t.output.cols()};
+      j["weights"] = row_json(t.weights, row);
+      j["output"] = row_json(t.output, row);
+      break;
+    case 5: {
+      const ScalingNumbers n = scaling_numbers(state);
+      j["sqrt_d"] = n.sqrt_d;
+      j["score_std_raw"] = n.std_raw;
+      j["score_std_scaled"] = n.std_divided;
+      j["weights_scaled"] = floats_json(n.weights_divided);
+      j["weights_unscaled"] = floats_json(n.weights_undivided);
+      break;
+    }
+    default: {
+      json hidden = json::array();
+      for (Eigen::Index k = 0; k < t.masked_scores.cols(); ++k)
+        if (!std::isfinite(t.masked_scores(row, k))) hidden.push_back(k);
+      j["causal"] = state.inputs.causal;
+      j["masked_keys"] = hidden;
+      j["scores"] = row_json(t.masked_scores, row);
+      j["weights"] = row_json(t.weights, row);
+      break;
+    }
+  }
+  return j;
+}
 
 }  // namespace attn::ui

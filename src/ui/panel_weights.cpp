@@ -1,22 +1,434 @@
-// The weights view (first version; see panels.h).
+// The weights view: the attention matrix A as a live heatmap, each cell's arithmetic on hover, the
+// row sums, and the selected row as bars. Not the maths: every number is read from the trace.
+//
+// [SECTION] Helpers shared with panel_library.cpp
+// [SECTION] Cell arithmetic (the hover tooltip)
+// [SECTION] Layout helpers
+// [SECTION] The pieces of the view: row sums, selected row as bars
+// [SECTION] The view
 #include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "panels.h"
 #include "widgets.h"
 
 namespace attn::ui {
 
+// [SECTION] Helpers shared with panel_library.cpp (declared there). They belong in widgets.h and
+// app_state.h; they live here only until those files are free to edit.
+
+// `text` shortened with "…" so it is at most `max_width` pixels wide (whole UTF-8 characters only).
+std::string fit_text(const std::string& text, float max_width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
+  const char* ellipsis = "…";
+  const float room = max_width - ImGui::CalcTextSize(ellipsis).x;
+  std::size_t fits = 0;
+  while (fits < text.size()) {
+    std::size_t next = fits + 1;
+    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+    if (ImGui::CalcTextSize(text.data(), text.data() + next).x > room) break;
+    fits = next;
+  }
+  return text.substr(0, fits) + ellipsis;
+}
+
+// A wrapped paragraph that wraps at the visible right edge. ImGui's TextWrapped wraps at the work
+// rect, which in a horizontally scrolling child keeps last frame's content width: once a line is
+// as wide as the view, a vertical scrollbar then pushes it under the scrollbar for good.
+void wrapped_in_view(const char* text, bool dim) {
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
+  if (dim) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextUnformatted(text);
+  if (dim) ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+}
+
+// True where the causal mask hides key `col` from query `row`: its score was −∞ before the softmax,
+// or (the "mask after softmax" mistake) its weight was zeroed afterwards. Under "mask with 0" the
+// key is not hidden at all: it keeps a weight, and the view must show that honestly.
+bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col) {
+  if (!std::isfinite(trace.masked_scores(row, col))) return true;
+  return trace.options.causal && trace.options.mistake == Mistake::MaskAfterSoftmax && col > row;
+}
+
+namespace {
+
+// [SECTION] Cell arithmetic (the hover tooltip)
+
+constexpr float kRowSumTolerance = 0.005f;  // a row sum that prints as 1.00 is fine
+
+// The numbers one softmax line is made of: its max and the sum of exp(score − max).
+struct SoftmaxLine {
+  double max = -std::numeric_limits<double>::infinity();
+  double sum_of_exps = 0;
+};
+
+// Over row `index` of the scores the softmax saw, or over column `index` (the wrong-axis mistake).
+SoftmaxLine softmax_line(const Matrix& masked_scores, int index, bool along_column) {
+  SoftmaxLine line;
+  const int n = static_cast<int>(along_column ? masked_scores.rows() : masked_scores.cols());
+  auto at = [&](int k) {
+    return static_cast<double>(along_column ? masked_scores(k, index) : masked_scores(index, k));
+  };
+  for (int k = 0; k < n; ++k)
+    if (std::isfinite(at(k))) line.max = std::max(line.max, at(k));
+  for (int k = 0; k < n; ++k)
+    if (std::isfinite(at(k))) line.sum_of_exps += std::exp(at(k) - line.max);
+  return line;
+}
+
+std::string in_quotes(const std::string& token) { return "'" + token + "'"; }
+
+std::string num(double v, int decimals = 3) { return number_text(static_cast<float>(v), decimals); }
+
+// A warning red that reads on either theme (light text means a dark background).
+ImVec4 warning_color() {
+  const ImVec4 text = ImGui::GetStyleColorVec4(ImGuiCol_Text);
+  const bool dark_background = text.x + text.y + text.z > 1.5f;
+  return dark_background ? ImVec4(1.0f, 0.55f, 0.45f, 1.0f) : ImVec4(0.75f, 0.15f, 0.10f, 1.0f);
+}
+
+// One line of a tooltip's arithmetic table: the step's name, then its numbers.
+void step_row(const char* name, const std::string& arithmetic, bool is_mistake = false) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextDisabled("%s", name);
+  ImGui::TableNextColumn();
+  if (is_mistake)
+    ImGui::TextColored(warning_color(), "%s", arithmetic.c_str());
+  else
+    ImGui::TextUnformatted(arithmetic.c_str());
+}
+
+// The scaling steps: ÷ √d (unless switched off or "forgotten") and ÷ temperature (unless it is 1).
+void scaling_rows(const AppState& state, double raw, double scaled) {
+  const AttentionTrace& t = state.model.trace;
+  const int d = static_cast<int>(t.key.cols());
+  const float temperature = state.inputs.temperature;
+  const bool forgot = state.inputs.mistake == Mistake::ForgetScale && state.inputs.scale;
+  double so_far = raw;
+  if (state.inputs.scale && !forgot) {
+    const double root = std::sqrt(static_cast<double>(d));
+    so_far = raw / root;
+    step_row("÷ √d", num(raw) + " ÷ √" + std::to_string(d) + " (= " + num(root, 2) + ") = " + num(so_far));
+  } else if (forgot) {
+    step_row("÷ √d", "skipped: the \"forget the scale\" mistake is on", true);
+  } else {
+    step_row("÷ √d", "skipped: switched off in the controls");
+  }
+  if (temperature != 1.0f) step_row("÷ temperature", num(so_far) + " ÷ " + num(temperature, 2) + " = " + num(scaled));
+  step_row("scaled score", num(scaled) + "   (raw score × " + num(t.score_factor) + ")");
+}
+
+// The tooltip of cell (row, col): how its weight came out of q and k, step by step.
+void cell_tooltip(const AppState& state, int row, int col) {
+  const AttentionTrace& t = state.model.trace;
+  const std::string query = in_quotes(state.model.queries.tokens[row].text);
+  const std::string key = in_quotes(state.model.keys.tokens[col].text);
+  const Mistake mistake = state.inputs.mistake;
+  const float wrap = ImGui::GetFontSize() * 26.0f;
+  ImGui::BeginTooltip();
+  ImGui::Text("%s (row %d, query) looking at %s (column %d, key)", query.c_str(), row + 1, key.c_str(), col + 1);
+  ImGui::Separator();
+  ImGui::PushTextWrapPos(wrap);
+
+  const double raw = t.raw_scores(row, col), scaled = t.scaled_scores(row, col), seen = t.masked_scores(row, col);
+  if (!std::isfinite(seen)) {
+    ImGui::Text(
+        "Hidden by the causal mask: %s comes after %s, so its score becomes −∞ before the softmax. "
+        "exp(−∞) is exactly 0, so this weight is exactly 0, not just small.",
+        key.c_str(), query.c_str());
+    ImGui::TextDisabled("(Its raw score q·k = %s was computed, then thrown away.)", num(raw).c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+    return;
+  }
+  ImGui::PopTextWrapPos();
+
+  const bool by_column = mistake == Mistake::SoftmaxWrongAxis;
+  const SoftmaxLine line = softmax_line(t.masked_scores, by_column ? col : row, by_column);
+  const std::string axis = by_column ? "column" : "row";
+  const double e = std::exp(seen - line.max), weight = e / line.sum_of_exps;
+  const bool zeroed_after = key_hidden_by_mask(t, row, col);  // the "mask after softmax" mistake
+  if (ImGui::BeginTable("##steps", 2, ImGuiTableFlags_SizingFixedFit)) {
+    if (mistake == Mistake::SwapKeysValues)
+      step_row("raw score", "q·v = " + num(raw) + "   (matched against the value!)", true);
+    else
+      step_row("raw score", "q·k = " + num(raw));
+    scaling_rows(state, raw, scaled);
+    if (seen != scaled)  // only the "mask with 0" mistake changes a finite score
+      step_row("causal mask", num(scaled) + " → " + num(seen) + "   (should be −∞)", true);
+    step_row(("exp(s − " + axis + " max)").c_str(), "exp(" + num(seen) + " − " + num(line.max) + ") = " + num(e));
+    step_row(("÷ " + axis + " sum").c_str(), num(e) + " ÷ " + num(line.sum_of_exps) + " = " + num(weight));
+    if (zeroed_after) step_row("mask, too late", num(weight) + " → 0", true);
+    step_row("weight", num(t.weights(row, col)));
+    ImGui::EndTable();
+  }
+  ImGui::TextDisabled("The %s sum adds up the exps of every %s in this %s.", axis.c_str(), by_column ? "query" : "key",
+                      axis.c_str());
+
+  ImGui::PushTextWrapPos(wrap);
+  ImGui::PushStyleColor(ImGuiCol_Text, warning_color());
+  if (by_column)
+    ImGui::TextUnformatted(
+        "Mistake: the softmax ran down each column (over the queries), so the rows no "
+        "longer add up to 1.");
+  if (seen != scaled)
+    ImGui::TextUnformatted(
+        "Mistake: the mask wrote 0 instead of −∞. exp(0 − max) is not 0, so this future "
+        "key still gets a share.");
+  if (zeroed_after)
+    ImGui::TextUnformatted(
+        "Mistake: the mask came after the softmax. This future key already took its part "
+        "of the row sum, then was set to 0, so the row adds up to less than 1.");
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+// What to look for in the matrix when a mistake is switched on.
+const char* mistake_symptom(Mistake mistake) {
+  switch (mistake) {
+    case Mistake::None:
+      return "";
+    case Mistake::ForgetScale:
+      return "without ÷ √d the scores are too far apart and rows turn nearly one-hot.";
+    case Mistake::SoftmaxWrongAxis:
+      return "each column adds up to 1 instead of each row; see the sums.";
+    case Mistake::MaskAfterSoftmax:
+      return "rows with hidden keys add up to less than 1; see the sums.";
+    case Mistake::MaskWithZero:
+      return "later keys got a score of 0 instead of −∞, so they still take weight.";
+    case Mistake::SwapKeysValues:
+      return "the query is matched against the values; hover a cell.";
+  }
+  return "";
+}
+
+// [SECTION] Layout helpers
+
+// Axis labels for cells `cell` pixels apart: all of them when they fit, else every k-th one and
+// always the selected one (`keep`), so that no two labels overlap.
+std::vector<std::string> spaced_labels(const std::vector<std::string>& labels, float cell, float max_width, int keep) {
+  const int count = static_cast<int>(labels.size());
+  const int stride = std::max(1, static_cast<int>(std::ceil(ImGui::GetTextLineHeight() / cell)));
+  std::vector<std::string> out(labels.size());
+  for (int i = 0; i < count; ++i) {
+    const bool near_keep = keep >= 0 && i != keep && std::abs(i - keep) < stride;
+    if (i == keep || (i % stride == 0 && !near_keep)) out[i] = fit_text(labels[i], max_width);
+  }
+  return out;
+}
+
+float widest(const std::vector<std::string>& texts) {
+  float w = 0;
+  for (const std::string& s : texts) w = std::max(w, ImGui::CalcTextSize(s.c_str()).x);
+  return w;
+}
+
+// Which query row the mouse is on, given the top of the grid and the cell size (-1: none).
+int row_under_mouse(float grid_top, float cell, int rows) {
+  const float y = ImGui::GetIO().MousePos.y - grid_top;
+  if (y < 0) return -1;
+  const int row = static_cast<int>(y / cell);
+  return row < rows ? row : -1;
+}
+
+// [SECTION] The pieces of the view: row sums, selected row as bars
+
+// The column right of the matrix: each row's sum, flagged when it is not 1.
+void row_sums_column(const AppState& state, ImVec2 top_left, float header_height, float width, float cell,
+                     AppInputs& next) {
+  const Matrix& weights = state.model.trace.weights;
+  const int rows = static_cast<int>(weights.rows());
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line = ImGui::GetTextLineHeight();
+  ImVec4 warning = warning_color();
+  const ImU32 ok_color = ImGui::GetColorU32(ImGuiCol_TextDisabled), bad_color = ImGui::GetColorU32(warning);
+  warning.w = 0.25f;
+  const ImU32 bad_background = ImGui::GetColorU32(warning);
+
+  ImGui::SetCursorScreenPos(top_left);
+  ImGui::InvisibleButton("##row_sums", ImVec2(width, header_height + cell * rows));
+  const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+  const float grid_top = top_left.y + header_height, left = top_left.x + ImGui::GetStyle().ItemSpacing.x;
+
+  const char* header = "sum";
+  dl->AddText(ImVec2(left, grid_top - line - ImGui::GetStyle().ItemSpacing.y * 0.5f), ok_color, header);
+  for (int i = 0; i < rows; ++i) {
+    const float sum = weights.row(i).sum();
+    const bool off = std::fabs(sum - 1.0f) > kRowSumTolerance;
+    const float y = grid_top + cell * i;
+    if (cell >= line) {
+      const std::string text = number_text(sum, 2);
+      const float pad = ImGui::GetFontSize() * 0.12f;
+      if (off)
+        dl->AddRectFilled(ImVec2(left - pad, y + pad),
+                          ImVec2(left + ImGui::CalcTextSize(text.c_str()).x + pad, y + cell - pad), bad_background);
+      dl->AddText(ImVec2(left, y + (cell - line) * 0.5f), off ? bad_color : ok_color, text.c_str());
+    } else {  // too small for digits: a mark per row, red where the sum is not 1
+      dl->AddRectFilled(ImVec2(left, y), ImVec2(left + line, y + std::max(1.0f, cell - 1)),
+                        off ? bad_color : ImGui::GetColorU32(ImGuiCol_FrameBg));
+    }
+  }
+  const int row = hovered ? row_under_mouse(grid_top, cell, rows) : -1;
+  if (row >= 0) {
+    ImGui::SetTooltip("Row %s adds up to %s.%s", in_quotes(state.model.queries.tokens[row].text).c_str(),
+                      number_text(weights.row(row).sum(), 4).c_str(),
+                      std::fabs(weights.row(row).sum() - 1.0f) > kRowSumTolerance
+                          ? "\nA row of weights should add up to exactly 1: a mistake is switched on."
+                          : "\nEvery row of weights adds up to 1: a token shares out all of its attention.");
+    if (clicked) next.token = row;
+  }
+}
+
+// The selected row as one bar per key: "animal ██████ 0.43".
+void selected_row_bars(const AppState& state, const std::vector<std::string>& keys) {
+  const AttentionTrace& t = state.model.trace;
+  const int row = state.inputs.token, cols = static_cast<int>(t.weights.cols());
+  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
+  const ImGuiStyle& style = ImGui::GetStyle();
+
+  int best = 0;
+  for (int j = 1; j < cols; ++j)
+    if (t.weights(row, j) > t.weights(row, best)) best = j;
+  ImGui::Text("How %s shares out its attention (row %d):", in_quotes(state.model.queries.tokens[row].text).c_str(),
+              row + 1);
+  wrapped_in_view("Bar length = weight. Hover a bar for the arithmetic behind it.", true);
+
+  std::vector<std::string> labels(keys.size());
+  for (int j = 0; j < cols; ++j) labels[j] = fit_text(keys[j], font * 7.0f);
+  const float label_width = widest(labels) + style.ItemSpacing.x;
+  const float number_width = ImGui::CalcTextSize("0.000").x + style.ItemSpacing.x;
+  const float bar_width =
+      std::clamp(ImGui::GetContentRegionAvail().x - label_width - number_width, font * 4.0f, font * 22.0f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), highlight = ImGui::GetColorU32(ImGuiCol_PlotLinesHovered);
+
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(style.ItemSpacing.x, font * 0.15f));
+  for (int j = 0; j < cols; ++j) {
+    ImGui::PushID(j);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("##bar", ImVec2(label_width + bar_width + number_width, line));
+    if (ImGui::IsItemHovered()) cell_tooltip(state, row, j);
+    const ImVec2 label_size = ImGui::CalcTextSize(labels[j].c_str());
+    dl->AddText(ImVec2(p.x + label_width - style.ItemSpacing.x - label_size.x, p.y), j == best ? highlight : text,
+                labels[j].c_str());
+    const ImVec2 track(p.x + label_width, p.y + line * 0.15f), track_end(track.x + bar_width, p.y + line * 0.85f);
+    const float w = t.weights(row, j);
+    if (key_hidden_by_mask(t, row, j)) {
+      draw_masked_cell(dl, track, ImVec2(track.x + font * 1.5f, track_end.y));
+      dl->AddText(ImVec2(track.x + font * 2.0f, p.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), "hidden (masked)");
+    } else {
+      dl->AddRectFilled(track, track_end, ImGui::GetColorU32(ImGuiCol_FrameBg));
+      dl->AddRectFilled(track, ImVec2(track.x + bar_width * std::clamp(w, 0.0f, 1.0f), track_end.y),
+                        color_sequential(0.35f + 0.65f * w));
+      dl->AddText(ImVec2(track_end.x + style.ItemSpacing.x, p.y), text, number_text(w, 2).c_str());
+    }
+    ImGui::PopID();
+  }
+  ImGui::PopStyleVar();
+}
+
+}  // namespace
+
+// [SECTION] The view
+
 void draw_weights_panel(const AppState& state, AppInputs& next) {
-  (void)next;
-  const auto& t = state.model.trace;
-  const auto rows = query_labels(state), cols = key_labels(state);
-  HeatmapStyle s;
-  s.row_labels = &rows;
-  s.col_labels = &cols;
-  s.show_values = true;
-  s.highlight_row = state.inputs.token;
-  heatmap("##w", t.weights.data(), static_cast<int>(t.weights.rows()), static_cast<int>(t.weights.cols()), s);
-  legend("weight", s, ImGui::GetFontSize() * 8);
+  const AttentionTrace& t = state.model.trace;
+  const int rows = static_cast<int>(t.weights.rows()), cols = static_cast<int>(t.weights.cols());
+  const int selected = state.inputs.token;
+  const float font = ImGui::GetFontSize();
+  const ImGuiStyle& style = ImGui::GetStyle();
+
+  panel_intro("All the attention weights at once; they follow every control.");
+  wrapped_in_view(state.inputs.cross
+                      ? "Rows: the query tokens (first sentence), doing the looking. Columns: the key tokens (second "
+                        "sentence), being looked at. A row is how one query spreads its attention over the keys."
+                      : "Rows: the tokens doing the looking (queries). Columns: the tokens being looked at (keys). "
+                        "A row is how one token spreads its attention.",
+                  false);
+  wrapped_in_view("Click a row or a cell to select its token; hover a cell to see how its number was computed.", true);
+
+  HeatmapStyle heat;
+  heat.range = 1.0f;
+  legend("weight", heat, font * 8.0f);
+  if (state.inputs.causal) {
+    ImGui::SameLine(0, font * 1.5f);
+    masked_legend("hidden by the causal mask");
+  }
+
+  // Sizes: the cells share what is left of the width once labels and the sums column are placed.
+  const std::vector<std::string> queries = query_labels(state), keys = key_labels(state);
+  const float max_label = font * 6.0f;
+  std::vector<std::string> fitted(queries.size());
+  for (std::size_t i = 0; i < queries.size(); ++i) fitted[i] = fit_text(queries[i], max_label);
+  const float label_width = widest(fitted) + style.ItemSpacing.x;
+  const float sums_width = ImGui::CalcTextSize("0.00").x + style.ItemSpacing.x * 2.0f;
+  // Cells shrink to fit the width, and to leave room below for the bars, but not below the size
+  // that still shows "0.00" unless the width forces it (then the tooltip carries the numbers).
+  const float room = ImGui::GetContentRegionAvail().x - label_width - sums_width - style.ItemSpacing.x;
+  const float line = ImGui::GetTextLineHeight();
+  const float bars_height = (cols + 3) * (line + font * 0.15f);
+  const float by_width = room / static_cast<float>(cols);
+  const float by_height = (ImGui::GetContentRegionAvail().y - line * 3.0f - bars_height) / static_cast<float>(rows);
+  const float shows_numbers = ImGui::CalcTextSize("0.00").x + font * 0.3f;
+  const float cell = std::clamp(std::min(by_width, std::max(by_height, shows_numbers)), font * 0.4f, font * 2.8f);
+
+  // Masked cells go to the heatmap as −∞ so it hatches them instead of printing a 0.00 look-alike.
+  Matrix shown = t.weights;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j)
+      if (key_hidden_by_mask(t, i, j)) shown(i, j) = -std::numeric_limits<float>::infinity();
+
+  const std::vector<std::string> row_labels = spaced_labels(queries, cell, max_label, selected);
+  const std::vector<std::string> col_labels = spaced_labels(keys, cell, max_label, -1);
+  heat.cell = cell;
+  heat.show_values = true;
+  heat.value_decimals = 2;
+  heat.highlight_row = selected;
+  heat.row_labels = &row_labels;
+  heat.col_labels = &col_labels;
+  heat.label_width = label_width;
+
+  ImGui::Spacing();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 size = heatmap_size(rows, cols, heat);
+  const float header_height = size.y - cell * rows;
+  const HeatmapHover hover = heatmap("##weights", shown.data(), rows, cols, heat);
+  const bool matrix_hovered = ImGui::IsItemHovered(), matrix_clicked = ImGui::IsItemClicked();
+  const ImVec2 after_matrix = ImGui::GetCursorScreenPos();
+  const float grid_top = origin.y + header_height;
+
+  // Hovering a cell explains it; hovering a row label offers the row; a click selects the row.
+  const int row = matrix_hovered ? row_under_mouse(grid_top, cell, rows) : -1;
+  if (hover.row >= 0) {
+    cell_tooltip(state, hover.row, hover.col);
+  } else if (row >= 0 && ImGui::GetIO().MousePos.x < origin.x + label_width) {
+    ImGui::SetTooltip("Click to select %s", in_quotes(queries[row]).c_str());
+  }
+  if (matrix_hovered && row >= 0) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+  if (matrix_clicked && row >= 0) next.token = row;
+
+  row_sums_column(state, ImVec2(origin.x + size.x, origin.y), header_height, sums_width, cell, next);
+  ImGui::SetCursorScreenPos(after_matrix);
+
+  if (state.inputs.mistake != Mistake::None) {
+    ImGui::PushStyleColor(ImGuiCol_Text, warning_color());
+    const std::string warning = std::string("A mistake is switched on (") + mistake_name(state.inputs.mistake) +
+                                "), so these weights are wrong on purpose: " + mistake_symptom(state.inputs.mistake);
+    wrapped_in_view(warning.c_str(), false);
+    ImGui::PopStyleColor();
+  }
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::Spacing();
+  selected_row_bars(state, keys);
 }
 
 }  // namespace attn::ui

@@ -10,9 +10,11 @@ namespace attn::ui {
 void draw_app(AppState& state, double now);
 
 // Style and colours for a device-pixel ratio (sizes in device pixels, as the canvas is).
-void apply_theme(float dpr);
+void apply_theme(float dpr, bool light);
 
 void draw_controls(const AppState& state, AppInputs& next);
+// The embed's one-line strip: token picker, causal mask, √d scaling.
+void draw_compact_controls(const AppState& state, AppInputs& next);
 
 // One draw function per view. The *_view_data functions return the numbers that view shows, for
 // getState().view_data (so tests and embedding pages can read exactly what the learner sees).
@@ -26,6 +28,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next);
 void draw_build_panel(const AppState& state, AppInputs& next);
 void draw_cost_panel(const AppState& state, AppInputs& next);
 void draw_practice_panel(const AppState& state, AppInputs& next);
+nlohmann::json library_view_data(const AppState& state);
 nlohmann::json steps_view_data(const AppState& state);
 nlohmann::json derive_view_data(const AppState& state);
 nlohmann::json break_view_data(const AppState& state);
@@ -37,8 +40,15 @@ nlohmann::json practice_view_data(const AppState& state);
 // The numbers the open view shows (null for views whose numbers are all in the main state).
 nlohmann::json view_data(const AppState& state);
 
-// Opens a link in a new browser tab (natively: prints it). Defined at the platform edge (src/app).
+// Defined at the platform edge (src/app): links, downloads and the permalink.
+// Opens a link in a new browser tab (natively: prints it).
 void open_url(const char* url);
+// Offers `text` as a file download (natively: writes the file into the current directory).
+void save_text_file(const char* name, const char* mime, const std::string& text);
+// The weight matrix as a PNG image download (web only; returns false where not available).
+bool export_weights_png();
+// Copies a link that reopens the current state (web only; returns false where not available).
+bool copy_permalink();
 
 // Shared small pieces: the token labels of the query side and of the key side ("it", "animal").
 std::vector<std::string> query_labels(const AppState& state);

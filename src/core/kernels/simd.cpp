@@ -1,273 +1,272 @@
-// The 128-bit SIMD kernel: fused, tiled attention with an online softmax.
-// Not the reference: it is checked against scalar.cpp on odd shapes (tests/test_kernels.cpp).
+// The SIMD kernel: fused, tiled attention with an online softmax, for 128-bit wasm SIMD, SSE2 and
+// (natively, chosen at run time when the processor has them) AVX2 + FMA.
+// Not the reference: it is checked against scalar.cpp on odd shapes (tests/unit/test_kernels.cpp).
 //
 // Shapes: query (Tq, d), key (Tk, d), value (Tk, dv) -> output (Tq, dv), weights (Tq, Tk) optional.
-// A block of up to 4 queries meets the keys 64 at a time. For each key block:
-//   pass 1: scores for 4 queries x 64 keys from a transposed, padded copy of the keys;
-//   pass 2: online softmax: new running max m, rescale what was accumulated by exp(m_old - m),
-//           p = exp(s - m) (masked and padded keys give exactly 0), running sum l += sum p;
-//   pass 3: acc += p · V_block, 4 queries x 8 value columns in registers.
+// Layout, made once per call in a reused per-thread workspace (no allocation in the hot loops):
+//   queries, R at a time, interleaved (d, R) and pre-multiplied by scale·log2(e), so a score is
+//     already in base-2 units and one pointer with constant offsets reaches all R rows;
+//   keys in panels of G = NV·W keys, each (d, G) contiguous; values in panels of G columns, each
+//     (Tk, G) contiguous: the inner loops stream memory with a fixed stride.
+// A block of R queries meets the keys KB at a time. For each key block:
+//   pass 1: scores for R queries x KB keys, an R x G register tile per step of d;
+//   pass 2: online softmax per row: new running max m, alpha = 2^(m_old - m) for what was already
+//           accumulated, p = 2^(s - m) in place (masked and padded keys give exactly 0), l += sum p;
+//   pass 3: acc = alpha·acc + p · V_block, an R x G register tile per key.
 // At the end output = acc / l. The full weights are written only when asked for (a final
-// exp(s - m) / l over the stored scores). Under a causal mask, key blocks that lie wholly above
+// 2^(s - m) / l over the stored scores). Under a causal mask, key blocks that lie wholly above
 // the diagonal of the query block are never visited: the masked half costs nothing.
+//
+// The kernel body (after the #else at the bottom) is compiled once per instruction set, each time
+// in its own namespace: this file includes itself. ATTN_FORCE_SCALAR keeps the portable path;
+// the environment variable ATTN_SIMD_ISA=sse2 makes a native x86-64 build skip AVX2 (for tests).
+#ifndef ATTN_SIMD_KERNEL_BODY
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "kernels.h"
 
-// -- The SIMD flavour is chosen here, once. ATTN_FORCE_SCALAR keeps the portable path. --------
 #if !defined(ATTN_FORCE_SCALAR) && defined(__wasm_simd128__)
 #define SIMD_WASM 1
 #include <wasm_simd128.h>
 #elif !defined(ATTN_FORCE_SCALAR) && (defined(__SSE2__) || defined(_M_X64))
 #define SIMD_SSE 1
 #include <emmintrin.h>
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define SIMD_AVX2 1  // a second copy of the kernel for AVX2 + FMA, chosen at run time
+#include <immintrin.h>
+#endif
 #endif
 
 namespace attn {
-
 namespace {
 
-#if defined(SIMD_WASM)
-using v4 = v128_t;
-inline v4 v_load(const float* p) { return wasm_v128_load(p); }
-inline void v_store(float* p, v4 a) { wasm_v128_store(p, a); }
-inline v4 v_splat(float x) { return wasm_f32x4_splat(x); }
-inline v4 v_add(v4 a, v4 b) { return wasm_f32x4_add(a, b); }
-inline v4 v_sub(v4 a, v4 b) { return wasm_f32x4_sub(a, b); }
-inline v4 v_mul(v4 a, v4 b) { return wasm_f32x4_mul(a, b); }
-inline v4 v_max(v4 a, v4 b) { return wasm_f32x4_pmax(a, b); }
-inline v4 v_min(v4 a, v4 b) { return wasm_f32x4_pmin(a, b); }
-inline v4 v_round(v4 a) { return wasm_f32x4_nearest(a); }
-inline v4 v_pow2i(v4 n) {  // 2^n for whole n in [-126, 127]
-  return wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
-}
-inline v4 v_zero_below(v4 y, v4 x, float limit) { return wasm_v128_andnot(y, wasm_f32x4_lt(x, wasm_f32x4_splat(limit))); }
-inline float v_hsum(v4 a) {
-  return wasm_f32x4_extract_lane(a, 0) + wasm_f32x4_extract_lane(a, 1) + wasm_f32x4_extract_lane(a, 2) +
-         wasm_f32x4_extract_lane(a, 3);
-}
-inline float v_hmax(v4 a) {
-  return std::max(std::max(wasm_f32x4_extract_lane(a, 0), wasm_f32x4_extract_lane(a, 1)),
-                  std::max(wasm_f32x4_extract_lane(a, 2), wasm_f32x4_extract_lane(a, 3)));
-}
-#elif defined(SIMD_SSE)
-using v4 = __m128;
-inline v4 v_load(const float* p) { return _mm_loadu_ps(p); }
-inline void v_store(float* p, v4 a) { _mm_storeu_ps(p, a); }
-inline v4 v_splat(float x) { return _mm_set1_ps(x); }
-inline v4 v_add(v4 a, v4 b) { return _mm_add_ps(a, b); }
-inline v4 v_sub(v4 a, v4 b) { return _mm_sub_ps(a, b); }
-inline v4 v_mul(v4 a, v4 b) { return _mm_mul_ps(a, b); }
-inline v4 v_max(v4 a, v4 b) { return _mm_max_ps(a, b); }
-inline v4 v_min(v4 a, v4 b) { return _mm_min_ps(a, b); }
-inline v4 v_round(v4 a) { return _mm_cvtepi32_ps(_mm_cvtps_epi32(a)); }  // round to nearest
-inline v4 v_pow2i(v4 n) {
-  return _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127)), 23));
-}
-inline v4 v_zero_below(v4 y, v4 x, float limit) { return _mm_andnot_ps(_mm_cmplt_ps(x, _mm_set1_ps(limit)), y); }
-inline float v_hsum(v4 a) {
-  alignas(16) float t[4];
-  _mm_store_ps(t, a);
-  return (t[0] + t[1]) + (t[2] + t[3]);
-}
-inline float v_hmax(v4 a) {
-  alignas(16) float t[4];
-  _mm_store_ps(t, a);
-  return std::max(std::max(t[0], t[1]), std::max(t[2], t[3]));
-}
-#else  // portable: four floats, same code shape, so the algorithm is tested everywhere
-struct v4 {
-  float x[4];
-};
-inline v4 v_load(const float* p) { v4 r; std::memcpy(r.x, p, sizeof r.x); return r; }
-inline void v_store(float* p, v4 a) { std::memcpy(p, a.x, sizeof a.x); }
-inline v4 v_splat(float x) { return v4{{x, x, x, x}}; }
-#define ATTN_LANEWISE(name, expr) \
-  inline v4 name(v4 a, v4 b) { v4 r; for (int i = 0; i < 4; ++i) r.x[i] = (expr); return r; }
-ATTN_LANEWISE(v_add, a.x[i] + b.x[i])
-ATTN_LANEWISE(v_sub, a.x[i] - b.x[i])
-ATTN_LANEWISE(v_mul, a.x[i] * b.x[i])
-ATTN_LANEWISE(v_max, a.x[i] > b.x[i] ? a.x[i] : b.x[i])
-ATTN_LANEWISE(v_min, a.x[i] < b.x[i] ? a.x[i] : b.x[i])
-#undef ATTN_LANEWISE
-inline v4 v_round(v4 a) { v4 r; for (int i = 0; i < 4; ++i) r.x[i] = std::nearbyint(a.x[i]); return r; }
-inline v4 v_pow2i(v4 n) { v4 r; for (int i = 0; i < 4; ++i) r.x[i] = std::ldexp(1.0f, static_cast<int>(n.x[i])); return r; }
-inline v4 v_zero_below(v4 y, v4 x, float limit) { v4 r; for (int i = 0; i < 4; ++i) r.x[i] = x.x[i] < limit ? 0.0f : y.x[i]; return r; }
-inline float v_hsum(v4 a) { return (a.x[0] + a.x[1]) + (a.x[2] + a.x[3]); }
-inline float v_hmax(v4 a) { return std::max(std::max(a.x[0], a.x[1]), std::max(a.x[2], a.x[3])); }
-#endif
-
-// exp(x) for x <= 0 (after the max is subtracted), Cephes' expf polynomial: relative error ~1e-7.
-// x below -87 (including -inf for a masked key) gives exactly 0.
-inline v4 v_exp(v4 x) {
-  const v4 clamped = v_max(v_min(x, v_splat(88.0f)), v_splat(-87.0f));
-  const v4 n = v_round(v_mul(clamped, v_splat(1.44269504088896341f)));  // x / ln 2
-  // r = x - n ln 2, with ln 2 split in two so the subtraction stays exact
-  v4 r = v_sub(clamped, v_mul(n, v_splat(0.693359375f)));
-  r = v_sub(r, v_mul(n, v_splat(-2.12194440e-4f)));
-  v4 poly = v_splat(1.9875691500e-4f);
-  poly = v_add(v_mul(poly, r), v_splat(1.3981999507e-3f));
-  poly = v_add(v_mul(poly, r), v_splat(8.3334519073e-3f));
-  poly = v_add(v_mul(poly, r), v_splat(4.1665795894e-2f));
-  poly = v_add(v_mul(poly, r), v_splat(1.6666665459e-1f));
-  poly = v_add(v_mul(poly, r), v_splat(5.0000001201e-1f));
-  poly = v_add(v_add(v_mul(v_mul(poly, r), r), r), v_splat(1.0f));
-  return v_zero_below(v_mul(poly, v_pow2i(n)), x, -87.0f);
-}
-
-constexpr int kQueryBlock = 4;
-constexpr int kKeyBlock = 64;  // a multiple of 8 (two vectors per score micro-tile)
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr int kKeyBlock = 64;  // keys per block: a multiple of every instruction set's G
 
 int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
-// pass 1: score_rk[r][j] = scale * q_r · k_(j0+j) for R queries and n_pad keys (n_pad % 8 == 0).
-// key_t is the transposed key copy (d, ld_key_t): one load gives 4 keys' c-th feature.
-template <int R>
-void score_tile(const float* query_rd, int d, const float* key_t, int ld_key_t, int j0, int n_pad, float scale,
-                float* score_rk) {
-  const v4 vscale = v_splat(scale);
-  for (int j = 0; j < n_pad; j += 8) {
-    v4 acc[R][2];
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = v_splat(0.0f);
-    const float* kt = key_t + j0 + j;
-    for (int c = 0; c < d; ++c, kt += ld_key_t) {
-      const v4 k0 = v_load(kt), k1 = v_load(kt + 4);
-      for (int r = 0; r < R; ++r) {
-        const v4 q = v_splat(query_rd[r * d + c]);
-        acc[r][0] = v_add(acc[r][0], v_mul(q, k0));
-        acc[r][1] = v_add(acc[r][1], v_mul(q, k1));
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      v_store(score_rk + r * kKeyBlock + j, v_mul(acc[r][0], vscale));
-      v_store(score_rk + r * kKeyBlock + j + 4, v_mul(acc[r][1], vscale));
-    }
-  }
-}
+// 2^f for f in [-0.5, 0.5]: 1 + f·P(f), Cephes' exp2f polynomial (relative error ~2e-7).
+constexpr float kExp2P0 = 1.535336188319500e-4f, kExp2P1 = 1.339887440266574e-3f, kExp2P2 = 9.618437357674640e-3f,
+                kExp2P3 = 5.550332471162809e-2f, kExp2P4 = 2.402264791363012e-1f, kExp2P5 = 6.931472028550421e-1f;
+constexpr float kRoundMagic = 12582912.0f;  // 1.5·2^23: x + magic rounds x to an integer held in the low bits
 
-// pass 3: acc_rv[r] += sum_j p_rk[r][j] * value_padded[j0 + j] for n keys, 8 value columns at a time.
-template <int R>
-void accumulate_values(const float* p_rk, int n, const float* value_pad, int dv_pad, int j0, float* acc_rv) {
-  for (int c = 0; c < dv_pad; c += 8) {
-    v4 acc[R][2];
-    for (int r = 0; r < R; ++r) {
-      acc[r][0] = v_load(acc_rv + r * dv_pad + c);
-      acc[r][1] = v_load(acc_rv + r * dv_pad + c + 4);
-    }
-    const float* v = value_pad + static_cast<std::size_t>(j0) * dv_pad + c;
-    for (int j = 0; j < n; ++j, v += dv_pad) {
-      const v4 v0 = v_load(v), v1 = v_load(v + 4);
-      for (int r = 0; r < R; ++r) {
-        const v4 p = v_splat(p_rk[r * kKeyBlock + j]);
-        acc[r][0] = v_add(acc[r][0], v_mul(p, v0));
-        acc[r][1] = v_add(acc[r][1], v_mul(p, v1));
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      v_store(acc_rv + r * dv_pad + c, acc[r][0]);
-      v_store(acc_rv + r * dv_pad + c + 4, acc[r][1]);
-    }
-  }
-}
-
+// One workspace per thread, grown when a call needs more, never shrunk: no allocation per call
+// once warm. Shared by every instruction set's copy of the kernel.
 struct Workspace {
-  std::vector<float> key_t;      // (d, Tk_pad): keys transposed, zero-padded
-  std::vector<float> value_pad;  // (Tk_pad, dv_pad): values, zero-padded columns
-  std::vector<float> acc;        // (kQueryBlock, dv_pad): running weighted sums of values
+  std::vector<float> key_panels;    // (Tk_pad / G) panels of (d, G)
+  std::vector<float> value_panels;  // (dv_pad / G) panels of (Tk_pad, G)
+  std::vector<float> query_pack;    // (d, R), scaled
+  std::vector<float> acc;           // (R, dv_pad): running weighted sums of values
+  std::vector<float> scores;        // (R, kKeyBlock): one block's scores, then probabilities
+  static float* grow(std::vector<float>& v, std::size_t n) {
+    if (v.size() < n) v.resize(n);
+    return v.data();
+  }
 };
-
-template <int R>
-void query_block(const AttentionProblem& p, int i0, Workspace& ws, int ld_key_t, int dv_pad, float* output,
-                 float* weights) {
-  alignas(16) float score_rk[R * kKeyBlock];
-  float* acc_rv = ws.acc.data();
-  float row_max[R], row_sum[R];
-  for (int r = 0; r < R; ++r) {
-    row_max[r] = kNegInf;
-    row_sum[r] = 0.0f;
-  }
-  std::fill(acc_rv, acc_rv + R * dv_pad, 0.0f);
-  // keys after the block's last query are hidden from every query in it under the causal mask
-  const int key_end = p.causal ? std::min(p.Tk, i0 + R) : p.Tk;
-  const float* query_rd = p.query + static_cast<std::size_t>(i0) * p.d;
-  for (int j0 = 0; j0 < key_end; j0 += kKeyBlock) {
-    const int n = std::min(kKeyBlock, key_end - j0), n_pad = round_up(n, 8);
-    score_tile<R>(query_rd, p.d, ws.key_t.data(), ld_key_t, j0, n_pad, p.scale, score_rk);
-    for (int r = 0; r < R; ++r) {
-      float* s = score_rk + r * kKeyBlock;
-      const int visible = (p.causal ? std::min(key_end, i0 + r + 1) : key_end) - j0;  // keys this row may see
-      const int valid = std::max(0, std::min(n, visible));
-      for (int j = valid; j < n_pad; ++j) s[j] = kNegInf;
-      if (weights) std::memcpy(weights + static_cast<std::size_t>(i0 + r) * p.Tk + j0, s, sizeof(float) * n);
-      if (valid == 0) continue;
-      // pass 2: online softmax update for this row
-      v4 vmax = v_splat(kNegInf);
-      for (int j = 0; j < n_pad; j += 4) vmax = v_max(vmax, v_load(s + j));
-      const float new_max = std::max(row_max[r], v_hmax(vmax));
-      const float rescale = std::exp(row_max[r] - new_max);  // exp(-inf) = 0 on the first block
-      row_max[r] = new_max;
-      v4 vsum = v_splat(0.0f);
-      const v4 vnew_max = v_splat(new_max);
-      for (int j = 0; j < n_pad; j += 4) {
-        const v4 e = v_exp(v_sub(v_load(s + j), vnew_max));
-        v_store(s + j, e);
-        vsum = v_add(vsum, e);
-      }
-      row_sum[r] = row_sum[r] * rescale + v_hsum(vsum);
-      if (rescale != 1.0f) {
-        const v4 vrescale = v_splat(rescale);
-        float* acc = acc_rv + r * dv_pad;
-        for (int c = 0; c < dv_pad; c += 4) v_store(acc + c, v_mul(v_load(acc + c), vrescale));
-      }
-    }
-    accumulate_values<R>(score_rk, n, ws.value_pad.data(), dv_pad, j0, acc_rv);
-  }
-  for (int r = 0; r < R; ++r) {
-    const float inv_sum = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
-    float* out = output + static_cast<std::size_t>(i0 + r) * p.dv;
-    for (int c = 0; c < p.dv; ++c) out[c] = acc_rv[r * dv_pad + c] * inv_sum;
-    if (!weights) continue;
-    float* w = weights + static_cast<std::size_t>(i0 + r) * p.Tk;
-    const v4 vmax = v_splat(row_max[r]), vinv = v_splat(inv_sum);
-    int j = 0;
-    for (; j + 4 <= key_end; j += 4) v_store(w + j, v_mul(v_exp(v_sub(v_load(w + j), vmax)), vinv));
-    for (; j < key_end; ++j) w[j] = w[j] == kNegInf ? 0.0f : std::exp(w[j] - row_max[r]) * inv_sum;
-    for (j = key_end; j < p.Tk; ++j) w[j] = 0.0f;
-  }
+Workspace& workspace() {
+  thread_local Workspace ws;
+  return ws;
 }
+
+// ---- instruction sets: the same small vocabulary, W lanes each ------------------------------
+#if defined(SIMD_WASM)
+struct IsaWasm {
+  using V = v128_t;
+  static constexpr int W = 4, R = 4, NV = 2;
+  static V load(const float* p) { return wasm_v128_load(p); }
+  static void store(float* p, V a) { wasm_v128_store(p, a); }
+  static V splat(float x) { return wasm_f32x4_splat(x); }
+  static V load_splat(const float* p) { return wasm_v128_load32_splat(p); }
+  static V add(V a, V b) { return wasm_f32x4_add(a, b); }
+  static V sub(V a, V b) { return wasm_f32x4_sub(a, b); }
+  static V mul(V a, V b) { return wasm_f32x4_mul(a, b); }
+  static V madd(V a, V b, V c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), c); }  // a·b + c
+  static V max(V a, V b) { return wasm_f32x4_pmax(a, b); }
+  // a·2^n where n is the integer in the low bits of t = n + kRoundMagic (exponent add)
+  static V scale_pow2(V a, V t) { return wasm_i32x4_add(a, wasm_i32x4_shl(t, 23)); }
+  static V zero_below(V y, V x, float limit) { return wasm_v128_andnot(y, wasm_f32x4_lt(x, wasm_f32x4_splat(limit))); }
+  static float hsum(V a) {
+    return (wasm_f32x4_extract_lane(a, 0) + wasm_f32x4_extract_lane(a, 1)) +
+           (wasm_f32x4_extract_lane(a, 2) + wasm_f32x4_extract_lane(a, 3));
+  }
+  static float hmax(V a) {
+    return std::max(std::max(wasm_f32x4_extract_lane(a, 0), wasm_f32x4_extract_lane(a, 1)),
+                    std::max(wasm_f32x4_extract_lane(a, 2), wasm_f32x4_extract_lane(a, 3)));
+  }
+};
+#elif defined(SIMD_SSE)
+struct IsaSse2 {
+  using V = __m128;
+  static constexpr int W = 4, R = 4, NV = 2;
+  static V load(const float* p) { return _mm_loadu_ps(p); }
+  static void store(float* p, V a) { _mm_storeu_ps(p, a); }
+  static V splat(float x) { return _mm_set1_ps(x); }
+  static V load_splat(const float* p) { return _mm_load1_ps(p); }
+  static V add(V a, V b) { return _mm_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm_mul_ps(a, b); }
+  static V madd(V a, V b, V c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+  static V max(V a, V b) { return _mm_max_ps(a, b); }
+  static V scale_pow2(V a, V t) {
+    return _mm_castsi128_ps(_mm_add_epi32(_mm_castps_si128(a), _mm_slli_epi32(_mm_castps_si128(t), 23)));
+  }
+  static V zero_below(V y, V x, float limit) { return _mm_andnot_ps(_mm_cmplt_ps(x, _mm_set1_ps(limit)), y); }
+  static float hsum(V a) {
+    alignas(16) float t[4];
+    _mm_store_ps(t, a);
+    return (t[0] + t[1]) + (t[2] + t[3]);
+  }
+  static float hmax(V a) {
+    alignas(16) float t[4];
+    _mm_store_ps(t, a);
+    return std::max(std::max(t[0], t[1]), std::max(t[2], t[3]));
+  }
+};
+#else  // portable: four floats, the same code shape, so the algorithm is tested everywhere
+struct IsaPortable {
+  struct V {
+    float x[4];
+  };
+  static constexpr int W = 4, R = 4, NV = 2;
+  static V load(const float* p) { V r; std::memcpy(r.x, p, sizeof r.x); return r; }
+  static void store(float* p, V a) { std::memcpy(p, a.x, sizeof a.x); }
+  static V splat(float x) { return V{{x, x, x, x}}; }
+  static V load_splat(const float* p) { return splat(*p); }
+#define ATTN_LANEWISE(name, expr) \
+  static V name(V a, V b) { V r; for (int i = 0; i < 4; ++i) r.x[i] = (expr); return r; }
+  ATTN_LANEWISE(add, a.x[i] + b.x[i])
+  ATTN_LANEWISE(sub, a.x[i] - b.x[i])
+  ATTN_LANEWISE(mul, a.x[i] * b.x[i])
+  ATTN_LANEWISE(max, a.x[i] > b.x[i] ? a.x[i] : b.x[i])
+#undef ATTN_LANEWISE
+  static V madd(V a, V b, V c) { return add(mul(a, b), c); }
+  static V scale_pow2(V a, V t) {
+    V r;
+    for (int i = 0; i < 4; ++i) {
+      std::uint32_t ua, ut;
+      std::memcpy(&ua, &a.x[i], 4);
+      std::memcpy(&ut, &t.x[i], 4);
+      ua += ut << 23;
+      std::memcpy(&r.x[i], &ua, 4);
+    }
+    return r;
+  }
+  static V zero_below(V y, V x, float limit) { V r; for (int i = 0; i < 4; ++i) r.x[i] = x.x[i] < limit ? 0.0f : y.x[i]; return r; }
+  static float hsum(V a) { return (a.x[0] + a.x[1]) + (a.x[2] + a.x[3]); }
+  static float hmax(V a) { return std::max(std::max(a.x[0], a.x[1]), std::max(a.x[2], a.x[3])); }
+};
+#endif
+
+}  // namespace
+}  // namespace attn
+
+// ---- the kernel, once per instruction set ---------------------------------------------------
+#define ATTN_SIMD_KERNEL_BODY 1
+#if defined(SIMD_WASM)
+namespace attn { namespace { namespace kernel_wasm { using Isa = IsaWasm;
+#include "simd.cpp"
+} } }
+#elif defined(SIMD_SSE)
+namespace attn { namespace { namespace kernel_sse2 { using Isa = IsaSse2;
+#include "simd.cpp"
+} } }
+#else
+namespace attn { namespace { namespace kernel_portable { using Isa = IsaPortable;
+#include "simd.cpp"
+} } }
+#endif
+
+#if defined(SIMD_AVX2)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace attn { namespace {
+struct IsaAvx2 {
+  using V = __m256;
+  static constexpr int W = 8, R = 4, NV = 2;
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V a) { _mm256_storeu_ps(p, a); }
+  static V splat(float x) { return _mm256_set1_ps(x); }
+  static V load_splat(const float* p) { return _mm256_broadcast_ss(p); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V madd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V scale_pow2(V a, V t) {
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(a), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
+  }
+  static V zero_below(V y, V x, float limit) { return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(limit), _CMP_LT_OQ), y); }
+  static float hsum(V a) {
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    alignas(16) float t[4];
+    _mm_store_ps(t, s);
+    return (t[0] + t[1]) + (t[2] + t[3]);
+  }
+  static float hmax(V a) {
+    const __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    alignas(16) float t[4];
+    _mm_store_ps(t, s);
+    return std::max(std::max(t[0], t[1]), std::max(t[2], t[3]));
+  }
+};
+namespace kernel_avx2 { using Isa = IsaAvx2;
+#include "simd.cpp"
+}  // namespace kernel_avx2
+} }  // namespace attn::(anonymous)
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif  // SIMD_AVX2
+
+namespace attn {
+namespace {
+
+#if defined(SIMD_AVX2)
+bool use_avx2() {
+  static const bool yes = [] {
+    const char* forced = std::getenv("ATTN_SIMD_ISA");
+    if (forced && std::strcmp(forced, "sse2") == 0) return false;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return yes;
+}
+#endif
 
 }  // namespace
 
 void attention_simd(const AttentionProblem& p, float* output, float* weights) {
-  const int tk_pad = round_up(p.Tk, 8), dv_pad = round_up(p.dv, 8);
-  Workspace ws;
-  ws.key_t.assign(static_cast<std::size_t>(p.d) * tk_pad, 0.0f);
-  for (int j = 0; j < p.Tk; ++j)
-    for (int c = 0; c < p.d; ++c) ws.key_t[static_cast<std::size_t>(c) * tk_pad + j] = p.key[static_cast<std::size_t>(j) * p.d + c];
-  ws.value_pad.assign(static_cast<std::size_t>(tk_pad) * dv_pad, 0.0f);
-  for (int j = 0; j < p.Tk; ++j)
-    std::memcpy(&ws.value_pad[static_cast<std::size_t>(j) * dv_pad], p.value + static_cast<std::size_t>(j) * p.dv,
-                sizeof(float) * p.dv);
-  ws.acc.resize(static_cast<std::size_t>(kQueryBlock) * dv_pad);
-  int i0 = 0;
-  for (; i0 + kQueryBlock <= p.Tq; i0 += kQueryBlock) query_block<kQueryBlock>(p, i0, ws, tk_pad, dv_pad, output, weights);
-  switch (p.Tq - i0) {  // the tail rows, with the same code specialised by count
-    case 3: query_block<3>(p, i0, ws, tk_pad, dv_pad, output, weights); break;
-    case 2: query_block<2>(p, i0, ws, tk_pad, dv_pad, output, weights); break;
-    case 1: query_block<1>(p, i0, ws, tk_pad, dv_pad, output, weights); break;
-    default: break;
-  }
+#if defined(SIMD_WASM)
+  kernel_wasm::attention(p, output, weights, workspace());
+#elif defined(SIMD_SSE)
+#if defined(SIMD_AVX2)
+  if (use_avx2()) return kernel_avx2::attention(p, output, weights, workspace());
+#endif
+  kernel_sse2::attention(p, output, weights, workspace());
+#else
+  kernel_portable::attention(p, output, weights, workspace());
+#endif
 }
 
 const char* simd_flavour() {
 #if defined(SIMD_WASM)
   return "wasm-simd128";
 #elif defined(SIMD_SSE)
+#if defined(SIMD_AVX2)
+  if (use_avx2()) return "avx2-fma";
+#endif
   return "sse2";
 #else
   return "scalar";
@@ -275,3 +274,208 @@ const char* simd_flavour() {
 }
 
 }  // namespace attn
+
+#else  // ATTN_SIMD_KERNEL_BODY ------------------------------------------------------------------
+// The kernel body, written against `Isa` (V, W lanes, R query rows, NV vectors per tile).
+// Included by the top half of this file, once per instruction set.
+
+constexpr int W = Isa::W, R = Isa::R, G = Isa::NV * Isa::W;  // G: keys (or value columns) per tile
+using V = Isa::V;
+static_assert(kKeyBlock % G == 0, "a key block holds whole tiles");
+
+// 2^x for x <= 0 in base-2 units; x below -126 (a masked key's -inf too) gives exactly 0.
+inline V exp2_nonpositive(V x) {
+  const V t = Isa::add(x, Isa::splat(kRoundMagic));  // round(x) in the low bits of t
+  const V f = Isa::sub(x, Isa::sub(t, Isa::splat(kRoundMagic)));  // x - round(x), in [-0.5, 0.5]
+  V poly = Isa::madd(Isa::splat(kExp2P0), f, Isa::splat(kExp2P1));
+  poly = Isa::madd(poly, f, Isa::splat(kExp2P2));
+  poly = Isa::madd(poly, f, Isa::splat(kExp2P3));
+  poly = Isa::madd(poly, f, Isa::splat(kExp2P4));
+  poly = Isa::madd(poly, f, Isa::splat(kExp2P5));
+  poly = Isa::madd(poly, f, Isa::splat(1.0f));
+  return Isa::zero_below(Isa::scale_pow2(poly, t), x, -126.0f);
+}
+
+// pass 1: score[r][j] = q_r · k_(j0+j) for RR query rows and n_pad keys (n_pad % G == 0).
+// query_pack is (d, RR); panels is the key panel of key j0 (each panel (d, G), panel_stride apart).
+template <int RR>
+void score_block(const float* query_pack, int d, const float* panels, std::size_t panel_stride, int n_pad,
+                 float* score) {
+  for (int j = 0; j < n_pad; j += G, panels += panel_stride) {
+    V acc[RR][Isa::NV];
+    for (int r = 0; r < RR; ++r)
+      for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::splat(0.0f);
+    const float* q = query_pack;
+    const float* k = panels;
+    int c = 0;
+    for (; c + 2 <= d; c += 2, q += 2 * RR, k += 2 * G) {
+      for (int u = 0; u < 2; ++u) {
+        V kv[Isa::NV];
+        for (int v = 0; v < Isa::NV; ++v) kv[v] = Isa::load(k + u * G + v * W);
+        for (int r = 0; r < RR; ++r) {
+          const V qv = Isa::load_splat(q + u * RR + r);
+          for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::madd(qv, kv[v], acc[r][v]);
+        }
+      }
+    }
+    for (; c < d; ++c, q += RR, k += G) {
+      V kv[Isa::NV];
+      for (int v = 0; v < Isa::NV; ++v) kv[v] = Isa::load(k + v * W);
+      for (int r = 0; r < RR; ++r) {
+        const V qv = Isa::load_splat(q + r);
+        for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::madd(qv, kv[v], acc[r][v]);
+      }
+    }
+    for (int r = 0; r < RR; ++r)
+      for (int v = 0; v < Isa::NV; ++v) Isa::store(score + r * kKeyBlock + j + v * W, acc[r][v]);
+  }
+}
+
+// pass 3: acc[r] = alpha[r]·acc[r] + sum_j p[r][j] · value[j0 + j] for RR rows, n4 keys (n4 % 4 == 0),
+// G value columns at a time. panels: the value panel of key j0 (each (Tk_pad, G), panel_stride apart).
+template <int RR>
+void accumulate_block(const float* prob, int n4, const float* panels, std::size_t panel_stride, int dv_pad,
+                      const float* alpha, float* acc_rv) {
+  for (int h = 0; h < dv_pad; h += G, panels += panel_stride) {
+    V acc[RR][Isa::NV];
+    for (int r = 0; r < RR; ++r) {
+      const V a = Isa::splat(alpha[r]);
+      for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::mul(Isa::load(acc_rv + r * dv_pad + h + v * W), a);
+    }
+    const float* val = panels;
+    const float* pj = prob;
+    for (int j = 0; j < n4; j += 4, val += 4 * G, pj += 4) {
+      for (int u = 0; u < 4; ++u) {
+        V vv[Isa::NV];
+        for (int v = 0; v < Isa::NV; ++v) vv[v] = Isa::load(val + u * G + v * W);
+        for (int r = 0; r < RR; ++r) {
+          const V pv = Isa::load_splat(pj + r * kKeyBlock + u);
+          for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::madd(pv, vv[v], acc[r][v]);
+        }
+      }
+    }
+    for (int r = 0; r < RR; ++r)
+      for (int v = 0; v < Isa::NV; ++v) Isa::store(acc_rv + r * dv_pad + h + v * W, acc[r][v]);
+  }
+}
+
+struct Layout {
+  int tk_pad, dv_pad;
+  std::size_t key_panel, value_panel;  // floats per panel
+  float *key_panels, *value_panels, *query_pack, *acc, *scores;
+};
+
+// RR query rows from i0 (RR = R, or fewer for the last rows).
+template <int RR>
+void query_block(const AttentionProblem& p, int i0, const Layout& L, float* output, float* weights) {
+  const int d = p.d;
+  // this block's queries, interleaved (d, RR) and scaled into base-2 score units
+  const float qscale = p.scale * kLog2e;
+  for (int r = 0; r < RR; ++r) {
+    const float* qr = p.query + static_cast<std::size_t>(i0 + r) * d;
+    for (int c = 0; c < d; ++c) L.query_pack[c * RR + r] = qr[c] * qscale;
+  }
+  float* acc_rv = L.acc;
+  float* score = L.scores;
+  float row_max[RR], row_sum[RR], alpha[RR];
+  for (int r = 0; r < RR; ++r) row_max[r] = kNegInf, row_sum[r] = 0.0f;
+  std::fill(acc_rv, acc_rv + static_cast<std::size_t>(RR) * L.dv_pad, 0.0f);
+  // keys after the block's last query are hidden from every query in it under the causal mask
+  const int key_end = p.causal ? std::min(p.Tk, i0 + RR) : p.Tk;
+  for (int j0 = 0; j0 < key_end; j0 += kKeyBlock) {
+    const int n = std::min(kKeyBlock, key_end - j0), n_pad = round_up(n, G);
+    score_block<RR>(L.query_pack, d, L.key_panels + (j0 / G) * L.key_panel, L.key_panel, n_pad, score);
+    for (int r = 0; r < RR; ++r) {
+      float* s = score + r * kKeyBlock;
+      const int visible = (p.causal ? std::min(key_end, i0 + r + 1) : key_end) - j0;  // keys this row may see
+      const int valid = std::max(0, std::min(n, visible));
+      for (int j = valid; j < n_pad; ++j) s[j] = kNegInf;
+      if (weights) std::memcpy(weights + static_cast<std::size_t>(i0 + r) * p.Tk + j0, s, sizeof(float) * n);
+      if (valid == 0) {  // nothing visible in this block: no change, and p = 0
+        std::fill(s, s + n_pad, 0.0f);
+        alpha[r] = 1.0f;
+        continue;
+      }
+      // pass 2: online softmax update for this row
+      V vmax = Isa::load(s);
+      for (int j = W; j < n_pad; j += W) vmax = Isa::max(vmax, Isa::load(s + j));
+      const float new_max = std::max(row_max[r], Isa::hmax(vmax));
+      alpha[r] = std::exp2(row_max[r] - new_max);  // 2^-inf = 0 on the first block
+      row_max[r] = new_max;
+      V vsum = Isa::splat(0.0f);
+      const V vnew_max = Isa::splat(new_max);
+      for (int j = 0; j < n_pad; j += W) {
+        const V e = exp2_nonpositive(Isa::sub(Isa::load(s + j), vnew_max));
+        Isa::store(s + j, e);
+        vsum = Isa::add(vsum, e);
+      }
+      row_sum[r] = row_sum[r] * alpha[r] + Isa::hsum(vsum);
+    }
+    accumulate_block<RR>(score, round_up(n, 4), L.value_panels + static_cast<std::size_t>(j0) * G, L.value_panel,
+                         L.dv_pad, alpha, acc_rv);
+  }
+  for (int r = 0; r < RR; ++r) {
+    const float inv_sum = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
+    float* out = output + static_cast<std::size_t>(i0 + r) * p.dv;
+    for (int c = 0; c < p.dv; ++c) out[c] = acc_rv[r * L.dv_pad + c] * inv_sum;
+    if (!weights) continue;
+    float* w = weights + static_cast<std::size_t>(i0 + r) * p.Tk;
+    const V vmax = Isa::splat(row_max[r]), vinv = Isa::splat(inv_sum);
+    int j = 0;
+    for (; j + W <= key_end; j += W) Isa::store(w + j, Isa::mul(exp2_nonpositive(Isa::sub(Isa::load(w + j), vmax)), vinv));
+    for (; j < key_end; ++j) w[j] = w[j] == kNegInf ? 0.0f : std::exp2(w[j] - row_max[r]) * inv_sum;
+    for (j = key_end; j < p.Tk; ++j) w[j] = 0.0f;
+  }
+}
+
+// The last Tq % R rows, with the same code specialised by count.
+template <int RR>
+void last_rows(const AttentionProblem& p, int i0, const Layout& L, float* output, float* weights) {
+  if constexpr (RR > 0) {
+    if (p.Tq - i0 == RR) return query_block<RR>(p, i0, L, output, weights);
+    last_rows<RR - 1>(p, i0, L, output, weights);
+  }
+}
+
+void attention(const AttentionProblem& p, float* output, float* weights, Workspace& ws) {
+  Layout L;
+  L.tk_pad = round_up(p.Tk, G);
+  L.dv_pad = round_up(p.dv, G);
+  L.key_panel = static_cast<std::size_t>(p.d) * G;
+  L.value_panel = static_cast<std::size_t>(L.tk_pad) * G;
+  L.key_panels = Workspace::grow(ws.key_panels, static_cast<std::size_t>(L.tk_pad / G) * L.key_panel);
+  L.value_panels = Workspace::grow(ws.value_panels, static_cast<std::size_t>(L.dv_pad / G) * L.value_panel);
+  L.query_pack = Workspace::grow(ws.query_pack, static_cast<std::size_t>(p.d) * R);
+  L.acc = Workspace::grow(ws.acc, static_cast<std::size_t>(R) * L.dv_pad);
+  L.scores = Workspace::grow(ws.scores, static_cast<std::size_t>(R) * kKeyBlock);
+  // key panels: panel g holds keys g·G .. g·G+G-1 as (d, G); keys past Tk are 0
+  for (int g = 0; g < L.tk_pad / G; ++g) {
+    float* panel = L.key_panels + g * L.key_panel;
+    const int j_end = std::min(G, p.Tk - g * G);
+    for (int c = 0; c < p.d; ++c) {
+      const float* key = p.key + static_cast<std::size_t>(g) * G * p.d + c;
+      float* row = panel + static_cast<std::size_t>(c) * G;
+      for (int j = 0; j < j_end; ++j) row[j] = key[static_cast<std::size_t>(j) * p.d];
+      for (int j = j_end; j < G; ++j) row[j] = 0.0f;
+    }
+  }
+  // value panels: panel h holds columns h·G .. h·G+G-1 of every key as (Tk_pad, G); padding is 0
+  for (int h = 0; h < L.dv_pad / G; ++h) {
+    float* panel = L.value_panels + h * L.value_panel;
+    const int c_end = std::min(G, p.dv - h * G);
+    for (int j = 0; j < L.tk_pad; ++j) {
+      float* row = panel + static_cast<std::size_t>(j) * G;
+      if (j < p.Tk) {
+        std::memcpy(row, p.value + static_cast<std::size_t>(j) * p.dv + h * G, sizeof(float) * c_end);
+        std::fill(row + c_end, row + G, 0.0f);
+      } else {
+        std::fill(row, row + G, 0.0f);
+      }
+    }
+  }
+  int i0 = 0;
+  for (; i0 + R <= p.Tq; i0 += R) query_block<R>(p, i0, L, output, weights);
+  last_rows<R - 1>(p, i0, L, output, weights);
+}
+
+#endif  // ATTN_SIMD_KERNEL_BODY

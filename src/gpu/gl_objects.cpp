@@ -1,0 +1,189 @@
+// GL building blocks shared by the attention passes and the matrix images (see gl_objects.h).
+// Not drawing logic: each pass decides its own inputs and targets.
+#include "gl_objects.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace gpu {
+
+SavedGlState::SavedGlState() {
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &draw_framebuffer_);
+  glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &read_framebuffer_);
+  glGetIntegerv(GL_VIEWPORT, viewport_);
+  glGetIntegerv(GL_CURRENT_PROGRAM, &program_);
+  glGetIntegerv(GL_VERTEX_ARRAY_BINDING, &vertex_array_);
+  glGetIntegerv(GL_ACTIVE_TEXTURE, &active_unit_);
+  for (int unit = 0; unit < kUnits; ++unit) {
+    glActiveTexture(GL_TEXTURE0 + unit);
+    glGetIntegerv(GL_TEXTURE_BINDING_2D, &unit_textures_[unit]);
+  }
+  glActiveTexture(GL_TEXTURE0);
+  glGetIntegerv(GL_UNPACK_ALIGNMENT, &unpack_alignment_);
+  glGetIntegerv(GL_UNPACK_ROW_LENGTH, &unpack_row_length_);
+  glGetIntegerv(GL_PACK_ALIGNMENT, &pack_alignment_);
+  glGetIntegerv(GL_PACK_ROW_LENGTH, &pack_row_length_);
+  blend_ = glIsEnabled(GL_BLEND);
+  scissor_ = glIsEnabled(GL_SCISSOR_TEST);
+  depth_ = glIsEnabled(GL_DEPTH_TEST);
+  stencil_ = glIsEnabled(GL_STENCIL_TEST);
+  cull_ = glIsEnabled(GL_CULL_FACE);
+
+  // what the passes need: every fragment written as computed, rows of floats without padding
+  glDisable(GL_BLEND);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_STENCIL_TEST);
+  glDisable(GL_CULL_FACE);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  glPixelStorei(GL_PACK_ROW_LENGTH, 0);
+}
+
+SavedGlState::~SavedGlState() {
+  const auto set_enabled = [](GLenum capability, GLboolean on) { on ? glEnable(capability) : glDisable(capability); };
+  set_enabled(GL_BLEND, blend_);
+  set_enabled(GL_SCISSOR_TEST, scissor_);
+  set_enabled(GL_DEPTH_TEST, depth_);
+  set_enabled(GL_STENCIL_TEST, stencil_);
+  set_enabled(GL_CULL_FACE, cull_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, unpack_alignment_);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, unpack_row_length_);
+  glPixelStorei(GL_PACK_ALIGNMENT, pack_alignment_);
+  glPixelStorei(GL_PACK_ROW_LENGTH, pack_row_length_);
+  for (int unit = 0; unit < kUnits; ++unit) {
+    glActiveTexture(GL_TEXTURE0 + unit);
+    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(unit_textures_[unit]));
+  }
+  glActiveTexture(static_cast<GLenum>(active_unit_));
+  glBindVertexArray(static_cast<GLuint>(vertex_array_));
+  glUseProgram(static_cast<GLuint>(program_));
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, static_cast<GLuint>(draw_framebuffer_));
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(read_framebuffer_));
+  glViewport(viewport_[0], viewport_[1], viewport_[2], viewport_[3]);
+}
+
+void allocate_texture(Texture& texture, GLenum internal_format, GLenum format, GLenum type, int width, int height) {
+  if (!texture.id) {
+    glGenTextures(1, &texture.id);
+    glBindTexture(GL_TEXTURE_2D, texture.id);
+    // float textures cannot be filtered without an extension; texelFetch ignores filtering anyway
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
+  glBindTexture(GL_TEXTURE_2D, texture.id);
+  if (texture.width == width && texture.height == height) return;
+  glTexImage2D(GL_TEXTURE_2D, 0, static_cast<GLint>(internal_format), width, height, 0, format, type, nullptr);
+  texture.width = width;
+  texture.height = height;
+}
+
+bool allocate_target(RenderTarget& target, GLenum internal_format, GLenum format, GLenum type, int width, int height) {
+  allocate_texture(target.texture, internal_format, format, type, width, height);
+  if (!target.framebuffer) glGenFramebuffers(1, &target.framebuffer);
+  glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, target.texture.id, 0);
+  return glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+}
+
+void release(Texture& texture) {
+  if (texture.id) glDeleteTextures(1, &texture.id);
+  forget(texture);
+}
+void release(RenderTarget& target) {
+  if (target.framebuffer) glDeleteFramebuffers(1, &target.framebuffer);
+  release(target.texture);
+  forget(target);
+}
+void forget(Texture& texture) { texture = Texture{}; }
+void forget(RenderTarget& target) { target = RenderTarget{}; }
+
+namespace {
+
+bool read_text(const std::string& path, std::string* text) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return false;
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  *text = contents.str();
+  return true;
+}
+
+// Compiles one shader of shaders/; 0 and `error` on failure.
+GLuint compile_shader(GLenum stage, const char* file_name, std::string* error) {
+  std::string source;
+  if (!read_text(shader_path(file_name), &source)) {
+    *error = std::string("shader ") + file_name + ": cannot read " + shader_path(file_name);
+    return 0;
+  }
+  const std::string full_source = glsl_header() + source;
+  const char* text = full_source.c_str();
+  const GLuint shader = glCreateShader(stage);
+  glShaderSource(shader, 1, &text, nullptr);
+  glCompileShader(shader);
+  GLint compiled = GL_FALSE;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &compiled);
+  if (compiled) return shader;
+  GLint log_length = 0;
+  glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &log_length);
+  std::string log(static_cast<std::size_t>(log_length > 1 ? log_length : 1), '\0');
+  glGetShaderInfoLog(shader, static_cast<GLsizei>(log.size()), nullptr, &log[0]);
+  // line numbers in the log count the two or one header lines put before the file
+  *error = std::string("shader ") + file_name + " does not compile:\n" + log.c_str();
+  glDeleteShader(shader);
+  return 0;
+}
+
+}  // namespace
+
+GLuint build_program(const char* vertex_file, const char* fragment_file, std::string* error) {
+  const GLuint vertex = compile_shader(GL_VERTEX_SHADER, vertex_file, error);
+  const GLuint fragment = vertex ? compile_shader(GL_FRAGMENT_SHADER, fragment_file, error) : 0;
+  GLuint program = 0;
+  if (vertex && fragment) {
+    program = glCreateProgram();
+    glAttachShader(program, vertex);
+    glAttachShader(program, fragment);
+    glLinkProgram(program);
+    GLint linked = GL_FALSE;
+    glGetProgramiv(program, GL_LINK_STATUS, &linked);
+    if (!linked) {
+      GLint log_length = 0;
+      glGetProgramiv(program, GL_INFO_LOG_LENGTH, &log_length);
+      std::string log(static_cast<std::size_t>(log_length > 1 ? log_length : 1), '\0');
+      glGetProgramInfoLog(program, static_cast<GLsizei>(log.size()), nullptr, &log[0]);
+      *error = std::string("shaders ") + vertex_file + " + " + fragment_file + " do not link:\n" + log.c_str();
+      glDeleteProgram(program);
+      program = 0;
+    }
+  }
+  if (vertex) glDeleteShader(vertex);  // the program keeps what it needs
+  if (fragment) glDeleteShader(fragment);
+  if (!program) std::fprintf(stderr, "error: %s\n", error->c_str());
+  return program;
+}
+
+void begin_pass(GLuint program, const RenderTarget& target) {
+  glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer);
+  glViewport(0, 0, target.texture.width, target.texture.height);
+  glUseProgram(program);
+}
+
+void bind_input(GLuint program, const char* name, int unit, const Texture& texture) {
+  glActiveTexture(GL_TEXTURE0 + unit);
+  glBindTexture(GL_TEXTURE_2D, texture.id);
+  glUniform1i(glGetUniformLocation(program, name), unit);
+}
+
+void draw_full_target() { glDrawArrays(GL_TRIANGLES, 0, 3); }
+
+void clear_gl_errors() {
+  for (int i = 0; i < 32 && glGetError() != GL_NO_ERROR; ++i) {
+  }
+}
+
+}  // namespace gpu

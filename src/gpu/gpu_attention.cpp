@@ -1,0 +1,176 @@
+// The GPU attention backend (see gpu_attention.h): uploads Q, K, V as RGBA32F textures, runs the
+// passes of shaders/attention_*.frag, reads weights and output back with glReadPixels.
+// Not drawing: nothing here reaches the screen, and the app's GL state is restored after each call.
+#include "gpu_attention.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace gpu {
+
+namespace {
+int texels_for(Eigen::Index floats) { return static_cast<int>((floats + 3) / 4); }  // four floats per RGBA texel
+}  // namespace
+
+void GpuAttention::create() {
+  destroy();
+  if (!enable_float_render_targets()) {
+    unavailable_reason_ = "this browser's WebGL2 cannot render into float textures (no EXT_color_buffer_float)";
+    return;
+  }
+  std::string error;
+  const struct {
+    GLuint* program;
+    const char* file;
+  } passes[] = {{&scores_program_, "attention_scores.frag"},
+                {&row_max_program_, "attention_row_max.frag"},
+                {&row_sum_program_, "attention_row_sum.frag"},
+                {&normalise_program_, "attention_normalise.frag"},
+                {&output_program_, "attention_output.frag"}};
+  for (const auto& pass : passes) {
+    *pass.program = build_program("fullscreen.vert", pass.file, &error);
+    if (!*pass.program) {
+      unavailable_reason_ = error;
+      return;
+    }
+  }
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_texture_size_);
+  GLint viewport_limit[2] = {0, 0};
+  glGetIntegerv(GL_MAX_VIEWPORT_DIMS, viewport_limit);
+  max_texture_size_ = std::min({max_texture_size_, static_cast<int>(viewport_limit[0]), static_cast<int>(viewport_limit[1])});
+  glGenVertexArrays(1, &vertex_array_);
+
+  // Some GPUs list float textures yet cannot render into them: try one.
+  SavedGlState saved;
+  if (!allocate_target(scores_, GL_RGBA32F, GL_RGBA, GL_FLOAT, 1, 1)) {
+    unavailable_reason_ = "this GPU cannot render into RGBA32F textures";
+    return;
+  }
+  unavailable_reason_.clear();
+}
+
+void GpuAttention::destroy() {
+  for (GLuint* program : {&scores_program_, &row_max_program_, &row_sum_program_, &normalise_program_, &output_program_})
+    if (*program) glDeleteProgram(*program);
+  if (vertex_array_) glDeleteVertexArrays(1, &vertex_array_);
+  for (Texture* texture : {&query_, &key_, &value_}) release(*texture);
+  for (RenderTarget* target : {&scores_, &row_max_, &row_stats_, &weights_, &output_}) release(*target);
+  forget_context();
+  unavailable_reason_ = "the GPU backend has been stopped";
+}
+
+void GpuAttention::forget_context() {
+  scores_program_ = row_max_program_ = row_sum_program_ = normalise_program_ = output_program_ = 0;
+  vertex_array_ = 0;
+  for (Texture* texture : {&query_, &key_, &value_}) forget(*texture);
+  for (RenderTarget* target : {&scores_, &row_max_, &row_stats_, &weights_, &output_}) forget(*target);
+  unavailable_reason_ = "the WebGL context is lost (the browser took the GPU away); the CPU backends still work";
+}
+
+void GpuAttention::upload(Texture& texture, const attn::Matrix& values) {
+  const int width = texels_for(values.cols()), height = static_cast<int>(values.rows());
+  staging_.assign(static_cast<std::size_t>(width) * 4 * height, 0.0f);  // zero padding: adds nothing to a dot
+  for (int row = 0; row < height; ++row)
+    std::memcpy(&staging_[static_cast<std::size_t>(row) * width * 4], values.row(row).data(),
+                sizeof(float) * static_cast<std::size_t>(values.cols()));
+  glActiveTexture(GL_TEXTURE0);
+  allocate_texture(texture, GL_RGBA32F, GL_RGBA, GL_FLOAT, width, height);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_FLOAT, staging_.data());
+}
+
+void GpuAttention::allocate(RenderTarget& target, int width, int height) {
+  glActiveTexture(GL_TEXTURE0);
+  if (!allocate_target(target, GL_RGBA32F, GL_RGBA, GL_FLOAT, width, height))
+    throw std::runtime_error("the GPU cannot render into a " + std::to_string(width) + "×" + std::to_string(height) +
+                             " float texture");
+}
+
+// RGBA + FLOAT is the read-back format every GL ES 3.0 float render target supports.
+void GpuAttention::read_back(const RenderTarget& target, int columns, attn::Matrix* values) {
+  const int width = target.texture.width, height = target.texture.height;
+  staging_.resize(static_cast<std::size_t>(width) * 4 * height);
+  glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_FLOAT, staging_.data());
+  values->resize(height, columns);
+  for (int row = 0; row < height; ++row)
+    std::memcpy(values->row(row).data(), &staging_[static_cast<std::size_t>(row) * width * 4],
+                sizeof(float) * static_cast<std::size_t>(columns));
+}
+
+attn::AttentionResult GpuAttention::attend(const attn::Matrix& query, const attn::Matrix& key,
+                                           const attn::Matrix& value, const attn::AttentionOptions& options) {
+  if (context_is_lost()) forget_context();
+  if (!available()) throw std::runtime_error(std::string("the \"webgl\" backend is unavailable: ") + unavailable_reason_);
+  attn::validate_qkv(query, key, value);
+  attn::validate_options(options);
+  if (options.mistake != attn::Mistake::None)
+    throw std::invalid_argument("the \"webgl\" backend computes correct attention only");
+  const int query_count = static_cast<int>(query.rows()), key_count = static_cast<int>(key.rows());
+  const int key_texels = texels_for(key_count), value_texels = texels_for(value.cols());
+  for (const int size : {query_count, key_count, texels_for(query.cols()), value_texels})
+    if (size > max_texture_size_)
+      throw std::runtime_error("the \"webgl\" backend handles at most " + std::to_string(max_texture_size_) +
+                               " rows (this GPU's texture size); use a CPU backend");
+
+  SavedGlState saved;
+  clear_gl_errors();
+  upload(query_, query);
+  upload(key_, key);
+  upload(value_, value);
+  allocate(scores_, key_texels, query_count);
+  allocate(row_max_, 1, query_count);
+  allocate(row_stats_, 1, query_count);
+  allocate(weights_, key_texels, query_count);
+  allocate(output_, value_texels, query_count);
+  glBindVertexArray(vertex_array_);
+
+  // pass 1: scores S = Q·Kᵀ·scale
+  begin_pass(scores_program_, scores_);
+  bind_input(scores_program_, "u_query", 0, query_);
+  bind_input(scores_program_, "u_key", 1, key_);
+  glUniform1i(glGetUniformLocation(scores_program_, "u_feature_texels"), texels_for(query.cols()));
+  glUniform1i(glGetUniformLocation(scores_program_, "u_key_count"), key_count);
+  glUniform1f(glGetUniformLocation(scores_program_, "u_scale"), attn::score_factor(static_cast<int>(key.cols()), options));
+  draw_full_target();
+
+  // passes 2-4: softmax over each row's visible keys: max (so exp cannot overflow), sum, divide
+  const auto softmax_pass = [&](GLuint program, const RenderTarget& target, const char* stats_name,
+                                const Texture* stats) {
+    begin_pass(program, target);
+    bind_input(program, "u_scores", 0, scores_.texture);
+    if (stats) bind_input(program, stats_name, 1, *stats);
+    glUniform1i(glGetUniformLocation(program, "u_key_count"), key_count);
+    glUniform1i(glGetUniformLocation(program, "u_causal"), options.causal ? 1 : 0);
+    draw_full_target();
+  };
+  softmax_pass(row_max_program_, row_max_, nullptr, nullptr);
+  softmax_pass(row_sum_program_, row_stats_, "u_row_max", &row_max_.texture);
+  softmax_pass(normalise_program_, weights_, "u_row_stats", &row_stats_.texture);
+
+  // pass 5: output O = A·V
+  begin_pass(output_program_, output_);
+  bind_input(output_program_, "u_weights", 0, weights_.texture);
+  bind_input(output_program_, "u_value", 1, value_);
+  glUniform1i(glGetUniformLocation(output_program_, "u_key_count"), key_count);
+  glUniform1i(glGetUniformLocation(output_program_, "u_causal"), options.causal ? 1 : 0);
+  draw_full_target();
+
+  attn::AttentionResult result;
+  read_back(weights_, key_count, &result.weights);
+  read_back(output_, static_cast<int>(value.cols()), &result.output);
+  const GLenum error = glGetError();
+  if (context_is_lost()) {
+    forget_context();
+    throw std::runtime_error(std::string("the \"webgl\" backend is unavailable: ") + unavailable_reason_);
+  }
+  if (error != GL_NO_ERROR) {
+    char code[16];
+    std::snprintf(code, sizeof code, "0x%04x", static_cast<unsigned>(error));
+    throw std::runtime_error(std::string("the \"webgl\" backend failed with GL error ") + code);
+  }
+  return result;
+}
+
+}  // namespace gpu

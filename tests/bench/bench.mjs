@@ -1,0 +1,278 @@
+// The benchmark driver: ONE headless Chromium run times our backends (through
+// attentionExplainer.bench) beside onnxruntime-web and tfjs-backend-wasm (bench.html), measures the
+// app (frame CPU time at T = 64 in every view, navigation -> first frame, dist/ size), merges the
+// native results (attn_bench, numpy) that run.sh wrote, prints the table and writes JSON.
+// usage: node tests/bench/bench.mjs [--dist DIR] [--native FILE] [--numpy FILE] [--out FILE] [--quick]
+// Not a test: it never fails on a slow number; it fails only when something could not be measured.
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+import { serveStatic, launchBrowser } from "../e2e/harness.mjs";
+import { explicitAttention, attentionOp } from "./onnx_models.mjs";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, "../..");
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const QUICK = args.includes("--quick");
+const DIST = path.resolve(ROOT, option("--dist", "dist"));
+const NATIVE = option("--native", path.join(HERE, "out/native.jsonl"));
+const NUMPY = option("--numpy", path.join(HERE, "out/numpy.jsonl"));
+const OUT = option("--out", path.join(HERE, "out/results.json"));
+
+const Ts = QUICK ? [64, 1024] : [64, 256, 1024, 2048];
+const Ds = QUICK ? [64] : [64, 512];
+const GFLOP = (T, d) => (4 * T * T * d) / 1e9;
+// The scalar reference is O(T²d) in doubles with no SIMD: past this much work a call takes seconds.
+const SCALAR_MAX_GFLOP = 0.3;
+const log = (...a) => console.error("[bench]", ...a);
+
+function readJsonLines(file) {
+  if (!file || !fs.existsSync(file)) return [];
+  return fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim().startsWith("{")).map((l) => JSON.parse(l));
+}
+
+function distSize(dir) {
+  const files = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else files.push({ file: path.relative(dir, p), bytes: fs.statSync(p).size,
+        gzip: zlib.gzipSync(fs.readFileSync(p), { level: 9 }).length });
+    }
+  };
+  walk(dir);
+  return { files, bytes: files.reduce((a, f) => a + f.bytes, 0), gzip: files.reduce((a, f) => a + f.gzip, 0) };
+}
+
+// Wraps requestAnimationFrame (per-frame CPU time of the main thread) and records when
+// attentionExplainer.ready resolves (ms since navigation start).
+function instrumentPage() {
+  const raf = window.requestAnimationFrame.bind(window);
+  window.__frames = [];
+  window.requestAnimationFrame = (cb) => raf((ts) => {
+    const t0 = performance.now();
+    try { cb(ts); } finally { window.__frames.push([ts, performance.now() - t0]); }
+  });
+  let api;
+  Object.defineProperty(window, "attentionExplainer", {
+    configurable: true,
+    get: () => api,
+    set: (value) => {
+      api = value;
+      if (value && value.ready) value.ready.then(() => { window.__readyAt = performance.now(); }, () => {});
+    },
+  });
+}
+
+async function firstFrameTimes(browser, url, runs) {
+  const times = [];
+  for (let i = 0; i < runs; ++i) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.addInitScript(instrumentPage);
+    await page.goto(url);
+    await page.waitForFunction(() => window.__readyAt !== undefined, null, { timeout: 60000 });
+    times.push(await page.evaluate(() => window.__readyAt));
+    await context.close();
+  }
+  return times;
+}
+
+// Per-frame main-thread CPU time (sum of the rAF callbacks of a frame) at T = 64, in every view:
+// idle frames, and frames that follow a setState change (temperature: a recompute and redraw).
+async function frameTimes(browser, url, frames) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.addInitScript(instrumentPage);
+  await page.goto(url);
+  await page.waitForFunction(() => window.__readyAt !== undefined, null, { timeout: 60000 });
+  const result = await page.evaluate(async (n) => {
+    const api = window.attentionExplainer;
+    const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r()));
+    const words = ["the", "animal", "did", "not", "cross", "street", "because", "it", "was", "tired", "a", "tree",
+      "under", "slept", "river", "bank", "money", "road", "quick", "brown"];
+    let tokens = 0, sentence = "";
+    for (let count = 64; count > 8 && tokens !== 64; --count) {  // 64 tokens, whatever the tokenizer adds
+      sentence = Array.from({ length: count }, (_, i) => words[i % words.length]).join(" ");
+      const state = api.setState({ sentence });
+      tokens = (state.tokens || []).length;
+      if (tokens <= 64) break;
+    }
+    const views = ["flow", "weights", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice"];
+    const median = (v) => { const s = [...v].sort((a, b) => a - b); return s.length ? s[s.length >> 1] : null; };
+    const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null; };
+    const perFrame = () => {
+      const byTs = new Map();
+      for (const [ts, ms] of window.__frames) byTs.set(ts, (byTs.get(ts) || 0) + ms);
+      window.__frames = [];
+      return [...byTs.values()];
+    };
+    const out = { tokens, views: {} };
+    for (const view of views) {
+      try { api.setState({ view }); } catch (e) { out.views[view] = { error: String(e.message || e) }; continue; }
+      for (let i = 0; i < 10; ++i) await nextFrame();
+      perFrame();
+      for (let i = 0; i < n; ++i) await nextFrame();
+      const idle = perFrame();
+      const setMs = [];
+      for (let i = 0; i < n; ++i) {
+        const t0 = performance.now();
+        api.setState({ temperature: 0.5 + (i % 10) * 0.1 });
+        setMs.push(performance.now() - t0);
+        await nextFrame();
+      }
+      const changed = perFrame();
+      out.views[view] = { idle_frame_ms: median(idle), idle_frame_p90_ms: pct(idle, 0.9),
+        changed_frame_ms: median(changed), changed_frame_p90_ms: pct(changed, 0.9), set_state_ms: median(setMs) };
+    }
+    api.setState({ temperature: 1 });
+    return out;
+  }, frames);
+  await context.close();
+  return result;
+}
+
+function fmt(ms) {
+  if (ms === undefined || ms === null) return "-";
+  return ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3);
+}
+
+function printTables(results) {
+  const lines = [];
+  const pad = (s, n) => String(s).padStart(n);
+  lines.push("Browser (headless Chromium, 1 thread): median ms per call; xORT = ORT ms / ms (higher is faster)");
+  const cols = ["T", "d", "causal", "scalar", "eigen", "simd", "webgl", "ORT", "ORT form", "tfjs", "simd GF/s",
+    "scalar xORT", "eigen xORT", "simd xORT", "webgl xORT", "tfjs xORT", "simd vs best peer"];
+  const w = [5, 4, 6, 8, 8, 8, 8, 8, 9, 8, 9, 11, 10, 9, 10, 9, 17];
+  lines.push(cols.map((c, i) => pad(c, w[i])).join(" "));
+  for (const r of results.browser) {
+    const ms = (n) => r.impls[n] && r.impls[n].ms;
+    const ort = r.ort_ms, best = r.best_peer_ms;
+    const x = (n) => (ms(n) && ort ? (ort / ms(n)).toFixed(2) : "-");
+    lines.push([r.T, r.d, r.causal ? "yes" : "no", fmt(ms("scalar")), fmt(ms("eigen")), fmt(ms("simd")), fmt(ms("webgl")),
+      fmt(ort), r.ort_form || "-", fmt(ms("tfjs")), ms("simd") ? (GFLOP(r.T, r.d) / (ms("simd") / 1e3)).toFixed(1) : "-",
+      x("scalar"), x("eigen"), x("simd"), x("webgl"), x("tfjs"),
+      ms("simd") && best ? (best / ms("simd")).toFixed(2) + "x" : "-"].map((c, i) => pad(c, w[i])).join(" "));
+  }
+  if (results.native.length) {
+    lines.push("");
+    lines.push("Native (1 thread): median ms per call (wall; CPU time in brackets); numpy = NumPy + OpenBLAS");
+    const nc = ["T", "d", "causal", "simd", "eigen", "scalar", "numpy", "simd GF/s", "simd/numpy"];
+    const nw = [5, 4, 6, 17, 17, 17, 17, 9, 10];
+    lines.push(nc.map((c, i) => pad(c, nw[i])).join(" "));
+    for (const row of results.native_table) {
+      const cell = (e) => (e ? `${fmt(e.ms)} [${fmt(e.cpu_ms)}]` : "-");
+      lines.push([row.T, row.d, row.causal ? "yes" : "no", cell(row.simd), cell(row.eigen), cell(row.scalar), cell(row.numpy),
+        row.simd ? (GFLOP(row.T, row.d) / (row.simd.ms / 1e3)).toFixed(1) : "-",
+        row.simd && row.numpy ? (row.simd.ms / row.numpy.ms).toFixed(2) + ` [${(row.simd.cpu_ms / row.numpy.cpu_ms).toFixed(2)}]` : "-",
+      ].map((c, i) => pad(c, nw[i])).join(" "));
+    }
+  }
+  if (results.app) {
+    lines.push("");
+    const a = results.app;
+    lines.push(`App: dist/ ${(a.dist.bytes / 1024).toFixed(0)} KiB, ${(a.dist.gzip / 1024).toFixed(0)} KiB gzip; ` +
+      `navigation -> first frame: median ${fmt(a.first_frame_ms.median)} ms (runs: ${a.first_frame_ms.runs.map(fmt).join(", ")})`);
+    if (a.frames) {
+      lines.push(`Per-frame main-thread CPU time at T = ${a.frames.tokens} tokens (median / p90 ms; setState = recompute + state JSON):`);
+      for (const [view, v] of Object.entries(a.frames.views))
+        lines.push(v.error ? `  ${view.padEnd(9)} error: ${v.error}` :
+          `  ${view.padEnd(9)} idle ${fmt(v.idle_frame_ms)} / ${fmt(v.idle_frame_p90_ms)}   after a change ` +
+          `${fmt(v.changed_frame_ms)} / ${fmt(v.changed_frame_p90_ms)}   setState ${fmt(v.set_state_ms)}`);
+    }
+  }
+  if (results.notes.length) {
+    lines.push("");
+    for (const n of results.notes) lines.push("note: " + n);
+  }
+  return lines.join("\n");
+}
+
+async function main() {
+  const t0 = Date.now();
+  if (!fs.existsSync(path.join(DIST, "index.html"))) throw new Error(`no site in ${DIST}: run ./build_wasm.sh site`);
+  const load = os.loadavg();
+  const results = { date: new Date().toISOString(), machine: { cpus: os.cpus().length, model: os.cpus()[0].model,
+    loadavg_start: load }, browser: [], native: readJsonLines(NATIVE), numpy: readJsonLines(NUMPY), notes: [] };
+  const server = await serveStatic(ROOT);
+  const browser = await launchBrowser();
+  try {
+    results.machine.chromium = browser.version();
+    const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+    await page.goto(`${server.url}tests/bench/bench.html`);
+    const appUrl = `${server.url}${path.relative(ROOT, DIST).split(path.sep).join("/")}/index.html`;
+    results.setup = await page.evaluate((cfg) => window.benchSetup(cfg), { appUrl });
+    log("setup", JSON.stringify(results.setup));
+    if (results.setup.webgl === "absent")
+      results.notes.push(`no "webgl" backend in this build (${results.setup.webgl_reason || "compute refused it"}): not timed`);
+    if (results.setup.webgl === "compute")
+      results.notes.push('"webgl" timed through attentionExplainer.compute (JSON in and out included), T <= 256 only');
+    results.notes.push(`scalar skipped where 4*T*T*d > ${SCALAR_MAX_GFLOP} GFLOP (seconds per call)`);
+    for (const T of Ts)
+      for (const d of Ds)
+        for (const causal of [false, true]) {
+          const backends = ["simd", "eigen"];
+          if (GFLOP(T, d) <= SCALAR_MAX_GFLOP) backends.push("scalar");
+          const onnx = { explicit: Buffer.from(explicitAttention(T, d, causal)).toString("base64"),
+            attention: Buffer.from(attentionOp(T, d, causal)).toString("base64") };
+          const big = GFLOP(T, d) > 1;
+          const r = await page.evaluate((cfg) => window.benchShape(cfg), { T, d, causal, backends, onnx, withWebgl: true,
+            minRounds: big ? 3 : 5, maxRounds: QUICK ? 5 : 15, budgetMs: big ? 4000 : 3000 });
+          const ortForms = Object.entries(r.impls).filter(([n]) => n.startsWith("ort-"));
+          ortForms.sort((a, b) => a[1].ms - b[1].ms);
+          if (ortForms.length) { r.ort_ms = ortForms[0][1].ms; r.ort_form = ortForms[0][0].slice(4); }
+          const peers = [r.ort_ms, r.impls.tfjs && r.impls.tfjs.ms].filter((x) => x);
+          r.best_peer_ms = peers.length ? Math.min(...peers) : null;
+          results.browser.push(r);
+          const brief = Object.entries(r.impls).map(([n, v]) => `${n} ${fmt(v.ms)}`).join(", ");
+          log(`T=${T} d=${d} causal=${causal}: ${brief}${Object.keys(r.errors).length ? " errors: " + JSON.stringify(r.errors) : ""}`);
+        }
+    await context.close();
+    if (errors.length) results.notes.push("bench page errors: " + errors.slice(0, 5).join(" | "));
+    log("app: first frame and frame times");
+    const appUrlPlain = appUrl;
+    const runs = await firstFrameTimes(browser, appUrlPlain, QUICK ? 2 : 3);
+    const sorted = [...runs].sort((a, b) => a - b);
+    results.app = { dist: distSize(DIST), first_frame_ms: { median: sorted[sorted.length >> 1], runs } };
+    results.app.frames = await frameTimes(browser, appUrlPlain, QUICK ? 10 : 30);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  // native table: our kernel (attn_bench) beside numpy, by shape
+  const key = (e) => `${e.T}/${e.d}/${e.causal}`;
+  const table = new Map();
+  for (const e of results.native) {
+    if (!table.has(key(e))) table.set(key(e), { T: e.T, d: e.d, causal: e.causal });
+    table.get(key(e))[e.backend] = e;
+  }
+  for (const e of results.numpy) {
+    if (!table.has(key(e))) table.set(key(e), { T: e.T, d: e.d, causal: e.causal });
+    table.get(key(e)).numpy = e;
+  }
+  results.native_table = [...table.values()];
+  results.machine.loadavg_end = os.loadavg();
+  results.notes.push(`load average (1 min) at start ${load[0].toFixed(1)}, at end ${results.machine.loadavg_end[0].toFixed(1)} ` +
+    `on ${results.machine.cpus} CPUs: timings are medians of interleaved rounds, still noisy under load`);
+  results.seconds = (Date.now() - t0) / 1000;
+  const text = printTables(results);
+  console.log(text);
+  results.table = text;
+  fs.mkdirSync(path.dirname(OUT), { recursive: true });
+  fs.writeFileSync(OUT, JSON.stringify(results, null, 1));
+  log(`wrote ${path.relative(ROOT, OUT)} (${results.seconds.toFixed(0)} s)`);
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });

@@ -1,0 +1,197 @@
+// Embedding: the course-page example (iframe + loader), the postMessage API and its origin checks,
+// URL parameters, permalinks, keyboard-only use, and embeds at 320×240 and 800×600.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
+
+let server, other, browser, otherDir;
+before(async () => {
+  server = await serveStatic();
+  otherDir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-other-origin-"));
+  other = await serveStatic(otherDir);  // another port: another origin
+  browser = await launchBrowser();
+});
+after(async () => { await browser?.close(); await server?.close(); await other?.close(); });
+
+/** Waits until the explainer inside the iframe `frameSelector` has drawn its first frame. */
+async function frameReady(page, frameSelector) {
+  const handle = await page.waitForSelector(frameSelector);
+  const frame = await handle.contentFrame();
+  await frame.waitForFunction(() => window.attentionExplainer && window.attentionExplainer.ready);
+  await frame.evaluate(() => window.attentionExplainer.ready.then(() => true));
+  return frame;
+}
+
+test("embed-example.html: the loader mounts the explainer and the page drives it by postMessage", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url + "embed-example.html", { waitReady: false });
+  await frameReady(page, "#library-demo iframe");
+  await frameReady(page, "#plain-iframe");
+  const initial = await page.evaluate(() => document.getElementById("library-demo").attentionExplainer.getState());
+  assert.equal(initial.view, "library");
+  assert.equal(initial.embed, true);
+  assert.deepEqual([...initial.views].sort(), ["library", "weights"]);
+  await page.click("#pick-tired");
+  await page.waitForFunction(() => document.getElementById("readout").textContent.includes("tired"));
+  const changed = await page.evaluate(() => document.getElementById("library-demo").attentionExplainer.getState());
+  assert.equal(changed.token_text, "tired");
+  await page.click("#toggle-causal");
+  await page.waitForFunction(async () =>
+    (await document.getElementById("library-demo").attentionExplainer.getState()).causal === true);
+  const refused = await page.evaluate(() => document.getElementById("library-demo").attentionExplainer
+    .setState({ temperature: "hot" }).then(() => "accepted", (e) => e.message));
+  assert.match(refused, /^temperature:/);
+  const plain = await (await frameReady(page, "#plain-iframe")).evaluate(() => window.attentionExplainer.getState());
+  assert.equal(plain.view, "weights");
+  assert.equal(plain.token_text, "it");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("postMessage: only the named embedding origin is obeyed; malformed messages are ignored", async () => {
+  // A page on another origin embeds two explainers: one that names this origin, one that names a stranger.
+  const explainer = server.url + "index.html?embed=1&view=weights";
+  fs.writeFileSync(path.join(otherDir, "host.html"), `<!doctype html><link rel="icon" href="data:,"><body>
+    <iframe id="trusting" width="400" height="300" src="${explainer}&origin=${encodeURIComponent(other.url.slice(0, -1))}"></iframe>
+    <iframe id="stranger" width="400" height="300" src="${explainer}&origin=${encodeURIComponent("http://127.0.0.1:1")}"></iframe>
+    <script>
+      window.replies = [];
+      addEventListener("message", (e) => { if (e.data && e.data.type === "attention-explainer:reply") replies.push(e.data); });
+    </script></body>`);
+  const { page, context, errors } = await openExplainer(browser, other.url + "host.html", { waitReady: false });
+  const trusting = await frameReady(page, "#trusting");
+  const stranger = await frameReady(page, "#stranger");
+  const send = (id, message) => page.evaluate(([frameId, m]) =>
+    document.getElementById(frameId).contentWindow.postMessage(m, "*"), [id, message]);
+  await send("trusting", { type: "attention-explainer:setState", id: 1, state: { causal: true } });
+  await send("stranger", { type: "attention-explainer:setState", id: 2, state: { causal: true } });
+  for (const junk of ["text", 42, null, [1, 2], { type: 7 }, { type: "attention-explainer:setState", id: 3, state: "x" },
+    { type: "attention-explainer:setState", id: 4, state: [1] }, { type: "attention-explainer:nope", id: 5 },
+    { type: "attention-explainer:setState", id: 6, state: { view: "missing" } }])
+    await send("trusting", junk);
+  await page.waitForFunction(() => window.replies.some((r) => r.id === 6));
+  const replies = await page.evaluate(() => window.replies);
+  const byId = Object.fromEntries(replies.map((r) => [r.id, r]));
+  assert.equal(byId[1].ok, true);
+  assert.equal(byId[1].state.causal, true);
+  assert.equal(byId[2], undefined, "the explainer that names another origin does not answer");
+  assert.equal(byId[3].ok, false);
+  assert.equal(byId[4].ok, false);
+  assert.match(byId[5].error, /unknown message type/);
+  assert.match(byId[6].error, /^view:/);
+  assert.equal((await trusting.evaluate(() => window.attentionExplainer.getState())).causal, true);
+  assert.equal((await stranger.evaluate(() => window.attentionExplainer.getState())).causal, false);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+const URL_CASES = [
+  ["view=weights", (s) => s.view === "weights"],
+  ["view=derive", (s) => s.view === "derive"],
+  ["sentence=The%20dog%20saw%20it", (s) => s.tokens.join(" ") === "The dog saw it" && s.token_text === "it"],
+  ["token=animal", (s) => s.token_text === "animal"],
+  ["token=2", (s) => s.token === 2],
+  ["causal=1", (s) => s.causal === true],
+  ["scale=0", (s) => s.scale === false],
+  ["temperature=2.5", (s) => Math.abs(s.temperature - 2.5) < 1e-6],
+  ["cross=1&kv_sentence=A%20cat%20slept", (s) => s.cross && s.kv_tokens.join(" ") === "A cat slept"],
+  ["mistake=mask_with_zero", (s) => s.mistake === "mask_with_zero"],
+  ["theme=light", (s) => s.theme === "light"],
+  ["embed=1&views=weights,library", (s) => s.embed && s.views.join() === "weights,library"],
+];
+for (const [query, check] of URL_CASES) {
+  test(`URL parameter opens its state: ?${query}`, async () => {
+    const { page, context, errors } = await openExplainer(browser, server.url + "?" + query);
+    const s = await page.evaluate(() => window.attentionExplainer.getState());
+    assert.ok(check(s), JSON.stringify({ view: s.view, token: s.token_text, causal: s.causal, scale: s.scale }));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
+
+test("invalid URL parameters are ignored with a warning, never a crash", async () => {
+  const warnings = [];
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.on("console", (m) => { if (m.type() === "warning") warnings.push(m.text()); });
+  await page.goto(server.url + "?view=nope&token=zebra&causal=maybe&temperature=-3&sentence=&frob=1&views=x,y");
+  await page.evaluate(() => window.attentionExplainer.ready.then(() => true));
+  const s = await page.evaluate(() => window.attentionExplainer.getState());
+  assert.equal(s.view, "flow");
+  assert.equal(s.token_text, "it");
+  assert.equal(s.causal, false);
+  assert.equal(s.temperature, 1);
+  for (const key of ["view", "token", "causal", "temperature", "sentence", "frob", "views"])
+    assert.ok(warnings.some((w) => w.includes(key)), `a warning names ${key}: ${warnings.join(" | ")}`);
+  await context.close();
+});
+
+test("the address bar is a permalink: reopening it restores the same state", async () => {
+  const { page, context } = await openExplainer(browser, server.url);
+  await page.evaluate(() => window.attentionExplainer.setState({ sentence: "The cat saw the dog because it was hungry",
+    token: "dog", causal: true, temperature: 0.5, view: "weights", mistake: "forget_scale" }));
+  await frames(page, 3);
+  const link = await page.evaluate(() => window.attentionExplainer.permalink());
+  assert.equal(await page.evaluate(() => location.href), link, "the address bar follows the state");
+  const first = await page.evaluate(() => window.attentionExplainer.getState());
+  const reopened = await openExplainer(browser, link);
+  const second = await reopened.page.evaluate(() => window.attentionExplainer.getState());
+  for (const key of ["sentence", "token", "causal", "temperature", "view", "mistake", "scale"]) assert.deepEqual(second[key], first[key], key);
+  assert.deepEqual(second.weights, first.weights);
+  await reopened.context.close();
+  await context.close();
+});
+
+test("keyboard only: ] and [ change the selected token; arrow keys and Space operate the controls", async () => {
+  const { page, context } = await openExplainer(browser, server.url);
+  await page.focus("#canvas");
+  await page.keyboard.press("]");
+  await frames(page, 3);
+  assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).token_text, "was");
+  await page.keyboard.press("[");
+  await page.keyboard.press("[");
+  await frames(page, 3);
+  assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).token_text, "because");
+  // Dear ImGui's keyboard navigation: arrows move the focus between widgets, Space activates.
+  const start = await page.evaluate(() => window.attentionExplainer.getState());
+  let changed = null;
+  for (let i = 0; i < 16 && !changed; i++) {
+    await page.keyboard.press("ArrowDown");
+    await frames(page, 2);
+    await page.keyboard.press("Space");
+    await frames(page, 3);
+    await page.keyboard.press("Escape");  // closes a combo opened on the way
+    await frames(page, 2);
+    const s = await page.evaluate(() => window.attentionExplainer.getState());
+    for (const key of ["causal", "scale", "cross", "token", "light_theme"]) if (s[key] !== start[key]) changed = key;
+  }
+  assert.ok(changed, "arrow keys + Space reached a control and changed an input");
+  await context.close();
+});
+
+for (const [width, height] of [[320, 240], [800, 600]]) {
+  test(`embed at ${width}×${height} draws the chosen view`, async () => {
+    const { page, context, errors } = await openExplainer(browser, server.url + "?embed=1&view=library",
+      { width, height });
+    await frames(page, 5);
+    const { png } = await screenshot(page, `embed-${width}x${height}`);
+    const { colours } = await distinctColours(page, png);
+    assert.ok(colours > 30, `${colours} colours`);
+    assert.ok(await page.isVisible("#open-full"), "the 'open full explainer' link shows");
+    const href = await page.getAttribute("#open-full", "href");
+    assert.ok(!href.includes("embed=1"), "the link opens the full explainer");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
+
+test("the screen-reader summary names the selected token's top keys", async () => {
+  const { page, context } = await openExplainer(browser, server.url);
+  await frames(page, 3);
+  const text = await page.textContent("#summary");
+  assert.match(text, /"it".*animal 0\.6/);
+  assert.equal(await page.getAttribute("#summary", "aria-live"), "polite");
+  await context.close();
+});

@@ -1,0 +1,154 @@
+// End-to-end: the "webgl" compute backend (shaders/attention_*.frag in WebGL2, SwiftShader here)
+// against "scalar" on odd shapes, masked weights exactly 0, and a forced WebGL context loss survived.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
+
+const TOLERANCE = 1e-4;  // max|Δ| / max|scalar|, for weights and for output
+
+let server, browser;
+before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+// Runs in the page: compute() once with "scalar", once with "webgl" on seeded random inputs;
+// returns the relative errors and how many hidden (masked) keys got a non-zero GPU weight.
+function compareInPage(cases) {
+  function randomMatrix(seed, rows, cols) {  // mulberry32: the same numbers on every run
+    let s = seed >>> 0;
+    const next = () => {
+      s = (s + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(s ^ (s >>> 15), 1 | s);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    return Array.from({ length: rows }, () => Array.from({ length: cols }, () => next() * 4 - 2));
+  }
+  function relativeError(got, want) {
+    let diff = 0, largest = 0;
+    want.forEach((row, i) => row.forEach((w, j) => {
+      const g = got[i][j];
+      diff = Math.max(diff, Number.isFinite(g) ? Math.abs(g - w) : Infinity);
+      largest = Math.max(largest, Math.abs(w));
+    }));
+    return largest > 0 ? diff / largest : diff;
+  }
+  return cases.map(({ Tq, Tk, d, dv, causal }, index) => {
+    const request = { Q: randomMatrix(index * 4 + 1, Tq, d), K: randomMatrix(index * 4 + 2, Tk, d),
+      V: randomMatrix(index * 4 + 3, Tk, dv), causal };
+    const scalar = window.attentionExplainer.compute({ ...request, backend: "scalar" });
+    const gpu = window.attentionExplainer.compute({ ...request, backend: "webgl" });
+    let maskedNonzero = 0;
+    if (causal) gpu.weights.forEach((row, i) => row.forEach((w, j) => { if (j > i && w !== 0) maskedNonzero++; }));
+    return { shape: `(Tq ${Tq}, Tk ${Tk}, d ${d}, dv ${dv})${causal ? " causal" : ""}`, backend: gpu.backend,
+      weightsError: relativeError(gpu.weights, scalar.weights), outputError: relativeError(gpu.output, scalar.output),
+      maskedNonzero, rows: gpu.weights.length, cols: gpu.weights[0].length };
+  });
+}
+
+const ODD = [1, 3, 17, 64, 65, 300];
+const SELF_SHAPES = [[1, 1], [3, 3], [17, 17], [64, 64], [65, 65], [300, 64], [1, 300], [300, 1], [17, 65], [65, 3], [3, 300]];
+const CROSS_SHAPES = [[3, 17, 65, 1], [300, 65, 17, 64], [65, 300, 3, 300], [1, 300, 64, 65], [17, 1, 300, 3]];
+
+test("compute with backend \"webgl\" matches \"scalar\" on odd self- and cross-attention shapes", async (t) => {
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  const cases = [];
+  for (const causal of [false, true]) {
+    for (const [T, d] of SELF_SHAPES) cases.push({ Tq: T, Tk: T, d, dv: d, causal });
+    for (const [Tq, Tk, d, dv] of CROSS_SHAPES) cases.push({ Tq, Tk, d, dv, causal });
+  }
+  assert.ok(cases.every((c) => [c.Tq, c.Tk, c.d, c.dv].every((n) => ODD.includes(n))), "shapes come from the odd sizes");
+  const results = await page.evaluate(compareInPage, cases);
+  let worst = 0;
+  for (const r of results) {
+    t.diagnostic(`${r.shape}: weights ${r.weightsError.toExponential(2)}, output ${r.outputError.toExponential(2)}`);
+    assert.equal(r.backend, "webgl");
+    assert.ok(r.weightsError <= TOLERANCE, `${r.shape}: weights differ by ${r.weightsError}`);
+    assert.ok(r.outputError <= TOLERANCE, `${r.shape}: output differs by ${r.outputError}`);
+    assert.equal(r.maskedNonzero, 0, `${r.shape}: hidden keys must get exactly 0`);
+    worst = Math.max(worst, r.weightsError, r.outputError);
+  }
+  t.diagnostic(`worst relative error over ${results.length} shapes: ${worst.toExponential(2)}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the page's GPU check agrees on every standard shape; timings at T = 1024, d = 64", async (t) => {
+  const { page, context } = await openExplainer(browser, server.url);
+  const report = await page.evaluate(() => JSON.parse(Module.ccall("attn_gpu_check", "string", ["string"], ["{}"])));
+  assert.equal(report.available, true, report.reason);
+  for (const r of report.rows) {
+    const label = `(${r.Tq}, ${r.Tk}, ${r.d}, ${r.dv})${r.causal ? " causal" : ""} temperature ${r.temperature}`;
+    assert.ok(r.passed, `${label}: ${JSON.stringify(r)}`);
+    if (r.Tq >= 1024) t.diagnostic(`${label}: GPU ${r.gpu_ms.toFixed(1)} ms, scalar ${r.scalar_ms.toFixed(1)} ms`);
+  }
+  const worst = Math.max(...report.rows.map((r) => Math.max(r.weights_error, r.output_error)));
+  t.diagnostic(`${report.rows.length} shapes, worst relative error ${worst.toExponential(2)}`);
+  // the public path at the same size, JSON both ways included
+  const timing = await page.evaluate(() => {
+    const rows = (n, c, seed) => Array.from({ length: n }, (_, i) => Array.from({ length: c }, (_, j) => Math.sin(seed + i * 0.37 + j * 1.3)));
+    const request = { Q: rows(1024, 64, 1), K: rows(1024, 64, 2), V: rows(1024, 64, 3) };
+    const ms = {};
+    for (const backend of ["scalar", "simd", "webgl"]) {
+      const start = performance.now();
+      window.attentionExplainer.compute({ ...request, backend });
+      ms[backend] = performance.now() - start;
+    }
+    return ms;
+  });
+  t.diagnostic(`compute() at T = 1024, d = 64 (with JSON): ${JSON.stringify(timing)}`);
+  await context.close();
+});
+
+test("unknown backends are refused with the list of available ones", async () => {
+  const { page, context } = await openExplainer(browser, server.url);
+  const message = await page.evaluate(() => {
+    try { window.attentionExplainer.compute({ Q: [[1]], K: [[1]], V: [[1]], backend: "cuda" }); return "no error"; }
+    catch (e) { return e.message; }
+  });
+  assert.match(message, /"backend" must be "scalar", "eigen", "simd" or "webgl"/);
+  await context.close();
+});
+
+test("a lost WebGL context: the app keeps drawing and computing on the CPU, then the GPU path returns", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  const small = { Q: [[1, 0], [0, 1]], K: [[1, 0], [0, 1]], V: [[1], [2]], causal: true };
+  const computeWith = (backend) => page.evaluate(({ request, backend }) => {
+    try { return { result: window.attentionExplainer.compute({ ...request, backend }) }; }
+    catch (e) { return { error: e.message }; }
+  }, { request: small, backend });
+  const colours = async (name) => (await distinctColours(page, (await screenshot(page, name)).png)).colours;
+
+  assert.equal((await computeWith("webgl")).result.backend, "webgl");
+  await page.evaluate(() => window.attentionExplainer.setState({ view: "weights" }));
+  await frames(page, 5);
+  const before = await colours("gpu-before-context-loss");
+
+  await page.evaluate(() => {
+    window.__loseContext = document.getElementById("canvas").getContext("webgl2").getExtension("WEBGL_lose_context");
+    window.__loseContext.loseContext();
+  });
+  await frames(page, 5);
+  const lost = await computeWith("webgl");
+  assert.match(lost.error ?? "", /unavailable.*lost/, "while lost, webgl says why");
+  assert.equal((await computeWith("scalar")).result.weights[0][1], 0, "the CPU still computes");
+  const state = await page.evaluate(() => window.attentionExplainer.setState({ causal: true }));
+  assert.equal(state.causal, true, "the app still takes input");
+
+  await page.evaluate(() => window.__loseContext.restoreContext());
+  let restored = null;
+  for (let attempt = 0; attempt < 100 && !restored; attempt++) {
+    await frames(page, 2);
+    const r = await computeWith("webgl");
+    if (r.result) restored = r.result;
+  }
+  assert.ok(restored, "webgl computes again after the context is restored");
+  assert.equal(restored.weights[0][1], 0);
+  assert.ok(Math.abs(restored.output[1][0] - 1.6697615) < 1e-4, `output ${restored.output[1][0]}`);
+  await page.evaluate(() => window.attentionExplainer.setState({ view: "flow" }));
+  await page.evaluate(() => window.attentionExplainer.setState({ view: "weights", causal: false }));
+  await frames(page, 5);
+  const after = await colours("gpu-after-context-restore");
+  assert.ok(after > 50, `the canvas draws again (${after} colours, ${before} before the loss)`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
