@@ -3,6 +3,8 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <string>
 
@@ -85,6 +87,20 @@ nlohmann::json view_data(const AppState& state) {
   return data ? data(state) : nlohmann::json(nullptr);
 }
 
+bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col) {
+  if (!std::isfinite(trace.masked_scores(row, col))) return true;
+  return trace.options.causal && trace.options.mistake == Mistake::MaskAfterSoftmax && col > row;
+}
+
+Matrix weights_for_display(const AttentionTrace& t) {
+  Matrix shown = t.weights;
+  for (Eigen::Index i = 0; i < shown.rows(); ++i)
+    for (Eigen::Index j = 0; j < shown.cols(); ++j)
+      if (key_hidden_by_mask(t, static_cast<int>(i), static_cast<int>(j)))
+        shown(i, j) = -std::numeric_limits<float>::infinity();
+  return shown;
+}
+
 void panel_intro(const char* text) {
   hint(text);
   ImGui::Spacing();
@@ -128,8 +144,9 @@ void draw_app(AppState& state, double now) {
         break;
       }
   ImGui::BeginChild("view_body", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
-  // Wrap text at the visible width even when a wide view scrolls sideways.
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
+  // Wrap text at the visible edge, leaving room for the vertical scrollbar: in a window that can
+  // scroll sideways, ImGui's own wrap width is last frame's content width.
+  ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - ImGui::GetStyle().WindowPadding.x);
   if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
   ImGui::PopTextWrapPos();
   ImGui::EndChild();

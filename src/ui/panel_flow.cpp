@@ -31,18 +31,6 @@ constexpr int kStageCount = 5;  // X, Q/K/V, scores, weights, output
 // [SECTION] Text helpers
 // ---------------------------------------------------------------------------------------------
 
-// `text`, cut with "…" so that it is at most `max_width` wide (long words must not run into cells).
-std::string fit_text(const std::string& text, float max_width) {
-  if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
-  std::string cut = text;
-  while (!cut.empty()) {
-    // Drop one whole UTF-8 character: its continuation bytes, then its lead byte.
-    while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80) cut.pop_back();
-    if (!cut.empty()) cut.pop_back();
-    if (ImGui::CalcTextSize((cut + "…").c_str()).x <= max_width) break;
-  }
-  return cut + "…";
-}
 
 // A token's text, with its position when the same text occurs twice ("the (5)"), so a learner
 // can tell the two apart in a list.

@@ -22,9 +22,6 @@
 namespace attn::ui {
 
 // Defined in panel_weights.cpp; they belong in widgets.h / app_state.h (see there).
-std::string fit_text(const std::string& text, float max_width);
-void wrapped_in_view(const char* text, bool dim);
-bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
 
 namespace {
 
@@ -53,17 +50,6 @@ std::string named_vector(const Names& names, const Matrix& m, int row) {
   return out;
 }
 
-// Text turned 90° counter-clockwise (reads bottom to top), its baseline start at `bottom_left`.
-// widgets.cpp has the same private helper for column labels: one shared version should replace both.
-void vertical_text(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* text) {
-  const int first = dl->VtxBuffer.Size;
-  dl->AddText(bottom_left, color, text);
-  for (int i = first; i < dl->VtxBuffer.Size; ++i) {
-    ImVec2& p = dl->VtxBuffer[i].pos;
-    const float dx = p.x - bottom_left.x, dy = p.y - bottom_left.y;
-    p = ImVec2(bottom_left.x + dy, bottom_left.y - dx);
-  }
-}
 
 // [SECTION] What the reader does (the weights row, the best match, both take-homes)
 
@@ -319,8 +305,8 @@ void draw_shelf(const AppState& state, const Reading& r) {
     }
     const std::string title = fit_text(state.model.keys.tokens[j].text, book_height - font * 0.8f);
     const ImVec2 at(x0 + (book_width - line) * 0.5f, b.y - font * 0.4f);
-    vertical_text(dl, ImVec2(at.x + shadow, at.y + shadow), IM_COL32(0, 0, 0, 200), title.c_str());  // a shadow keeps
-    vertical_text(dl, at, hidden ? dim : IM_COL32(255, 255, 255, 255),
+    text_vertical(dl, ImVec2(at.x + shadow, at.y + shadow), IM_COL32(0, 0, 0, 200), title.c_str());  // a shadow keeps
+    text_vertical(dl, at, hidden ? dim : IM_COL32(255, 255, 255, 255),
                   title.c_str());  // the title readable on any fill
     if (j == r.best)
       dl->AddRect(ImVec2(a.x - shadow, a.y - shadow), ImVec2(b.x + shadow, b.y + shadow), highlight, rounding, 0,
@@ -331,9 +317,9 @@ void draw_shelf(const AppState& state, const Reading& r) {
   if (hovered_book >= 0) book_tooltip(state, r, hovered_book);
   ImGui::EndChild();
 
-  if (best_only) wrapped_in_view("The white line on each book marks how much of it attention would have read.", true);
-  if (numbers_dropped) wrapped_in_view("Some numbers do not fit under their book: hover a book to read them.", true);
-  if (scrolls) wrapped_in_view("A long shelf: scroll it sideways.", true);
+  if (best_only) hint("The white line on each book marks how much of it attention would have read.");
+  if (numbers_dropped) hint("Some numbers do not fit under their book: hover a book to read them.");
+  if (scrolls) hint("A long shelf: scroll it sideways.");
 }
 
 // [SECTION] The take-home
@@ -418,9 +404,9 @@ void draw_take_home(const AppState& state, const Reading& r) {
               percent(1.0f - attention_best) + " of it.";
     if (ties)
       text += " (" + std::to_string(ties + 1) + " titles match equally well; this library takes the first of them.)";
-    wrapped_in_view(text.c_str(), false);
+    paragraph(text.c_str());
   } else {
-    wrapped_in_view(where_the_blend_comes_from(state, r).c_str(), false);
+    paragraph(where_the_blend_comes_from(state, r).c_str());
   }
 }
 
@@ -430,28 +416,24 @@ void draw_limits(const AppState& state) {
   ImGui::TextUnformatted("Where the library picture stops working");
   const std::string reader = token_name(state.model.queries.tokens[state.inputs.token].text);
   ImGui::Bullet();
-  wrapped_in_view(
+  paragraph(
       "A library lends whole books and you decide which ones. Attention never picks: every book it can see "
-      "is read in part, and the parts always add up to exactly one book's worth.",
-      false);
+      "is read in part, and the parts always add up to exactly one book's worth.");
   ImGui::Bullet();
-  wrapped_in_view(("The shares belong to this question only. Choose another query token than " + reader +
+  paragraph(("The shares belong to this question only. Choose another query token than " + reader +
                    " on the left: the same shelf is read in a different mix.")
-                      .c_str(),
-                  false);
+                      .c_str());
   ImGui::Bullet();
-  wrapped_in_view(
+  paragraph(
       "Matching and reading use different vectors: the title (key) decides how much is read, the contents "
-      "(value) decide what is taken home. A well-matched book with little inside adds little.",
-      false);
+      "(value) decide what is taken home. A well-matched book with little inside adds little.");
   if (!state.inputs.cross) {
     ImGui::Bullet();
-    wrapped_in_view("The reader is also one of the books: a token can read its own contents.", false);
+    paragraph("The reader is also one of the books: a token can read its own contents.");
   }
   if (state.inputs.causal) {
     ImGui::Bullet();
-    wrapped_in_view("With the causal mask, books from later in the sentence are not on the shelf yet (hatched).",
-                    false);
+    paragraph("With the causal mask, books from later in the sentence are not on the shelf yet (hatched).");
   }
 }
 
@@ -471,17 +453,15 @@ void draw_library_panel(const AppState& state, AppInputs& next) {
     next.library_best_only = true;
   ImGui::Spacing();
 
-  wrapped_in_view(("Reader: " + reader + " (query token " + std::to_string(r.reader + 1) +
+  paragraph(("Reader: " + reader + " (query token " + std::to_string(r.reader + 1) +
                    "). Its question is its query: " + named_vector(query_dim_names(), t.query, r.reader) + ".")
-                      .c_str(),
-                  false);
-  wrapped_in_view(
+                      .c_str());
+  paragraph(
       state.inputs.cross
           ? "The shelf holds the second sentence: each word is a book whose spine title is its key and whose "
             "contents are its value. The fill shows how much of each book is read."
           : "The shelf holds every word of the sentence: each is a book whose spine title is its key and "
-            "whose contents are its value. The fill shows how much of each book is read.",
-      false);
+            "whose contents are its value. The fill shows how much of each book is read.");
   ImGui::Spacing();
   draw_shelf(state, r);
   ImGui::Spacing();

@@ -22,20 +22,7 @@
 
 namespace attn::ui {
 
-// Defined in panel_weights.cpp until they move to widgets.h / app_state.h.
-std::string fit_text(const std::string& text, float max_width);
-bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
 
-// The weights as a heatmap should show them: keys the mask hid become −∞ (hatched), never a 0 that
-// looks like a tiny weight. Shared with panel_steps.cpp; it belongs in widgets.h with its neighbours.
-Matrix weights_for_display(const AttentionTrace& t) {
-  Matrix shown = t.weights;
-  for (Eigen::Index i = 0; i < shown.rows(); ++i)
-    for (Eigen::Index j = 0; j < shown.cols(); ++j)
-      if (key_hidden_by_mask(t, static_cast<int>(i), static_cast<int>(j)))
-        shown(i, j) = -std::numeric_limits<float>::infinity();
-  return shown;
-}
 
 namespace {
 
@@ -61,8 +48,9 @@ struct MistakeText {
 };
 
 constexpr MistakeText kMistakes[] = {
-    {Mistake::None, "None (correct)", "Nothing: scores = Q·Kᵀ/√d, the mask (if on) is −∞ before the softmax, the "
-                                      "softmax runs along each row, and the output is A·V.",
+    {Mistake::None, "None (correct)",
+     "Nothing: scores = Q·Kᵀ/√d, the mask (if on) is −∞ before the softmax, the "
+     "softmax runs along each row, and the output is A·V.",
      "Every row of weights adds up to 1, and with the mask on no token gives weight to a later one.",
      "Pick a mistake above to see what it breaks."},
     {Mistake::ForgetScale, "Forget √d", "The scores Q·Kᵀ go into the softmax without being divided by √d.",
@@ -233,8 +221,9 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   // Right of the rows: their sums, then (forget √d) their largest weights.
   const float sums_x = grid.x + cell * static_cast<float>(cols) + style.ItemSpacing.x * 0.5f;
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  dl->AddText(ImVec2(sums_x + (sums_w - ImGui::CalcTextSize("sum").x) * 0.5f, grid.y - line - style.ItemSpacing.y * 0.5f),
-              dim, "sum");
+  dl->AddText(
+      ImVec2(sums_x + (sums_w - ImGui::CalcTextSize("sum").x) * 0.5f, grid.y - line - style.ItemSpacing.y * 0.5f), dim,
+      "sum");
   if (layout.show_row_max)
     dl->AddText(ImVec2(sums_x + sums_w + (sums_w - ImGui::CalcTextSize("max").x) * 0.5f,
                        grid.y - line - style.ItemSpacing.y * 0.5f),
@@ -251,7 +240,8 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   // Under the columns: their sums (they need not be 1; under the wrong-axis mistake they are).
   const float bottom = grid.y + cell * static_cast<float>(rows) + style.ItemSpacing.y * 0.5f;
   dl->AddText(ImVec2(grid.x - ImGui::CalcTextSize("sum").x - style.ItemSpacing.x * 0.5f, bottom), dim, "sum");
-  for (int j = 0; j < cols; ++j) sum_text(dl, ImVec2(grid.x + cell * j, bottom), cell, line, trace.weights.col(j).sum(), false);
+  for (int j = 0; j < cols; ++j)
+    sum_text(dl, ImVec2(grid.x + cell * j, bottom), cell, line, trace.weights.col(j).sum(), false);
 
   if (hover.row >= 0) {
     const float w = trace.weights(hover.row, hover.col);
@@ -382,7 +372,7 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
   s.row_labels = &row_names;
   s.col_labels = &key_names;
   s.cell = std::clamp((width - ImGui::CalcTextSize("q·v").x - ImGui::GetFontSize()) / static_cast<float>(keys),
-                      ImGui::GetFontSize() * 0.5f, ImGui::GetFontSize() * 2.4f);
+                      ImGui::GetTextLineHeight() + 1.0f, ImGui::GetFontSize() * 2.4f);
   const HeatmapHover hover = heatmap("##swap_scores", both.data(), 2, keys, s);
   if (hover.row >= 0)
     ImGui::SetTooltip("%s with %s: %s", row_names[hover.row].c_str(), key_names[hover.col].c_str(),
@@ -444,6 +434,9 @@ void mistake_switches(const AppState& state, AppInputs& next, float width) {
 // [SECTION] draw_mistakes_panel, mistakes_view_data
 // ---------------------------------------------------------------------------------------------
 
+// The mistake's name as the learner reads it ("Mask with 0, not −∞"); panel_steps.cpp names it too.
+const char* mistake_label(Mistake m) { return text_for(m).label; }
+
 void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   const AttentionTrace& t = state.model.trace;
   const Mistake m = state.inputs.mistake;
@@ -453,8 +446,9 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   const float width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
 
-  panel_intro("The lesson's common mistakes, each computed for real. Switch one on and compare with the correct "
-              "weights: the symptom is marked where it happens.");
+  panel_intro(
+      "The lesson's common mistakes, each computed for real. Switch one on and compare with the correct "
+      "weights: the symptom is marked where it happens.");
   mistake_switches(state, next, width);
   ImGui::Spacing();
   mistake_explanation(text);
@@ -468,8 +462,9 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   }
   if (m == Mistake::ForgetScale && !state.inputs.scale) {
     ImGui::PushStyleColor(ImGuiCol_Text, kBad);
-    ImGui::TextWrapped("Dividing by √d is switched off in the controls, so the correct version is not divided "
-                       "either and the two agree.");
+    ImGui::TextWrapped(
+        "Dividing by √d is switched off in the controls, so the correct version is not divided "
+        "either and the two agree.");
     ImGui::PopStyleColor();
     if (ImGui::Button("Turn the division by √d back on")) next.scale = true;
     publish_item_rect("mistake:scale_on");
@@ -494,7 +489,8 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   const float gap = font * 1.5f;
   const float beside_cell = (width - gap - fixed * 2.0f) / (cols * 2.0f);
   const bool beside = compare && beside_cell >= font * 1.2f;  // the sums carry the symptom even without cell digits
-  layout.cell = std::clamp(beside ? beside_cell : (width - fixed) / cols, font * 0.5f, font * 2.4f);
+  layout.cell =
+      std::clamp(beside ? beside_cell : (width - fixed) / cols, ImGui::GetTextLineHeight() + 1.0f, font * 2.4f);
 
   ImGui::Spacing();
   ImGui::Separator();
@@ -517,19 +513,22 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
     ImGui::SameLine(0, gap);
     weights_with_sums("##mistaken", mistaken_caption.c_str(), state, t, layout);
   }
-  hint("Red marks a symptom: a row that does not add up to 1, a row's largest weight above 0.99, or a later "
-       "token that still gets weight under the causal mask. Columns need not add up to 1.");
+  hint(
+      "Red marks a symptom: a row that does not add up to 1, a row's largest weight above 0.99, or a later "
+      "token that still gets weight under the causal mask. Columns need not add up to 1.");
   if (m == Mistake::ForgetScale) forget_scale_evidence(state, correct, next);
 
   ImGui::Spacing();
   ImGui::TextUnformatted("Measured over the whole matrix");
   symptoms_table(state, diagnose(correct), diagnose(t));
   if (m == Mistake::SwapKeysValues)
-    hint("None of these numbers catches this mistake: the weights are still proper rows of weights. The scores "
-         "above show where it happens.");
+    hint(
+        "None of these numbers catches this mistake: the weights are still proper rows of weights. The scores "
+        "above show where it happens.");
   if (state.inputs.causal)
-    hint("Under the causal mask the first token sees only itself, so its row is always one-hot: that is not a "
-         "symptom.");
+    hint(
+        "Under the causal mask the first token sees only itself, so its row is always one-hot: that is not a "
+        "symptom.");
   ImGui::PopTextWrapPos();
 }
 

@@ -24,11 +24,6 @@
 
 namespace attn::ui {
 
-// Defined in panel_weights.cpp until it moves to widgets.h: `text` cut with "…" to `max_width`.
-std::string fit_text(const std::string& text, float max_width);
-// Defined in panel_mistakes.cpp: the weights with the keys the mask hid as −∞, so heatmaps hatch them.
-Matrix weights_for_display(const AttentionTrace& trace);
-
 namespace {
 
 using nlohmann::json;
@@ -147,8 +142,7 @@ ScalingNumbers scaling_numbers(const AppState& state) {
   const int row = state.inputs.token, keys = static_cast<int>(t.raw_scores.cols());
   auto weights_with_factor = [&](float factor) {
     std::vector<float> scores(keys), weights(keys);
-    for (int j = 0; j < keys; ++j)
-      scores[j] = state.inputs.causal && j > row ? kNegInf : t.raw_scores(row, j) * factor;
+    for (int j = 0; j < keys; ++j) scores[j] = state.inputs.causal && j > row ? kNegInf : t.raw_scores(row, j) * factor;
     softmax_row(scores.data(), weights.data(), static_cast<std::size_t>(keys));
     return weights;
   };
@@ -184,8 +178,8 @@ void formula_box(const char* formula) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(p, end, IM_COL32(35, 50, 75, 255), style.FrameRounding);
   dl->AddRect(p, end, ImGui::GetColorU32(kAccent), style.FrameRounding);
-  dl->AddText(nullptr, 0.0f, ImVec2(p.x + pad, p.y + pad * 0.6f), ImGui::GetColorU32(ImGuiCol_Text), formula,
-              nullptr, wrap);
+  dl->AddText(nullptr, 0.0f, ImVec2(p.x + pad, p.y + pad * 0.6f), ImGui::GetColorU32(ImGuiCol_Text), formula, nullptr,
+              wrap);
   ImGui::Dummy(ImVec2(end.x - p.x, end.y - p.y));
 }
 
@@ -253,9 +247,13 @@ void heatmap_row(std::vector<RowMap> maps) {
       ImGui::SetCursorScreenPos(ImVec2(x, top + header - own_header));
       const HeatmapHover hover = heatmap(m.id, m.matrix->data(), rows, cols, m.style);
       if (hover.row >= 0) {
-        const std::string r = m.hover_rows ? in_quotes((*m.hover_rows)[hover.row]) : "row " + std::to_string(hover.row + 1);
-        const std::string c = m.hover_cols ? in_quotes((*m.hover_cols)[hover.col]) : "column " + std::to_string(hover.col + 1);
-        ImGui::SetTooltip("%s, %s: %s", r.c_str(), c.c_str(), number_text((*m.matrix)(hover.row, hover.col), 3).c_str());
+        const std::string r =
+            m.hover_rows ? in_quotes((*m.hover_rows)[hover.row]) : "row " + std::to_string(hover.row + 1);
+        const std::string c =
+            m.hover_cols ? in_quotes((*m.hover_cols)[hover.col]) : "column " + std::to_string(hover.col + 1);
+        const float value = (*m.matrix)(hover.row, hover.col);
+        ImGui::SetTooltip("%s, %s: %s", r.c_str(), c.c_str(),
+                          std::isfinite(value) ? number_text(value, 3).c_str() : "hidden by the causal mask");
       }
       const float caption_width = ImGui::CalcTextSize(m.caption.c_str()).x;
       const float grid_left = x + size.x - cell * static_cast<float>(cols);
@@ -273,7 +271,7 @@ void heatmap_row(std::vector<RowMap> maps) {
 // Cell size for `cols` cells in `width` pixels, readable but never huge.
 float cell_for(float width, int cols) {
   const float font = ImGui::GetFontSize();
-  return std::clamp(width / static_cast<float>(std::max(cols, 1)), font * 0.5f, font * 2.4f);
+  return std::clamp(width / static_cast<float>(std::max(cols, 1)), ImGui::GetTextLineHeight() + 1.0f, font * 2.4f);
 }
 
 // A labelled numbers table; scrolls (clipping rows) when it has many rows.
@@ -312,8 +310,18 @@ bool action_button(const char* label, const char* published_name) {
 // ---------------------------------------------------------------------------------------------
 
 enum Part { kX, kQ, kK, kV, kScores, kMask, kSoftmax, kOutput, kPartCount };
-enum Edge { kXtoQ, kXtoK, kXtoV, kQtoScores, kKtoScores, kScoresToMask, kMaskToSoftmax, kSoftmaxToOutput, kVtoOutput,
-            kEdgeCount };
+enum Edge {
+  kXtoQ,
+  kXtoK,
+  kXtoV,
+  kQtoScores,
+  kKtoScores,
+  kScoresToMask,
+  kMaskToSoftmax,
+  kSoftmaxToOutput,
+  kVtoOutput,
+  kEdgeCount
+};
 constexpr unsigned bit(int i) { return 1u << i; }
 constexpr unsigned kAll = ~0u;
 
@@ -349,8 +357,11 @@ void flow_diagram(const AppState& state, int step) {
       {"K", shape_text(Tk, d), "K = X·W_K: one key per token (what it offers for matching).", {}, {}, true},
       {"V", shape_text(Tk, dv), "V = X·W_V: one value per token (what it passes on).", {}, {}, true},
       {"scores", shape_text(Tq, Tk), "Q·Kᵀ / √d: every query against every key.", {}, {}},
-      {"mask", state.inputs.causal ? "on" : "off",
-       "The causal mask: −∞ on the scores of later tokens (switch it in the controls).", {}, {}},
+      {"mask",
+       state.inputs.causal ? "on" : "off",
+       "The causal mask: −∞ on the scores of later tokens (switch it in the controls).",
+       {},
+       {}},
       {"softmax", "A " + shape_text(Tq, Tk), "Softmax along each row: the attention weights A.", {}, {}},
       {"output", shape_text(Tq, dv), "A·V: each token's weighted sum of the values.", {}, {}},
   };
@@ -455,10 +466,10 @@ struct StepContext {
   const AppState& state;
   AppInputs& next;
   const AttentionTrace& t;
-  int token;                           // the selected query row
-  std::string name;                    // 'it'
+  int token;         // the selected query row
+  std::string name;  // 'it'
   std::vector<std::string> queries, keys;
-  float avail;                         // width of the view
+  float avail;  // width of the view
 };
 
 // "1 × W_Q['pronoun'] + …": the rows of a projection matrix that x actually picks up.
@@ -472,7 +483,8 @@ std::string picked_rows(const Matrix& x, int row, const char* matrix_name) {
   std::string out;
   const std::size_t shown = std::min<std::size_t>(features.size(), 2);
   for (std::size_t k = 0; k < shown; ++k)
-    out += (k ? " + " : "") + compact(x(row, features[k])) + " × " + matrix_name + "['" + feature_names()[features[k]] + "']";
+    out += (k ? " + " : "") + compact(x(row, features[k])) + " × " + matrix_name + "['" + feature_names()[features[k]] +
+           "']";
   if (features.size() > shown) out += " + … (" + std::to_string(features.size() - shown) + " more)";
   return out;
 }
@@ -523,7 +535,8 @@ void step_projections(StepContext& c) {
   const std::vector<std::string> v_dims(value_dim_names().begin(), value_dim_names().end());
   HeatmapStyle s;
   s.signed_values = true;
-  s.range = std::max({c.t.query.cwiseAbs().maxCoeff(), c.t.key.cwiseAbs().maxCoeff(), c.t.value.cwiseAbs().maxCoeff(), 1e-6f});
+  s.range = std::max(
+      {c.t.query.cwiseAbs().maxCoeff(), c.t.key.cwiseAbs().maxCoeff(), c.t.value.cwiseAbs().maxCoeff(), 1e-6f});
   s.show_values = true;
   s.value_decimals = 1;
   s.highlight_row = c.token;
@@ -539,11 +552,13 @@ void step_projections(StepContext& c) {
   vs.col_labels = &v_dims;
   vs.row_labels = self ? nullptr : &c.keys;  // beside K its rows are K's rows
   vs.highlight_row = ks.highlight_row;
-  heatmap_row({{"##Q", &c.t.query, qs, "Q " + shape_text(c.t.query.rows(), d), nullptr, &c.queries, &q_dims},
-               {"##K", &c.t.key, ks, "K " + shape_text(c.t.key.rows(), d), nullptr, &c.keys, &k_dims},
-               {"##V", &c.t.value, vs, "V " + shape_text(c.t.value.rows(), c.t.value.cols()), nullptr, &c.keys, &v_dims}});
-  hint("The columns of Q and K line up: a query's \"seeks creature\" meets a key's \"is creature\". "
-       "That is why their dot product measures a match.");
+  heatmap_row(
+      {{"##Q", &c.t.query, qs, "Q " + shape_text(c.t.query.rows(), d), nullptr, &c.queries, &q_dims},
+       {"##K", &c.t.key, ks, "K " + shape_text(c.t.key.rows(), d), nullptr, &c.keys, &k_dims},
+       {"##V", &c.t.value, vs, "V " + shape_text(c.t.value.rows(), c.t.value.cols()), nullptr, &c.keys, &v_dims}});
+  hint(
+      "The columns of Q and K line up: a query's \"seeks creature\" meets a key's \"is creature\". "
+      "That is why their dot product measures a match.");
 }
 
 // How the raw dot products become scores here: ÷ √d, ÷ temperature, or nothing (switch or mistake).
@@ -563,21 +578,24 @@ std::string scaling_text(const AppState& state) {
 std::string dot_written_out(const Matrix& query, const Matrix& matched, int row, int key) {
   std::string out;
   for (Eigen::Index c = 0; c < query.cols(); ++c)
-    if (query(row, c) != 0.0f) out += (out.empty() ? "" : " + ") + compact(query(row, c)) + "×" + compact(matched(key, c));
+    if (query(row, c) != 0.0f)
+      out += (out.empty() ? "" : " + ") + compact(query(row, c)) + "×" + compact(matched(key, c));
   return out.empty() ? "0" : out;
 }
 
 void step_scores(StepContext& c) {
-  paragraph("The selected token compares its query with the key of every token, itself included. A dot product "
-            "multiplies the two vectors entry by entry and adds the products: it is large when the query asks "
-            "for what the key offers, and 0 when they have nothing in common.");
+  paragraph(
+      "The selected token compares its query with the key of every token, itself included. A dot product "
+      "multiplies the two vectors entry by entry and adds the products: it is large when the query asks "
+      "for what the key offers, and 0 when they have nothing in common.");
   formula_box(kSteps[1].formula);
 
   const int d = static_cast<int>(c.t.key.cols()), keys = static_cast<int>(c.t.key.rows());
   const bool swapped = c.state.inputs.mistake == Mistake::SwapKeysValues;
   const Matrix& matched = swapped ? c.t.value : c.t.key;  // what the trace really multiplied
   section_heading(("With the numbers of " + c.name).c_str());
-  ImGui::TextWrapped("q(%s) = %s", c.queries[c.token].c_str(), vector_text(c.t.query.row(c.token).eval().data(), d).c_str());
+  ImGui::TextWrapped("q(%s) = %s", c.queries[c.token].c_str(),
+                     vector_text(c.t.query.row(c.token).eval().data(), d).c_str());
   ImGui::TextWrapped("%s", scaling_text(c.state).c_str());
   if (swapped) ImGui::TextColored(kMistakeColor, "Mistake on: the query is multiplied with the values, not the keys.");
 
@@ -609,14 +627,16 @@ void step_scores(StepContext& c) {
 }
 
 void step_softmax(StepContext& c) {
-  paragraph("Softmax makes every score positive with exp, then divides each by their total, so the weights add "
-            "up to 1. Because exp grows fast, a score that is a little higher gets a much larger share.");
+  paragraph(
+      "Softmax makes every score positive with exp, then divides each by their total, so the weights add "
+      "up to 1. Because exp grows fast, a score that is a little higher gets a much larger share.");
   formula_box(kSteps[2].formula);
 
   const SoftmaxRow r = softmax_row_numbers(c.t, c.token);
   const int keys = static_cast<int>(r.scores.size());
   section_heading(("With the numbers of " + c.name).c_str());
-  const std::string exp_header = r.shift != 0.0 ? "exp(score − " + compact(static_cast<float>(r.shift)) + ")" : "exp(score)";
+  const std::string exp_header =
+      r.shift != 0.0 ? "exp(score − " + compact(static_cast<float>(r.shift)) + ")" : "exp(score)";
   if (begin_numbers_table("##softmax", 4, keys + 1)) {
     ImGui::TableSetupColumn("key");
     ImGui::TableSetupColumn("score");
@@ -640,11 +660,13 @@ void step_softmax(StepContext& c) {
     ImGui::EndTable();
   }
   if (r.shift != 0.0)
-    hint("These scores are too large for exp, so the row's largest score was subtracted first. It cancels out in "
-         "the division, so the weights are the same.");
+    hint(
+        "Scores this large make huge exps, so the row's largest score was subtracted first, as real code always "
+        "does. It cancels out in the division: the weights are the same.");
   else
-    hint("Real code subtracts the row's largest score before exp: it cancels out in the division and keeps exp "
-         "from overflowing.");
+    hint(
+        "Real code subtracts the row's largest score before exp: it cancels out in the division and keeps exp "
+        "from overflowing.");
 
   const Matrix weights = weights_for_display(c.t).row(c.token);
   const std::vector<std::string> row_label = {c.queries[c.token]};
@@ -653,13 +675,15 @@ void step_softmax(StepContext& c) {
   s.row_labels = &row_label;
   s.col_labels = &c.keys;
   s.cell = cell_for(c.avail - ImGui::CalcTextSize(row_label[0].c_str()).x - ImGui::GetFontSize(), keys);
-  heatmap_row({{"##weights_row", &weights, s, "the weights of " + c.name + ": one row of A", nullptr, &row_label, &c.keys}});
+  heatmap_row(
+      {{"##weights_row", &weights, s, "the weights of " + c.name + ": one row of A", nullptr, &row_label, &c.keys}});
 }
 
 void step_weighted_sum(StepContext& c) {
-  paragraph("The output of the token is a blend of every token's value vector: each value is multiplied by its "
-            "weight, and the results are added up. Tokens with a large weight dominate the blend; the rest "
-            "add a little each.");
+  paragraph(
+      "The output of the token is a blend of every token's value vector: each value is multiplied by its "
+      "weight, and the results are added up. Tokens with a large weight dominate the blend; the rest "
+      "add a little each.");
   formula_box(kSteps[3].formula);
 
   const bool swapped = c.state.inputs.mistake == Mistake::SwapKeysValues;
@@ -727,8 +751,9 @@ void step_weighted_sum(StepContext& c) {
   heatmap_row({{"##output_row", &output, s, "output " + shape_text(1, dv), nullptr, &row_label, &dims}});
   Eigen::Index largest = 0;
   output.row(0).cwiseAbs().maxCoeff(&largest);
-  ImGui::TextWrapped("Its largest entry is %s (%s). The largest weight, %s, went to %s.", in_quotes(dims[largest]).c_str(),
-                     number_text(output(0, largest), 2).c_str(), number_text(c.t.weights(c.token, order.front()), 2).c_str(),
+  ImGui::TextWrapped("Its largest entry is %s (%s). The largest weight, %s, went to %s.",
+                     in_quotes(dims[largest]).c_str(), number_text(output(0, largest), 2).c_str(),
+                     number_text(c.t.weights(c.token, order.front()), 2).c_str(),
                      in_quotes(c.keys[order.front()]).c_str());
 }
 
@@ -745,7 +770,8 @@ void step_matrix_form(StepContext& c) {
   formula_box(kSteps[4].formula);
   const std::string scores_shapes = "Q " + shape_text(Tq, d) + " · Kᵀ " + shape_text(d, Tk) + " → scores " +
                                     shape_text(Tq, Tk) + " → softmax of each row → A " + shape_text(Tq, Tk);
-  const std::string output_shapes = "A " + shape_text(Tq, Tk) + " · V " + shape_text(Tk, dv) + " → output " + shape_text(Tq, dv);
+  const std::string output_shapes =
+      "A " + shape_text(Tq, Tk) + " · V " + shape_text(Tk, dv) + " → output " + shape_text(Tq, dv);
   ImGui::TextWrapped("%s", scores_shapes.c_str());
   ImGui::TextWrapped("%s", output_shapes.c_str());
 
@@ -758,7 +784,8 @@ void step_matrix_form(StepContext& c) {
   a.highlight_row = c.token;
   a.row_labels = &c.queries;
   a.col_labels = &c.keys;
-  a.cell = std::clamp((c.avail - label_width) / static_cast<float>(Tk + dv * 2), font * 0.6f, font * 2.4f);
+  a.cell = std::clamp((c.avail - label_width) / static_cast<float>(Tk + dv * 2), ImGui::GetTextLineHeight() + 1.0f,
+                      font * 2.4f);
   HeatmapStyle v = a;
   v.signed_values = true;
   v.range = std::max(c.t.value.cwiseAbs().maxCoeff(), 1e-6f);
@@ -782,26 +809,30 @@ void step_matrix_form(StepContext& c) {
   heatmap_row({{"##A", &shown_weights, a, "A " + shape_text(Tq, Tk), nullptr, &c.queries, &c.keys},
                {"##V_matrix", &c.t.value, v, "V " + shape_text(Tk, dv), "·", &c.keys, &dims},
                {"##output", &c.t.output, out, "output " + shape_text(Tq, dv), "=", &c.queries, &dims}});
-  ImGui::TextWrapped("The outlined row is %s: its row of A is the weights of step 3, and its row of the output is "
-                     "the vector of step 4.",
-                     c.name.c_str());
+  ImGui::TextWrapped(
+      "The outlined row is %s: its row of A is the weights of step 3, and its row of the output is "
+      "the vector of step 4.",
+      c.name.c_str());
 }
 
 void step_scaling(StepContext& c) {
   const ScalingNumbers n = scaling_numbers(c.state);
   const int d = static_cast<int>(c.t.key.cols());
-  paragraph("A dot product adds up d products. When the entries of q and k are about 1 in size, the spread "
-            "(standard deviation) of that sum grows like √d. Softmax of scores that far apart hands nearly all "
-            "the weight to the largest one: the row becomes almost one-hot. Then the softmax passes almost no "
-            "gradient back, and that row stops learning. Dividing by √d brings the spread back to about 1.");
+  paragraph(
+      "A dot product adds up d products. When the entries of q and k are about 1 in size, the spread "
+      "(standard deviation) of that sum grows like √d. Softmax of scores that far apart hands nearly all "
+      "the weight to the largest one: the row becomes almost one-hot. Then the softmax passes almost no "
+      "gradient back, and that row stops learning. Dividing by √d brings the spread back to about 1.");
   formula_box(kSteps[5].formula);
 
   section_heading("Measured on the scores now");
-  ImGui::TextWrapped("Spread of all the raw scores Q·Kᵀ: %s. Divided by √%d = %s: %s.", number_text(n.std_raw, 2).c_str(),
-                     d, compact(n.sqrt_d).c_str(), number_text(n.std_divided, 2).c_str());
-  ImGui::TextWrapped("For comparison, random vectors with entries of size 1 and d = 512 would give a spread of about "
-                     "√512 ≈ %s.",
-                     number_text(std::sqrt(512.0f), 1).c_str());
+  ImGui::TextWrapped("Spread of all the raw scores Q·Kᵀ: %s. Divided by √%d = %s: %s.",
+                     number_text(n.std_raw, 2).c_str(), d, compact(n.sqrt_d).c_str(),
+                     number_text(n.std_divided, 2).c_str());
+  ImGui::TextWrapped(
+      "For comparison, random vectors with entries of size 1 and d = 512 would give a spread of about "
+      "√512 ≈ %s.",
+      number_text(std::sqrt(512.0f), 1).c_str());
 
   const int keys = static_cast<int>(n.weights_divided.size());
   Matrix both(2, keys);
@@ -819,13 +850,13 @@ void step_scaling(StepContext& c) {
   s.row_labels = &row_labels;
   s.col_labels = &c.keys;
   s.cell = cell_for(c.avail - ImGui::CalcTextSize("not ÷ √d").x - ImGui::GetFontSize(), keys);
-  heatmap_row({{"##both_ways", &both, s, "softmax of the row, with and without the division", nullptr, &row_labels, &c.keys}});
+  heatmap_row(
+      {{"##both_ways", &both, s, "softmax of the row, with and without the division", nullptr, &row_labels, &c.keys}});
   const float max_divided = *std::max_element(n.weights_divided.begin(), n.weights_divided.end());
   const float max_undivided = *std::max_element(n.weights_undivided.begin(), n.weights_undivided.end());
   ImGui::TextWrapped("Largest weight: %s with the division, %s without it.", number_text(max_divided, 2).c_str(),
                      number_text(max_undivided, 2).c_str());
-  if (c.state.inputs.temperature != 1.0f)
-    hint("Both rows are also divided by the temperature set in the controls.");
+  if (c.state.inputs.temperature != 1.0f) hint("Both rows are also divided by the temperature set in the controls.");
   char scale_note[256];
   std::snprintf(scale_note, sizeof scale_note,
                 "Here d is only %d, so leaving out the division multiplies the scores by just √%d = %s. At d = 512 it "
@@ -836,10 +867,11 @@ void step_scaling(StepContext& c) {
 }
 
 void step_mask(StepContext& c) {
-  paragraph("A GPT writes text one token at a time, so a token must not look at the tokens after it: in training, "
-            "they are the answers it is learning to predict. The causal mask sets the score of every later token "
-            "to −∞ before the softmax. exp(−∞) is exactly 0, so those tokens get a weight of 0, and the weights "
-            "left over still add up to 1.");
+  paragraph(
+      "A GPT writes text one token at a time, so a token must not look at the tokens after it: in training, "
+      "they are the answers it is learning to predict. The causal mask sets the score of every later token "
+      "to −∞ before the softmax. exp(−∞) is exactly 0, so those tokens get a weight of 0, and the weights "
+      "left over still add up to 1.");
   formula_box(kSteps[6].formula);
 
   const int rows = static_cast<int>(c.t.masked_scores.rows()), keys = static_cast<int>(c.t.masked_scores.cols());
@@ -874,8 +906,9 @@ void step_mask(StepContext& c) {
                   c.name.c_str(), c.token + 1, c.token + 1, hidden, hidden == 1 ? "is" : "are");
   ImGui::TextWrapped("%s", seen);
   if (c.state.inputs.cross)
-    hint("Cross-attention: the mask compares positions in two different sentences. Real models use it within one "
-         "sentence (self-attention).");
+    hint(
+        "Cross-attention: the mask compares positions in two different sentences. Real models use it within one "
+        "sentence (self-attention).");
   if (begin_numbers_table("##masked", 4, keys)) {
     ImGui::TableSetupColumn("key");
     ImGui::TableSetupColumn("score");
@@ -907,10 +940,11 @@ void step_mask(StepContext& c) {
   s.row_labels = &c.queries;
   s.col_labels = &c.keys;
   s.cell = cell_for(c.avail - ImGui::CalcTextSize("because").x - ImGui::GetFontSize(), keys);
-  heatmap_row({{"##masked_scores", &c.t.masked_scores, s, "hatched = −∞: hidden from that row", nullptr, &c.queries,
-                &c.keys}});
-  hint("The upper triangle is hidden: row i sees only columns 1 to i. The Mistakes view shows what goes wrong when "
-       "the mask uses 0 instead of −∞, or comes after the softmax.");
+  heatmap_row(
+      {{"##masked_scores", &c.t.masked_scores, s, "hatched = −∞: hidden from that row", nullptr, &c.queries, &c.keys}});
+  hint(
+      "The upper triangle is hidden: row i sees only columns 1 to i. The Mistakes view shows what goes wrong when "
+      "the mask uses 0 instead of −∞, or comes after the softmax.");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -943,7 +977,7 @@ void step_buttons(int step, AppInputs& next) {
 
 void draw_steps_panel(const AppState& state, AppInputs& next) {
   const int step = std::clamp(state.inputs.step, 0, kStepCount - 1);
-  StepContext c{state, next, state.model.trace, state.inputs.token, "", query_labels(state), key_labels(state),
+  StepContext c{state,         next, state.model.trace, state.inputs.token, "", query_labels(state), key_labels(state),
                 usable_width()};
   c.name = in_quotes(c.queries[c.token]);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + c.avail);
@@ -955,9 +989,10 @@ void draw_steps_panel(const AppState& state, AppInputs& next) {
   flow_diagram(state, step);
   if (state.inputs.mistake != Mistake::None) {
     ImGui::PushStyleColor(ImGuiCol_Text, kMistakeColor);
-    ImGui::TextWrapped("The mistake \"%s\" is switched on (Mistakes view): the numbers below follow it, so some "
-                       "will look wrong.",
-                       mistake_name(state.inputs.mistake));
+    ImGui::TextWrapped(
+        "The mistake \"%s\" is switched on (Mistakes view): the numbers below follow it, so some "
+        "will look wrong.",
+        mistake_label(state.inputs.mistake));
     ImGui::PopStyleColor();
     if (action_button("Switch the mistake off", "step:mistake_off")) next.mistake = Mistake::None;
   }

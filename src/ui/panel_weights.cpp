@@ -1,7 +1,6 @@
 // The weights view: the attention matrix A as a live heatmap, each cell's arithmetic on hover, the
 // row sums, and the selected row as bars. Not the maths: every number is read from the trace.
 //
-// [SECTION] Helpers shared with panel_library.cpp
 // [SECTION] Cell arithmetic (the hover tooltip)
 // [SECTION] Layout helpers
 // [SECTION] The pieces of the view: row sums, selected row as bars
@@ -18,43 +17,6 @@
 #include "widgets.h"
 
 namespace attn::ui {
-
-// [SECTION] Helpers shared with panel_library.cpp (declared there). They belong in widgets.h and
-// app_state.h; they live here only until those files are free to edit.
-
-// `text` shortened with "…" so it is at most `max_width` pixels wide (whole UTF-8 characters only).
-std::string fit_text(const std::string& text, float max_width) {
-  if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
-  const char* ellipsis = "…";
-  const float room = max_width - ImGui::CalcTextSize(ellipsis).x;
-  std::size_t fits = 0;
-  while (fits < text.size()) {
-    std::size_t next = fits + 1;
-    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
-    if (ImGui::CalcTextSize(text.data(), text.data() + next).x > room) break;
-    fits = next;
-  }
-  return text.substr(0, fits) + ellipsis;
-}
-
-// A wrapped paragraph that wraps at the visible right edge. ImGui's TextWrapped wraps at the work
-// rect, which in a horizontally scrolling child keeps last frame's content width: once a line is
-// as wide as the view, a vertical scrollbar then pushes it under the scrollbar for good.
-void wrapped_in_view(const char* text, bool dim) {
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
-  if (dim) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextUnformatted(text);
-  if (dim) ImGui::PopStyleColor();
-  ImGui::PopTextWrapPos();
-}
-
-// True where the causal mask hides key `col` from query `row`: its score was −∞ before the softmax,
-// or (the "mask after softmax" mistake) its weight was zeroed afterwards. Under "mask with 0" the
-// key is not hidden at all: it keeps a weight, and the view must show that honestly.
-bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col) {
-  if (!std::isfinite(trace.masked_scores(row, col))) return true;
-  return trace.options.causal && trace.options.mistake == Mistake::MaskAfterSoftmax && col > row;
-}
 
 namespace {
 
@@ -299,7 +261,7 @@ void selected_row_bars(const AppState& state, const std::vector<std::string>& ke
     if (t.weights(row, j) > t.weights(row, best)) best = j;
   ImGui::Text("How %s shares out its attention (row %d):", in_quotes(state.model.queries.tokens[row].text).c_str(),
               row + 1);
-  wrapped_in_view("Bar length = weight. Hover a bar for the arithmetic behind it.", true);
+  hint("Bar length = weight. Hover a bar for the arithmetic behind it.");
 
   std::vector<std::string> labels(keys.size());
   for (int j = 0; j < cols; ++j) labels[j] = fit_text(keys[j], font * 7.0f);
@@ -347,13 +309,12 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   const ImGuiStyle& style = ImGui::GetStyle();
 
   panel_intro("All the attention weights at once; they follow every control.");
-  wrapped_in_view(state.inputs.cross
+  paragraph(state.inputs.cross
                       ? "Rows: the query tokens (first sentence), doing the looking. Columns: the key tokens (second "
                         "sentence), being looked at. A row is how one query spreads its attention over the keys."
                       : "Rows: the tokens doing the looking (queries). Columns: the tokens being looked at (keys). "
-                        "A row is how one token spreads its attention.",
-                  false);
-  wrapped_in_view("Click a row or a cell to select its token; hover a cell to see how its number was computed.", true);
+                        "A row is how one token spreads its attention.");
+  hint("Click a row or a cell to select its token; hover a cell to see how its number was computed.");
 
   HeatmapStyle heat;
   heat.range = 1.0f;
@@ -422,7 +383,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
     ImGui::PushStyleColor(ImGuiCol_Text, warning_color());
     const std::string warning = std::string("A mistake is switched on (") + mistake_name(state.inputs.mistake) +
                                 "), so these weights are wrong on purpose: " + mistake_symptom(state.inputs.mistake);
-    wrapped_in_view(warning.c_str(), false);
+    paragraph(warning.c_str());
     ImGui::PopStyleColor();
   }
   ImGui::Spacing();

@@ -53,6 +53,15 @@ bool copy_permalink();
 // Shared small pieces: the token labels of the query side and of the key side ("it", "animal").
 std::vector<std::string> query_labels(const AppState& state);
 std::vector<std::string> key_labels(const AppState& state);
+// True where the causal mask hides key `col` from query `row`: its score was −∞ before the softmax,
+// or (the "mask after softmax" mistake) its weight was zeroed afterwards. Under "mask with 0" the
+// key is not hidden at all: it keeps a weight, and views must show that honestly.
+bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
+// The weights as a heatmap should show them: hidden keys become −∞ (hatched), never a 0 that looks
+// like a tiny weight.
+Matrix weights_for_display(const AttentionTrace& trace);
+// A mistake's short name for buttons and banners ("Forgot √d", ...).
+const char* mistake_label(Mistake m);
 // A short line under a panel title that says what the view shows.
 void panel_intro(const char* text);
 

@@ -20,10 +20,10 @@ ImU32 lerp_stops(const float (*stops)[3], int count, float t) {
                   static_cast<int>(c[2] * 255.0f + 0.5f), 255);
 }
 
-// Text turned 90° counter-clockwise (reads bottom to top), its baseline end at `bottom_left`.
+}  // namespace
+
 void text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* text) {
   const int first = dl->VtxBuffer.Size;
-  const ImVec2 size = ImGui::CalcTextSize(text);
   dl->AddText(bottom_left, color, text);
   // rotate every vertex of the text by -90° about bottom_left: (x, y) -> (y', -x')
   for (int i = first; i < dl->VtxBuffer.Size; ++i) {
@@ -31,10 +31,21 @@ void text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* 
     const float dx = p.x - bottom_left.x, dy = p.y - bottom_left.y;
     p = ImVec2(bottom_left.x + dy, bottom_left.y - dx);
   }
-  (void)size;
 }
 
-}  // namespace
+std::string fit_text(const std::string& text, float max_width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
+  const char* ellipsis = "…";
+  const float room = max_width - ImGui::CalcTextSize(ellipsis).x;
+  std::size_t fits = 0;
+  while (fits < text.size()) {
+    std::size_t next = fits + 1;
+    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+    if (ImGui::CalcTextSize(text.data(), text.data() + next).x > room) break;
+    fits = next;
+  }
+  return text.substr(0, fits) + ellipsis;
+}
 
 ImU32 color_sequential(float t) {
   static const float viridis[9][3] = {{0.267f, 0.005f, 0.329f}, {0.279f, 0.175f, 0.483f}, {0.230f, 0.322f, 0.546f},

@@ -50,7 +50,14 @@ void draw_masked_cell(ImDrawList* dl, ImVec2 a, ImVec2 b);
 // An arrow from a to b with a filled head.
 void arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness);
 
-// A wrapped paragraph in the default text colour, or dimmed.
+// `text` shortened with "…" so it is at most `max_width` pixels wide (whole UTF-8 characters only).
+std::string fit_text(const std::string& text, float max_width);
+
+// Text turned 90° counter-clockwise (reads bottom to top), its baseline start at `bottom_left`.
+void text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* text);
+
+// A wrapped paragraph in the default text colour, or dimmed. They wrap at the view's visible edge
+// (draw_app sets the wrap position for the whole view).
 void paragraph(const char* text);
 void hint(const char* text);
 

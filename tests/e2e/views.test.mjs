@@ -1,0 +1,177 @@
+// Every view of the lesson, opened through its URL parameter in headless Chromium: the numbers it
+// shows (getState().view_data) checked against hand-worked values, and a screenshot of each.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
+
+let server, browser;
+before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+const close = (a, b, tol = 0.006) => Math.abs(a - b) <= tol;
+const matrixClose = (m, expected, tol) =>
+  expected.every((row, i) => row.every((v, j) => close(m[i][j], v, tol)));
+
+async function openView(query, name, size = {}) {
+  const opened = await openExplainer(browser, server.url + "?" + query, size);
+  await frames(opened.page, 6);
+  const state = await opened.page.evaluate(() => window.attentionExplainer.getState());
+  const { png } = await screenshot(opened.page, name);
+  const { colours } = await distinctColours(opened.page, png);
+  assert.ok(colours > 30, `${name}: screenshot has ${colours} colours`);
+  return { ...opened, state };
+}
+
+test("derive: the lesson's numbers at every stage; predict-then-reveal", async () => {
+  const { page, context, state, errors } = await openView("view=derive", "view-derive");
+  const d = state.view_data;
+  assert.equal(state.view, "derive");
+  assert.ok(matrixClose(d.raw_scores, [[1, 0, 1], [0, 1, 1], [1, 1, 2]], 1e-6));
+  assert.ok(matrixClose(d.scaled_scores, [[0.707, 0, 0.707], [0, 0.707, 0.707], [0.707, 0.707, 1.414]], 0.001));
+  assert.ok(close(d.exps[0][0], 2.03, 0.005) && close(d.exps[2][2], 4.11, 0.005));
+  assert.ok(close(d.row_sums[0], 5.06, 0.005) && close(d.row_sums[2], 8.17, 0.005));
+  assert.ok(matrixClose(d.weights, [[0.40, 0.20, 0.40], [0.20, 0.40, 0.40], [0.25, 0.25, 0.50]], 0.005));
+  assert.ok(matrixClose(d.output, [[3.0, 4.0], [3.41, 4.41], [3.51, 4.51]], 0.005));
+  // Hide everything, then reveal one stage with a real click on "Reveal next".
+  await page.evaluate(() => window.attentionExplainer.setState({ derive_revealed: 0 }));
+  await frames(page, 3);
+  const reveal = await page.evaluate(() => window.attentionExplainer.itemRect("derive:reveal_next"));
+  await page.mouse.click(reveal.x + reveal.w / 2, reveal.y + reveal.h / 2);
+  await frames(page, 3);
+  assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).derive_revealed, 1);
+  await screenshot(page, "view-derive-hidden");
+  // Edited matrices recompute everything.
+  const edited = await page.evaluate(() => window.attentionExplainer.setState(
+    { derive_q: [[2, 0], [0, 2], [1, 1]], derive_revealed: 6 }).view_data);
+  assert.ok(close(edited.raw_scores[0][0], 2, 1e-6));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("break: at d = 512, T = 64 the lesson's regime, side by side", async () => {
+  const { context, state, errors } = await openView("view=break", "view-break");
+  const b = state.view_data;
+  assert.equal(b.d, 512);
+  assert.equal(b.T, 64);
+  assert.equal(b.scaled.frac_one_hot, 0);
+  assert.ok(close(b.scaled.mean_entropy, 3.7, 0.15), `scaled entropy ${b.scaled.mean_entropy}`);
+  assert.ok(b.unscaled.frac_one_hot > 0.5);
+  assert.ok(b.unscaled.mean_entropy < 0.5);
+  assert.ok(b.scaled.median_row_grad >= 10 * b.unscaled.median_row_grad);
+  assert.ok(close(b.unscaled.score_std, Math.sqrt(512), 3));
+  const total = (h) => h.reduce((a, c) => a + c, 0);
+  assert.equal(total(b.histogram_scaled), 64);
+  assert.equal(total(b.histogram_unscaled), 64);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("mistakes: each switch shows its symptom", async () => {
+  const { page, context, errors } = await openView("view=mistakes&causal=1", "view-mistakes");
+  const symptoms = async (mistake) => (await page.evaluate((m) =>
+    window.attentionExplainer.setState({ mistake: m }).view_data, mistake));
+  const none = await symptoms("none");
+  assert.ok(none.symptoms.max_row_sum_error < 1e-5);
+  assert.equal(none.symptoms.future_weight, 0);
+  const axis = await symptoms("softmax_wrong_axis");
+  assert.ok(axis.symptoms.max_col_sum_error < 1e-5 && axis.symptoms.max_row_sum_error > 0.1, "columns sum to 1, rows do not");
+  const after = await symptoms("mask_after_softmax");
+  assert.ok(after.symptoms.max_row_sum_error > 0.1, "rows no longer sum to 1");
+  const zero = await symptoms("mask_with_zero");
+  assert.ok(zero.symptoms.future_weight > 0.01, "future tokens leak");
+  await frames(page, 3);
+  await screenshot(page, "view-mistakes-mask-with-zero");
+  const swap = await symptoms("swap_keys_values");
+  assert.equal(swap.mistake, "swap_keys_values");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("steps: Next and Back walk the seven steps with the current numbers", async () => {
+  const { page, context, state, errors } = await openView("view=steps", "view-steps-1");
+  assert.equal(state.step, 0);
+  const next = await page.evaluate(() => window.attentionExplainer.itemRect("step:next"));
+  for (let k = 1; k <= 6; k++) {
+    await page.mouse.click(next.x + next.w / 2, next.y + next.h / 2);
+    await frames(page, 3);
+    const s = await page.evaluate(() => window.attentionExplainer.getState());
+    assert.equal(s.step, k);
+    assert.equal(s.view_data.step, k);
+    await screenshot(page, `view-steps-${k + 1}`);
+  }
+  const third = await page.evaluate(() => window.attentionExplainer.setState({ step: 2 }).view_data);
+  const weights = third.weights;
+  assert.ok(Array.isArray(weights) && close(weights.reduce((a, b) => a + b, 0), 1, 1e-4), "step 3 shows a row summing to 1");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("build: NumPy and PyTorch code for the current state; backends agree", async () => {
+  const { context, state, errors } = await openView("view=build&causal=1", "view-build");
+  const b = state.view_data;
+  assert.match(b.numpy, /import numpy/);
+  assert.match(b.torch, /import torch/);
+  assert.match(b.numpy, /inf/, "the causal mask is in the code");
+  assert.ok(b.agreement.length >= 2);
+  for (const row of b.agreement) assert.ok(row.relative <= 1e-5, `${row.backend}: ${row.relative}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("cost: measured time and memory grow like T²", async () => {
+  const { page, context, errors } = await openView("view=cost", "view-cost-start");
+  await page.waitForFunction(() => window.attentionExplainer.getState().view_data.done, null, { timeout: 240000 });
+  const c = (await page.evaluate(() => window.attentionExplainer.getState())).view_data;
+  const points = c.points;
+  assert.ok(points.length >= 6);
+  const byT = Object.fromEntries(points.map((p) => [p.T, p]));
+  assert.equal(byT[1024].bytes / byT[512].bytes > 3.5, true, "memory ~ T² at large T");
+  assert.ok(byT[2048].ms > byT[256].ms * 8, `time grows superlinearly: ${byT[256].ms} → ${byT[2048].ms} ms`);
+  await frames(page, 3);
+  await screenshot(page, "view-cost");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("practice: four exercises with live answers, a checklist kept across visits, four references", async () => {
+  const { page, context, state, errors } = await openView("view=practice", "view-practice");
+  const p = state.view_data;
+  assert.equal(p.exercises.length, 4);
+  assert.deepEqual(p.exercises.map((e) => e.name), ["Explain", "Derive", "Build", "Break"]);
+  assert.equal(p.references.length, 4);
+  assert.ok(p.checklist.length >= 6);
+  const box = await page.evaluate(() => window.attentionExplainer.itemRect("check:1"));
+  await page.mouse.click(box.x + box.h / 2, box.y + box.h / 2);
+  await frames(page, 4);
+  assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).checklist & 2, 2);
+  // A new visit (same browser profile) restores the ticks from localStorage.
+  const again = await context.newPage();
+  await again.goto(server.url + "?view=practice");
+  await again.evaluate(() => window.attentionExplainer.ready.then(() => true));
+  assert.equal((await again.evaluate(() => window.attentionExplainer.getState())).checklist & 2, 2);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("library: the real-library switch reads only the best match", async () => {
+  const { page, context, state, errors } = await openView("view=library", "view-library");
+  const attention = state.view_data;
+  assert.equal(attention.best_title, "animal");
+  assert.equal(attention.mode, "attention");
+  const best = await page.evaluate(() => window.attentionExplainer.setState({ library_best_only: true }).view_data);
+  assert.equal(best.mode, "best_only");
+  assert.equal(best.read.filter((r) => r === 1).length, 1);
+  assert.deepEqual(best.library_take_home, [1, 0, 0, 0]);
+  await frames(page, 3);
+  await screenshot(page, "view-library-best-only");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+for (const view of ["flow", "weights", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice"]) {
+  test(`${view} at 800×600 draws without console errors`, async () => {
+    const { context, errors } = await openView(`view=${view}`, `small-${view}`, { width: 800, height: 600 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
