@@ -127,6 +127,8 @@ run_tests() {
   node --test tests/e2e/ || failed=1
   log "native window smoke test under Xvfb"
   bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer" || failed=1
+  log "GPU attention (GL 3.3 shaders under Mesa llvmpipe) against the scalar reference"
+  bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer" || failed=1
   log "unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer"
   cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON \
     -DATTN_FUZZ=ON >&2

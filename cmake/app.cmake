@@ -45,7 +45,7 @@ if(EMSCRIPTEN)
   set_target_properties(attention_explainer PROPERTIES OUTPUT_NAME explainer SUFFIX ".js")
   target_link_options(attention_explainer PRIVATE
     -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1
-    -sEXPORTED_RUNTIME_METHODS=ccall,cwrap -sEXPORTED_FUNCTIONS=_main,_malloc,_free
+    -sEXPORTED_RUNTIME_METHODS=ccall,cwrap,lengthBytesUTF8,stringToUTF8 -sEXPORTED_FUNCTIONS=_main,_malloc,_free
     -sENVIRONMENT=web -sINITIAL_MEMORY=33554432
     "SHELL:--embed-file ${CMAKE_SOURCE_DIR}/shaders@/shaders")
   # the link must run again when a shader changes (they are embedded in the wasm)

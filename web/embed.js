@@ -85,6 +85,8 @@
   });
   window.addEventListener("resize", () => mounted.forEach((e) => e.resize()));
   window.AttentionExplainerEmbed = { mountAll, mounted };
+  // Mount what is already parsed now (so a script right after can use host.attentionExplainer),
+  // and whatever comes later in the page once it is all there.
+  mountAll();
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => mountAll());
-  else mountAll();
 })();

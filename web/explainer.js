@@ -18,7 +18,22 @@
 
   function call(name, arg) {
     if (!running) throw new Error("the explainer is not ready yet: await attentionExplainer.ready");
-    const text = Module.ccall(name, "string", arg === undefined ? [] : ["string"], arg === undefined ? [] : [arg]);
+    let text;
+    if (arg === undefined) {
+      text = Module.ccall(name, "string", [], []);
+    } else {
+      // On the heap, not ccall's "string" (which copies onto the small wasm stack): requests of
+      // many megabytes (a T = 2048 compute) must fit.
+      const size = Module.lengthBytesUTF8(arg) + 1;
+      const pointer = Module._malloc(size);
+      if (!pointer) throw new Error("not enough memory for a request of " + size + " bytes");
+      try {
+        Module.stringToUTF8(arg, pointer, size);
+        text = Module.ccall(name, "string", ["number"], [pointer]);
+      } finally {
+        Module._free(pointer);
+      }
+    }
     const reply = JSON.parse(text);
     if (reply.error !== undefined) throw new Error(reply.error);
     return reply;

@@ -22,7 +22,7 @@ bool get_bool(const json& request, const char* key, bool fallback) {
   return request[key].get<bool>();
 }
 
-std::map<std::string, BackendFunction>& registered_backends() {
+std::map<std::string, BackendFunction>& backend_registry() {
   static std::map<std::string, BackendFunction> backends;
   return backends;
 }
@@ -31,7 +31,7 @@ std::map<std::string, BackendFunction>& registered_backends() {
 std::string backend_names() {
   std::vector<std::string> names;
   for (const Backend b : {Backend::Scalar, Backend::Eigen, Backend::Simd}) names.push_back(backend_name(b));
-  for (const auto& entry : registered_backends()) names.push_back(entry.first);
+  for (const auto& entry : backend_registry()) names.push_back(entry.first);
   std::string text;
   for (std::size_t i = 0; i < names.size(); ++i)
     text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("\"" + names[i] + "\"");
@@ -39,10 +39,12 @@ std::string backend_names() {
 }
 }  // namespace
 
+const std::map<std::string, BackendFunction>& registered_backends() { return backend_registry(); }
+
 void register_backend(const std::string& name, BackendFunction compute) {
   Backend built_in;
   if (parse_backend(name, &built_in)) throw std::invalid_argument("\"" + name + "\" is a built-in backend");
-  registered_backends()[name] = std::move(compute);
+  backend_registry()[name] = std::move(compute);
 }
 
 json parse_json_limited(const std::string& text) {
@@ -138,8 +140,8 @@ json compute(const json& request) {
     if (!b.is_string()) fail("\"backend\" must be " + backend_names());
     backend_label = b.get<std::string>();
     if (!parse_backend(backend_label, &backend)) {
-      const auto found = registered_backends().find(backend_label);
-      if (found == registered_backends().end()) fail("\"backend\" must be " + backend_names());
+      const auto found = backend_registry().find(backend_label);
+      if (found == backend_registry().end()) fail("\"backend\" must be " + backend_names());
       registered = &found->second;
     }
   }

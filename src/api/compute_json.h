@@ -3,6 +3,7 @@
 // Not the maths: it parses, validates and formats; src/core computes.
 #pragma once
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -31,6 +32,8 @@ nlohmann::json compute(const nlohmann::json& request);
 using BackendFunction = std::function<AttentionResult(const Matrix& query, const Matrix& key, const Matrix& value,
                                                       const AttentionOptions& options)>;
 void register_backend(const std::string& name, BackendFunction compute);
+// The backends registered so far, by name (for views that compare every backend).
+const std::map<std::string, BackendFunction>& registered_backends();
 
 // Text in, text out (for the CLI and the JS API).
 std::string compute_text(const std::string& request_text);

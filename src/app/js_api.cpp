@@ -125,3 +125,6 @@ JS_EXPORT double attn_bench(int T, int d, int causal, const char* backend_name, 
     return -1;
   }
 }
+
+// Draws one frame now (soak tests: thousands of frames without waiting for animation frames).
+JS_EXPORT void attn_run_frame() { platform::run_one_frame(); }

@@ -141,9 +141,10 @@ int main(int argc, char** argv) {
     platform::sync_canvas_size(window);
     glfwPollEvents();
     // The browser gave a lost WebGL context back: ImGui's GL objects died with the old one.
+    // A fresh renderer backend (not only new device objects: it remembers its buffer sizes).
     if (gpu::poll_context_restored()) {
-      ImGui_ImplOpenGL3_DestroyDeviceObjects();
-      ImGui_ImplOpenGL3_CreateDeviceObjects();
+      ImGui_ImplOpenGL3_Shutdown();
+      ImGui_ImplOpenGL3_Init(platform::glsl_version());
     }
     const float new_dpr = platform::device_pixel_ratio();
     if (state.inputs.light_theme != light_theme) {

@@ -64,6 +64,10 @@ void run_main_loop(GLFWwindow*, const std::function<bool()>& frame) {
   emscripten_set_main_loop(loop_iteration, 0, true);
 }
 
+void run_one_frame() {
+  if (g_frame) g_frame();
+}
+
 void notify_first_frame() {
   EM_ASM({ if (Module.onFirstFrame) Module.onFirstFrame(); });
 }
@@ -118,6 +122,7 @@ void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame) {
 }
 
 void notify_first_frame() {}
+void run_one_frame() {}
 void copy_to_clipboard(GLFWwindow* window, const char* text) { glfwSetClipboardString(window, text); }
 void notify_state_changed(unsigned) {}
 

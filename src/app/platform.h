@@ -24,6 +24,10 @@ void sync_canvas_size(GLFWwindow* window);
 // Runs `frame` until the window closes (native) or forever (web: the browser's animation frames).
 void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame);
 
+// Web: draws one frame now, outside the browser's animation frames (for soak tests that must
+// run thousands of frames quickly). Native: nothing (the loop runs as fast as it can).
+void run_one_frame();
+
 // Tells the page that the first frame is on screen (resolves attentionExplainer.ready).
 void notify_first_frame();
 

@@ -120,7 +120,8 @@ GLuint compile_shader(GLenum stage, const char* file_name, std::string* error) {
     *error = std::string("shader ") + file_name + ": cannot read " + shader_path(file_name);
     return 0;
   }
-  const std::string full_source = glsl_header() + source;
+  // #line 1: the info log then counts lines of the file itself, not of the header before it
+  const std::string full_source = glsl_header() + std::string("#line 1\n") + source;
   const char* text = full_source.c_str();
   const GLuint shader = glCreateShader(stage);
   glShaderSource(shader, 1, &text, nullptr);
@@ -132,7 +133,6 @@ GLuint compile_shader(GLenum stage, const char* file_name, std::string* error) {
   glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &log_length);
   std::string log(static_cast<std::size_t>(log_length > 1 ? log_length : 1), '\0');
   glGetShaderInfoLog(shader, static_cast<GLsizei>(log.size()), nullptr, &log[0]);
-  // line numbers in the log count the two or one header lines put before the file
   *error = std::string("shader ") + file_name + " does not compile:\n" + log.c_str();
   glDeleteShader(shader);
   return 0;

@@ -112,7 +112,8 @@ attn::AttentionResult GpuAttention::attend(const attn::Matrix& query, const attn
   for (const int size : {query_count, key_count, texels_for(query.cols()), value_texels})
     if (size > max_texture_size_)
       throw std::runtime_error("the \"webgl\" backend handles at most " + std::to_string(max_texture_size_) +
-                               " rows (this GPU's texture size); use a CPU backend");
+                               " rows and " + std::to_string(4 * max_texture_size_) +
+                               " columns (this GPU's texture size); use a CPU backend");
 
   SavedGlState saved;
   clear_gl_errors();

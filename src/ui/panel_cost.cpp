@@ -26,9 +26,7 @@ constexpr int kRepsPerSize = 5;  // the median of these is the point
 constexpr double kMinRepSeconds = 0.003;
 
 // Bytes one call works on: the (T, T) weight matrix plus Q, K, V and the output, all (T, d) floats.
-double bytes_for(int T) {
-  return 4.0 * T * T + 4.0 * 4.0 * T * kWidth;
-}
+double bytes_for(int T) { return 4.0 * T * T + 4.0 * 4.0 * T * kWidth; }
 double weight_bytes_for(int T) { return 4.0 * T * T; }
 // Multiply-adds count as 2: Q·Kᵀ is 2·T²·d, the weights times V another 2·T²·d.
 double flops_for(int T) { return 4.0 * T * T * kWidth; }
@@ -134,12 +132,12 @@ std::string bytes_tick_text(double bytes) {
 
 struct LogLogPlot {
   const char* id = "";
-  const char* y_label = "";                  // "time (ms)"
-  std::vector<double> T, y;                  // the points, joined by a line
-  double quadratic = 0;                      // c of the dashed c·T² curve (0: no curve yet)
-  double linear = 0;                         // c of a dotted c·T line (0: none)
+  const char* y_label = "";  // "time (ms)"
+  std::vector<double> T, y;  // the points, joined by a line
+  double quadratic = 0;      // c of the dashed c·T² curve (0: no curve yet)
+  double linear = 0;         // c of a dotted c·T line (0: none)
   const char* linear_label = nullptr;
-  double tick_base = 10;                     // y ticks at powers of this
+  double tick_base = 10;  // y ticks at powers of this
   std::string (*tick_text)(double) = nullptr;
   std::string (*value_text)(double) = nullptr;  // for the tooltip
 };
@@ -153,8 +151,8 @@ void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thicknes
   if (length < 1.0f) return;
   for (float s = 0; s < length; s += dash + gap) {
     const float e = std::min(s + dash, length);
-    dl->AddLine(ImVec2(a.x + dx * s / length, a.y + dy * s / length), ImVec2(a.x + dx * e / length, a.y + dy * e / length),
-                color, thickness);
+    dl->AddLine(ImVec2(a.x + dx * s / length, a.y + dy * s / length),
+                ImVec2(a.x + dx * e / length, a.y + dy * e / length), color, thickness);
   }
 }
 
@@ -211,9 +209,12 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
   }
   const ImVec2 plot_min(origin.x + ImGui::CalcTextSize(widest.c_str()).x + tick + style.ItemSpacing.x * 0.5f,
                         origin.y + line + style.ItemSpacing.y);
-  const ImVec2 plot_max(origin.x + width - ImGui::CalcTextSize("2048").x * 0.5f, origin.y + height - 2.0f * line - tick);
+  const ImVec2 plot_max(origin.x + width - ImGui::CalcTextSize("2048").x * 0.5f,
+                        origin.y + height - 2.0f * line - tick);
   const float plot_w = plot_max.x - plot_min.x, plot_h = plot_max.y - plot_min.y;
-  const auto x_at = [&](double T) { return plot_min.x + plot_w * static_cast<float>(std::log(T / t_lo) / std::log(t_hi / t_lo)); };
+  const auto x_at = [&](double T) {
+    return plot_min.x + plot_w * static_cast<float>(std::log(T / t_lo) / std::log(t_hi / t_lo));
+  };
   const auto y_at = [&](double v) {
     return plot_max.y - plot_h * static_cast<float>((std::log(v) / log_base - k_lo) / (k_hi - k_lo));
   };
@@ -227,8 +228,9 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
     dl->AddLine(ImVec2(plot_min.x - tick, y), ImVec2(plot_min.x, y), axis);
     if ((k - k_lo) % y_step) continue;
     const std::string s = plot.tick_text(std::pow(plot.tick_base, k));
-    dl->AddText(ImVec2(plot_min.x - tick - style.ItemSpacing.x * 0.5f - ImGui::CalcTextSize(s.c_str()).x, y - line * 0.5f),
-                text, s.c_str());
+    dl->AddText(
+        ImVec2(plot_min.x - tick - style.ItemSpacing.x * 0.5f - ImGui::CalcTextSize(s.c_str()).x, y - line * 0.5f),
+        text, s.c_str());
   }
   // x ticks at every measured size, every other one labelled when they would touch
   const int x_step = plot_w / (kSizeCount - 1) < ImGui::CalcTextSize("2048").x + style.ItemSpacing.x ? 2 : 1;
@@ -255,11 +257,12 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
   dl->PushClipRect(plot_min, plot_max, true);
   // On log-log axes c·T² and c·T are straight lines: slope 2 and slope 1.
   if (plot.quadratic > 0)
-    dashed_line(dl, ImVec2(x_at(t_lo), y_at(plot.quadratic * t_lo * t_lo)), ImVec2(x_at(t_hi), y_at(plot.quadratic * t_hi * t_hi)),
-                kQuadraticColor, 2.0f, font * 0.5f, font * 0.3f);
+    dashed_line(dl, ImVec2(x_at(t_lo), y_at(plot.quadratic * t_lo * t_lo)),
+                ImVec2(x_at(t_hi), y_at(plot.quadratic * t_hi * t_hi)), kQuadraticColor, 2.0f, font * 0.5f,
+                font * 0.3f);
   if (plot.linear > 0)
-    dashed_line(dl, ImVec2(x_at(t_lo), y_at(plot.linear * t_lo)), ImVec2(x_at(t_hi), y_at(plot.linear * t_hi)), kLinearColor,
-                2.0f, font * 0.12f, font * 0.25f);
+    dashed_line(dl, ImVec2(x_at(t_lo), y_at(plot.linear * t_lo)), ImVec2(x_at(t_hi), y_at(plot.linear * t_hi)),
+                kLinearColor, 2.0f, font * 0.12f, font * 0.25f);
   dl->PopClipRect();
   for (std::size_t i = 0; i < plot.y.size(); ++i) {
     const ImVec2 p(x_at(plot.T[i]), y_at(plot.y[i]));
@@ -278,7 +281,8 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
 // [SECTION] Table and text
 
 void draw_cost_table(const CostRun& run, float width) {
-  const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame;
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame;
   if (!ImGui::BeginTable("##cost", 4, flags, ImVec2(width, 0))) return;
   ImGui::PushTextWrapPos(0.0f);  // in a cell: wrap at the column's edge, not the view's
   for (const char* heading : {"T (tokens)", "time per call", "GFLOP/s", "memory"}) ImGui::TableSetupColumn(heading);
@@ -352,10 +356,12 @@ void draw_cost_panel(const AppState&, AppInputs&) {
   if (run.done()) {
     hint("done: all 8 sizes measured");
   } else {
+    ImGui::ProgressBar(static_cast<float>(run.points.size()) / kSizeCount, ImVec2(font * 6.0f, 0), "");
+    ImGui::SameLine();
     char label[64];
-    std::snprintf(label, sizeof label, "measuring T = %d…", kSizes[run.points.size()]);
-    ImGui::ProgressBar(static_cast<float>(run.points.size()) / kSizeCount,
-                       ImVec2(std::min(ImGui::GetContentRegionAvail().x, font * 16.0f), 0), label);
+    std::snprintf(label, sizeof label, "measuring T = %d…  (%d of %d)", kSizes[run.points.size()],
+                  static_cast<int>(run.points.size()) + 1, kSizeCount);
+    hint(label);
   }
   ImGui::Spacing();
 
@@ -397,7 +403,8 @@ void draw_cost_panel(const AppState&, AppInputs&) {
     ImGui::BeginGroup();
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
     draw_log_log_plot(*plot, width, height);
-    legend_entry(LineKind::Measured, kMeasuredColor, plot == &time_plot ? "measured" : "all buffers: Q, K, V, output, weights");
+    legend_entry(LineKind::Measured, kMeasuredColor,
+                 plot == &time_plot ? "measured" : "all buffers: Q, K, V, output, weights");
     legend_entry(LineKind::Dashed, kQuadraticColor, "c·T², through the largest point");
     if (plot->linear > 0) legend_entry(LineKind::Dotted, kLinearColor, plot->linear_label);
     ImGui::PopTextWrapPos();

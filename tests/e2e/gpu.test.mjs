@@ -1,5 +1,6 @@
 // End-to-end: the "webgl" compute backend (shaders/attention_*.frag in WebGL2, SwiftShader here)
-// against "scalar" on odd shapes, masked weights exactly 0, and a forced WebGL context loss survived.
+// against "scalar" on odd shapes, masked weights exactly 0, a forced WebGL context loss survived,
+// and a browser without float render targets left on the CPU with the reason.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
@@ -21,7 +22,8 @@ function compareInPage(cases) {
       t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
       return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
     };
-    return Array.from({ length: rows }, () => Array.from({ length: cols }, () => next() * 4 - 2));
+    // three decimals keep the request small: compute() copies its JSON text through the wasm stack
+    return Array.from({ length: rows }, () => Array.from({ length: cols }, () => Math.round(next() * 4000 - 2000) / 1000));
   }
   function relativeError(got, want) {
     let diff = 0, largest = 0;
@@ -83,9 +85,9 @@ test("the page's GPU check agrees on every standard shape; timings at T = 1024, 
   }
   const worst = Math.max(...report.rows.map((r) => Math.max(r.weights_error, r.output_error)));
   t.diagnostic(`${report.rows.length} shapes, worst relative error ${worst.toExponential(2)}`);
-  // the public path at the same size, JSON both ways included
+  // the public path at the same size, JSON both ways included (small integers: a short request)
   const timing = await page.evaluate(() => {
-    const rows = (n, c, seed) => Array.from({ length: n }, (_, i) => Array.from({ length: c }, (_, j) => Math.sin(seed + i * 0.37 + j * 1.3)));
+    const rows = (n, c, seed) => Array.from({ length: n }, (_, i) => Array.from({ length: c }, (_, j) => ((seed + i * 7 + j * 3) % 5) - 2));
     const request = { Q: rows(1024, 64, 1), K: rows(1024, 64, 2), V: rows(1024, 64, 3) };
     const ms = {};
     for (const backend of ["scalar", "simd", "webgl"]) {
@@ -149,6 +151,38 @@ test("a lost WebGL context: the app keeps drawing and computing on the CPU, then
   await frames(page, 5);
   const after = await colours("gpu-after-context-restore");
   assert.ok(after > 50, `the canvas draws again (${after} colours, ${before} before the loss)`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("without float render targets the webgl backend says why and the app stays on the CPU", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  // a WebGL2 that offers no EXT_color_buffer_float, as some mobile GPUs do
+  await context.addInitScript(() => {
+    const proto = WebGL2RenderingContext.prototype;
+    const getExtension = proto.getExtension, getSupportedExtensions = proto.getSupportedExtensions;
+    proto.getExtension = function (name) { return name === "EXT_color_buffer_float" ? null : getExtension.call(this, name); };
+    proto.getSupportedExtensions = function () {
+      return (getSupportedExtensions.call(this) || []).filter((name) => name !== "EXT_color_buffer_float");
+    };
+  });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(server.url);
+  await page.evaluate(() => window.attentionExplainer.ready.then(() => true));
+  const small = { Q: [[1, 0], [0, 1]], K: [[1, 0], [0, 1]], V: [[1], [2]] };
+  const message = await page.evaluate((request) => {
+    try { window.attentionExplainer.compute({ ...request, backend: "webgl" }); return "no error"; }
+    catch (e) { return e.message; }
+  }, small);
+  assert.match(message, /unavailable.*EXT_color_buffer_float/);
+  const cpu = await page.evaluate((request) => window.attentionExplainer.compute({ ...request, backend: "simd" }), small);
+  assert.ok(Math.abs(cpu.output[0][0] - 1.3302385) < 1e-5, `output ${cpu.output[0][0]}`);
+  await page.evaluate(() => window.attentionExplainer.setState({ view: "weights" }));
+  await frames(page, 5);
+  const { colours } = await distinctColours(page, (await screenshot(page, "gpu-unavailable")).png);
+  assert.ok(colours > 50, `the app draws (${colours} colours)`);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -113,7 +113,8 @@ test("build: NumPy and PyTorch code for the current state; backends agree", asyn
   assert.match(b.torch, /import torch/);
   assert.match(b.numpy, /inf/, "the causal mask is in the code");
   assert.ok(b.agreement.length >= 2);
-  for (const row of b.agreement) assert.ok(row.relative <= 1e-5, `${row.backend}: ${row.relative}`);
+  for (const row of b.agreement) if (row.available) assert.ok(row.relative <= row.tolerance, `${row.backend}: ${row.relative}`);
+  assert.ok(b.agreement.some((r) => r.backend === "simd" && r.relative <= 1e-5));
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -125,7 +126,7 @@ test("cost: measured time and memory grow like T²", async () => {
   const points = c.points;
   assert.ok(points.length >= 6);
   const byT = Object.fromEntries(points.map((p) => [p.T, p]));
-  assert.equal(byT[1024].bytes / byT[512].bytes > 3.5, true, "memory ~ T² at large T");
+  assert.ok(byT[2048].bytes / byT[1024].bytes > 3.5, "memory ~ T² at large T");
   assert.ok(byT[2048].ms > byT[256].ms * 8, `time grows superlinearly: ${byT[256].ms} → ${byT[2048].ms} ms`);
   await frames(page, 3);
   await screenshot(page, "view-cost");

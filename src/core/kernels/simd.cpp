@@ -52,16 +52,50 @@ constexpr int kKeyBlock = 64;  // keys per block: a multiple of every instructio
 
 int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
-// 2^f for f in [-0.5, 0.5]: 1 + f·P(f), Cephes' exp2f polynomial (relative error ~2e-7).
-constexpr float kExp2P0 = 1.535336188319500e-4f, kExp2P1 = 1.339887440266574e-3f, kExp2P2 = 9.618437357674640e-3f,
-                kExp2P3 = 5.550332471162809e-2f, kExp2P4 = 2.402264791363012e-1f, kExp2P5 = 6.931472028550421e-1f;
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN_NOINLINE __attribute__((noinline))
+#else
+#define ATTN_NOINLINE
+#endif
+
+// The micro-kernels must stay separate functions in WebAssembly: V8 allocates registers per
+// function, and inside one big function it spills the tiles' accumulators. Binaryen (emcc's
+// wasm-opt) inlines every function that has a single call site, whatever LLVM's noinline says;
+// a call through a pointer read back from memory is one it cannot resolve, so it stays a call.
+template <class F>
+F opaque(F f) {
+#if defined(__wasm__)
+  static F volatile slot;
+  slot = f;
+  return slot;
+#else
+  return f;
+#endif
+}
+
+// 2^f for f in [-0.5, 0.5]: a degree-5 polynomial fitted for relative error (max ~2e-7 in float).
+constexpr float kExp2C0 = 1.000000119e+00f, kExp2C1 = 6.931469440e-01f, kExp2C2 = 2.402211726e-01f,
+                kExp2C3 = 5.550713092e-02f, kExp2C4 = 9.675638750e-03f, kExp2C5 = 1.327673555e-03f;
 constexpr float kRoundMagic = 12582912.0f;  // 1.5·2^23: x + magic rounds x to an integer held in the low bits
+
+// 2^x for x <= 0, scalar; 0 below -126 (and for -inf).
+inline float exp2_scalar(float x) {
+  if (!(x >= -126.0f)) return 0.0f;
+  const float t = x + kRoundMagic, f = x - (t - kRoundMagic);
+  float poly = ((((kExp2C5 * f + kExp2C4) * f + kExp2C3) * f + kExp2C2) * f + kExp2C1) * f + kExp2C0;
+  std::uint32_t bits, n;
+  std::memcpy(&bits, &poly, 4);
+  std::memcpy(&n, &t, 4);
+  bits += n << 23;
+  std::memcpy(&poly, &bits, 4);
+  return poly;
+}
 
 // One workspace per thread, grown when a call needs more, never shrunk: no allocation per call
 // once warm. Shared by every instruction set's copy of the kernel.
 struct Workspace {
   std::vector<float> key_panels;    // (Tk_pad / G) panels of (d, G)
-  std::vector<float> value_panels;  // (dv_pad / G) panels of (Tk_pad, G)
+  std::vector<float> value_tiles;   // (Tk_blocks, dv_pad / G) tiles of (kKeyBlock, G)
   std::vector<float> query_pack;    // (d, R), scaled
   std::vector<float> acc;           // (R, dv_pad): running weighted sums of values
   std::vector<float> scores;        // (R, kKeyBlock): one block's scores, then probabilities
@@ -77,9 +111,13 @@ Workspace& workspace() {
 
 // ---- instruction sets: the same small vocabulary, W lanes each ------------------------------
 #if defined(SIMD_WASM)
+#ifndef ATTN_R
+#define ATTN_R 4
+#define ATTN_NV 2
+#endif
 struct IsaWasm {
   using V = v128_t;
-  static constexpr int W = 4, R = 4, NV = 2;
+  static constexpr int W = 4, R = ATTN_R, NV = ATTN_NV;
   static V load(const float* p) { return wasm_v128_load(p); }
   static void store(float* p, V a) { wasm_v128_store(p, a); }
   static V splat(float x) { return wasm_f32x4_splat(x); }
@@ -92,13 +130,14 @@ struct IsaWasm {
   // a·2^n where n is the integer in the low bits of t = n + kRoundMagic (exponent add)
   static V scale_pow2(V a, V t) { return wasm_i32x4_add(a, wasm_i32x4_shl(t, 23)); }
   static V zero_below(V y, V x, float limit) { return wasm_v128_andnot(y, wasm_f32x4_lt(x, wasm_f32x4_splat(limit))); }
+  // horizontal sum and max by shuffles: no branches (a data-dependent one mispredicts often)
   static float hsum(V a) {
-    return (wasm_f32x4_extract_lane(a, 0) + wasm_f32x4_extract_lane(a, 1)) +
-           (wasm_f32x4_extract_lane(a, 2) + wasm_f32x4_extract_lane(a, 3));
+    a = wasm_f32x4_add(a, wasm_i32x4_shuffle(a, a, 2, 3, 0, 1));
+    return wasm_f32x4_extract_lane(wasm_f32x4_add(a, wasm_i32x4_shuffle(a, a, 1, 0, 3, 2)), 0);
   }
   static float hmax(V a) {
-    return std::max(std::max(wasm_f32x4_extract_lane(a, 0), wasm_f32x4_extract_lane(a, 1)),
-                    std::max(wasm_f32x4_extract_lane(a, 2), wasm_f32x4_extract_lane(a, 3)));
+    a = wasm_f32x4_pmax(a, wasm_i32x4_shuffle(a, a, 2, 3, 0, 1));
+    return wasm_f32x4_extract_lane(wasm_f32x4_pmax(a, wasm_i32x4_shuffle(a, a, 1, 0, 3, 2)), 0);
   }
 };
 #elif defined(SIMD_SSE)
@@ -119,14 +158,12 @@ struct IsaSse2 {
   }
   static V zero_below(V y, V x, float limit) { return _mm_andnot_ps(_mm_cmplt_ps(x, _mm_set1_ps(limit)), y); }
   static float hsum(V a) {
-    alignas(16) float t[4];
-    _mm_store_ps(t, a);
-    return (t[0] + t[1]) + (t[2] + t[3]);
+    a = _mm_add_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_cvtss_f32(_mm_add_ss(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(2, 3, 0, 1))));
   }
   static float hmax(V a) {
-    alignas(16) float t[4];
-    _mm_store_ps(t, a);
-    return std::max(std::max(t[0], t[1]), std::max(t[2], t[3]));
+    a = _mm_max_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_cvtss_f32(_mm_max_ss(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(2, 3, 0, 1))));
   }
 };
 #else  // portable: four floats, the same code shape, so the algorithm is tested everywhere
@@ -207,18 +244,8 @@ struct IsaAvx2 {
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(a), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
   }
   static V zero_below(V y, V x, float limit) { return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(limit), _CMP_LT_OQ), y); }
-  static float hsum(V a) {
-    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-    alignas(16) float t[4];
-    _mm_store_ps(t, s);
-    return (t[0] + t[1]) + (t[2] + t[3]);
-  }
-  static float hmax(V a) {
-    const __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-    alignas(16) float t[4];
-    _mm_store_ps(t, s);
-    return std::max(std::max(t[0], t[1]), std::max(t[2], t[3]));
-  }
+  static float hsum(V a) { return IsaSse2::hsum(_mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1))); }
+  static float hmax(V a) { return IsaSse2::hmax(_mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1))); }
 };
 namespace kernel_avx2 { using Isa = IsaAvx2;
 #include "simd.cpp"
@@ -283,44 +310,47 @@ constexpr int W = Isa::W, R = Isa::R, G = Isa::NV * Isa::W;  // G: keys (or valu
 using V = Isa::V;
 static_assert(kKeyBlock % G == 0, "a key block holds whole tiles");
 
-// 2^x for x <= 0 in base-2 units; x below -126 (a masked key's -inf too) gives exactly 0.
-inline V exp2_nonpositive(V x) {
+// 2^x for x <= 0 in base-2 units, two flavours. exp2_nonpositive: x below -126 (a masked key's
+// -inf too) gives exactly 0. exp2_clamped: x is clamped to -126 first (2^-126 ~ 1e-38 instead of a
+// smaller number or 0), two operations fewer; for blocks without masked or padded keys.
+inline V exp2_polynomial(V x, V* t_out) {
   const V t = Isa::add(x, Isa::splat(kRoundMagic));  // round(x) in the low bits of t
   const V f = Isa::sub(x, Isa::sub(t, Isa::splat(kRoundMagic)));  // x - round(x), in [-0.5, 0.5]
-  V poly = Isa::madd(Isa::splat(kExp2P0), f, Isa::splat(kExp2P1));
-  poly = Isa::madd(poly, f, Isa::splat(kExp2P2));
-  poly = Isa::madd(poly, f, Isa::splat(kExp2P3));
-  poly = Isa::madd(poly, f, Isa::splat(kExp2P4));
-  poly = Isa::madd(poly, f, Isa::splat(kExp2P5));
-  poly = Isa::madd(poly, f, Isa::splat(1.0f));
+  V poly = Isa::madd(Isa::splat(kExp2C5), f, Isa::splat(kExp2C4));
+  poly = Isa::madd(poly, f, Isa::splat(kExp2C3));
+  poly = Isa::madd(poly, f, Isa::splat(kExp2C2));
+  poly = Isa::madd(poly, f, Isa::splat(kExp2C1));
+  poly = Isa::madd(poly, f, Isa::splat(kExp2C0));
+  *t_out = t;
+  return poly;
+}
+inline V exp2_nonpositive(V x) {
+  V t;
+  const V poly = exp2_polynomial(x, &t);
   return Isa::zero_below(Isa::scale_pow2(poly, t), x, -126.0f);
 }
+inline V exp2_clamped(V x) {
+  V t;
+  const V poly = exp2_polynomial(Isa::max(x, Isa::splat(-126.0f)), &t);
+  return Isa::scale_pow2(poly, t);
+}
 
-// pass 1: score[r][j] = q_r · k_(j0+j) for RR query rows and n_pad keys (n_pad % G == 0).
-// query_pack is (d, RR); panels is the key panel of key j0 (each panel (d, G), panel_stride apart).
+// The micro-kernels stay out of line (ATTN_NOINLINE): small functions with one simple loop each
+// let the WebAssembly engine keep every accumulator in a register.
+
+// pass 1: score[r][j] = q_r · k_j for RR query rows and the n_pad keys (n_pad % G == 0) of a key
+// block, one R x G register tile at a time. query_pack is (d, RR); the block's key panels are
+// (d, G) each, one after the other.
 template <int RR>
-void score_block(const float* query_pack, int d, const float* panels, std::size_t panel_stride, int n_pad,
-                 float* score) {
-  for (int j = 0; j < n_pad; j += G, panels += panel_stride) {
+ATTN_NOINLINE void score_block(const float* query_pack, int d, const float* panels, int n_pad, float* score) {
+  for (int j = 0; j < n_pad; j += G) {
     V acc[RR][Isa::NV];
     for (int r = 0; r < RR; ++r)
       for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::splat(0.0f);
     const float* q = query_pack;
-    const float* k = panels;
-    int c = 0;
-    for (; c + 2 <= d; c += 2, q += 2 * RR, k += 2 * G) {
-      for (int u = 0; u < 2; ++u) {
-        V kv[Isa::NV];
-        for (int v = 0; v < Isa::NV; ++v) kv[v] = Isa::load(k + u * G + v * W);
-        for (int r = 0; r < RR; ++r) {
-          const V qv = Isa::load_splat(q + u * RR + r);
-          for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::madd(qv, kv[v], acc[r][v]);
-        }
-      }
-    }
-    for (; c < d; ++c, q += RR, k += G) {
+    for (int c = 0; c < d; ++c, q += RR, panels += G) {
       V kv[Isa::NV];
-      for (int v = 0; v < Isa::NV; ++v) kv[v] = Isa::load(k + v * W);
+      for (int v = 0; v < Isa::NV; ++v) kv[v] = Isa::load(panels + v * W);
       for (int r = 0; r < RR; ++r) {
         const V qv = Isa::load_splat(q + r);
         for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::madd(qv, kv[v], acc[r][v]);
@@ -331,27 +361,26 @@ void score_block(const float* query_pack, int d, const float* panels, std::size_
   }
 }
 
-// pass 3: acc[r] = alpha[r]·acc[r] + sum_j p[r][j] · value[j0 + j] for RR rows, n4 keys (n4 % 4 == 0),
-// G value columns at a time. panels: the value panel of key j0 (each (Tk_pad, G), panel_stride apart).
+// pass 3: acc[r] = alpha[r]·acc[r] + sum_j p[r][j] · value_j for RR rows and the n keys of a key
+// block, one R x G register tile (G value columns) at a time. tiles: the block's value tiles,
+// (kKeyBlock, G) each, one after the other; acc_rv is (RR, dv_pad).
 template <int RR>
-void accumulate_block(const float* prob, int n4, const float* panels, std::size_t panel_stride, int dv_pad,
-                      const float* alpha, float* acc_rv) {
-  for (int h = 0; h < dv_pad; h += G, panels += panel_stride) {
+ATTN_NOINLINE void accumulate_block(const float* prob, int n, const float* tiles, int dv_pad, const float* alpha,
+                                    float* acc_rv) {
+  for (int h = 0; h < dv_pad; h += G, tiles += kKeyBlock * G) {
     V acc[RR][Isa::NV];
     for (int r = 0; r < RR; ++r) {
       const V a = Isa::splat(alpha[r]);
       for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::mul(Isa::load(acc_rv + r * dv_pad + h + v * W), a);
     }
-    const float* val = panels;
+    const float* val = tiles;
     const float* pj = prob;
-    for (int j = 0; j < n4; j += 4, val += 4 * G, pj += 4) {
-      for (int u = 0; u < 4; ++u) {
-        V vv[Isa::NV];
-        for (int v = 0; v < Isa::NV; ++v) vv[v] = Isa::load(val + u * G + v * W);
-        for (int r = 0; r < RR; ++r) {
-          const V pv = Isa::load_splat(pj + r * kKeyBlock + u);
-          for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::madd(pv, vv[v], acc[r][v]);
-        }
+    for (int j = 0; j < n; ++j, val += G, ++pj) {
+      V vv[Isa::NV];
+      for (int v = 0; v < Isa::NV; ++v) vv[v] = Isa::load(val + v * W);
+      for (int r = 0; r < RR; ++r) {
+        const V pv = Isa::load_splat(pj + r * kKeyBlock);
+        for (int v = 0; v < Isa::NV; ++v) acc[r][v] = Isa::madd(pv, vv[v], acc[r][v]);
       }
     }
     for (int r = 0; r < RR; ++r)
@@ -359,10 +388,47 @@ void accumulate_block(const float* prob, int n4, const float* panels, std::size_
   }
 }
 
+// pass 2, one block: each row's s (n_pad scores, n_pad % W == 0; -inf where hidden or padded,
+// from valid[r] on) becomes p = 2^(s - m) with the row's new running max m; alpha[r] = 2^(m_old - m)
+// rescales what the row accumulated so far; the running max and sum are updated.
+template <int RR>
+ATTN_NOINLINE void softmax_block(float* score, int n_pad, const int* valid, float* row_max, float* row_sum,
+                                 float* alpha) {
+  for (int r = 0; r < RR; ++r) {
+    float* s = score + r * kKeyBlock;
+    if (valid[r] == 0) {  // nothing visible in this block: no change, and p = 0
+      std::fill(s, s + n_pad, 0.0f);
+      alpha[r] = 1.0f;
+      continue;
+    }
+    V vmax = Isa::load(s);
+    for (int j = W; j < n_pad; j += W) vmax = Isa::max(vmax, Isa::load(s + j));
+    const float new_max = std::max(row_max[r], Isa::hmax(vmax));
+    alpha[r] = new_max == row_max[r] ? 1.0f : exp2_scalar(row_max[r] - new_max);  // 0 on the first block
+    row_max[r] = new_max;
+    V vsum = Isa::splat(0.0f);
+    const V vnew_max = Isa::splat(new_max);
+    if (valid[r] < n_pad) {  // -inf entries must give exactly 0
+      for (int j = 0; j < n_pad; j += W) {
+        const V e = exp2_nonpositive(Isa::sub(Isa::load(s + j), vnew_max));
+        Isa::store(s + j, e);
+        vsum = Isa::add(vsum, e);
+      }
+    } else {
+      for (int j = 0; j < n_pad; j += W) {
+        const V e = exp2_clamped(Isa::sub(Isa::load(s + j), vnew_max));
+        Isa::store(s + j, e);
+        vsum = Isa::add(vsum, e);
+      }
+    }
+    row_sum[r] = row_sum[r] * alpha[r] + Isa::hsum(vsum);
+  }
+}
+
 struct Layout {
-  int tk_pad, dv_pad;
-  std::size_t key_panel, value_panel;  // floats per panel
-  float *key_panels, *value_panels, *query_pack, *acc, *scores;
+  int tk_pad, tk_blocks, dv_pad;
+  std::size_t key_panel;  // floats per key panel
+  float *key_panels, *value_tiles, *query_pack, *acc, *scores;
 };
 
 // RR query rows from i0 (RR = R, or fewer for the last rows).
@@ -384,35 +450,18 @@ void query_block(const AttentionProblem& p, int i0, const Layout& L, float* outp
   const int key_end = p.causal ? std::min(p.Tk, i0 + RR) : p.Tk;
   for (int j0 = 0; j0 < key_end; j0 += kKeyBlock) {
     const int n = std::min(kKeyBlock, key_end - j0), n_pad = round_up(n, G);
-    score_block<RR>(L.query_pack, d, L.key_panels + (j0 / G) * L.key_panel, L.key_panel, n_pad, score);
+    opaque(&score_block<RR>)(L.query_pack, d, L.key_panels + (j0 / G) * L.key_panel, n_pad, score);  // pass 1
+    int valid[RR];
     for (int r = 0; r < RR; ++r) {
       float* s = score + r * kKeyBlock;
       const int visible = (p.causal ? std::min(key_end, i0 + r + 1) : key_end) - j0;  // keys this row may see
-      const int valid = std::max(0, std::min(n, visible));
-      for (int j = valid; j < n_pad; ++j) s[j] = kNegInf;
+      valid[r] = std::max(0, std::min(n, visible));
+      for (int j = valid[r]; j < n_pad; ++j) s[j] = kNegInf;
       if (weights) std::memcpy(weights + static_cast<std::size_t>(i0 + r) * p.Tk + j0, s, sizeof(float) * n);
-      if (valid == 0) {  // nothing visible in this block: no change, and p = 0
-        std::fill(s, s + n_pad, 0.0f);
-        alpha[r] = 1.0f;
-        continue;
-      }
-      // pass 2: online softmax update for this row
-      V vmax = Isa::load(s);
-      for (int j = W; j < n_pad; j += W) vmax = Isa::max(vmax, Isa::load(s + j));
-      const float new_max = std::max(row_max[r], Isa::hmax(vmax));
-      alpha[r] = std::exp2(row_max[r] - new_max);  // 2^-inf = 0 on the first block
-      row_max[r] = new_max;
-      V vsum = Isa::splat(0.0f);
-      const V vnew_max = Isa::splat(new_max);
-      for (int j = 0; j < n_pad; j += W) {
-        const V e = exp2_nonpositive(Isa::sub(Isa::load(s + j), vnew_max));
-        Isa::store(s + j, e);
-        vsum = Isa::add(vsum, e);
-      }
-      row_sum[r] = row_sum[r] * alpha[r] + Isa::hsum(vsum);
     }
-    accumulate_block<RR>(score, round_up(n, 4), L.value_panels + static_cast<std::size_t>(j0) * G, L.value_panel,
-                         L.dv_pad, alpha, acc_rv);
+    opaque(&softmax_block<RR>)(score, n_pad, valid, row_max, row_sum, alpha);  // pass 2
+    opaque(&accumulate_block<RR>)(score, n, L.value_tiles + static_cast<std::size_t>(j0) * L.dv_pad, L.dv_pad, alpha,
+                                  acc_rv);  // pass 3
   }
   for (int r = 0; r < RR; ++r) {
     const float inv_sum = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
@@ -423,7 +472,7 @@ void query_block(const AttentionProblem& p, int i0, const Layout& L, float* outp
     const V vmax = Isa::splat(row_max[r]), vinv = Isa::splat(inv_sum);
     int j = 0;
     for (; j + W <= key_end; j += W) Isa::store(w + j, Isa::mul(exp2_nonpositive(Isa::sub(Isa::load(w + j), vmax)), vinv));
-    for (; j < key_end; ++j) w[j] = w[j] == kNegInf ? 0.0f : std::exp2(w[j] - row_max[r]) * inv_sum;
+    for (; j < key_end; ++j) w[j] = exp2_scalar(w[j] - row_max[r]) * inv_sum;
     for (j = key_end; j < p.Tk; ++j) w[j] = 0.0f;
   }
 }
@@ -442,9 +491,9 @@ void attention(const AttentionProblem& p, float* output, float* weights, Workspa
   L.tk_pad = round_up(p.Tk, G);
   L.dv_pad = round_up(p.dv, G);
   L.key_panel = static_cast<std::size_t>(p.d) * G;
-  L.value_panel = static_cast<std::size_t>(L.tk_pad) * G;
+  L.tk_blocks = (p.Tk + kKeyBlock - 1) / kKeyBlock;
   L.key_panels = Workspace::grow(ws.key_panels, static_cast<std::size_t>(L.tk_pad / G) * L.key_panel);
-  L.value_panels = Workspace::grow(ws.value_panels, static_cast<std::size_t>(L.dv_pad / G) * L.value_panel);
+  L.value_tiles = Workspace::grow(ws.value_tiles, static_cast<std::size_t>(L.tk_blocks) * kKeyBlock * L.dv_pad);
   L.query_pack = Workspace::grow(ws.query_pack, static_cast<std::size_t>(p.d) * R);
   L.acc = Workspace::grow(ws.acc, static_cast<std::size_t>(R) * L.dv_pad);
   L.scores = Workspace::grow(ws.scores, static_cast<std::size_t>(R) * kKeyBlock);
@@ -459,18 +508,16 @@ void attention(const AttentionProblem& p, float* output, float* weights, Workspa
       for (int j = j_end; j < G; ++j) row[j] = 0.0f;
     }
   }
-  // value panels: panel h holds columns h·G .. h·G+G-1 of every key as (Tk_pad, G); padding is 0
-  for (int h = 0; h < L.dv_pad / G; ++h) {
-    float* panel = L.value_panels + h * L.value_panel;
-    const int c_end = std::min(G, p.dv - h * G);
-    for (int j = 0; j < L.tk_pad; ++j) {
-      float* row = panel + static_cast<std::size_t>(j) * G;
-      if (j < p.Tk) {
-        std::memcpy(row, p.value + static_cast<std::size_t>(j) * p.dv + h * G, sizeof(float) * c_end);
-        std::fill(row + c_end, row + G, 0.0f);
-      } else {
-        std::fill(row, row + G, 0.0f);
-      }
+  // value tiles: tile (b, h) holds keys b·KB .. b·KB+KB-1, columns h·G .. h·G+G-1 as (KB, G); a key
+  // block's tiles are contiguous (one sequential stream for the prefetcher); padding is 0
+  const int groups = L.dv_pad / G;
+  for (int j = 0; j < L.tk_blocks * kKeyBlock; ++j) {
+    float* row = L.value_tiles + (static_cast<std::size_t>(j / kKeyBlock) * groups * kKeyBlock + j % kKeyBlock) * G;
+    const float* value = p.value + static_cast<std::size_t>(j) * p.dv;
+    for (int h = 0; h < groups; ++h, row += kKeyBlock * G) {
+      const int c_end = j < p.Tk ? std::min(G, p.dv - h * G) : 0;
+      for (int c = 0; c < c_end; ++c) row[c] = value[h * G + c];
+      for (int c = c_end; c < G; ++c) row[c] = 0.0f;
     }
   }
   int i0 = 0;

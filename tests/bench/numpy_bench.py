@@ -1,0 +1,90 @@
+"""NumPy + OpenBLAS attention, one thread, in its fastest plain form (preallocated buffers, in-place
+softmax): median milliseconds per call, one JSON object per line on stdout, in the shape of
+attn_bench's lines. Run by tests/bench/run.sh with Debian's /usr/bin/python3 and OPENBLAS_NUM_THREADS=1.
+Not a test.
+usage: numpy_bench.py [--T 64,256] [--d 64,512] [--causal 0,1] [--min-ms 300]
+"""
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def attention_fn(T, d, causal):
+    """Returns a function computing softmax(Q Kᵀ/√d [+ mask]) V into preallocated buffers."""
+    scores = np.empty((T, T), np.float32)
+    row = np.empty((T, 1), np.float32)
+    out = np.empty((T, d), np.float32)
+    scale = np.float32(1.0 / np.sqrt(d))
+    mask = np.triu(np.full((T, T), -np.inf, np.float32), k=1) if causal else None
+
+    def run(q, k, v):
+        np.matmul(q, k.T, out=scores)
+        scores *= scale
+        if mask is not None:
+            scores += mask
+        np.max(scores, axis=1, keepdims=True, out=row)
+        scores -= row
+        np.exp(scores, out=scores)
+        np.sum(scores, axis=1, keepdims=True, out=row)
+        np.matmul(scores, v, out=out)
+        out /= row
+        return out
+
+    return run
+
+
+def reference(q, k, v, causal):
+    s = (q.astype(np.float64) @ k.T.astype(np.float64)) / np.sqrt(q.shape[1])
+    if causal:
+        s[np.triu_indices(s.shape[0], 1)] = -np.inf
+    s = np.exp(s - s.max(axis=1, keepdims=True))
+    return (s / s.sum(axis=1, keepdims=True)) @ v
+
+
+def time_calls(call, min_ms):
+    call()
+    t0 = time.perf_counter()
+    call()
+    one = max(1e-6, time.perf_counter() - t0) * 1e3
+    reps = max(5, min(400, int(min_ms / one)))
+    wall, cpu = [], []
+    for _ in range(reps):
+        w0, c0 = time.perf_counter(), time.thread_time()
+        call()
+        cpu.append((time.thread_time() - c0) * 1e3)
+        wall.append((time.perf_counter() - w0) * 1e3)
+    return float(np.median(wall)), float(np.median(cpu)), float(min(cpu)), reps
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ints = lambda s: [int(x) for x in s.split(",")]
+    ap.add_argument("--T", type=ints, default=[64, 256, 1024, 2048])
+    ap.add_argument("--d", type=ints, default=[64, 512])
+    ap.add_argument("--causal", type=ints, default=[0, 1])
+    ap.add_argument("--min-ms", type=float, default=300)
+    a = ap.parse_args()
+    np.ones((4, 4), np.float32) @ np.ones((4, 4), np.float32)  # loads the BLAS
+    with open("/proc/self/maps") as maps:  # which BLAS the loader picked (LD_LIBRARY_PATH decides)
+        blas = sorted({line.split()[-1] for line in maps if "blas" in line and "/" in line})
+    print(f"numpy_bench: numpy {np.__version__}, BLAS {', '.join(blas) or '?'}", file=sys.stderr)
+    rng = np.random.default_rng(42)
+    for T in a.T:
+        for d in a.d:
+            q, k, v = (rng.uniform(-1, 1, (T, d)).astype(np.float32) for _ in range(3))
+            for causal in a.causal:
+                run = attention_fn(T, d, bool(causal))
+                if T <= 256:  # the fast form computes the same thing
+                    err = np.abs(run(q, k, v) - reference(q, k, v, bool(causal))).max()
+                    assert err < 1e-4, f"numpy attention is wrong: {err}"
+                ms, cpu_ms, min_cpu_ms, reps = time_calls(lambda: run(q, k, v), a.min_ms)
+                print(json.dumps({"T": T, "d": d, "causal": bool(causal), "backend": "numpy", "flavour": "numpy+blas",
+                                  "ms": round(ms, 5), "cpu_ms": round(cpu_ms, 5), "min_cpu_ms": round(min_cpu_ms, 5),
+                                  "reps": reps}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
