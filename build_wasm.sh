@@ -111,34 +111,40 @@ run_fuzzers() {  # run_fuzzers SECONDS: each libFuzzer target from its seed corp
   return $status
 }
 
+SUITES_PASSED=0
+SUITES_FAILED=0
+suite() {  # suite NAME COMMAND...: runs one test suite, counts it, never stops the others
+  local name="$1"
+  shift
+  log "$name"
+  if "$@"; then
+    SUITES_PASSED=$((SUITES_PASSED + 1))
+  else
+    SUITES_FAILED=$((SUITES_FAILED + 1))
+    log "FAILED: $name"
+  fi
+}
+
 run_tests() {
   deps --npm
-  local failed=0
-  log "native build + unit tests"
   build_native
-  (cd "$NATIVE_DIR" && ctest --output-on-failure) || failed=1
-  log "wasm unit tests under node"
-  build_web "$WEB_DIR" ON attn_tests attention_explainer
-  node "$WEB_DIR/attn_tests.js" || failed=1
-  log "CLI tests"
-  node --test tests/cli/ || failed=1
-  log "site + browser end-to-end tests"
+  suite "unit tests (native, doctest)" ctest --test-dir "$NATIVE_DIR" --output-on-failure
+  build_web "$WEB_DIR" ON attn_tests
+  suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
+  suite "CLI tests" node --test tests/cli/
   site
-  node --test tests/e2e/ || failed=1
-  log "native window smoke test under Xvfb"
-  bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer" || failed=1
-  log "GPU attention (GL 3.3 shaders under Mesa llvmpipe) against the scalar reference"
-  bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer" || failed=1
-  log "unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+  suite "browser end-to-end tests (headless Chromium)" node --test tests/e2e/
+  suite "native window smoke test (Xvfb)" bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer"
+  suite "GPU attention against the scalar reference (GL 3.3 under Mesa llvmpipe)" \
+    bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer"
   cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON \
     -DATTN_FUZZ=ON >&2
   cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli fuzz_compute fuzz_state fuzz_tokenizer >&2
-  "$SANITIZE_DIR/attn_tests" || failed=1
-  ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test tests/cli/ || failed=1
-  log "fuzzing (short bounded run; ./build_wasm.sh fuzz SECONDS for a longer one)"
-  run_fuzzers 10 || failed=1
-  if [ "$failed" -ne 0 ]; then log "SOME TESTS FAILED"; exit 1; fi
-  log "all tests passed"
+  suite "unit tests under ASan + UBSan" "$SANITIZE_DIR/attn_tests"
+  suite "CLI tests under ASan + UBSan" env ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test tests/cli/
+  suite "fuzzing, short bounded run (./build_wasm.sh fuzz SECONDS for longer)" run_fuzzers 10
+  echo "test suites: $SUITES_PASSED passed, $SUITES_FAILED failed"
+  [ "$SUITES_FAILED" -eq 0 ]
 }
 
 cmd="${1:---help}"

@@ -1,6 +1,8 @@
 // Drawing helpers shared by the panels (see widgets.h).
 #include "widgets.h"
 
+#include "../gpu/matrix_image.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -100,6 +102,10 @@ static float col_label_height(const HeatmapStyle& s, float cell) {
   return (w <= cell - 2 ? line : w) + ImGui::GetStyle().ItemSpacing.y;
 }
 
+// Below this cell size, and from this many cells, heatmap() asks the GPU for one image instead.
+constexpr float kGpuCellBelow = 6.0f;
+constexpr long kGpuCellsFrom = 4096;
+
 static float cell_size(const HeatmapStyle& s) { return s.cell > 0 ? s.cell : ImGui::GetFrameHeight(); }
 
 ImVec2 heatmap_size(int rows, int cols, const HeatmapStyle& s) {
@@ -141,7 +147,15 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
     }
 
   const float gap = cell >= 8 ? 1.0f : 0.0f;
-  for (int i = 0; i < rows; ++i)
+  // Many tiny cells: one textured quad coloured by a shader (src/gpu) instead of a rectangle per
+  // cell; where the GPU image is not available right now, the cells are drawn as usual.
+  const bool tiny_cells = cell < kGpuCellBelow && static_cast<long>(rows) * cols >= kGpuCellsFrom;
+  const ImTextureID image =
+      tiny_cells ? gpu::matrix_image(id, data, rows, cols, s.signed_values ? -s.range : 0.0f, s.range,
+                                     s.signed_values ? gpu::ColourMap::Diverging : gpu::ColourMap::Sequential)
+                 : nullptr;
+  if (image) dl->AddImage(image, grid, ImVec2(grid.x + cell * cols, grid.y + cell * rows));
+  for (int i = 0; i < rows && !image; ++i)
     for (int j = 0; j < cols; ++j) {
       const float v = data[static_cast<std::size_t>(i) * cols + j];
       const ImVec2 a(grid.x + cell * j, grid.y + cell * i), b(a.x + cell - gap, a.y + cell - gap);

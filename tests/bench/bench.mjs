@@ -49,7 +49,10 @@ function distSize(dir) {
     }
   };
   walk(dir);
-  return { files, bytes: files.reduce((a, f) => a + f.bytes, 0), gzip: files.reduce((a, f) => a + f.gzip, 0) };
+  const sum = (list, key) => list.reduce((a, f) => a + f[key], 0);
+  // a browser loads one of the two wasm builds (simd/ or baseline/), not both
+  const simdOnly = files.filter((f) => !f.file.startsWith("baseline" + path.sep));
+  return { files, bytes: sum(files, "bytes"), gzip: sum(files, "gzip"), simd_browser_gzip: sum(simdOnly, "gzip") };
 }
 
 // Wraps requestAnimationFrame (per-frame CPU time of the main thread) and records when
@@ -162,9 +165,21 @@ function printTables(results) {
       x("scalar"), x("eigen"), x("simd"), x("webgl"), x("tfjs"),
       ms("simd") && best ? (best / ms("simd")).toFixed(2) + "x" : "-"].map((c, i) => pad(c, w[i])).join(" "));
   }
+  lines.push("");
+  lines.push("Browser: GFLOP/s (4*T*T*d per call, the same count for causal: skipping the masked half counts as speed)");
+  const gcols = ["T", "d", "causal", "scalar", "eigen", "simd", "webgl", "ORT", "tfjs"];
+  const gw = [5, 4, 6, 8, 8, 8, 8, 8, 8];
+  lines.push(gcols.map((c, i) => pad(c, gw[i])).join(" "));
+  for (const r of results.browser) {
+    const gf = (ms) => (ms ? (GFLOP(r.T, r.d) / (ms / 1e3)).toFixed(1) : "-");
+    const ms = (n) => r.impls[n] && r.impls[n].ms;
+    lines.push([r.T, r.d, r.causal ? "yes" : "no", gf(ms("scalar")), gf(ms("eigen")), gf(ms("simd")), gf(ms("webgl")),
+      gf(r.ort_ms), gf(ms("tfjs"))].map((c, i) => pad(c, gw[i])).join(" "));
+  }
   if (results.native.length) {
     lines.push("");
-    lines.push("Native (1 thread): median ms per call (wall; CPU time in brackets); numpy = NumPy + OpenBLAS");
+    const blas = results.numpy.length ? results.numpy[0].flavour : "not run";
+    lines.push(`Native (1 thread): median ms per call (wall; CPU time in brackets); numpy = ${blas}`);
     const nc = ["T", "d", "causal", "simd", "eigen", "scalar", "numpy", "simd GF/s", "simd/numpy"];
     const nw = [5, 4, 6, 17, 17, 17, 17, 9, 10];
     lines.push(nc.map((c, i) => pad(c, nw[i])).join(" "));
@@ -176,10 +191,14 @@ function printTables(results) {
       ].map((c, i) => pad(c, nw[i])).join(" "));
     }
   }
+  lines.push("");
+  lines.push("Goals at T = 1024, d = 64:");
+  for (const g of results.goals) lines.push(`  ${g.met ? "MET    " : "NOT MET"} ${g.text}`);
   if (results.app) {
     lines.push("");
     const a = results.app;
-    lines.push(`App: dist/ ${(a.dist.bytes / 1024).toFixed(0)} KiB, ${(a.dist.gzip / 1024).toFixed(0)} KiB gzip; ` +
+    lines.push(`App: dist/ ${(a.dist.bytes / 1024).toFixed(0)} KiB, ${(a.dist.gzip / 1024).toFixed(0)} KiB gzip ` +
+      `(without baseline/, what a SIMD browser can load: ${(a.dist.simd_browser_gzip / 1024).toFixed(0)} KiB gzip); ` +
       `navigation -> first frame: median ${fmt(a.first_frame_ms.median)} ms (runs: ${a.first_frame_ms.runs.map(fmt).join(", ")})`);
     if (a.frames) {
       lines.push(`Per-frame main-thread CPU time at T = ${a.frames.tokens} tokens (median / p90 ms; setState = recompute + state JSON):`);
@@ -233,6 +252,9 @@ async function main() {
           const ortForms = Object.entries(r.impls).filter(([n]) => n.startsWith("ort-"));
           ortForms.sort((a, b) => a[1].ms - b[1].ms);
           if (ortForms.length) { r.ort_ms = ortForms[0][1].ms; r.ort_form = ortForms[0][0].slice(4); }
+          for (const v of Object.values(r.impls)) v.gflops = GFLOP(T, d) / (v.ms / 1e3);
+          for (const [name, message] of Object.entries(r.errors))
+            results.notes.push(`T=${T} d=${d} causal=${causal}: ${name} failed (${message.trim().slice(-120)})`);
           const peers = [r.ort_ms, r.impls.tfjs && r.impls.tfjs.ms].filter((x) => x);
           r.best_peer_ms = peers.length ? Math.min(...peers) : null;
           results.browser.push(r);
@@ -263,6 +285,23 @@ async function main() {
     table.get(key(e)).numpy = e;
   }
   results.native_table = [...table.values()];
+  // the goals: browser simd vs the faster peer (1.2x plain, 2x causal); native simd within 2x of NumPy
+  results.goals = [];
+  for (const causal of [false, true]) {
+    const r = results.browser.find((x) => x.T === 1024 && x.d === 64 && x.causal === causal);
+    const need = causal ? 2 : 1.2;
+    if (r && r.impls.simd && r.best_peer_ms) {
+      const x = r.best_peer_ms / r.impls.simd.ms;
+      results.goals.push({ met: x >= need, text: `browser${causal ? ", causal" : ""}: simd ${fmt(r.impls.simd.ms)} ms, ` +
+        `faster peer ${fmt(r.best_peer_ms)} ms: ${x.toFixed(2)}x (goal >= ${need}x)` });
+    }
+  }
+  const n = results.native_table.find((x) => x.T === 1024 && x.d === 64 && !x.causal);
+  if (n && n.simd && n.numpy) {
+    const x = n.simd.ms / n.numpy.ms;
+    results.goals.push({ met: x <= 2, text: `native: simd (${n.simd.flavour}) ${fmt(n.simd.ms)} ms, NumPy ${fmt(n.numpy.ms)} ms: ` +
+      `${x.toFixed(2)}x NumPy's time (goal <= 2x)` });
+  }
   results.machine.loadavg_end = os.loadavg();
   results.notes.push(`load average (1 min) at start ${load[0].toFixed(1)}, at end ${results.machine.loadavg_end[0].toFixed(1)} ` +
     `on ${results.machine.cpus} CPUs: timings are medians of interleaved rounds, still noisy under load`);

@@ -1,7 +1,8 @@
 // Native kernel benchmark: median milliseconds of one attention_forward call (output only, no
 // weights) for each backend and shape, as one JSON object per line on stdout. Not a test.
 // usage: attn_bench [--T 64,256] [--d 64] [--causal 0,1] [--backend simd,eigen] [--min-ms 300]
-//                   [--scalar-max-T 1024]
+//                   [--scalar-max-gflop 0.3]   (the scalar reference is skipped past this much work)
+//        attn_bench --check   (simd against scalar on awkward shapes, 1e-5 relative; exit 1 if not)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -87,13 +88,60 @@ Timing time_calls(F&& call, double min_ms) {
   return {median(wall), median(cpu), *std::min_element(cpu.begin(), cpu.end()), reps};
 }
 
+// max |a - b| / max |b|
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+// The SIMD kernel against the scalar reference on shapes around its block sizes (rows per pass,
+// keys per block, tile widths), self and cross, causal and not, weights and output.
+int check() {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  const int shapes[][4] = {{1, 1, 1, 1},    {7, 9, 3, 5},     {33, 33, 8, 8},   {47, 70, 17, 9},  {64, 64, 64, 64},
+                           {65, 129, 31, 33}, {96, 96, 16, 24}, {127, 200, 5, 40}, {200, 127, 72, 7}, {257, 300, 100, 65},
+                           {49, 1000, 13, 3}, {300, 64, 520, 17}};
+  double worst = 0;
+  for (const auto& s : shapes)
+    for (int causal : {0, 1}) {
+      const int Tq = s[0], Tk = s[1], d = s[2], dv = s[3];
+      std::vector<float> q(static_cast<std::size_t>(Tq) * d), k(static_cast<std::size_t>(Tk) * d),
+          v(static_cast<std::size_t>(Tk) * dv);
+      for (auto* m : {&q, &k, &v})
+        for (float& x : *m) x = uniform(rng);
+      attn::AttentionProblem p;
+      p.query = q.data(), p.key = k.data(), p.value = v.data();
+      p.Tq = Tq, p.Tk = Tk, p.d = d, p.dv = dv, p.scale = 1.0f / std::sqrt(static_cast<float>(d)), p.causal = causal;
+      std::vector<float> out_ref(static_cast<std::size_t>(Tq) * dv), w_ref(static_cast<std::size_t>(Tq) * Tk);
+      std::vector<float> out(out_ref.size()), w(w_ref.size()), out_only(out_ref.size());
+      attn::attention_scalar(p, out_ref.data(), w_ref.data());
+      attn::attention_simd(p, out.data(), w.data());
+      attn::attention_simd(p, out_only.data(), nullptr);
+      const double e = std::max({relative_error(out, out_ref), relative_error(w, w_ref), relative_error(out_only, out_ref)});
+      bool masked_zero = true;
+      for (int i = 0; causal && i < Tq; ++i)
+        for (int j = i + 1; j < Tk; ++j) masked_zero = masked_zero && w[static_cast<std::size_t>(i) * Tk + j] == 0.0f;
+      std::printf("check Tq=%d Tk=%d d=%d dv=%d causal=%d: rel err %.2e%s\n", Tq, Tk, d, dv, causal, e,
+                  masked_zero ? "" : " MASKED WEIGHT NOT 0");
+      worst = masked_zero ? std::max(worst, e) : 1.0;
+    }
+  std::printf("check (%s): worst %.2e -> %s\n", attn::simd_flavour(), worst, worst <= 1e-5 ? "ok" : "FAILED");
+  return worst <= 1e-5 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--check") return check();
   std::vector<int> Ts{64, 256, 1024, 2048}, ds{64, 512}, causals{0, 1};
   std::vector<std::string> backends{"simd", "eigen", "scalar"};
   double min_ms = 300;
-  int scalar_max_T = 1024;
+  double scalar_max_gflop = 0.3;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--T") Ts = parse_ints(argv[i + 1]);
@@ -101,7 +149,7 @@ int main(int argc, char** argv) {
     else if (flag == "--causal") causals = parse_ints(argv[i + 1]);
     else if (flag == "--backend") backends = parse_words(argv[i + 1]);
     else if (flag == "--min-ms") min_ms = std::atof(argv[i + 1]);
-    else if (flag == "--scalar-max-T") scalar_max_T = std::atoi(argv[i + 1]);
+    else if (flag == "--scalar-max-gflop") scalar_max_gflop = std::atof(argv[i + 1]);
     else { std::fprintf(stderr, "unknown flag %s\n", flag.c_str()); return 2; }
   }
   std::fprintf(stderr, "attn_bench: SIMD flavour %s\n", attn::simd_flavour());
@@ -116,7 +164,7 @@ int main(int argc, char** argv) {
         for (const std::string& name : backends) {
           attn::Backend backend;
           if (!attn::parse_backend(name, &backend)) { std::fprintf(stderr, "unknown backend %s\n", name.c_str()); return 2; }
-          if (backend == attn::Backend::Scalar && T > scalar_max_T) continue;
+          if (backend == attn::Backend::Scalar && 4.0 * T * T * d / 1e9 > scalar_max_gflop) continue;
           attn::AttentionProblem p;
           p.query = q.data(); p.key = k.data(); p.value = v.data();
           p.Tq = p.Tk = T; p.d = p.dv = d;

@@ -6,6 +6,7 @@ usage: numpy_bench.py [--T 64,256] [--d 64,512] [--causal 0,1] [--min-ms 300]
 """
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -22,15 +23,15 @@ def attention_fn(T, d, causal):
 
     def run(q, k, v):
         np.matmul(q, k.T, out=scores)
-        scores *= scale
+        np.multiply(scores, scale, out=scores)
         if mask is not None:
-            scores += mask
+            np.add(scores, mask, out=scores)
         np.max(scores, axis=1, keepdims=True, out=row)
-        scores -= row
+        np.subtract(scores, row, out=scores)
         np.exp(scores, out=scores)
         np.sum(scores, axis=1, keepdims=True, out=row)
         np.matmul(scores, v, out=out)
-        out /= row
+        np.divide(out, row, out=out)
         return out
 
     return run
@@ -71,6 +72,9 @@ def main():
     with open("/proc/self/maps") as maps:  # which BLAS the loader picked (LD_LIBRARY_PATH decides)
         blas = sorted({line.split()[-1] for line in maps if "blas" in line and "/" in line})
     print(f"numpy_bench: numpy {np.__version__}, BLAS {', '.join(blas) or '?'}", file=sys.stderr)
+    openblas = any("openblas" in path for path in blas)
+    core = os.environ.get("OPENBLAS_CORETYPE", "auto")
+    flavour = f"numpy {np.__version__} + " + (f"OpenBLAS ({core})" if openblas else "reference BLAS")
     rng = np.random.default_rng(42)
     for T in a.T:
         for d in a.d:
@@ -81,7 +85,7 @@ def main():
                     err = np.abs(run(q, k, v) - reference(q, k, v, bool(causal))).max()
                     assert err < 1e-4, f"numpy attention is wrong: {err}"
                 ms, cpu_ms, min_cpu_ms, reps = time_calls(lambda: run(q, k, v), a.min_ms)
-                print(json.dumps({"T": T, "d": d, "causal": bool(causal), "backend": "numpy", "flavour": "numpy+blas",
+                print(json.dumps({"T": T, "d": d, "causal": bool(causal), "backend": "numpy", "flavour": flavour,
                                   "ms": round(ms, 5), "cpu_ms": round(cpu_ms, 5), "min_cpu_ms": round(min_cpu_ms, 5),
                                   "reps": reps}), flush=True)
 

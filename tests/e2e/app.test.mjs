@@ -2,7 +2,7 @@
 // "it" → "animal", compute() against the core's known numbers, real mouse clicks, DPR 1 and 2.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, clickRect } from "./harness.mjs";
 
 let server, browser;
 before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
@@ -87,8 +87,7 @@ test("a real mouse click on the causal checkbox changes the weights", async () =
   // The checkbox is in the controls column; find its label's position from the app itself.
   const box = await page.evaluate(() => window.attentionExplainer.itemRect("causal"));
   assert.ok(box, "the app reports where the causal checkbox is");
-  await page.mouse.click(box.x + box.h / 2, box.y + box.h / 2);
-  await frames(page, 4);
+  await clickRect(page, box, { atX: box.h / 2 });
   const after = await page.evaluate(() => window.attentionExplainer.getState());
   assert.equal(after.causal, true);
   assert.equal(after.weights[0][1], 0);

@@ -83,3 +83,15 @@ export async function distinctColours(page, png) {
     return { colours: seen.size, width: bitmap.width, height: bitmap.height };
   }, png.toString("base64"));
 }
+
+/** A real mouse click in the middle of `rect` ({x, y, w, h}, CSS pixels), the way a hand does it:
+ *  move there, let the app see the hover, press, release. Dear ImGui reads the mouse once a frame. */
+export async function clickRect(page, rect, { atX } = {}) {
+  const x = atX !== undefined ? rect.x + atX : rect.x + rect.w / 2, y = rect.y + rect.h / 2;
+  await page.mouse.move(x, y);
+  await frames(page, 2);
+  await page.mouse.down();
+  await frames(page, 2);
+  await page.mouse.up();
+  await frames(page, 3);
+}

@@ -2,7 +2,7 @@
 // missing browser features (no WASM SIMD, no WebGL2), and a long soak with memory figures.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, clickRect } from "./harness.mjs";
 
 let server, browser;
 before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
@@ -86,7 +86,7 @@ test("bad inputs through compute: errors, never a crash; huge sizes refused", as
 test("a sentence typed into the box that is invalid shows a message and keeps the views", async () => {
   const { page, context } = await openExplainer(browser, server.url);
   const box = await page.evaluate(() => window.attentionExplainer.itemRect("sentence"));
-  await page.mouse.click(box.x + 10, box.y + box.h / 2);
+  await clickRect(page, box, { atX: 10 });
   await page.keyboard.press("Control+A");
   await page.keyboard.press("Backspace");
   await frames(page, 4);

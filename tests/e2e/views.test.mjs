@@ -2,7 +2,7 @@
 // shows (getState().view_data) checked against hand-worked values, and a screenshot of each.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, clickRect } from "./harness.mjs";
 
 let server, browser;
 before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
@@ -36,8 +36,7 @@ test("derive: the lesson's numbers at every stage; predict-then-reveal", async (
   await page.evaluate(() => window.attentionExplainer.setState({ derive_revealed: 0 }));
   await frames(page, 3);
   const reveal = await page.evaluate(() => window.attentionExplainer.itemRect("derive:reveal_next"));
-  await page.mouse.click(reveal.x + reveal.w / 2, reveal.y + reveal.h / 2);
-  await frames(page, 3);
+  await clickRect(page, reveal);
   assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).derive_revealed, 1);
   await screenshot(page, "view-derive-hidden");
   // Edited matrices recompute everything.
@@ -92,8 +91,7 @@ test("steps: Next and Back walk the seven steps with the current numbers", async
   assert.equal(state.step, 0);
   const next = await page.evaluate(() => window.attentionExplainer.itemRect("step:next"));
   for (let k = 1; k <= 6; k++) {
-    await page.mouse.click(next.x + next.w / 2, next.y + next.h / 2);
-    await frames(page, 3);
+    await clickRect(page, next);
     const s = await page.evaluate(() => window.attentionExplainer.getState());
     assert.equal(s.step, k);
     assert.equal(s.view_data.step, k);
@@ -142,8 +140,7 @@ test("practice: four exercises with live answers, a checklist kept across visits
   assert.equal(p.references.length, 4);
   assert.ok(p.checklist.length >= 6);
   const box = await page.evaluate(() => window.attentionExplainer.itemRect("check:1"));
-  await page.mouse.click(box.x + box.h / 2, box.y + box.h / 2);
-  await frames(page, 4);
+  await clickRect(page, box, { atX: box.h / 2 });
   assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).checklist & 2, 2);
   // A new visit (same browser profile) restores the ticks from localStorage.
   const again = await context.newPage();

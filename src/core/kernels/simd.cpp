@@ -1,25 +1,28 @@
 // The SIMD kernel: fused, tiled attention with an online softmax, for 128-bit wasm SIMD, SSE2 and
-// (natively, chosen at run time when the processor has them) AVX2 + FMA.
+// natively AVX2 + FMA or AVX-512 (the widest the processor has, chosen at run time).
 // Not the reference: it is checked against scalar.cpp on odd shapes (tests/unit/test_kernels.cpp).
 //
 // Shapes: query (Tq, d), key (Tk, d), value (Tk, dv) -> output (Tq, dv), weights (Tq, Tk) optional.
 // Layout, made once per call in a reused per-thread workspace (no allocation in the hot loops):
-//   queries, R at a time, interleaved (d, R) and pre-multiplied by scale·log2(e), so a score is
-//     already in base-2 units and one pointer with constant offsets reaches all R rows;
-//   keys in panels of G = NV·W keys, each (d, G) contiguous; values in panels of G columns, each
-//     (Tk, G) contiguous: the inner loops stream memory with a fixed stride.
-// A block of R queries meets the keys KB at a time. For each key block:
+//   queries, R rows at a time, interleaved (d, R) and pre-multiplied by scale·log2(e): scores come
+//     out in base-2 units, and one pointer with constant offsets reaches all R rows;
+//   keys in panels of G = NV·W keys, each (d, G); values in tiles of KB keys x G columns, a key
+//     block's tiles one after the other: the inner loops stream memory with a fixed stride.
+// Up to 8·R query rows share a pass over the keys, which they meet KB = 64 at a time (so a key
+// block is read from cache once for all of them); each block of R rows, for each key block:
 //   pass 1: scores for R queries x KB keys, an R x G register tile per step of d;
 //   pass 2: online softmax per row: new running max m, alpha = 2^(m_old - m) for what was already
 //           accumulated, p = 2^(s - m) in place (masked and padded keys give exactly 0), l += sum p;
 //   pass 3: acc = alpha·acc + p · V_block, an R x G register tile per key.
 // At the end output = acc / l. The full weights are written only when asked for (a final
 // 2^(s - m) / l over the stored scores). Under a causal mask, key blocks that lie wholly above
-// the diagonal of the query block are never visited: the masked half costs nothing.
+// the diagonal of a block of queries are never visited: the masked half costs nothing.
 //
 // The kernel body (after the #else at the bottom) is compiled once per instruction set, each time
-// in its own namespace: this file includes itself. ATTN_FORCE_SCALAR keeps the portable path;
-// the environment variable ATTN_SIMD_ISA=sse2 makes a native x86-64 build skip AVX2 (for tests).
+// in its own namespace: this file includes itself. ATTN_FORCE_SCALAR keeps the portable path; the
+// environment variable ATTN_SIMD_ISA=avx2 or =sse2 caps a native x86-64 build (for tests).
+// WebAssembly relaxed-SIMD FMA is not used: emcc 3.1.6's clang 14 emits the proposal's early
+// opcodes (f32x4.relaxed_fma = 0xfd 0xaf), which current engines reject as invalid.
 #ifndef ATTN_SIMD_KERNEL_BODY
 #include <algorithm>
 #include <cmath>
@@ -38,8 +41,17 @@
 #define SIMD_SSE 1
 #include <emmintrin.h>
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-#define SIMD_AVX2 1  // a second copy of the kernel for AVX2 + FMA, chosen at run time
+#define SIMD_AVX2 1  // more copies of the kernel, for AVX2 + FMA and AVX-512, chosen at run time
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 intrinsics trip a false -Wmaybe-uninitialized (GCC bug 105593), seen where
+// they are inlined; the warning points into the header, so it is silenced for the header's lines.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
 #endif
 #endif
 
@@ -49,6 +61,7 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr int kKeyBlock = 64;  // keys per block: a multiple of every instruction set's G
+constexpr int kBlocksPerPass = 8;  // blocks of R query rows that share a pass over the keys
 
 int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
@@ -91,17 +104,25 @@ inline float exp2_scalar(float x) {
   return poly;
 }
 
-// One workspace per thread, grown when a call needs more, never shrunk: no allocation per call
-// once warm. Shared by every instruction set's copy of the kernel.
+// One workspace per thread, grown when a call needs more: no allocation per call once warm. Shared
+// by every instruction set's copy of the kernel. Past kKeepBytes it is released after the call
+// (a rare huge problem should not hold its memory for good; its own O(T·d) copies dwarf a malloc).
 struct Workspace {
+  static constexpr std::size_t kKeepBytes = std::size_t{24} << 20;
   std::vector<float> key_panels;    // (Tk_pad / G) panels of (d, G)
   std::vector<float> value_tiles;   // (Tk_blocks, dv_pad / G) tiles of (kKeyBlock, G)
-  std::vector<float> query_pack;    // (d, R), scaled
-  std::vector<float> acc;           // (R, dv_pad): running weighted sums of values
+  std::vector<float> query_pack;    // kSuperBlock / R packs of (d, R), scaled
+  std::vector<float> acc;           // (kSuperBlock, dv_pad): running weighted sums of values
+  std::vector<float> stats;         // (kSuperBlock, 2): running max and sum per query row
   std::vector<float> scores;        // (R, kKeyBlock): one block's scores, then probabilities
   static float* grow(std::vector<float>& v, std::size_t n) {
     if (v.size() < n) v.resize(n);
     return v.data();
+  }
+  void trim() {
+    std::size_t bytes = 0;
+    for (auto* v : {&key_panels, &value_tiles, &query_pack, &acc, &stats, &scores}) bytes += v->capacity() * sizeof(float);
+    if (bytes > kKeepBytes) *this = Workspace();
   }
 };
 Workspace& workspace() {
@@ -111,13 +132,9 @@ Workspace& workspace() {
 
 // ---- instruction sets: the same small vocabulary, W lanes each ------------------------------
 #if defined(SIMD_WASM)
-#ifndef ATTN_R
-#define ATTN_R 4
-#define ATTN_NV 2
-#endif
 struct IsaWasm {
   using V = v128_t;
-  static constexpr int W = 4, R = ATTN_R, NV = ATTN_NV;
+  static constexpr int W = 4, R = 4, NV = 2;  // 8 accumulators: V8 keeps them all in registers
   static V load(const float* p) { return wasm_v128_load(p); }
   static void store(float* p, V a) { wasm_v128_store(p, a); }
   static V splat(float x) { return wasm_f32x4_splat(x); }
@@ -230,7 +247,7 @@ namespace attn { namespace { namespace kernel_portable { using Isa = IsaPortable
 namespace attn { namespace {
 struct IsaAvx2 {
   using V = __m256;
-  static constexpr int W = 8, R = 4, NV = 2;
+  static constexpr int W = 8, R = 6, NV = 2;  // 12 accumulators of 16 registers
   static V load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, V a) { _mm256_storeu_ps(p, a); }
   static V splat(float x) { return _mm256_set1_ps(x); }
@@ -256,48 +273,99 @@ namespace kernel_avx2 { using Isa = IsaAvx2;
 #else
 #pragma GCC pop_options
 #endif
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#endif
+namespace attn { namespace {
+struct IsaAvx512 {
+  using V = __m512;
+  static constexpr int W = 16, R = 8, NV = 2;  // 16 accumulators of 32 registers
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V a) { _mm512_storeu_ps(p, a); }
+  static V splat(float x) { return _mm512_set1_ps(x); }
+  static V load_splat(const float* p) { return _mm512_set1_ps(*p); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V madd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V scale_pow2(V a, V t) {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_slli_epi32(_mm512_castps_si512(t), 23)));
+  }
+  static V zero_below(V y, V x, float limit) {
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(limit), _CMP_NLT_UQ), y);
+  }
+  static float hsum(V a) { return _mm512_reduce_add_ps(a); }
+  static float hmax(V a) { return _mm512_reduce_max_ps(a); }
+};
+namespace kernel_avx512 { using Isa = IsaAvx512;
+#include "simd.cpp"
+}  // namespace kernel_avx512
+} }  // namespace attn::(anonymous)
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
 #endif  // SIMD_AVX2
 
 namespace attn {
 namespace {
 
-#if defined(SIMD_AVX2)
-bool use_avx2() {
-  static const bool yes = [] {
-    const char* forced = std::getenv("ATTN_SIMD_ISA");
-    if (forced && std::strcmp(forced, "sse2") == 0) return false;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+// The widest copy of the kernel this processor runs, chosen once (ATTN_SIMD_ISA=avx2|sse2 caps it).
+enum class Isa { Wasm, Sse2, Avx2, Avx512, Portable };
+Isa chosen_isa() {
+#if defined(SIMD_WASM)
+  return Isa::Wasm;
+#elif defined(SIMD_AVX2)
+  static const Isa isa = [] {
+    const char* cap = std::getenv("ATTN_SIMD_ISA");
+    const bool no_avx512 = cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0);
+    const bool no_avx2 = cap && std::strcmp(cap, "sse2") == 0;
+    if (!no_avx512 && __builtin_cpu_supports("avx512f")) return Isa::Avx512;
+    if (!no_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::Avx2;
+    return Isa::Sse2;
   }();
-  return yes;
-}
+  return isa;
+#elif defined(SIMD_SSE)
+  return Isa::Sse2;
+#else
+  return Isa::Portable;
 #endif
+}
 
 }  // namespace
 
 void attention_simd(const AttentionProblem& p, float* output, float* weights) {
+  Workspace& ws = workspace();
 #if defined(SIMD_WASM)
-  kernel_wasm::attention(p, output, weights, workspace());
+  kernel_wasm::attention(p, output, weights, ws);
 #elif defined(SIMD_SSE)
 #if defined(SIMD_AVX2)
-  if (use_avx2()) return kernel_avx2::attention(p, output, weights, workspace());
+  if (chosen_isa() == Isa::Avx512) kernel_avx512::attention(p, output, weights, ws);
+  else if (chosen_isa() == Isa::Avx2) kernel_avx2::attention(p, output, weights, ws);
+  else
 #endif
-  kernel_sse2::attention(p, output, weights, workspace());
+    kernel_sse2::attention(p, output, weights, ws);
 #else
-  kernel_portable::attention(p, output, weights, workspace());
+  kernel_portable::attention(p, output, weights, ws);
 #endif
+  ws.trim();
 }
 
 const char* simd_flavour() {
-#if defined(SIMD_WASM)
-  return "wasm-simd128";
-#elif defined(SIMD_SSE)
-#if defined(SIMD_AVX2)
-  if (use_avx2()) return "avx2-fma";
-#endif
-  return "sse2";
-#else
+  switch (chosen_isa()) {
+    case Isa::Wasm: return "wasm-simd128";
+    case Isa::Sse2: return "sse2";
+    case Isa::Avx2: return "avx2-fma";
+    case Isa::Avx512: return "avx512f";
+    case Isa::Portable: break;
+  }
   return "scalar";
-#endif
 }
 
 }  // namespace attn
@@ -307,6 +375,7 @@ const char* simd_flavour() {
 // Included by the top half of this file, once per instruction set.
 
 constexpr int W = Isa::W, R = Isa::R, G = Isa::NV * Isa::W;  // G: keys (or value columns) per tile
+constexpr int kSuperBlock = R * kBlocksPerPass;  // query rows that share a pass over the keys
 using V = Isa::V;
 static_assert(kKeyBlock % G == 0, "a key block holds whole tiles");
 
@@ -428,52 +497,70 @@ ATTN_NOINLINE void softmax_block(float* score, int n_pad, const int* valid, floa
 struct Layout {
   int tk_pad, tk_blocks, dv_pad;
   std::size_t key_panel;  // floats per key panel
-  float *key_panels, *value_tiles, *query_pack, *acc, *scores;
+  float *key_panels, *value_tiles, *query_pack, *acc, *stats, *scores;
 };
 
-// RR query rows from i0 (RR = R, or fewer for the last rows).
+// Up to kSuperBlock query rows (`blocks` blocks of RR rows from i0) meet each key block in turn,
+// so a key block's panels and tiles are read from L1/L2 once for all of them. Each block of RR
+// rows keeps its own state: packed queries, running max, sum and weighted values.
 template <int RR>
-void query_block(const AttentionProblem& p, int i0, const Layout& L, float* output, float* weights) {
+void query_rows(const AttentionProblem& p, int i0, int blocks, const Layout& L, float* output, float* weights) {
   const int d = p.d;
-  // this block's queries, interleaved (d, RR) and scaled into base-2 score units
-  const float qscale = p.scale * kLog2e;
-  for (int r = 0; r < RR; ++r) {
-    const float* qr = p.query + static_cast<std::size_t>(i0 + r) * d;
-    for (int c = 0; c < d; ++c) L.query_pack[c * RR + r] = qr[c] * qscale;
-  }
-  float* acc_rv = L.acc;
-  float* score = L.scores;
-  float row_max[RR], row_sum[RR], alpha[RR];
-  for (int r = 0; r < RR; ++r) row_max[r] = kNegInf, row_sum[r] = 0.0f;
-  std::fill(acc_rv, acc_rv + static_cast<std::size_t>(RR) * L.dv_pad, 0.0f);
-  // keys after the block's last query are hidden from every query in it under the causal mask
-  const int key_end = p.causal ? std::min(p.Tk, i0 + RR) : p.Tk;
-  for (int j0 = 0; j0 < key_end; j0 += kKeyBlock) {
-    const int n = std::min(kKeyBlock, key_end - j0), n_pad = round_up(n, G);
-    opaque(&score_block<RR>)(L.query_pack, d, L.key_panels + (j0 / G) * L.key_panel, n_pad, score);  // pass 1
-    int valid[RR];
+  const float qscale = p.scale * kLog2e;  // scores in base-2 units
+  for (int b = 0; b < blocks; ++b) {
+    float* pack = L.query_pack + static_cast<std::size_t>(b) * d * RR;  // (d, RR), interleaved
     for (int r = 0; r < RR; ++r) {
-      float* s = score + r * kKeyBlock;
-      const int visible = (p.causal ? std::min(key_end, i0 + r + 1) : key_end) - j0;  // keys this row may see
-      valid[r] = std::max(0, std::min(n, visible));
-      for (int j = valid[r]; j < n_pad; ++j) s[j] = kNegInf;
-      if (weights) std::memcpy(weights + static_cast<std::size_t>(i0 + r) * p.Tk + j0, s, sizeof(float) * n);
+      const float* qr = p.query + static_cast<std::size_t>(i0 + b * RR + r) * d;
+      for (int c = 0; c < d; ++c) pack[c * RR + r] = qr[c] * qscale;
     }
-    opaque(&softmax_block<RR>)(score, n_pad, valid, row_max, row_sum, alpha);  // pass 2
-    opaque(&accumulate_block<RR>)(score, n, L.value_tiles + static_cast<std::size_t>(j0) * L.dv_pad, L.dv_pad, alpha,
-                                  acc_rv);  // pass 3
+    std::fill(L.acc + static_cast<std::size_t>(b) * RR * L.dv_pad, L.acc + static_cast<std::size_t>(b + 1) * RR * L.dv_pad,
+              0.0f);
+    for (int r = 0; r < RR; ++r) L.stats[2 * (b * RR + r)] = kNegInf, L.stats[2 * (b * RR + r) + 1] = 0.0f;
   }
-  for (int r = 0; r < RR; ++r) {
-    const float inv_sum = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
-    float* out = output + static_cast<std::size_t>(i0 + r) * p.dv;
-    for (int c = 0; c < p.dv; ++c) out[c] = acc_rv[r * L.dv_pad + c] * inv_sum;
-    if (!weights) continue;
-    float* w = weights + static_cast<std::size_t>(i0 + r) * p.Tk;
-    const V vmax = Isa::splat(row_max[r]), vinv = Isa::splat(inv_sum);
-    int j = 0;
-    for (; j + W <= key_end; j += W) Isa::store(w + j, Isa::mul(exp2_nonpositive(Isa::sub(Isa::load(w + j), vmax)), vinv));
-    for (; j < key_end; ++j) w[j] = exp2_scalar(w[j] - row_max[r]) * inv_sum;
-    for (j = key_end; j < p.Tk; ++j) w[j] = 0.0f;
+  float* score = L.scores;
+  // under the causal mask, keys after a block's last query are hidden from every query in it
+  const auto key_end_of = [&](int row0) { return p.causal ? std::min(p.Tk, row0 + RR) : p.Tk; };
+  const int key_end_all = key_end_of(i0 + (blocks - 1) * RR);
+  for (int j0 = 0; j0 < key_end_all; j0 += kKeyBlock) {
+    for (int b = 0; b < blocks; ++b) {
+      const int row0 = i0 + b * RR, key_end = key_end_of(row0);
+      if (j0 >= key_end) continue;  // the whole key block is in these queries' future
+      const int n = std::min(kKeyBlock, key_end - j0), n_pad = round_up(n, G);
+      float* acc_rv = L.acc + static_cast<std::size_t>(b) * RR * L.dv_pad;
+      float row_max[RR], row_sum[RR], alpha[RR];
+      int valid[RR];
+      for (int r = 0; r < RR; ++r) row_max[r] = L.stats[2 * (b * RR + r)], row_sum[r] = L.stats[2 * (b * RR + r) + 1];
+      opaque(&score_block<RR>)(L.query_pack + static_cast<std::size_t>(b) * d * RR, d,
+                               L.key_panels + (j0 / G) * L.key_panel, n_pad, score);  // pass 1
+      for (int r = 0; r < RR; ++r) {
+        float* s = score + r * kKeyBlock;
+        const int visible = (p.causal ? std::min(key_end, row0 + r + 1) : key_end) - j0;  // keys this row may see
+        valid[r] = std::max(0, std::min(n, visible));
+        for (int j = valid[r]; j < n_pad; ++j) s[j] = kNegInf;
+        if (weights) std::memcpy(weights + static_cast<std::size_t>(row0 + r) * p.Tk + j0, s, sizeof(float) * n);
+      }
+      opaque(&softmax_block<RR>)(score, n_pad, valid, row_max, row_sum, alpha);  // pass 2
+      opaque(&accumulate_block<RR>)(score, n, L.value_tiles + static_cast<std::size_t>(j0) * L.dv_pad, L.dv_pad, alpha,
+                                    acc_rv);  // pass 3
+      for (int r = 0; r < RR; ++r) L.stats[2 * (b * RR + r)] = row_max[r], L.stats[2 * (b * RR + r) + 1] = row_sum[r];
+    }
+  }
+  for (int b = 0; b < blocks; ++b) {
+    const int row0 = i0 + b * RR, key_end = key_end_of(row0);
+    for (int r = 0; r < RR; ++r) {
+      const float row_max = L.stats[2 * (b * RR + r)], row_sum = L.stats[2 * (b * RR + r) + 1];
+      const float inv_sum = row_sum > 0.0f ? 1.0f / row_sum : 0.0f;
+      const float* acc = L.acc + (static_cast<std::size_t>(b) * RR + r) * L.dv_pad;
+      float* out = output + static_cast<std::size_t>(row0 + r) * p.dv;
+      for (int c = 0; c < p.dv; ++c) out[c] = acc[c] * inv_sum;
+      if (!weights) continue;
+      float* w = weights + static_cast<std::size_t>(row0 + r) * p.Tk;
+      const V vmax = Isa::splat(row_max), vinv = Isa::splat(inv_sum);
+      int j = 0;
+      for (; j + W <= key_end; j += W) Isa::store(w + j, Isa::mul(exp2_nonpositive(Isa::sub(Isa::load(w + j), vmax)), vinv));
+      for (; j < key_end; ++j) w[j] = exp2_scalar(w[j] - row_max) * inv_sum;
+      for (j = key_end; j < p.Tk; ++j) w[j] = 0.0f;
+    }
   }
 }
 
@@ -481,7 +568,7 @@ void query_block(const AttentionProblem& p, int i0, const Layout& L, float* outp
 template <int RR>
 void last_rows(const AttentionProblem& p, int i0, const Layout& L, float* output, float* weights) {
   if constexpr (RR > 0) {
-    if (p.Tq - i0 == RR) return query_block<RR>(p, i0, L, output, weights);
+    if (p.Tq - i0 == RR) return query_rows<RR>(p, i0, 1, L, output, weights);
     last_rows<RR - 1>(p, i0, L, output, weights);
   }
 }
@@ -494,8 +581,9 @@ void attention(const AttentionProblem& p, float* output, float* weights, Workspa
   L.tk_blocks = (p.Tk + kKeyBlock - 1) / kKeyBlock;
   L.key_panels = Workspace::grow(ws.key_panels, static_cast<std::size_t>(L.tk_pad / G) * L.key_panel);
   L.value_tiles = Workspace::grow(ws.value_tiles, static_cast<std::size_t>(L.tk_blocks) * kKeyBlock * L.dv_pad);
-  L.query_pack = Workspace::grow(ws.query_pack, static_cast<std::size_t>(p.d) * R);
-  L.acc = Workspace::grow(ws.acc, static_cast<std::size_t>(R) * L.dv_pad);
+  L.query_pack = Workspace::grow(ws.query_pack, static_cast<std::size_t>(p.d) * kSuperBlock);
+  L.acc = Workspace::grow(ws.acc, static_cast<std::size_t>(kSuperBlock) * L.dv_pad);
+  L.stats = Workspace::grow(ws.stats, 2 * kSuperBlock);
   L.scores = Workspace::grow(ws.scores, static_cast<std::size_t>(R) * kKeyBlock);
   // key panels: panel g holds keys g·G .. g·G+G-1 as (d, G); keys past Tk are 0
   for (int g = 0; g < L.tk_pad / G; ++g) {
@@ -513,15 +601,21 @@ void attention(const AttentionProblem& p, float* output, float* weights, Workspa
   const int groups = L.dv_pad / G;
   for (int j = 0; j < L.tk_blocks * kKeyBlock; ++j) {
     float* row = L.value_tiles + (static_cast<std::size_t>(j / kKeyBlock) * groups * kKeyBlock + j % kKeyBlock) * G;
-    const float* value = p.value + static_cast<std::size_t>(j) * p.dv;
     for (int h = 0; h < groups; ++h, row += kKeyBlock * G) {
       const int c_end = j < p.Tk ? std::min(G, p.dv - h * G) : 0;
-      for (int c = 0; c < c_end; ++c) row[c] = value[h * G + c];
+      for (int c = 0; c < c_end; ++c) row[c] = p.value[static_cast<std::size_t>(j) * p.dv + h * G + c];
       for (int c = c_end; c < G; ++c) row[c] = 0.0f;
     }
   }
   int i0 = 0;
-  for (; i0 + R <= p.Tq; i0 += R) query_block<R>(p, i0, L, output, weights);
+  for (; i0 + R <= p.Tq; i0 += kSuperBlock) {
+    const int blocks = std::min(kSuperBlock, p.Tq - i0) / R;
+    query_rows<R>(p, i0, blocks, L, output, weights);
+    if (blocks * R < kSuperBlock) {
+      i0 += blocks * R;
+      break;
+    }
+  }
   last_rows<R - 1>(p, i0, L, output, weights);
 }
 

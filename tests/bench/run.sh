@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The kernel benchmark (./build_wasm.sh bench): the native kernel (attn_bench) beside NumPy + OpenBLAS,
+# then ONE headless Chromium run: our backends beside onnxruntime-web and tfjs-backend-wasm, and the
+# app's frame time, first frame and size. Prints the table (stdout) and writes tests/bench/out/results.json.
+# Installs what it needs when missing: the peers (tests/bench/node_modules), playwright-core (repo
+# root), OpenBLAS (Debian's libopenblas0-serial, unpacked into .cache/openblas: no system change).
+# Environment: BENCH_QUICK=1 (fewer shapes, ~2 min), BENCH_SKIP_SITE=1 (use dist/ as it is),
+# OPENBLAS_CORETYPE (else chosen from /proc/cpuinfo: OpenBLAS 0.3.21 does not know newer Xeons).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$ROOT"
+export NODE_PATH=/usr/share/nodejs
+OUT=tests/bench/out
+NATIVE_DIR=build/native
+mkdir -p "$OUT"
+log() { echo "[bench] $*" >&2; }
+start=$(date +%s)
+QUICK="${BENCH_QUICK:-0}"
+[ "${1:-}" = "--quick" ] && QUICK=1
+if [ "$QUICK" = 1 ]; then
+  SHAPES=(--T 64,1024 --d 64); MIN_MS=150
+else
+  SHAPES=(--T 64,256,1024,2048 --d 64,512); MIN_MS=300
+fi
+log "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (timings on a loaded machine are noisy)"
+
+# -- packages ------------------------------------------------------------------------------------
+[ -d node_modules/playwright-core ] || bash tools/install_deps.sh --npm
+if [ ! -d tests/bench/node_modules/onnxruntime-web ] || [ ! -d tests/bench/node_modules/@tensorflow/tfjs-backend-wasm ] ||
+   [ ! -d tests/bench/node_modules/onnx-proto ]; then
+  log "installing the peers (onnxruntime-web, tfjs, onnx-proto) into tests/bench/node_modules"
+  (cd tests/bench && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+python_ok=1
+/usr/bin/python3 -c "import numpy" 2>/dev/null || python_ok=0
+if [ "$python_ok" = 0 ] && command -v apt-get >/dev/null; then
+  log "installing python3-numpy"
+  apt-get install -y --no-install-recommends python3-numpy >&2 && python_ok=1
+fi
+
+# OpenBLAS for NumPy, without switching the system's BLAS: the serial (one-thread) build unpacked
+# under .cache and put first on LD_LIBRARY_PATH for the NumPy run only.
+OPENBLAS_DIR=.cache/openblas
+OPENBLAS_LIB="$OPENBLAS_DIR/root/usr/lib/x86_64-linux-gnu/openblas-serial"
+if [ "$python_ok" = 1 ] && [ ! -f "$OPENBLAS_LIB/libblas.so.3" ]; then
+  log "fetching Debian's libopenblas0-serial into $OPENBLAS_DIR"
+  mkdir -p "$OPENBLAS_DIR"
+  (cd "$OPENBLAS_DIR" && rm -f ./*.deb && apt-get download libopenblas0-serial >&2 2>/dev/null &&
+   dpkg -x libopenblas0-serial_*.deb root) || log "could not fetch OpenBLAS: NumPy runs with the system BLAS"
+fi
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
+  case "$flags" in
+    *avx512_bf16*) export OPENBLAS_CORETYPE=Cooperlake ;;
+    *avx512f*) export OPENBLAS_CORETYPE=SkylakeX ;;
+    *avx2*) export OPENBLAS_CORETYPE=Haswell ;;
+  esac
+fi
+
+# -- native: our kernel, then NumPy --------------------------------------------------------------
+log "building attn_bench in $NATIVE_DIR"
+imgui="$(tools/fetch_imgui.sh 2>/dev/null || true)"
+cmake -S . -B "$NATIVE_DIR" -DCMAKE_BUILD_TYPE=Release ${imgui:+-DIMGUI_DIR="$imgui"} >&2
+cmake --build "$NATIVE_DIR" -j "$(nproc)" --target attn_bench >&2
+log "native kernels"
+"$NATIVE_DIR/attn_bench" "${SHAPES[@]}" --backend simd,eigen,scalar --min-ms "$MIN_MS" > "$OUT/native.jsonl"
+: > "$OUT/numpy.jsonl"
+if [ "$python_ok" = 1 ]; then
+  log "NumPy (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto})"
+  LD_LIBRARY_PATH="$PWD/$OPENBLAS_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+    /usr/bin/python3 tests/bench/numpy_bench.py "${SHAPES[@]}" --min-ms "$MIN_MS" > "$OUT/numpy.jsonl" ||
+    log "NumPy failed: no NumPy column"
+fi
+
+# -- the site, then the browser ------------------------------------------------------------------
+if [ "${BENCH_SKIP_SITE:-0}" != 1 ] || [ ! -f dist/index.html ]; then
+  log "building the site (./build_wasm.sh site)"
+  ./build_wasm.sh site >&2
+fi
+log "headless Chromium"
+quick_flag=()
+[ "$QUICK" = 1 ] && quick_flag=(--quick)
+node tests/bench/bench.mjs --dist dist --native "$OUT/native.jsonl" --numpy "$OUT/numpy.jsonl" \
+  --out "$OUT/results.json" "${quick_flag[@]}"
+log "done in $(( $(date +%s) - start )) s"
