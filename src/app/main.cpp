@@ -70,6 +70,16 @@ void load_fonts(float dpr) {
                                  15.0f * dpr, &config, kGlyphRanges);
 }
 
+// GPU objects first (they need the context), then ImGui, then the window.
+void shut_down(GLFWwindow* window) {
+  gpu::stop();
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,12 +125,7 @@ int main(int argc, char** argv) {
                          });
   if (options.gpu_check) {
     const bool agreed = gpu::print_check(gpu::attention(), gpu::standard_cases(), stdout);
-    gpu::stop();
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
-    ImGui::DestroyContext();
-    glfwDestroyWindow(window);
-    glfwTerminate();
+    shut_down(window);
     return agreed ? 0 : 1;
   }
 
@@ -186,12 +191,7 @@ int main(int argc, char** argv) {
     return true;
   });
 
-  gpu::stop();
-  ImGui_ImplOpenGL3_Shutdown();
-  ImGui_ImplGlfw_Shutdown();
-  ImGui::DestroyContext();
-  glfwDestroyWindow(window);
-  glfwTerminate();
+  shut_down(window);
   if (options.frames > 0) std::printf("drew %d frames\n", frame_count);
   return 0;
 }
