@@ -6,10 +6,11 @@
 set(FONT_SUBSET ${CMAKE_BINARY_DIR}/assets/ui_font.ttf)
 set(FONT_SOURCE ${CMAKE_BINARY_DIR}/assets/ui_font.cpp)
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/assets)
-set(FONT_UNICODES "U+0020-007E,U+00A0-00FF,U+0370-03FF,U+2010-2027,U+2030-205E,U+2070-209F,U+2190-21FF,U+2200-22FF,U+2300-23FF,U+25A0-25FF,U+2600-26FF,U+2713-2718,U+1D40,U+1D62,U+2C7C")
+set(FONT_UNICODES "U+0020-017F,U+0370-03FF,U+1D40,U+1D62,U+2010-205E,U+2070-209F,U+2190-21FF,U+2200-22FF,U+2580-259F,U+2605,U+2713-2718,U+2C7C")
+# (keep in step with kGlyphRanges in src/app/main.cpp)
 add_custom_command(
   OUTPUT ${FONT_SUBSET}
-  COMMAND /usr/bin/python3 -m fontTools.subset ${FONT_TTF} --unicodes=${FONT_UNICODES} --output-file=${FONT_SUBSET}
+  COMMAND /usr/bin/python3 -m fontTools.subset ${FONT_TTF} --unicodes=${FONT_UNICODES} --no-hinting --layout-features="" --output-file=${FONT_SUBSET}
   DEPENDS ${FONT_TTF}
   COMMENT "Subsetting the UI font")
 add_custom_command(
@@ -25,6 +26,10 @@ add_library(imgui STATIC
 target_include_directories(imgui PUBLIC ${IMGUI_DIR} ${IMGUI_DIR}/backends)
 target_compile_options(imgui PRIVATE -w)
 if(EMSCRIPTEN)
+  # Download size matters more than speed for the UI code (the kernels in attn_core stay at -O3).
+  target_compile_options(imgui PRIVATE -Os)
+endif()
+if(EMSCRIPTEN)
   target_compile_definitions(imgui PUBLIC IMGUI_IMPL_OPENGL_ES3)
   target_link_options(imgui PUBLIC -sUSE_GLFW=3)
 else()
@@ -39,6 +44,9 @@ file(GLOB APP_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/app/*.cpp)
 file(GLOB GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/gpu/*.cpp)
 add_executable(attention_explainer ${APP_SOURCES} ${UI_SOURCES} ${GPU_SOURCES} ${FONT_SOURCE})
 target_link_libraries(attention_explainer PRIVATE attn_state imgui)
+if(EMSCRIPTEN)
+  target_compile_options(attention_explainer PRIVATE -Os)
+endif()
 target_compile_definitions(attention_explainer PRIVATE ATTN_SHADER_DIR="${CMAKE_SOURCE_DIR}/shaders")
 
 if(EMSCRIPTEN)

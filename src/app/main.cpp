@@ -55,10 +55,11 @@ bool parse_options(int argc, char** argv, Options* o) {
   return true;
 }
 
-// Every character the panels draw: Latin, Greek, super/subscripts, arrows, maths, boxes.
-const ImWchar kGlyphRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x1D40, 0x1D40, 0x1D62, 0x1D62, 0x2010, 0x205E,
-                                0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x23FF, 0x25A0, 0x26FF, 0x2713, 0x2718,
-                                0x2C7C, 0x2C7C, 0};
+// Every character the panels draw: Latin, Greek, super/subscripts, arrows, maths, blocks, ★ ✓ ✗
+// (the same ranges as FONT_UNICODES in cmake/app.cmake, which cuts the font down to them).
+const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x1D40, 0x1D40, 0x1D62, 0x1D62, 0x2010, 0x205E,
+                                0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2580, 0x259F, 0x2605, 0x2605,
+                                0x2713, 0x2718, 0x2C7C, 0x2C7C, 0};
 
 void load_fonts(float dpr) {
   ImGuiIO& io = ImGui::GetIO();
