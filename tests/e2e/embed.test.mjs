@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, holdKey } from "./harness.mjs";
 
 let server, other, browser, otherDir;
 before(async () => {
@@ -158,12 +158,9 @@ test("keyboard only: ] and [ change the selected token; arrow keys and Space ope
   const start = await page.evaluate(() => window.attentionExplainer.getState());
   let changed = null;
   for (let i = 0; i < 16 && !changed; i++) {
-    await page.keyboard.press("ArrowDown");
-    await frames(page, 2);
-    await page.keyboard.press("Space");
-    await frames(page, 3);
-    await page.keyboard.press("Escape");  // closes a combo opened on the way
-    await frames(page, 2);
+    await holdKey(page, "ArrowDown");
+    await holdKey(page, "Space");
+    await holdKey(page, "Escape");  // closes a combo opened on the way
     const s = await page.evaluate(() => window.attentionExplainer.getState());
     for (const key of ["causal", "scale", "cross", "token", "light_theme"]) if (s[key] !== start[key]) changed = key;
   }

@@ -95,3 +95,13 @@ export async function clickRect(page, rect, { atX } = {}) {
   await page.mouse.up();
   await frames(page, 3);
 }
+
+/** Presses a key (e.g. "Backspace", "Control+A") and holds it for two frames: Dear ImGui 1.86 reads
+ *  the keys' up/down state once a frame, so a press and release inside one frame would be missed. */
+export async function holdKey(page, combo) {
+  const keys = combo.split("+");
+  for (const key of keys) await page.keyboard.down(key);
+  await frames(page, 2);
+  for (const key of [...keys].reverse()) await page.keyboard.up(key);
+  await frames(page, 2);
+}

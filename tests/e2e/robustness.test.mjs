@@ -2,7 +2,7 @@
 // missing browser features (no WASM SIMD, no WebGL2), and a long soak with memory figures.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, clickRect } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, clickRect, holdKey } from "./harness.mjs";
 
 let server, browser;
 before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
@@ -87,9 +87,9 @@ test("a sentence typed into the box that is invalid shows a message and keeps th
   const { page, context } = await openExplainer(browser, server.url);
   const box = await page.evaluate(() => window.attentionExplainer.itemRect("sentence"));
   await clickRect(page, box, { atX: 10 });
-  await page.keyboard.press("Control+A");
-  await page.keyboard.press("Backspace");
-  await frames(page, 4);
+  await holdKey(page, "Control+A");
+  await holdKey(page, "Backspace");
+  await frames(page, 2);
   const s = await page.evaluate(() => window.attentionExplainer.getState());
   assert.equal(s.sentence, "The animal didn't cross the street because it was tired", "last good sentence kept");
   assert.match(s.error, /empty/);
