@@ -1,8 +1,9 @@
 # The ImGui explainer: the same sources for the web (Emscripten GLFW + WebGL2) and natively
 # (GLFW + OpenGL 3.3 core). Included from CMakeLists.txt when IMGUI_DIR is set.
 
-# The UI font: DejaVu Sans cut down at build time to the characters the app draws (~50 KB
-# instead of ~750 KB), then embedded as a byte array in both builds.
+# The UI font: DejaVu Sans cut down at build time to the characters the app draws (~80 KB
+# instead of ~750 KB). Natively it is embedded as a byte array; on the web it is a file of the
+# site (dist/ui_font.ttf), shared by the SIMD and baseline builds and loaded by web/explainer.js.
 set(FONT_SUBSET ${CMAKE_BINARY_DIR}/assets/ui_font.ttf)
 set(FONT_SOURCE ${CMAKE_BINARY_DIR}/assets/ui_font.cpp)
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/assets)
@@ -22,7 +23,7 @@ add_custom_command(
 add_library(imgui STATIC
   ${IMGUI_DIR}/imgui.cpp ${IMGUI_DIR}/imgui_draw.cpp ${IMGUI_DIR}/imgui_tables.cpp ${IMGUI_DIR}/imgui_widgets.cpp
   ${IMGUI_DIR}/imgui_demo.cpp
-  ${IMGUI_DIR}/backends/imgui_impl_glfw.cpp ${IMGUI_DIR}/backends/imgui_impl_opengl3.cpp)
+  ${IMGUI_DIR}/backends/imgui_impl_glfw.cpp)  # the renderer is the app's own: src/gpu/imgui_renderer.cpp
 target_include_directories(imgui PUBLIC ${IMGUI_DIR} ${IMGUI_DIR}/backends)
 target_compile_options(imgui PRIVATE -w)
 if(EMSCRIPTEN)
@@ -30,7 +31,6 @@ if(EMSCRIPTEN)
   target_compile_options(imgui PRIVATE -Os)
 endif()
 if(EMSCRIPTEN)
-  target_compile_definitions(imgui PUBLIC IMGUI_IMPL_OPENGL_ES3)
   target_link_options(imgui PUBLIC -sUSE_GLFW=3)
 else()
   find_package(glfw3 REQUIRED)
@@ -42,10 +42,21 @@ file(GLOB UI_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/ui/*.cpp)
 list(REMOVE_ITEM UI_SOURCES ${CMAKE_SOURCE_DIR}/src/ui/app_state.cpp)  # in attn_state
 file(GLOB APP_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/app/*.cpp)
 file(GLOB GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/gpu/*.cpp)
-add_executable(attention_explainer ${APP_SOURCES} ${UI_SOURCES} ${GPU_SOURCES} ${FONT_SOURCE})
+if(EMSCRIPTEN)
+  add_custom_target(ui_font ALL DEPENDS ${FONT_SUBSET})
+  add_executable(attention_explainer ${APP_SOURCES} ${UI_SOURCES} ${GPU_SOURCES})
+  add_dependencies(attention_explainer ui_font)
+else()
+  add_executable(attention_explainer ${APP_SOURCES} ${UI_SOURCES} ${GPU_SOURCES} ${FONT_SOURCE})
+endif()
 target_link_libraries(attention_explainer PRIVATE attn_state imgui)
 if(EMSCRIPTEN)
   target_compile_options(attention_explainer PRIVATE -Os)
+  if(NOT ATTN_SIMD)
+    # The baseline build serves only browsers without WASM SIMD: optimised for size at link time
+    # too (-Os after Release's -O3 wins). The SIMD build keeps -O3: -Os there slows its kernel ~6%.
+    target_link_options(attention_explainer PRIVATE -Os)
+  endif()
 endif()
 target_compile_definitions(attention_explainer PRIVATE ATTN_SHADER_DIR="${CMAKE_SOURCE_DIR}/shaders")
 

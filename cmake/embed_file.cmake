@@ -1,5 +1,5 @@
-# Turns a binary file into a C++ source with a byte array, so native and wasm builds carry the
-# same asset without a file system. Run as: cmake -DIN=... -DOUT=... -DNAME=... -P embed_file.cmake
+# Turns a binary file into a C++ source with a byte array, so the native build carries an asset
+# (the UI font) without files beside it. Run as: cmake -DIN=... -DOUT=... -DNAME=... -P embed_file.cmake
 file(READ "${IN}" hex HEX)
 string(LENGTH "${hex}" hex_length)
 math(EXPR size "${hex_length} / 2")

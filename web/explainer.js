@@ -71,12 +71,12 @@
   // The address bar follows the inputs (a permalink at any moment); defaults are left out.
   const DEFAULTS = { view: "flow", sentence: "The animal didn't cross the street because it was tired", token: "it",
     causal: false, scale: true, temperature: 1, cross: false, kv_sentence: "The tired animal slept under a tree",
-    mistake: "none" };
+    mistake: "none", backend: "auto", cost_T: 2048 };
   function permalinkSearch(state) {
     const params = new URLSearchParams();
     const current = { view: state.view, sentence: state.sentence, token: state.token_text, causal: state.causal,
       scale: state.scale, temperature: Math.round(state.temperature * 1000) / 1000, cross: state.cross,
-      kv_sentence: state.kv_sentence, mistake: state.mistake };
+      kv_sentence: state.kv_sentence, mistake: state.mistake, backend: state.backend, cost_T: state.cost_T };
     for (const [key, value] of Object.entries(current)) {
       if (key === "kv_sentence" && !state.cross) continue;
       if (value === DEFAULTS[key]) continue;
@@ -85,7 +85,9 @@
     const text = params.toString();
     return text ? "?" + text : "";
   }
-  api.permalink = () => location.origin + location.pathname + permalinkSearch(api.getState());
+  // The inputs and tokens with the selected query's row of weights: the light part of getState().
+  const summaryState = () => call("attn_get_summary").state;
+  api.permalink = () => location.origin + location.pathname + permalinkSearch(summaryState());
 
   function download(name, blob) {
     const url = URL.createObjectURL(blob);
@@ -145,7 +147,7 @@
   // The selected token's attention in words, for screen readers (a hidden live region).
   const summaryBox = document.getElementById("summary");
   function summarise(state) {
-    const row = state.weights[state.token];
+    const row = state.selected_weights;
     const keys = state.kv_tokens;
     const top = row.map((w, j) => [w, j]).sort((a, b) => b[0] - a[0]).slice(0, 3)
       .map(([w, j]) => `${keys[j]} ${w.toFixed(2)}`).join(", ");
@@ -155,7 +157,7 @@
 
   let announceTimer = 0;
   function stateChanged() {
-    const state = api.getState();
+    const state = summaryState();
     const summary = summarise(state);
     if (summaryBox.textContent !== summary) summaryBox.textContent = summary;
     try { localStorage.setItem(CHECKLIST_KEY, String(state.checklist)); } catch (e) { /* storage blocked */ }
@@ -164,15 +166,17 @@
     } else {
       openFull.href = location.pathname + permalinkSearch(state);
     }
-    embedBridge.announce(state);
+    if (!listeners.size && !embedBridge.active()) return;
+    const full = api.getState();  // with the matrices, only for those who listen
+    embedBridge.announce(full);
     for (const fn of listeners) {
-      try { fn(state); } catch (e) { console.error(e); }
+      try { fn(full); } catch (e) { console.error(e); }
     }
   }
 
   // URL parameters -> inputs. Each is applied on its own, so one bad value only warns.
   const BOOLEAN_PARAMS = ["causal", "scale", "cross", "library_best_only", "embed", "reduced_motion"];
-  const STRING_PARAMS = ["view", "sentence", "kv_sentence", "mistake", "theme"];
+  const STRING_PARAMS = ["view", "sentence", "kv_sentence", "mistake", "theme", "backend"];
   const PAGE_PARAMS = ["origin"];  // read by the page itself (the embedding page's origin)
   function paramValue(key, raw) {
     if (key === "views") return raw.split(",").map((v) => v.trim()).filter(Boolean);
@@ -187,6 +191,10 @@
       return v;
     }
     if (key === "token") return /^\d+$/.test(raw) ? Number(raw) : raw;
+    if (key === "cost_T") {
+      if (!/^\d+$/.test(raw)) throw new Error("cost_T: must be a whole number");
+      return Number(raw);
+    }
     if (STRING_PARAMS.includes(key)) return raw;
     return undefined;
   }
@@ -230,6 +238,7 @@
       }
     }
     return {
+      active,
       listen() { if (active()) { window.addEventListener("message", handle); send({ type: PREFIX + "ready", state: api.getState() }); } },
       announce(state) { send({ type: PREFIX + "changed", state }); },
     };
@@ -251,10 +260,26 @@
     return;
   }
 
+  // The UI font is one file for both builds, fetched while the wasm downloads and put into the
+  // program's file system (/ui_font.ttf) before main() runs.
+  const font = fetch("ui_font.ttf").then((r) => {
+    if (!r.ok) throw new Error(`HTTP ${r.status}`);
+    return r.arrayBuffer();
+  });
   window.Module = {
     canvas,
     print: (text) => console.log(text),
     printErr: (text) => console.warn(text),
+    preRun: [() => {
+      Module.addRunDependency("ui_font.ttf");
+      font.then((bytes) => {
+        Module.FS_createDataFile("/", "ui_font.ttf", new Uint8Array(bytes), true, false, false);
+        Module.removeRunDependency("ui_font.ttf");
+      }, (e) => {
+        showError("Could not load the font ui_font.ttf (" + e.message + "): is the site complete?");
+        rejectReady(new Error("could not load ui_font.ttf"));
+      });
+    }],
     postRun: [() => {
       running = true;
       const checklist = storedChecklist();
@@ -264,7 +289,7 @@
       api.setState({ reduced_motion: prefers("(prefers-reduced-motion: reduce)"),
         theme: prefers("(prefers-color-scheme: light)") ? "light" : "dark" });
       applyUrlParameters();
-      if (api.getState().embed) openFull.classList.remove("hidden");
+      if (summaryState().embed) openFull.classList.remove("hidden");
       embedBridge.listen();
       stateChanged();
     }],

@@ -39,11 +39,29 @@ namespace js_api {
 void attach(attn::AppState* state) { g_state = state; }
 }  // namespace js_api
 
-// {"state": {...}} with inputs and results.
+// {"state": {...}} with inputs and results, the open view's numbers and which backend is live.
 JS_EXPORT const char* attn_get_state() {
   if (!g_state) return error_reply("the explainer is not running yet");
   nlohmann::json state = attn::state_to_json(*g_state);
   state["view_data"] = attn::ui::view_data(*g_state);
+  const attn::BackendChoice live = attn::ui::live_backend(*g_state);
+  const attn::GpuFacts gpu = attn::ui::gpu_facts();
+  state["backend_live"] = {{"name", live.name}, {"reason", live.reason}};
+  state["gpu"] = {{"available", gpu.available}, {"software", gpu.software}, {"renderer", gpu.renderer},
+                  {"unavailable_reason", gpu.available ? "" : gpu.unavailable_reason}};
+  return reply({{"state", state}});
+}
+
+// {"state": {...}} with the inputs and tokens only, and "selected_weights": the selected query's
+// row of weights. What the page needs after every change (address bar, screen-reader summary),
+// without the cost of the full state's matrices.
+JS_EXPORT const char* attn_get_summary() {
+  if (!g_state) return error_reply("the explainer is not running yet");
+  nlohmann::json state = attn::inputs_to_json(*g_state);
+  const attn::Matrix& w = g_state->model.trace.weights;
+  nlohmann::json row = nlohmann::json::array();
+  for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(g_state->inputs.token, j));
+  state["selected_weights"] = row;
   return reply({{"state", state}});
 }
 

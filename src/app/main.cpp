@@ -9,7 +9,6 @@
 //                      print the table, exit 0 (all agree) or 1
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
-#include <imgui_impl_opengl3.h>
 
 #include <GLFW/glfw3.h>
 
@@ -24,9 +23,6 @@
 #include "../ui/panels.h"
 #include "js_api.h"
 #include "platform.h"
-
-extern const unsigned char ui_font_ttf[];
-extern const std::size_t ui_font_ttf_size;
 
 namespace {
 
@@ -61,20 +57,22 @@ const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x1D40, 0x1D40, 
                                 0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2580, 0x259F, 0x2605, 0x2605,
                                 0x2713, 0x2718, 0x2C7C, 0x2C7C, 0};
 
-void load_fonts(float dpr) {
+bool load_fonts(float dpr) {
+  const platform::Bytes font = platform::ui_font();
+  if (!font.data) return false;
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   ImFontConfig config;
-  config.FontDataOwnedByAtlas = false;  // the bytes are static, embedded in the binary
+  config.FontDataOwnedByAtlas = false;  // the bytes live as long as the program (platform::ui_font)
   config.OversampleH = 2;
-  io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(ui_font_ttf), static_cast<int>(ui_font_ttf_size),
-                                 15.0f * dpr, &config, kGlyphRanges);
+  io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(font.data), static_cast<int>(font.size), 15.0f * dpr,
+                                 &config, kGlyphRanges);
+  return true;
 }
 
 // GPU objects first (they need the context), then ImGui, then the window.
 void shut_down(GLFWwindow* window) {
   gpu::stop();
-  ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
@@ -107,9 +105,11 @@ int main(int argc, char** argv) {
   float dpr = platform::device_pixel_ratio();
   bool light_theme = false;
   attn::ui::apply_theme(dpr, light_theme);
-  load_fonts(dpr);
+  if (!load_fonts(dpr)) {
+    std::fprintf(stderr, "error: the UI font is missing\n");
+    return 1;
+  }
   ImGui_ImplGlfw_InitForOpenGL(window, true);
-  ImGui_ImplOpenGL3_Init(platform::glsl_version());
   platform::init(window);
   // Panels copy with ImGui::SetClipboardText; route it to the real clipboard (the page's, on the web).
   ImGui::GetIO().ClipboardUserData = window;
@@ -117,8 +117,13 @@ int main(int argc, char** argv) {
     platform::copy_to_clipboard(static_cast<GLFWwindow*>(user_data), text);
   };
 
-  // The GPU path needs the GL context; compute's "backend": "webgl" reaches it from here on.
-  gpu::start();
+  // ImGui's renderer and the GPU path need the GL context; compute's "backend": "webgl" reaches
+  // the GPU from here on.
+  if (!gpu::start()) {
+    std::fprintf(stderr, "error: could not build the shaders that draw the interface\n");
+    shut_down(window);
+    return 1;
+  }
   attn::register_backend(gpu::GpuAttention::kBackendName,
                          [](const attn::Matrix& query, const attn::Matrix& key, const attn::Matrix& value,
                             const attn::AttentionOptions& attention_options) {
@@ -146,12 +151,7 @@ int main(int argc, char** argv) {
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);
     glfwPollEvents();
-    // The browser gave a lost WebGL context back: ImGui's GL objects died with the old one.
-    // A fresh renderer backend (not only new device objects: it remembers its buffer sizes).
-    if (gpu::poll_context_restored()) {
-      ImGui_ImplOpenGL3_Shutdown();
-      ImGui_ImplOpenGL3_Init(platform::glsl_version());
-    }
+    gpu::poll_context_restored();  // a lost WebGL context came back: rebuild the GL objects
     const float new_dpr = platform::device_pixel_ratio();
     if (state.inputs.light_theme != light_theme) {
       light_theme = state.inputs.light_theme;
@@ -161,10 +161,8 @@ int main(int argc, char** argv) {
       dpr = new_dpr;
       attn::ui::apply_theme(dpr, light_theme);
       load_fonts(dpr);
-      ImGui_ImplOpenGL3_DestroyFontsTexture();
-      ImGui_ImplOpenGL3_CreateFontsTexture();
+      gpu::rebuild_imgui_font();
     }
-    ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     attn::ui::draw_app(state, ImGui::GetTime());
@@ -179,7 +177,7 @@ int main(int argc, char** argv) {
     const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
     glClearColor(background.x, background.y, background.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    gpu::render_imgui(ImGui::GetDrawData(), fb_w, fb_h);
     ++frame_count;
     if (frame_count == options.frames) {
       const bool saved = options.screenshot.empty() || platform::save_screenshot(options.screenshot, fb_w, fb_h);

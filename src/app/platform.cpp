@@ -13,6 +13,8 @@
 #define PLATFORM_NATIVE 1
 #define GL_GLEXT_PROTOTYPES
 #include <GL/gl.h>
+extern const unsigned char ui_font_ttf[];  // cmake/embed_file.cmake
+extern const std::size_t ui_font_ttf_size;
 #endif
 #include <GLFW/glfw3.h>
 #include <imgui_impl_glfw.h>
@@ -36,7 +38,17 @@ void loop_iteration() { g_frame(); }
 }  // namespace
 
 void set_context_hints() {}  // -sMIN/MAX_WEBGL_VERSION=2 decides: WebGL2 (GLSL ES 3.00)
-const char* glsl_version() { return "#version 300 es"; }
+
+Bytes ui_font() {
+  static std::vector<unsigned char> bytes;
+  if (bytes.empty())
+    if (std::FILE* f = std::fopen("/ui_font.ttf", "rb")) {
+      unsigned char chunk[16384];
+      for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) bytes.insert(bytes.end(), chunk, chunk + n);
+      std::fclose(f);
+    }
+  return bytes.empty() ? Bytes{} : Bytes{bytes.data(), bytes.size()};
+}
 
 void init(GLFWwindow* window) {
   glfwSetScrollCallback(window, scroll_callback);
@@ -110,7 +122,8 @@ void set_context_hints() {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
 }
-const char* glsl_version() { return "#version 330 core"; }
+
+Bytes ui_font() { return {ui_font_ttf, ui_font_ttf_size}; }
 
 void init(GLFWwindow*) {}
 float device_pixel_ratio() { return 1.0f; }

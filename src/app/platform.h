@@ -1,6 +1,7 @@
 // The platform edge: everything that differs between the browser (Emscripten) and a desktop
 // window lives behind these few functions. Not UI: panels never include this.
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -8,9 +9,16 @@ struct GLFWwindow;
 
 namespace platform {
 
-// GL context hints and the GLSL version line for ImGui's OpenGL3 backend.
+// The UI font's bytes (a TrueType file), alive for the whole program; data is null if missing.
+// Web: the site's ui_font.ttf, put at /ui_font.ttf by web/explainer.js. Native: embedded.
+struct Bytes {
+  const unsigned char* data = nullptr;
+  std::size_t size = 0;
+};
+Bytes ui_font();
+
+// GL context hints: WebGL2 in the browser, OpenGL 3.3 core natively (the GLSL of shaders/).
 void set_context_hints();
-const char* glsl_version();
 
 // Called once after the window exists: input fixes (wheel, touch) and canvas sizing.
 void init(GLFWwindow* window);

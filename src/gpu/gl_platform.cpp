@@ -3,6 +3,7 @@
 #include "gl_platform.h"
 
 #if defined(__EMSCRIPTEN__)
+#include <emscripten.h>
 #include <emscripten/html5.h>
 #endif
 
@@ -25,6 +26,16 @@ EM_BOOL context_restored(int, const void*, void*) {
 }  // namespace
 
 const char* glsl_header() { return "#version 300 es\nprecision highp float;\n"; }
+std::string renderer_name() {
+  // WebGL's RENDERER is a fixed "WebKit WebGL"; the unmasked name says which GPU (or SwiftShader).
+  char name[256] = "";
+  EM_ASM({
+    var ext = GLctx.getExtension("WEBGL_debug_renderer_info");
+    var text = String(GLctx.getParameter(ext ? ext.UNMASKED_RENDERER_WEBGL : GLctx.RENDERER) || "");
+    stringToUTF8(text, $0, $1);
+  }, name, sizeof name);
+  return name;
+}
 std::string shader_path(const std::string& file_name) { return "/shaders/" + file_name; }
 
 bool enable_float_render_targets() {
@@ -43,11 +54,21 @@ void watch_context(void (*on_lost)(), void (*on_restored)()) {
 #else
 
 const char* glsl_header() { return "#version 330 core\n"; }
+std::string renderer_name() {
+  const GLubyte* name = glGetString(GL_RENDERER);
+  return name ? reinterpret_cast<const char*>(name) : "";
+}
 std::string shader_path(const std::string& file_name) { return std::string(ATTN_SHADER_DIR) + "/" + file_name; }
 bool enable_float_render_targets() { return true; }
 bool context_is_lost() { return false; }
 void watch_context(void (*)(), void (*)()) {}
 
 #endif
+
+bool software_renderer(const std::string& renderer) {
+  for (const char* marker : {"SwiftShader", "llvmpipe", "softpipe", "Software", "Microsoft Basic Render"})
+    if (renderer.find(marker) != std::string::npos) return true;
+  return false;
+}
 
 }  // namespace gpu

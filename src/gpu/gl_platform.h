@@ -25,6 +25,11 @@ const char* glsl_header();
 // tree natively (ATTN_SHADER_DIR).
 std::string shader_path(const std::string& file_name);
 
+// The GPU's name as the driver gives it (in a browser the unmasked one when offered), and whether
+// it is a software rasteriser (SwiftShader, llvmpipe, ...), which is slower than the CPU kernels.
+std::string renderer_name();
+bool software_renderer(const std::string& renderer);
+
 // Turns float render targets on: WebGL2 needs EXT_color_buffer_float (again after every context
 // restore); GL 3.3 has them in core. False when the browser does not offer them.
 bool enable_float_render_targets();

@@ -16,6 +16,8 @@ int texels_for(Eigen::Index floats) { return static_cast<int>((floats + 3) / 4);
 
 void GpuAttention::create() {
   destroy();
+  renderer_ = renderer_name();
+  software_ = software_renderer(renderer_);
   if (!enable_float_render_targets()) {
     unavailable_reason_ = "this browser's WebGL2 cannot render into float textures (no EXT_color_buffer_float)";
     return;

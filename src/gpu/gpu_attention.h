@@ -27,6 +27,9 @@ class GpuAttention {
 
   bool available() const { return unavailable_reason_.empty(); }
   const char* unavailable_reason() const { return unavailable_reason_.c_str(); }
+  // The GPU's name, and whether it is a software rasteriser (see gl_platform.h).
+  const std::string& renderer() const { return renderer_; }
+  bool software() const { return software_; }
 
   // Weights (Tq, Tk) and output (Tq, dv) for query (Tq, d), key (Tk, d), value (Tk, dv).
   // Masked weights are exactly 0. Throws std::runtime_error when the backend is unavailable,
@@ -40,6 +43,8 @@ class GpuAttention {
   void allocate(RenderTarget& target, int width, int height);
 
   std::string unavailable_reason_ = "the GPU backend has not been started";
+  std::string renderer_;
+  bool software_ = false;
   int max_texture_size_ = 0;
   GLuint scores_program_ = 0, row_max_program_ = 0, row_sum_program_ = 0, normalise_program_ = 0, output_program_ = 0;
   GLuint vertex_array_ = 0;

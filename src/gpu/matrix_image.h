@@ -22,7 +22,8 @@ enum class ColourMap {
 //                        ImGui::Image(image, size);
 //                      else ui::heatmap(...);   // no GPU image right now: draw the cells
 //
-// `key` names the image (one texture per key; use a fixed key per place in the UI). The colours
+// `key` names the image (one texture per key; use a fixed key per place in the UI, unique in the
+// whole window: ui::heatmap uses its ImGui ID). The colours
 // are recomputed only when the values, shape, range or map change. With version 0 the values are
 // compared with the last ones every call (about 3 ms a frame for 2048 × 2048 natively); for big
 // matrices pass a `version` that changes whenever the values do (e.g. AppState::revision) instead.

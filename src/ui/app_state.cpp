@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <stdexcept>
 
 #include "../api/compute_json.h"
@@ -60,7 +61,7 @@ bool AppInputs::operator==(const AppInputs& o) const {
          derive_k == o.derive_k && derive_v == o.derive_v && derive_revealed == o.derive_revealed &&
          break_d == o.break_d && break_T == o.break_T && break_seed == o.break_seed && checklist == o.checklist &&
          embed == o.embed && embed_views == o.embed_views && light_theme == o.light_theme &&
-         reduced_motion == o.reduced_motion;
+         reduced_motion == o.reduced_motion && backend == o.backend && cost_T == o.cost_T;
 }
 
 std::string weights_csv(const AppState& s) {
@@ -92,6 +93,20 @@ int find_token(const EmbeddedSentence& sentence, const std::string& word) {
   for (std::size_t i = 0; i < sentence.tokens.size(); ++i)
     if (sentence.tokens[i].lower == lower) return static_cast<int>(i);
   return -1;
+}
+
+BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts& gpu) {
+  const std::string T_text = "T = " + std::to_string(T);
+  if (requested == "webgl" && !gpu.available)
+    return {"simd", "the GPU path is unavailable (" + gpu.unavailable_reason + "): the SIMD kernel computes instead"};
+  if (requested == "webgl" && gpu.software)
+    return {"webgl", "chosen by hand; this GPU is a software renderer, slower than the CPU"};
+  if (requested != "auto") return {requested, "chosen by hand"};
+  if (!gpu.available) return {"simd", "auto: no GPU path here (" + gpu.unavailable_reason + ")"};
+  if (gpu.software) return {"simd", "auto: the GPU here is a software renderer, slower than the CPU"};
+  if (T < kGpuFromT)
+    return {"simd", "auto: " + T_text + " is small; the GPU pays off from T = " + std::to_string(kGpuFromT)};
+  return {"webgl", "auto: " + T_text + " is large, and a hardware GPU is there"};
 }
 
 bool apply_inputs(AppState& state, const AppInputs& next, double now) {
@@ -144,9 +159,8 @@ AppState make_initial_state() {
   return s;
 }
 
-json state_to_json(const AppState& s) {
+json inputs_to_json(const AppState& s) {
   const AppInputs& in = s.inputs;
-  const AttentionTrace& t = s.model.trace;
   auto token_texts = [](const EmbeddedSentence& e) {
     json a = json::array();
     for (const Token& tok : e.tokens) a.push_back(tok.text);
@@ -175,6 +189,8 @@ json state_to_json(const AppState& s) {
   j["break_T"] = in.break_T;
   j["break_seed"] = in.break_seed;
   j["checklist"] = in.checklist;
+  j["backend"] = in.backend;
+  j["cost_T"] = in.cost_T;
   j["embed"] = in.embed;
   json views = json::array();
   for (const ViewInfo& info : kViews)
@@ -185,13 +201,19 @@ json state_to_json(const AppState& s) {
   j["tokens"] = token_texts(s.model.queries);
   j["kv_tokens"] = token_texts(s.model.keys);
   j["unknown"] = unknown;
+  j["error"] = s.error;
+  j["revision"] = s.revision;
+  return j;
+}
+
+json state_to_json(const AppState& s) {
+  const AttentionTrace& t = s.model.trace;
+  json j = inputs_to_json(s);
   j["d"] = t.key.cols();
   j["score_factor"] = t.score_factor;
   j["scores"] = matrix_to_json(t.masked_scores);
   j["weights"] = matrix_to_json(t.weights);
   j["output"] = matrix_to_json(t.output);
-  j["error"] = s.error;
-  j["revision"] = s.revision;
   return j;
 }
 
@@ -215,6 +237,12 @@ void apply_state_json(AppState& s, const json& partial, double now) {
       if (key == "library_best_only") next.library_best_only = b;
       if (key == "embed") next.embed = b;
       if (key == "reduced_motion") next.reduced_motion = b;
+    } else if (key == "backend") {
+      const auto known = [](const std::string& name) {
+        return name == "auto" || std::find(std::begin(kBackendNames), std::end(kBackendNames), name) != std::end(kBackendNames);
+      };
+      if (!v.is_string() || !known(v.get<std::string>())) bad(key, "must be one of auto, scalar, eigen, simd, webgl");
+      next.backend = v.get<std::string>();
     } else if (key == "theme") {
       if (!v.is_string() || (v != "dark" && v != "light")) bad(key, "must be \"dark\" or \"light\"");
       next.light_theme = v == "light";
@@ -243,7 +271,7 @@ void apply_state_json(AppState& s, const json& partial, double now) {
         bad(key, "must be one of " + names);
       }
     } else if (key == "step" || key == "derive_revealed" || key == "break_d" || key == "break_T" ||
-               key == "break_seed" || key == "checklist") {
+               key == "break_seed" || key == "checklist" || key == "cost_T") {
       struct Range {
         const char* key;
         long long lo, hi;
@@ -255,6 +283,7 @@ void apply_state_json(AppState& s, const json& partial, double now) {
                               {"break_d", 1, kMaxBreakD, &next.break_d},
                               {"break_T", 1, 256, &next.break_T},
                               {"break_seed", 0, 1000000, &next.break_seed},
+                              {"cost_T", 16, 2048, &next.cost_T},
                               {"checklist", 0, 0xffff, &checklist_bits}};
       for (const Range& r : ranges)
         if (key == r.key) {

@@ -38,6 +38,9 @@ struct AppInputs {
   int break_d = 512, break_T = 64;
   int break_seed = 0;
   unsigned checklist = 0;            // practice view: ticked "prove it" items, one bit each
+  // what computes the app's large problems (the cost view): "auto" or one of kBackendNames
+  std::string backend = "auto";
+  int cost_T = 2048;                 // cost view: T of the whole weight matrix it shows (d = 64)
   // presentation (set by the embedding page or the learner's system settings)
   bool embed = false;                // no surrounding chrome: a compact control strip and the view(s)
   unsigned embed_views = 0;          // which views an embed offers, one bit per View (0: all)
@@ -50,6 +53,31 @@ struct AppInputs {
   bool operator==(const AppInputs& o) const;
   bool operator!=(const AppInputs& o) const { return !(*this == o); }
 };
+
+// [SECTION] Backends: which one computes the app's large problems
+
+// The names AppInputs::backend takes besides "auto": the CPU kernels and the WebGL2 passes.
+constexpr const char* kBackendNames[] = {"scalar", "eigen", "simd", "webgl"};
+// With "auto", from this many tokens a hardware GPU computes: below it the SIMD kernel is faster
+// than uploading, five passes and reading back.
+constexpr int kGpuFromT = 512;
+
+// What the app knows of its GPU path (filled by the app, which owns the GL context).
+struct GpuFacts {
+  bool available = false;      // the WebGL2 / GL 3.3 passes and float render targets work
+  bool software = false;       // the GL is a software rasteriser (SwiftShader, llvmpipe): slower than the CPU
+  std::string renderer;        // e.g. "ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device ...))"
+  std::string unavailable_reason;
+};
+
+struct BackendChoice {
+  std::string name;    // what computes: "scalar", "eigen", "simd" or "webgl"
+  std::string reason;  // one line for the learner: why this one
+};
+
+// The backend for a problem of T tokens: the requested one, or for "auto" the GPU from kGpuFromT
+// tokens when it is a hardware GPU, else the SIMD kernel. "webgl" without a GPU falls back to simd.
+BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts& gpu);
 
 // What the core computed for the current inputs.
 struct AppModel {
@@ -78,6 +106,8 @@ AppState make_initial_state();
 
 // The public JSON of the state: inputs, and the computed results (tokens, weights, output, ...).
 nlohmann::json state_to_json(const AppState& state);
+// Its light part: the inputs, the token lists, the error and revision; no computed matrices.
+nlohmann::json inputs_to_json(const AppState& state);
 
 // Applies a partial JSON object of inputs (the keys of state_to_json's inputs). Unknown keys and
 // invalid values throw std::invalid_argument naming the key; nothing is changed then.

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "panels.h"
 #include "widgets.h"
@@ -82,6 +84,30 @@ void export_buttons(const AppState& state) {
   }
 }
 
+// Which backend computes the large problems (the cost view's), and a one-line why. The sentence
+// itself is tiny (T ≤ 128, d = 4): its numbers always come from the exact reference trace.
+void backend_picker(const AppState& state, AppInputs& next) {
+  ImGui::TextUnformatted("Large problems computed by");
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::BeginCombo("##backend", state.inputs.backend.c_str())) {
+    std::vector<const char*> names = {"auto"};
+    names.insert(names.end(), std::begin(kBackendNames), std::end(kBackendNames));
+    for (const char* name : names)
+      if (ImGui::Selectable(name, state.inputs.backend == name)) next.backend = name;
+    ImGui::EndCombo();
+  }
+  publish_item_rect("backend");
+  const BackendChoice live = live_backend(state);
+  const GpuFacts gpu = gpu_facts();
+  ImGui::Text("Live: %s", live.name.c_str());
+  hint(live.reason.c_str());
+  if (!gpu.available) {  // the short visible notice: no GPU path, the CPU computes
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_PlotHistogram]);
+    ImGui::TextWrapped("GPU path off: %s.", gpu.unavailable_reason.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
 }  // namespace
 
 void draw_compact_controls(const AppState& state, AppInputs& next) {
@@ -143,6 +169,8 @@ void draw_controls(const AppState& state, AppInputs& next) {
     next.view = keep;
   }
   publish_item_rect("reset");
+  ImGui::Separator();
+  backend_picker(state, next);
   ImGui::Separator();
   export_buttons(state);
   ImGui::Checkbox("Light theme", &next.light_theme);

@@ -1,15 +1,22 @@
 // The cost view: why attention costs T², from time and memory measured live on this device (one
-// sequence length per frame, so the UI never freezes). Not a benchmark program: see the CLI for that.
+// sequence length per frame, so the UI never freezes), and one whole (T, T) weight matrix of up to
+// 2048 × 2048 computed by the live backend and drawn by the GPU. Not a benchmark program: see
+// ./build_wasm.sh bench for that.
 #include <imgui.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "../api/compute_json.h"
 #include "../core/random.h"
+#include "../gpu/gpu.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -23,7 +30,8 @@ constexpr int kSizeCount = static_cast<int>(sizeof kSizes / sizeof kSizes[0]);
 constexpr int kRepsPerSize = 5;  // the median of these is the point
 // A rep of a small T repeats the call until it lasts this long: the browser's clock is coarse
 // (performance.now can be rounded to 0.1 ms), far coarser than one call at T = 16.
-constexpr double kMinRepSeconds = 0.003;
+// 2 ms keeps the frames that measure under the UI's 4 ms frame budget (bar single calls at large T).
+constexpr double kMinRepSeconds = 0.002;
 
 // Bytes one call works on: the (T, T) weight matrix plus Q, K, V and the output, all (T, d) floats.
 double bytes_for(int T) { return 4.0 * T * T + 4.0 * 4.0 * T * kWidth; }
@@ -33,16 +41,19 @@ double flops_for(int T) { return 4.0 * T * T * kWidth; }
 
 struct CostPoint {
   int T = 0;
-  double ms = 0;  // median time of one call
+  double ms = 0;        // median time of one call
+  std::string backend;  // what computed it
 };
 
 // The measurements so far and the size being measured. They are measurements of this device,
 // not inputs, so they live here and not in AppState ("Measure again" clears them).
 struct CostRun {
+  explicit CostRun(std::string backend = "auto") : requested(std::move(backend)) {}
+  std::string requested;          // AppInputs::backend the run was made for (a new one starts over)
   std::vector<CostPoint> points;  // in kSizes order
   int calls_per_rep = 0;          // for the size in progress; 0: not calibrated yet
   std::vector<double> rep_ms;     // per-call time of each rep so far
-  std::vector<float> query, key, value, output, weights;
+  Matrix query, key, value, output, weights;
   bool done() const { return static_cast<int>(points.size()) == kSizeCount; }
 };
 
@@ -51,24 +62,44 @@ CostRun& cost_run() {
   return run;
 }
 
-void fill_normal(std::vector<float>& m, std::size_t n, Rng& rng) {
-  m.resize(n);
-  for (float& x : m) x = static_cast<float>(rng.normal());
+Matrix random_normal(int rows, int cols, Rng& rng) {
+  Matrix m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(rng.normal());
+  return m;
+}
+
+// `calls` attention calls of `problem` through the backend named `backend`: a CPU kernel into
+// preallocated buffers, or a registered one (the GPU: upload, passes and read-back included).
+// Returns the seconds they took; throws when a registered backend cannot run.
+double time_calls(const std::string& backend, int calls, CostRun& run, const AttentionProblem& problem) {
+  using Clock = std::chrono::steady_clock;  // performance.now() in the browser
+  Backend cpu;
+  const bool on_cpu = parse_backend(backend, &cpu);
+  const auto found = registered_backends().find(backend);
+  if (!on_cpu && found == registered_backends().end()) throw std::runtime_error("no backend " + backend);
+  AttentionOptions options;
+  options.causal = problem.causal;
+  const Clock::time_point start = Clock::now();
+  for (int c = 0; c < calls; ++c) {
+    if (on_cpu) attention_forward(cpu, problem, run.output.data(), run.weights.data());
+    else found->second(run.query, run.key, run.value, options);
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // One step of the measurement: a warm-up call that also calibrates how many calls make a rep, or one
 // rep. Called once per frame, so at most one rep (a few ms, or one call at large T) per frame.
-void measure_step(CostRun& run) {
+void measure_step(CostRun& run, const std::string& requested) {
+  if (run.requested != requested) run = CostRun(requested);
   if (run.done()) return;
   const int T = kSizes[run.points.size()];
-  const std::size_t n = static_cast<std::size_t>(T) * kWidth;
-  if (run.query.size() != n) {
+  if (run.query.rows() != T) {
     Rng rng(static_cast<std::uint64_t>(T));
-    fill_normal(run.query, n, rng);
-    fill_normal(run.key, n, rng);
-    fill_normal(run.value, n, rng);
-    run.output.assign(n, 0.0f);
-    run.weights.assign(static_cast<std::size_t>(T) * T, 0.0f);
+    run.query = random_normal(T, kWidth, rng);
+    run.key = random_normal(T, kWidth, rng);
+    run.value = random_normal(T, kWidth, rng);
+    run.output.resize(T, kWidth);
+    run.weights.resize(T, T);
   }
   AttentionProblem problem;
   problem.query = run.query.data();
@@ -78,26 +109,109 @@ void measure_step(CostRun& run) {
   problem.d = problem.dv = kWidth;
   problem.scale = 1.0f / std::sqrt(static_cast<float>(kWidth));
 
-  using Clock = std::chrono::steady_clock;  // performance.now() in the browser
+  std::string backend = choose_backend(requested, T, gpu_facts()).name;
+  double seconds = 0;
   const int calls = std::max(run.calls_per_rep, 1);
-  const Clock::time_point start = Clock::now();
-  for (int c = 0; c < calls; ++c) attention_forward(Backend::Simd, problem, run.output.data(), run.weights.data());
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  try {
+    seconds = time_calls(backend, calls, run, problem);
+  } catch (const std::exception&) {  // the GPU went away mid-run (a lost context): measure on the CPU
+    backend = backend_name(Backend::Simd);
+    seconds = time_calls(backend, calls, run, problem);
+  }
 
   if (run.calls_per_rep == 0) {  // warm-up (first touch of the buffers): not kept
     run.calls_per_rep = static_cast<int>(std::clamp(std::ceil(kMinRepSeconds / std::max(seconds, 1e-7)), 1.0, 1e5));
     return;
   }
   run.rep_ms.push_back(seconds * 1000.0 / calls);
-  if (static_cast<int>(run.rep_ms.size()) < kRepsPerSize) return;
+  // A call of a quarter second or more (a software GPU, the scalar kernel at large T) is measured once.
+  const bool slow = seconds / calls >= 0.25;
+  if (static_cast<int>(run.rep_ms.size()) < kRepsPerSize && !slow) return;
   std::sort(run.rep_ms.begin(), run.rep_ms.end());
-  run.points.push_back({T, run.rep_ms[run.rep_ms.size() / 2]});
+  run.points.push_back({T, run.rep_ms[run.rep_ms.size() / 2], backend});
   run.rep_ms.clear();
   run.calls_per_rep = 0;
   if (run.done()) {  // give the 18 MiB of the largest problem back
-    for (std::vector<float>* v : {&run.query, &run.key, &run.value, &run.output, &run.weights})
-      std::vector<float>().swap(*v);
+    for (Matrix* m : {&run.query, &run.key, &run.value, &run.output, &run.weights}) *m = Matrix();
   }
+}
+
+// [SECTION] The whole matrix
+
+// Queries and keys that look like positions: sines and cosines of the token's position at 32
+// frequencies (as Transformers encode positions; here the frequencies are fitted to T so the
+// picture keeps its shape at every size) plus noise. A query then scores the keys near it highest
+// and the weights form a band along the diagonal, about T/16 keys wide. Values are noise.
+// Not a trained model: a pattern whose shape the eye can check at any T.
+constexpr float kPositionAmplitude = 1.5f;  // a query's own position scores 32 · 1.5² / √64 = 9
+constexpr float kPositionNoise = 0.3f;
+
+struct WholeMatrix {
+  int T = 0;
+  bool causal = false;
+  std::string requested;
+  BackendChoice choice;  // what computed it
+  Matrix weights;  // keys hidden by the causal mask are −∞
+  double ms = 0;
+  float max_weight = 0;
+  float colour_top = 0;  // the weight drawn in the last colour: a typical row's largest weight
+  std::string error;
+  std::uint64_t version = 0;  // +1 per computation (the GPU image redraws on a new version)
+};
+
+WholeMatrix& whole_matrix() {
+  static WholeMatrix m;
+  return m;
+}
+
+Matrix positional_rows(int T, Rng& rng) {
+  Matrix m(T, kWidth);
+  for (int i = 0; i < T; ++i)
+    for (int f = 0; f < kWidth / 2; ++f) {
+      const double frequency = 3.14159265358979 * (f + 1) / T;  // half a turn over T at the lowest
+      m(i, 2 * f) = static_cast<float>(kPositionAmplitude * std::sin(i * frequency) + kPositionNoise * rng.normal());
+      m(i, 2 * f + 1) = static_cast<float>(kPositionAmplitude * std::cos(i * frequency) + kPositionNoise * rng.normal());
+    }
+  return m;
+}
+
+// Recomputed only when T, the mask or the backend changes: one call of the live backend, timed.
+const WholeMatrix& update_whole_matrix(const AppState& state) {
+  WholeMatrix& m = whole_matrix();
+  const AppInputs& in = state.inputs;
+  const BackendChoice choice = live_backend(state);
+  if (m.T == in.cost_T && m.causal == in.causal && m.requested == in.backend && m.choice.name == choice.name)
+    return m;
+  m.T = in.cost_T;
+  m.causal = in.causal;
+  m.requested = in.backend;
+  m.choice = choice;
+  m.error.clear();
+  ++m.version;
+  Rng rng(7);
+  const Matrix query = positional_rows(m.T, rng), key = positional_rows(m.T, rng),
+               value = random_normal(m.T, kWidth, rng);
+  AttentionOptions options;
+  options.causal = m.causal;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    Backend cpu;
+    m.weights = parse_backend(choice.name, &cpu) ? attend_with(cpu, query, key, value, options).weights
+                                                 : registered_backends().at(choice.name)(query, key, value, options).weights;
+  } catch (const std::exception& e) {  // e.g. the GPU was lost just now: the CPU computes it
+    m.error = e.what();
+    m.choice = {backend_name(Backend::Simd), "the GPU failed (" + m.error + "): the SIMD kernel computed it"};
+    m.weights = attend_with(Backend::Simd, query, key, value, options).weights;
+  }
+  m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // Hidden keys are shown as masked (grey), not as weights of 0 that look like "ignored".
+  if (m.causal)
+    for (int i = 0; i < m.T; ++i) m.weights.row(i).tail(m.T - 1 - i).setConstant(-std::numeric_limits<float>::infinity());
+  m.max_weight = m.weights.size() ? m.weights.maxCoeff() : 0.0f;
+  // Scaled to the whole range, the few rows with one or two keys (the first rows under the causal
+  // mask, weight 1) would leave everything else in the darkest colour.
+  m.colour_top = m.weights.size() ? m.weights.rowwise().maxCoeff().mean() : 0.0f;
+  return m;
 }
 
 // [SECTION] Number texts
@@ -283,9 +397,10 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
 void draw_cost_table(const CostRun& run, float width) {
   const ImGuiTableFlags flags =
       ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame;
-  if (!ImGui::BeginTable("##cost", 4, flags, ImVec2(width, 0))) return;
+  if (!ImGui::BeginTable("##cost", 5, flags, ImVec2(width, 0))) return;
   ImGui::PushTextWrapPos(0.0f);  // in a cell: wrap at the column's edge, not the view's
-  for (const char* heading : {"T (tokens)", "time per call", "GFLOP/s", "memory"}) ImGui::TableSetupColumn(heading);
+  for (const char* heading : {"T (tokens)", "time per call", "GFLOP/s", "memory", "computed by"})
+    ImGui::TableSetupColumn(heading);
   ImGui::TableHeadersRow();
   for (int i = 0; i < kSizeCount; ++i) {
     const int T = kSizes[i];
@@ -304,6 +419,8 @@ void draw_cost_table(const CostRun& run, float width) {
     }
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(bytes_text(bytes_for(T)).c_str());
+    ImGui::TableNextColumn();
+    if (i < static_cast<int>(run.points.size())) ImGui::TextUnformatted(run.points[i].backend.c_str());
   }
   ImGui::PopTextWrapPos();
   ImGui::EndTable();
@@ -332,17 +449,109 @@ void draw_cost_explanation(const CostRun& run) {
     paragraph(text);
   }
   std::snprintf(text, sizeof text,
-                "Times are for this device: one CPU thread, the %s attention kernel, d = %d, weights kept. "
-                "GFLOP/s counts 4·T²·d operations per call (2·T²·d for Q·Kᵀ, as many for the weights times V).",
-                simd_flavour(), kWidth);
+                "Times are for this device, d = %d, weights kept, each size computed by the backend chosen "
+                "for it (on the CPU: one thread, SIMD = %s; on the GPU: upload, passes and read-back "
+                "included). GFLOP/s counts 4·T²·d operations per call (2·T²·d for Q·Kᵀ, as many for the "
+                "weights times V).",
+                kWidth, simd_flavour());
   hint(text);
+}
+
+// The (T, T) weights as one GPU image (a texture coloured by shaders/colour_map.frag), or where
+// the GPU cannot draw it, as a coarse heatmap of block means drawn by ImGui.
+void draw_whole_matrix_image(const WholeMatrix& m, float side) {
+  const ImTextureID image = gpu::matrix_image("cost:whole_matrix", m.weights.data(), m.T, m.T, 0.0f,
+                                              std::max(m.colour_top, 1e-6f), gpu::ColourMap::Sequential, m.version);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  if (image) {
+    ImGui::Image(image, ImVec2(side, side));
+  } else {
+    constexpr int kBlocks = 128;  // 16 384 ImGui rectangles at most
+    const int blocks = std::min(kBlocks, m.T), per = (m.T + blocks - 1) / blocks;
+    Matrix coarse = Matrix::Zero(blocks, blocks);
+    for (int i = 0; i < m.T; ++i)
+      for (int j = 0; j < m.T; ++j)
+        if (std::isfinite(m.weights(i, j))) coarse(i / per, j / per) += m.weights(i, j) / static_cast<float>(per * per);
+    HeatmapStyle style;
+    style.cell = side / blocks;
+    style.range = std::max(m.colour_top, 1e-6f);
+    heatmap("##whole_coarse", coarse.data(), blocks, blocks, style);
+    hint("(the GPU image is unavailable: block means drawn instead)");
+  }
+  if (ImGui::IsItemHovered() && image) {
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const int i = std::clamp(static_cast<int>((mouse.y - origin.y) / side * m.T), 0, m.T - 1);
+    const int j = std::clamp(static_cast<int>((mouse.x - origin.x) / side * m.T), 0, m.T - 1);
+    if (std::isfinite(m.weights(i, j)))
+      ImGui::SetTooltip("query %d, key %d: weight %.5f\n(its row sums to 1 over %d keys)", i, j, m.weights(i, j),
+                        m.causal ? i + 1 : m.T);
+    else
+      ImGui::SetTooltip("query %d, key %d: hidden by the causal mask (key after the query)", i, j);
+  }
+}
+
+void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width) {
+  const WholeMatrix& m = update_whole_matrix(state);
+  const float font = ImGui::GetFontSize();
+  const float side = std::clamp(view_width * 0.4f, font * 10.0f, font * 22.0f);
+  ImGui::TextUnformatted("The whole weight matrix");
+  ImGui::BeginGroup();
+  draw_whole_matrix_image(m, side);
+  ImGui::EndGroup();
+  const bool beside = view_width - side >= font * 16.0f;
+  if (beside) ImGui::SameLine(0, font);
+  ImGui::BeginGroup();
+  const float text_width = beside ? view_width - side - font : view_width;
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_width);
+  ImGui::AlignTextToFramePadding();
+  hint("T =");
+  for (int T : {256, 512, 1024, 2048}) {
+    ImGui::SameLine();
+    char label[16];
+    std::snprintf(label, sizeof label, "%d##cost_T", T);
+    if (ImGui::RadioButton(label, state.inputs.cost_T == T)) next.cost_T = T;
+    publish_item_rect((std::string("cost:T") + std::to_string(T)).c_str());
+  }
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "(T, T) = (%d, %d): %s weights, %s as floats. A row per query, a column per key; each query here "
+                "is a position pattern, so it looks mostly at nearby keys: the bright band on the diagonal.%s",
+                m.T, m.T, std::to_string(static_cast<long long>(m.T) * m.T).c_str(),
+                bytes_text(weight_bytes_for(m.T)).c_str(),
+                m.causal ? " The causal mask hides every key after its query: the grey upper triangle." : "");
+  paragraph(text);
+  std::snprintf(text, sizeof text, "Computed by %s in %s.", m.choice.name.c_str(), ms_text(m.ms).c_str());
+  ImGui::TextUnformatted(text);
+  hint(m.choice.reason.c_str());
+  HeatmapStyle style;
+  style.range = m.colour_top;
+  legend("weight", style, std::min(text_width, font * 16.0f));
+  std::snprintf(text, sizeof text, "(the top colour is a typical row's largest weight, %.3f; larger ones up to %.2f share it)",
+                m.colour_top, m.max_weight);
+  hint(text);
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
 }
 
 }  // namespace
 
-void draw_cost_panel(const AppState&, AppInputs&) {
+BackendChoice live_backend(const AppState& state) {
+  return choose_backend(state.inputs.backend, state.inputs.cost_T, gpu_facts());
+}
+
+GpuFacts gpu_facts() {
+  const gpu::GpuAttention& g = gpu::attention();
+  GpuFacts facts;
+  facts.available = g.available() && registered_backends().count(gpu::GpuAttention::kBackendName) > 0;
+  facts.software = g.software();
+  facts.renderer = g.renderer();
+  facts.unavailable_reason = g.available() ? "the GPU backend is not registered" : g.unavailable_reason();
+  return facts;
+}
+
+void draw_cost_panel(const AppState& state, AppInputs& next) {
   CostRun& run = cost_run();
-  measure_step(run);  // the view is open: take the next step
+  measure_step(run, state.inputs.backend);  // the view is open: take the next step
 
   const float font = ImGui::GetFontSize();
   // Wrap at the visible edge: the view scrolls sideways, and ImGui's default wrap width there is
@@ -350,7 +559,10 @@ void draw_cost_panel(const AppState&, AppInputs&) {
   const float view_width = ImGui::GetContentRegionAvail().x;
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + view_width);
   panel_intro("Attention's time and memory, measured live on this device as the sequence grows (d = 64).");
-  if (ImGui::Button("Measure again")) run = CostRun{};
+  draw_whole_matrix(state, next, view_width);
+  ImGui::Separator();
+  ImGui::TextUnformatted("Time and memory as T grows");
+  if (ImGui::Button("Measure again")) run = CostRun(state.inputs.backend);
   publish_item_rect("cost:measure_again");
   ImGui::SameLine();
   if (run.done()) {
@@ -419,11 +631,17 @@ void draw_cost_panel(const AppState&, AppInputs&) {
   ImGui::PopTextWrapPos();
 }
 
-nlohmann::json cost_view_data(const AppState&) {
+nlohmann::json cost_view_data(const AppState& state) {
   const CostRun& run = cost_run();
   nlohmann::json points = nlohmann::json::array();
-  for (const CostPoint& p : run.points) points.push_back({{"T", p.T}, {"ms", p.ms}, {"bytes", bytes_for(p.T)}});
-  return {{"d", kWidth}, {"points", points}, {"done", run.done()}};
+  for (const CostPoint& p : run.points)
+    points.push_back({{"T", p.T}, {"ms", p.ms}, {"bytes", bytes_for(p.T)}, {"backend", p.backend}});
+  const WholeMatrix& m = update_whole_matrix(state);
+  const nlohmann::json matrix = {{"T", m.T},          {"d", kWidth},
+                                 {"causal", m.causal}, {"backend", m.choice.name},
+                                 {"reason", m.choice.reason}, {"ms", m.ms},
+                                 {"max_weight", m.max_weight}, {"colour_top", m.colour_top}, {"max_row_sum_error", (m.weights.array().isFinite().select(m.weights.array(), 0.0f).rowwise().sum() - 1.0f).abs().maxCoeff()}};
+  return {{"d", kWidth}, {"points", points}, {"done", run.done()}, {"matrix", matrix}};
 }
 
 }  // namespace attn::ui

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,7 +27,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr float kSumTolerance = 0.005f;  // a sum that prints as 1.00 is fine
 constexpr float kOneHot = 0.99f;         // diagnose()'s threshold for an almost one-hot row
 const ImVec4 kBad(1.0f, 0.45f, 0.38f, 1.0f);

@@ -50,6 +50,12 @@ bool export_weights_png();
 // Copies a link that reopens the current state (web only; returns false where not available).
 bool copy_permalink();
 
+// Which backend computes the app's large problems now (the cost view's measurements and its
+// whole weight matrix, T = inputs.cost_T), and why: inputs.backend resolved with the GPU's facts.
+BackendChoice live_backend(const AppState& state);
+// What the app knows of its GPU path right now (it can change: a lost WebGL context).
+GpuFacts gpu_facts();
+
 // Shared small pieces: the token labels of the query side and of the key side ("it", "animal").
 std::vector<std::string> query_labels(const AppState& state);
 std::vector<std::string> key_labels(const AppState& state);

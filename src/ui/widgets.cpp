@@ -150,11 +150,17 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
   // Many tiny cells: one textured quad coloured by a shader (src/gpu) instead of a rectangle per
   // cell; where the GPU image is not available right now, the cells are drawn as usual.
   const bool tiny_cells = cell < kGpuCellBelow && static_cast<long>(rows) * cols >= kGpuCellsFrom;
+  // The image's key is the widget's ImGui ID (the ID stack included), not the label: two heatmaps
+  // labelled "##weights" under different PushID scopes are two images.
+  char image_key[24];
+  if (tiny_cells) std::snprintf(image_key, sizeof image_key, "heatmap:%08x", ImGui::GetID(id));
   const ImTextureID image =
-      tiny_cells ? gpu::matrix_image(id, data, rows, cols, s.signed_values ? -s.range : 0.0f, s.range,
+      tiny_cells ? gpu::matrix_image(image_key, data, rows, cols, s.signed_values ? -s.range : 0.0f, s.range,
                                      s.signed_values ? gpu::ColourMap::Diverging : gpu::ColourMap::Sequential)
                  : nullptr;
   if (image) dl->AddImage(image, grid, ImVec2(grid.x + cell * cols, grid.y + cell * rows));
+  // Values are written in cells wide enough for the shortest number ("0.00"), formatted only then.
+  const bool values_fit = s.show_values && ImGui::CalcTextSize(number_text(0.0f, s.value_decimals).c_str()).x <= cell - 2;
   for (int i = 0; i < rows && !image; ++i)
     for (int j = 0; j < cols; ++j) {
       const float v = data[static_cast<std::size_t>(i) * cols + j];
@@ -165,7 +171,7 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
       }
       const ImU32 bg = s.signed_values ? color_diverging(v / s.range) : color_sequential(v / s.range);
       dl->AddRectFilled(a, b, bg);
-      if (s.show_values) {
+      if (values_fit) {
         const std::string text = number_text(v, s.value_decimals);
         const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
         if (ts.x <= cell - 2)
@@ -198,7 +204,9 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
 void legend(const char* caption, const HeatmapStyle& s, float width) {
   ImGui::TextUnformatted(caption);
   ImGui::SameLine();
-  const std::string lo = s.signed_values ? number_text(-s.range, 1) : "0", hi = number_text(s.range, s.signed_values ? 1 : 0);
+  // Whole ranges print whole ("1"), others with two significant digits ("0.031").
+  const int decimals = s.range == std::floor(s.range) ? 0 : std::max(1, 1 - static_cast<int>(std::floor(std::log10(s.range))));
+  const std::string lo = s.signed_values ? number_text(-s.range, decimals) : "0", hi = number_text(s.range, decimals);
   ImGui::TextUnformatted(lo.c_str());
   ImGui::SameLine();
   const ImVec2 p = ImGui::GetCursorScreenPos();

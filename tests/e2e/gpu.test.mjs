@@ -179,10 +179,59 @@ test("without float render targets the webgl backend says why and the app stays 
   assert.match(message, /unavailable.*EXT_color_buffer_float/);
   const cpu = await page.evaluate((request) => window.attentionExplainer.compute({ ...request, backend: "simd" }), small);
   assert.ok(Math.abs(cpu.output[0][0] - 1.3302385) < 1e-5, `output ${cpu.output[0][0]}`);
+  // the app says so, and what was asked of the GPU runs on the SIMD kernel
+  const state = await page.evaluate(() => window.attentionExplainer.setState({ view: "cost", backend: "webgl", cost_T: 256 }));
+  assert.equal(state.gpu.available, false);
+  assert.match(state.gpu.unavailable_reason, /EXT_color_buffer_float/);
+  assert.equal(state.backend_live.name, "simd");
+  assert.match(state.backend_live.reason, /unavailable/);
+  assert.equal(state.view_data.matrix.backend, "simd");
   await page.evaluate(() => window.attentionExplainer.setState({ view: "weights" }));
   await frames(page, 5);
   const { colours } = await distinctColours(page, (await screenshot(page, "gpu-unavailable")).png);
   assert.ok(colours > 50, `the app draws (${colours} colours)`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the app's large matrix: auto stays on the CPU with a software GPU and says why; webgl by hand computes it", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  const api = (expr) => page.evaluate(expr);
+  let state = await api(() => window.attentionExplainer.setState({ view: "cost", cost_T: 256, causal: true }));
+  assert.equal(state.backend, "auto");
+  assert.equal(state.gpu.available, true);
+  assert.equal(state.gpu.software, true, `SwiftShader is a software GPU (renderer "${state.gpu.renderer}")`);
+  assert.equal(state.backend_live.name, "simd");
+  assert.match(state.backend_live.reason, /software/);
+  const cpu = state.view_data.matrix;
+  assert.equal(cpu.T, 256);
+  assert.equal(cpu.backend, "simd");
+  assert.ok(cpu.max_row_sum_error < 1e-4, `rows sum to 1 (${cpu.max_row_sum_error})`);
+  assert.equal(cpu.max_weight, 1, "the first query sees only itself under the causal mask");
+
+  state = await api(() => window.attentionExplainer.setState({ backend: "webgl" }));
+  assert.equal(state.backend_live.name, "webgl");
+  const gpu = state.view_data.matrix;
+  assert.equal(gpu.backend, "webgl");
+  assert.ok(gpu.max_row_sum_error < 1e-4, `GPU rows sum to 1 (${gpu.max_row_sum_error})`);
+  assert.ok(Math.abs(gpu.colour_top - cpu.colour_top) < 1e-4 * cpu.colour_top + 1e-6,
+    `the GPU's matrix is the CPU's (typical row maximum ${gpu.colour_top} vs ${cpu.colour_top})`);
+
+  await assert.rejects(api(() => window.attentionExplainer.setState({ backend: "cuda" })), /backend/);
+  // the 2048 x 2048 matrix is one GPU image: frames stay cheap once it is computed
+  await api(() => window.attentionExplainer.setState({ backend: "auto", cost_T: 2048 }));
+  // (the view's own timing runs first, a few ms of kernel per frame by design)
+  await page.waitForFunction(() => window.attentionExplainer.getState().view_data.done, null, { timeout: 120000, polling: 500 });
+  await frames(page, 10);
+  const frameMs = await api(() => {
+    const times = [];
+    for (let i = 0; i < 20; ++i) { const t0 = performance.now(); window.Module._attn_run_frame(); times.push(performance.now() - t0); }
+    times.sort((a, b) => a - b);
+    return times[10];
+  });
+  console.log(`cost view with a 2048 x 2048 weight matrix on screen: median frame ${frameMs.toFixed(2)} ms (CPU side)`);
+  const shot = await screenshot(page, "cost-2048");
+  assert.ok((await distinctColours(page, shot.png)).colours > 50);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -1,0 +1,139 @@
+// The app's Dear ImGui renderer (see imgui_renderer.h): one program, one vertex array with a
+// vertex and an index buffer refilled every frame, the font atlas as a texture.
+#include "imgui_renderer.h"
+
+#include <imgui.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "gl_objects.h"
+
+namespace gpu {
+
+namespace {
+GLuint g_program = 0, g_vertex_array = 0, g_vertices = 0, g_indices = 0, g_font = 0;
+GLint g_projection = -1, g_texture = -1;
+
+GLuint texture_of(ImTextureID id) { return static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(id)); }
+
+// WebGL2 has no glDrawElementsBaseVertex: a draw command's vertex offset moves the attribute
+// pointers instead (so lists of more than 65 536 vertices work with 16-bit indices).
+void point_attributes(unsigned first_vertex) {
+  const std::size_t base = static_cast<std::size_t>(first_vertex) * sizeof(ImDrawVert);
+  const auto at = [base](std::size_t member) { return reinterpret_cast<const void*>(base + member); };
+  glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, pos)));
+  glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, uv)));
+  glVertexAttribPointer(2, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, col)));
+}
+
+// Everything the draw depends on, set every frame (the GPU passes of src/gpu may have run since).
+void set_render_state(const ImDrawData* data, int fb_width, int fb_height) {
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glViewport(0, 0, fb_width, fb_height);
+  glEnable(GL_BLEND);
+  glBlendEquation(GL_FUNC_ADD);
+  glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  glDisable(GL_CULL_FACE);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_STENCIL_TEST);
+  glEnable(GL_SCISSOR_TEST);
+  glUseProgram(g_program);
+  const float l = data->DisplayPos.x, r = l + data->DisplaySize.x;
+  const float t = data->DisplayPos.y, b = t + data->DisplaySize.y;
+  const float projection[16] = {2.0f / (r - l), 0, 0, 0, 0, 2.0f / (t - b), 0, 0, 0, 0, -1.0f, 0,
+                                (r + l) / (l - r), (t + b) / (b - t), 0, 1.0f};
+  glUniformMatrix4fv(g_projection, 1, GL_FALSE, projection);
+  glUniform1i(g_texture, 0);
+  glActiveTexture(GL_TEXTURE0);
+  glBindVertexArray(g_vertex_array);
+  glBindBuffer(GL_ARRAY_BUFFER, g_vertices);
+}
+}  // namespace
+
+bool start_imgui_renderer() {
+  std::string error;
+  g_program = build_program("imgui.vert", "imgui.frag", &error);
+  if (!g_program) return false;
+  g_projection = glGetUniformLocation(g_program, "u_projection");
+  g_texture = glGetUniformLocation(g_program, "u_texture");
+  glGenVertexArrays(1, &g_vertex_array);
+  glGenBuffers(1, &g_vertices);
+  glGenBuffers(1, &g_indices);
+  glBindVertexArray(g_vertex_array);
+  glBindBuffer(GL_ARRAY_BUFFER, g_vertices);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, g_indices);  // part of the vertex array's state
+  for (GLuint a = 0; a < 3; ++a) glEnableVertexAttribArray(a);
+  point_attributes(0);
+  glBindVertexArray(0);
+  ImGuiIO& io = ImGui::GetIO();
+  io.BackendRendererName = "attn_gl3_webgl2";
+  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
+  rebuild_imgui_font();
+  return true;
+}
+
+void rebuild_imgui_font() {
+  ImGuiIO& io = ImGui::GetIO();
+  unsigned char* pixels = nullptr;
+  int width = 0, height = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+  if (!g_font) glGenTextures(1, &g_font);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, g_font);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, pixels);
+  io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(g_font)));
+}
+
+void render_imgui(const ImDrawData* data, int fb_width, int fb_height) {
+  if (!g_program || !data || fb_width <= 0 || fb_height <= 0 || data->DisplaySize.x <= 0) return;
+  set_render_state(data, fb_width, fb_height);
+  const ImVec2 origin = data->DisplayPos, scale = data->FramebufferScale;
+  const GLenum index_type = sizeof(ImDrawIdx) == 2 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT;
+  for (int n = 0; n < data->CmdListsCount; ++n) {
+    const ImDrawList* list = data->CmdLists[n];
+    glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(list->VtxBuffer.Size) * sizeof(ImDrawVert),
+                 list->VtxBuffer.Data, GL_STREAM_DRAW);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(list->IdxBuffer.Size) * sizeof(ImDrawIdx),
+                 list->IdxBuffer.Data, GL_STREAM_DRAW);
+    unsigned pointed_at = 0;
+    point_attributes(0);
+    for (const ImDrawCmd& cmd : list->CmdBuffer) {
+      if (cmd.UserCallback) {
+        if (cmd.UserCallback == ImDrawCallback_ResetRenderState) set_render_state(data, fb_width, fb_height);
+        else cmd.UserCallback(list, &cmd);
+        continue;
+      }
+      // The clip rectangle in framebuffer pixels (GL's origin is the bottom left).
+      const float x0 = (cmd.ClipRect.x - origin.x) * scale.x, y0 = (cmd.ClipRect.y - origin.y) * scale.y;
+      const float x1 = (cmd.ClipRect.z - origin.x) * scale.x, y1 = (cmd.ClipRect.w - origin.y) * scale.y;
+      if (x1 <= x0 || y1 <= y0) continue;
+      glScissor(static_cast<GLint>(x0), static_cast<GLint>(fb_height - y1), static_cast<GLsizei>(x1 - x0),
+                static_cast<GLsizei>(y1 - y0));
+      if (cmd.VtxOffset != pointed_at) point_attributes(pointed_at = cmd.VtxOffset);
+      glBindTexture(GL_TEXTURE_2D, texture_of(cmd.GetTexID()));
+      glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(cmd.ElemCount), index_type,
+                     reinterpret_cast<const void*>(static_cast<std::size_t>(cmd.IdxOffset) * sizeof(ImDrawIdx)));
+    }
+  }
+  glDisable(GL_SCISSOR_TEST);
+  glBindVertexArray(0);
+}
+
+void stop_imgui_renderer() {
+  if (g_program) glDeleteProgram(g_program);
+  if (g_vertex_array) glDeleteVertexArrays(1, &g_vertex_array);
+  if (g_vertices) glDeleteBuffers(1, &g_vertices);
+  if (g_indices) glDeleteBuffers(1, &g_indices);
+  if (g_font) glDeleteTextures(1, &g_font);
+  forget_imgui_renderer();
+}
+
+void forget_imgui_renderer() { g_program = g_vertex_array = g_vertices = g_indices = g_font = 0; }
+
+}  // namespace gpu
