@@ -100,6 +100,8 @@ const URL_CASES = [
   ["mistake=mask_with_zero", (s) => s.mistake === "mask_with_zero"],
   ["theme=light", (s) => s.theme === "light"],
   ["embed=1&views=weights,library", (s) => s.embed && s.views.join() === "weights,library"],
+  ["view=cost&backend=eigen&cost_T=256",
+    (s) => s.backend === "eigen" && s.backend_live.name === "eigen" && s.view_data.matrix.T === 256 && s.view_data.matrix.backend === "eigen"],
 ];
 for (const [query, check] of URL_CASES) {
   test(`URL parameter opens its state: ?${query}`, async () => {
@@ -116,14 +118,17 @@ test("invalid URL parameters are ignored with a warning, never a crash", async (
   const context = await browser.newContext();
   const page = await context.newPage();
   page.on("console", (m) => { if (m.type() === "warning") warnings.push(m.text()); });
-  await page.goto(server.url + "?view=nope&token=zebra&causal=maybe&temperature=-3&sentence=&frob=1&views=x,y");
+  await page.goto(server.url + "?view=nope&token=zebra&causal=maybe&temperature=-3&sentence=&frob=1&views=x,y" +
+    "&backend=cuda&cost_T=9999");
   await page.evaluate(() => window.attentionExplainer.ready.then(() => true));
   const s = await page.evaluate(() => window.attentionExplainer.getState());
   assert.equal(s.view, "flow");
   assert.equal(s.token_text, "it");
   assert.equal(s.causal, false);
   assert.equal(s.temperature, 1);
-  for (const key of ["view", "token", "causal", "temperature", "sentence", "frob", "views"])
+  assert.equal(s.backend, "auto");
+  assert.equal(s.cost_T, 2048);
+  for (const key of ["view", "token", "causal", "temperature", "sentence", "frob", "views", "backend", "cost_T"])
     assert.ok(warnings.some((w) => w.includes(key)), `a warning names ${key}: ${warnings.join(" | ")}`);
   await context.close();
 });
