@@ -155,14 +155,20 @@
       (state.causal ? " Causal mask on." : "") + (state.scale ? "" : " No square-root scaling.");
   }
 
-  let announceTimer = 0;
+  let announceTimer = 0, addressTimer = 0;
   function stateChanged() {
     const state = summaryState();
     const summary = summarise(state);
     if (summaryBox.textContent !== summary) summaryBox.textContent = summary;
     try { localStorage.setItem(CHECKLIST_KEY, String(state.checklist)); } catch (e) { /* storage blocked */ }
     if (!state.embed) {
-      try { history.replaceState(null, "", location.pathname + permalinkSearch(state) + location.hash); } catch (e) { /* sandboxed */ }
+      // A slider drag changes the state every frame; history.replaceState costs ~3 ms in Chromium,
+      // which also throttles pages that call it too often: the address bar follows 200 ms later.
+      const search = permalinkSearch(state);
+      clearTimeout(addressTimer);
+      addressTimer = setTimeout(() => {
+        try { history.replaceState(null, "", location.pathname + search + location.hash); } catch (e) { /* sandboxed */ }
+      }, 200);
     } else {
       openFull.href = location.pathname + permalinkSearch(state);
     }

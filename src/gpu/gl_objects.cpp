@@ -8,28 +8,7 @@
 
 namespace gpu {
 
-SavedGlState::SavedGlState() {
-  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &draw_framebuffer_);
-  glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &read_framebuffer_);
-  glGetIntegerv(GL_VIEWPORT, viewport_);
-  glGetIntegerv(GL_CURRENT_PROGRAM, &program_);
-  glGetIntegerv(GL_VERTEX_ARRAY_BINDING, &vertex_array_);
-  glGetIntegerv(GL_ACTIVE_TEXTURE, &active_unit_);
-  for (int unit = 0; unit < kUnits; ++unit) {
-    glActiveTexture(GL_TEXTURE0 + unit);
-    glGetIntegerv(GL_TEXTURE_BINDING_2D, &unit_textures_[unit]);
-  }
-  glActiveTexture(GL_TEXTURE0);
-  glGetIntegerv(GL_UNPACK_ALIGNMENT, &unpack_alignment_);
-  glGetIntegerv(GL_UNPACK_ROW_LENGTH, &unpack_row_length_);
-  glGetIntegerv(GL_PACK_ALIGNMENT, &pack_alignment_);
-  glGetIntegerv(GL_PACK_ROW_LENGTH, &pack_row_length_);
-  blend_ = glIsEnabled(GL_BLEND);
-  scissor_ = glIsEnabled(GL_SCISSOR_TEST);
-  depth_ = glIsEnabled(GL_DEPTH_TEST);
-  stencil_ = glIsEnabled(GL_STENCIL_TEST);
-  cull_ = glIsEnabled(GL_CULL_FACE);
-
+PassState::PassState() {
   // what the passes need: every fragment written as computed, rows of floats without padding
   glDisable(GL_BLEND);
   glDisable(GL_SCISSOR_TEST);
@@ -42,27 +21,10 @@ SavedGlState::SavedGlState() {
   glPixelStorei(GL_PACK_ROW_LENGTH, 0);
 }
 
-SavedGlState::~SavedGlState() {
-  const auto set_enabled = [](GLenum capability, GLboolean on) { on ? glEnable(capability) : glDisable(capability); };
-  set_enabled(GL_BLEND, blend_);
-  set_enabled(GL_SCISSOR_TEST, scissor_);
-  set_enabled(GL_DEPTH_TEST, depth_);
-  set_enabled(GL_STENCIL_TEST, stencil_);
-  set_enabled(GL_CULL_FACE, cull_);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, unpack_alignment_);
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, unpack_row_length_);
-  glPixelStorei(GL_PACK_ALIGNMENT, pack_alignment_);
-  glPixelStorei(GL_PACK_ROW_LENGTH, pack_row_length_);
-  for (int unit = 0; unit < kUnits; ++unit) {
-    glActiveTexture(GL_TEXTURE0 + unit);
-    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(unit_textures_[unit]));
-  }
-  glActiveTexture(static_cast<GLenum>(active_unit_));
-  glBindVertexArray(static_cast<GLuint>(vertex_array_));
-  glUseProgram(static_cast<GLuint>(program_));
-  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, static_cast<GLuint>(draw_framebuffer_));
-  glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(read_framebuffer_));
-  glViewport(viewport_[0], viewport_[1], viewport_[2], viewport_[3]);
+PassState::~PassState() {
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);  // the canvas / window again, for the frame's clear
+  glBindVertexArray(0);
+  glActiveTexture(GL_TEXTURE0);
 }
 
 void allocate_texture(Texture& texture, GLenum internal_format, GLenum format, GLenum type, int width, int height) {
@@ -83,11 +45,14 @@ void allocate_texture(Texture& texture, GLenum internal_format, GLenum format, G
 }
 
 bool allocate_target(RenderTarget& target, GLenum internal_format, GLenum format, GLenum type, int width, int height) {
+  const bool unchanged = target.framebuffer && target.texture.width == width && target.texture.height == height;
   allocate_texture(target.texture, internal_format, format, type, width, height);
+  if (unchanged) return target.complete;  // the status check waits for the GPU: only after a change
   if (!target.framebuffer) glGenFramebuffers(1, &target.framebuffer);
   glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, target.texture.id, 0);
-  return glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  target.complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  return target.complete;
 }
 
 void release(Texture& texture) {

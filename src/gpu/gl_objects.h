@@ -1,5 +1,5 @@
-// The few GL building blocks src/gpu's passes share: a guard that puts back the GL state the app
-// (ImGui) had, textures and render targets, and programs built from shaders/. Not a renderer.
+// The few GL building blocks src/gpu's passes share: the GL state of a pass, textures and render
+// targets, and programs built from shaders/. Not a renderer.
 #pragma once
 #include <string>
 
@@ -7,23 +7,17 @@
 
 namespace gpu {
 
-// Saves, on construction, every piece of GL state a pass changes (framebuffers, viewport, program,
-// vertex array, textures of units 0-2, blend/scissor/depth/stencil/cull, pixel-store settings)
-// and restores it on destruction, so ImGui's next draw finds the state it left. While alive it
-// sets what the passes need: no blending, scissor, depth, stencil or culling; tight pixel rows.
-class SavedGlState {
+// The GL state of a pass, set without reading anything back (in a browser every glGet is a
+// synchronous trip to the GPU process: ~0.3 ms each). On construction it sets what the passes need:
+// no blending, scissor, depth, stencil or culling; tight pixel rows. On destruction it binds the
+// window's framebuffer again. Nothing else needs restoring: the only other GL user, ImGui's
+// renderer (imgui_renderer.h), sets all the state it draws with every frame.
+class PassState {
  public:
-  SavedGlState();
-  ~SavedGlState();
-  SavedGlState(const SavedGlState&) = delete;
-  SavedGlState& operator=(const SavedGlState&) = delete;
-
- private:
-  static constexpr int kUnits = 3;
-  GLint draw_framebuffer_ = 0, read_framebuffer_ = 0, viewport_[4] = {0, 0, 0, 0}, program_ = 0, vertex_array_ = 0;
-  GLint active_unit_ = 0, unit_textures_[kUnits] = {0, 0, 0};
-  GLint unpack_alignment_ = 4, unpack_row_length_ = 0, pack_alignment_ = 4, pack_row_length_ = 0;
-  GLboolean blend_ = GL_FALSE, scissor_ = GL_FALSE, depth_ = GL_FALSE, stencil_ = GL_FALSE, cull_ = GL_FALSE;
+  PassState();
+  ~PassState();
+  PassState(const PassState&) = delete;
+  PassState& operator=(const PassState&) = delete;
 };
 
 // A 2D texture read with texelFetch (nearest, clamped) and its size in texels.
@@ -36,6 +30,7 @@ struct Texture {
 struct RenderTarget {
   Texture texture;
   GLuint framebuffer = 0;
+  bool complete = false;  // the GPU can render into it (checked when its size changes)
 };
 
 // (Re)allocates `texture` as width × height texels of internal_format when its size differs

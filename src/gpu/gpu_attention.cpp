@@ -45,7 +45,7 @@ void GpuAttention::create() {
   glGenVertexArrays(1, &vertex_array_);
 
   // Some GPUs list float textures yet cannot render into them: try one.
-  SavedGlState saved;
+  PassState pass_state;
   if (!allocate_target(scores_, GL_RGBA32F, GL_RGBA, GL_FLOAT, 1, 1)) {
     unavailable_reason_ = "this GPU cannot render into RGBA32F textures";
     return;
@@ -117,7 +117,7 @@ attn::AttentionResult GpuAttention::attend(const attn::Matrix& query, const attn
                                " rows and " + std::to_string(4 * max_texture_size_) +
                                " columns (this GPU's texture size); use a CPU backend");
 
-  SavedGlState saved;
+  PassState pass_state;
   clear_gl_errors();
   upload(query_, query);
   upload(key_, key);

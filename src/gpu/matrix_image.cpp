@@ -56,7 +56,7 @@ bool same_bits(const std::vector<float>& shown, const float* values, std::size_t
 }
 
 void draw_image(MatrixImage& image, const float* values) {
-  SavedGlState saved;
+  PassState pass_state;
   std::vector<float> uploaded(values, values + static_cast<std::size_t>(image.rows) * image.cols);
   for (float& v : uploaded)
     if (!std::isfinite(v)) v = kMaskedValue;
