@@ -243,9 +243,10 @@ void draw_build_panel(const AppState& state, AppInputs&) {
   ImGui::Spacing();
   ImGui::TextUnformatted("Do the project's backends agree?");
   paragraph("The app can compute attention three ways on your CPU: scalar (plain loops, one number at a "
-            "time: the reference), Eigen (a matrix library) and SIMD (several numbers per instruction). They "
+            "time: the reference), Eigen (a matrix library) and SIMD (several numbers per instruction), and "
+            "with WebGL2 a fourth on the GPU (webgl: shaders in 32-bit floats, so a looser tolerance). They "
             "add the same numbers in a different order, so the last digits may differ; a bug would show as a "
-            "large difference. Here all three run on the current Q, K and V, mask, scaling and temperature.");
+            "large difference. Here each runs on the current Q, K and V, mask, scaling and temperature.");
   agreement_table(cache.agreement, state.inputs.light_theme);
   hint("Δ: the largest difference from the scalar result over all weights or all outputs. Relative: that "
        "difference divided by the largest reference value.");

@@ -525,7 +525,7 @@ void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width)
   hint(m.choice.reason.c_str());
   HeatmapStyle style;
   style.range = m.colour_top;
-  legend("weight", style, std::min(text_width, font * 16.0f));
+  legend("weight", style, std::clamp(text_width - font * 8.0f, font * 3.0f, font * 12.0f));  // + labels: fits
   std::snprintf(text, sizeof text, "(the top colour is a typical row's largest weight, %.3f; larger ones up to %.2f share it)",
                 m.colour_top, m.max_weight);
   hint(text);

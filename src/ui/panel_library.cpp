@@ -447,9 +447,19 @@ void draw_library_panel(const AppState& state, AppInputs& next) {
   const AttentionTrace& t = state.model.trace;
   const std::string reader = token_name(state.model.queries.tokens[r.reader].text);
 
-  if (ImGui::RadioButton("Attention: read some of every book, more of the better matches", !next.library_best_only))
+  // The long labels where they fit, short ones in a small embed (the IDs after ## stay the same).
+  const auto fitting = [](const char* long_label, const char* short_label) {
+    const float box = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
+    return box + ImGui::CalcTextSize(long_label, nullptr, true).x <= ImGui::GetContentRegionAvail().x ? long_label
+                                                                                                       : short_label;
+  };
+  if (ImGui::RadioButton(fitting("Attention: read some of every book, more of the better matches##attention",
+                                 "Attention: some of every book##attention"),
+                         !next.library_best_only))
     next.library_best_only = false;
-  if (ImGui::RadioButton("A real library: read only the single best-matching book", next.library_best_only))
+  if (ImGui::RadioButton(fitting("A real library: read only the single best-matching book##library",
+                                 "A library: the best book only##library"),
+                         next.library_best_only))
     next.library_best_only = true;
   ImGui::Spacing();
 
