@@ -313,10 +313,7 @@ void draw_explanation(const BreakResult& r) {
 
 void draw_break_panel(const AppState& state, AppInputs& next) {
   const BreakResult& r = state.model.saturation;
-  // Wrap at the visible edge: the view scrolls sideways, and ImGui's default wrap width there is
-  // last frame's content width, which would keep a once-wide layout wide for good.
   const float view_width = ImGui::GetContentRegionAvail().x;
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + view_width);
   panel_intro(
       "The lesson's Break exercise: random q, k of shape (T, d) drawn from N(0, 1), scored with and "
       "without ÷√d. Try d = 2, then d = 512.");
@@ -353,7 +350,6 @@ void draw_break_panel(const AppState& state, AppInputs& next) {
   legend("weight", legend_style, std::min(font * 10.0f, avail * 0.4f));
   hint("The dashed line in each histogram marks 0.99: rows to its right are almost one-hot.");
   draw_explanation(r);
-  ImGui::PopTextWrapPos();
 }
 
 nlohmann::json break_view_data(const AppState& state) {

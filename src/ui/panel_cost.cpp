@@ -554,10 +554,7 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
   measure_step(run, state.inputs.backend);  // the view is open: take the next step
 
   const float font = ImGui::GetFontSize();
-  // Wrap at the visible edge: the view scrolls sideways, and ImGui's default wrap width there is
-  // last frame's content width, which would keep a once-wide layout wide for good.
   const float view_width = ImGui::GetContentRegionAvail().x;
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + view_width);
   panel_intro("Attention's time and memory, measured live on this device as the sequence grows (d = 64).");
   draw_whole_matrix(state, next, view_width);
   ImGui::Separator();
@@ -628,7 +625,6 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
   draw_cost_table(run, view_width);
   ImGui::Spacing();
   draw_cost_explanation(run);
-  ImGui::PopTextWrapPos();
 }
 
 nlohmann::json cost_view_data(const AppState& state) {

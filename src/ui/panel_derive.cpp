@@ -428,9 +428,6 @@ void reveal_controls(const AppState& state, AppInputs& next) {
 
 void draw_derive_panel(const AppState& state, AppInputs& next) {
   static Refusal refusal;  // the last refused cell edit, until the next good one
-  // Wrap text at the visible right edge: TextWrapped's own limit, in this horizontally scrolling
-  // view, is last frame's content width, which a vertical scrollbar would then push out of view.
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
   panel_intro("The lesson's exercise by hand: 3 tokens, d = 2. Change any number of Q, K or V; every stage "
               "below follows at once.");
   matrix_editors(state, next, refusal);
@@ -460,7 +457,6 @@ void draw_derive_panel(const AppState& state, AppInputs& next) {
       hint("Some rows here are nearly one-hot: with scores this far apart, softmax all but picks a single "
            "value (the Break view shows what that does to learning).");
   }
-  ImGui::PopTextWrapPos();
 }
 
 nlohmann::json derive_view_data(const AppState& state) {

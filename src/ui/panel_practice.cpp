@@ -298,16 +298,12 @@ void draw_references() {
 }  // namespace
 
 void draw_practice_panel(const AppState& state, AppInputs& next) {
-  // Wrap at the visible right edge (TextWrapped alone, in this horizontally scrolling view, wraps at
-  // last frame's content width).
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
   panel_intro("Four exercises from the lesson. Try each on paper, out loud or in code first, then open the "
               "answer and compare.");
   ImGui::Separator();
   draw_exercises(state, next);
   draw_checklist(state, next);
   draw_references();
-  ImGui::PopTextWrapPos();
 }
 
 nlohmann::json practice_view_data(const AppState& state) {
