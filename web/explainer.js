@@ -155,12 +155,15 @@
       (state.causal ? " Causal mask on." : "") + (state.scale ? "" : " No square-root scaling.");
   }
 
-  let announceTimer = 0, addressTimer = 0;
+  let announceTimer = 0, addressTimer = 0, storedChecklistValue;
   function stateChanged() {
     const state = summaryState();
     const summary = summarise(state);
     if (summaryBox.textContent !== summary) summaryBox.textContent = summary;
-    try { localStorage.setItem(CHECKLIST_KEY, String(state.checklist)); } catch (e) { /* storage blocked */ }
+    if (state.checklist !== storedChecklistValue) {
+      storedChecklistValue = state.checklist;
+      try { localStorage.setItem(CHECKLIST_KEY, String(state.checklist)); } catch (e) { /* storage blocked */ }
+    }
     if (!state.embed) {
       // A slider drag changes the state every frame; history.replaceState costs ~3 ms in Chromium,
       // which also throttles pages that call it too often: the address bar follows 200 ms later.
@@ -274,6 +277,7 @@
   });
   window.Module = {
     canvas,
+    canvasCssSize: null,  // [width, height] in CSS pixels, kept by the observer below
     print: (text) => console.log(text),
     printErr: (text) => console.warn(text),
     preRun: [() => {
@@ -328,6 +332,14 @@
     },
   };
   canvas.addEventListener("webglcontextlost", (e) => e.preventDefault(), false);
+  if (window.ResizeObserver) {
+    new ResizeObserver((entries) => {
+      const box = entries[entries.length - 1].borderBoxSize;
+      const size = box && box[0] ? [box[0].inlineSize, box[0].blockSize]
+        : [canvas.getBoundingClientRect().width, canvas.getBoundingClientRect().height];
+      window.Module.canvasCssSize = size;
+    }).observe(canvas);
+  }
 
   // WASM SIMD (Chrome 91+, Firefox 89+, Safari 16.4+) or the baseline build: a 1-instruction SIMD
   // module validates only where SIMD is supported.

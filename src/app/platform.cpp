@@ -58,8 +58,11 @@ void init(GLFWwindow* window) {
 float device_pixel_ratio() { return static_cast<float>(emscripten_get_device_pixel_ratio()); }
 
 void sync_canvas_size(GLFWwindow* window) {
-  double css_w = 0, css_h = 0;
-  emscripten_get_element_css_size("#canvas", &css_w, &css_h);
+  // The page keeps the canvas's CSS size up to date (a ResizeObserver in web/explainer.js): asking
+  // the DOM every frame would force a layout whenever the page changed (~0.7 ms a frame).
+  double css_w = EM_ASM_DOUBLE({ return Module.canvasCssSize ? Module.canvasCssSize[0] : -1; });
+  double css_h = EM_ASM_DOUBLE({ return Module.canvasCssSize ? Module.canvasCssSize[1] : -1; });
+  if (css_w < 0) emscripten_get_element_css_size("#canvas", &css_w, &css_h);
   const float dpr = device_pixel_ratio();
   const int w = static_cast<int>(css_w * dpr + 0.5), h = static_cast<int>(css_h * dpr + 0.5);
   int cur_w = 0, cur_h = 0;

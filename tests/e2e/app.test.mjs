@@ -95,11 +95,21 @@ test("a real mouse click on the causal checkbox changes the weights", async () =
 });
 
 for (const dpr of [1, 2]) {
-  test(`screenshot at devicePixelRatio ${dpr} is not blank and sharp`, async () => {
+  test(`screenshot at devicePixelRatio ${dpr} is not blank and sharp; the canvas follows a resize`, async () => {
     const { page, context, errors } = await openExplainer(browser, server.url, { dpr });
     await frames(page, 5);
     const backing = await page.evaluate(() => [document.getElementById("canvas").width, document.getElementById("canvas").height]);
     assert.deepEqual(backing, [1280 * dpr, 800 * dpr], "backing store = CSS size × DPR");
+    // the page resized (a window, or an iframe a course page resizes): the canvas follows
+    await page.setViewportSize({ width: 900, height: 640 });
+    await page.waitForFunction((expected) => {
+      const c = document.getElementById("canvas");
+      return c.width === expected[0] && c.height === expected[1];
+    }, [900 * dpr, 640 * dpr], { timeout: 10000 });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.waitForFunction((expected) => document.getElementById("canvas").width === expected, 1280 * dpr,
+      { timeout: 10000 });
+    await frames(page, 3);
     const { png } = await screenshot(page, `explainer-dpr${dpr}`);
     const { colours, width } = await distinctColours(page, png);
     assert.equal(width, 1280 * dpr);
