@@ -139,6 +139,18 @@ test("without WebGL2 the page says so in words instead of a blank canvas", async
   await context.close();
 });
 
+test("a site missing its font file says so instead of hanging", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.route("**/ui_font.ttf", (route) => route.fulfill({ status: 404, body: "not found" }));
+  await page.goto(server.url);
+  await page.waitForSelector("#status.error");
+  assert.match(await page.textContent("#status-text"), /ui_font\.ttf.*404/);
+  const rejected = await page.evaluate(() => window.attentionExplainer.ready.then(() => "resolved", (e) => e.message));
+  assert.match(rejected, /ui_font/);
+  await context.close();
+});
+
 test("soak: 10 000 frames with inputs changing every frame, no memory growth, no console error", async () => {
   // A small canvas and frames drawn on demand (Module._attn_run_frame) rather than waiting for the
   // display: the same frame code, ten thousand times, in minutes instead of a quarter of an hour.
