@@ -231,6 +231,16 @@ std::string bytes_text(double bytes) {
   return buf;
 }
 
+// 4194304 -> "4 194 304": digits in groups of three, easier to read at a glance.
+std::string grouped_digits(long long n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ' ';
+    out += digits[i];
+  }
+  return out;
+}
+
 // Tick labels: a time tick is a power of 10 ms ("0.001", "1000"); a memory tick a power of 4 bytes.
 std::string ms_tick_text(double ms) {
   char buf[32];
@@ -516,7 +526,7 @@ void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width)
   std::snprintf(text, sizeof text,
                 "(T, T) = (%d, %d): %s weights, %s as floats. A row per query, a column per key; each query here "
                 "is a position pattern, so it looks mostly at nearby keys: the bright band on the diagonal.%s",
-                m.T, m.T, std::to_string(static_cast<long long>(m.T) * m.T).c_str(),
+                m.T, m.T, grouped_digits(static_cast<long long>(m.T) * m.T).c_str(),
                 bytes_text(weight_bytes_for(m.T)).c_str(),
                 m.causal ? " The causal mask hides every key after its query: the grey upper triangle." : "");
   paragraph(text);
