@@ -91,11 +91,18 @@ bool needs_causal(Mistake m) { return m == Mistake::MaskAfterSoftmax || m == Mis
 
 // The same attention without the mistake: same Q, K, V (the trace keeps the real K and V even when
 // the mistake swaps them), same mask, scaling and temperature.
-AttentionTrace correct_trace(const AppState& state) {
-  const AttentionTrace& t = state.model.trace;
-  AttentionOptions options = t.options;
-  options.mistake = Mistake::None;
-  return attend(t.query, t.key, t.value, options);
+// The same inputs without the mistake, computed once per state revision (not every frame).
+const AttentionTrace& correct_trace(const AppState& state) {
+  static AttentionTrace correct;
+  static unsigned revision = ~0u;
+  if (revision != state.revision) {
+    const AttentionTrace& t = state.model.trace;
+    AttentionOptions options = t.options;
+    options.mistake = Mistake::None;
+    correct = attend(t.query, t.key, t.value, options);
+    revision = state.revision;
+  }
+  return correct;
 }
 
 std::vector<float> row_sums(const Matrix& weights) {
@@ -468,7 +475,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
     publish_item_rect("mistake:scale_on");
   }
 
-  const AttentionTrace correct = correct_trace(state);
+  const AttentionTrace& correct = correct_trace(state);
   if (m == Mistake::SwapKeysValues) {
     ImGui::Spacing();
     swap_evidence(state, correct, width);
@@ -532,7 +539,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
 
 json mistakes_view_data(const AppState& state) {
   const AttentionTrace& t = state.model.trace;
-  const AttentionTrace correct = correct_trace(state);
+  const AttentionTrace& correct = correct_trace(state);
   json j;
   j["mistake"] = mistake_name(state.inputs.mistake);
   j["needs_causal"] = needs_causal(state.inputs.mistake);
