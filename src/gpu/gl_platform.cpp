@@ -27,11 +27,15 @@ EM_BOOL context_restored(int, const void*, void*) {
 
 const char* glsl_header() { return "#version 300 es\nprecision highp float;\n"; }
 std::string renderer_name() {
-  // WebGL's RENDERER is a fixed "WebKit WebGL"; the unmasked name says which GPU (or SwiftShader).
+  // Firefox names the GPU in RENDERER; Chromium says "WebKit WebGL" there and names it only through
+  // WEBGL_debug_renderer_info (which Firefox deprecates with a warning: asked for only when needed).
   char name[256] = "";
   EM_ASM({
-    var ext = GLctx.getExtension("WEBGL_debug_renderer_info");
-    var text = String(GLctx.getParameter(ext ? ext.UNMASKED_RENDERER_WEBGL : GLctx.RENDERER) || "");
+    var text = String(GLctx.getParameter(GLctx.RENDERER) || "");
+    if (text === "WebKit WebGL" || text === "") {
+      var ext = GLctx.getExtension("WEBGL_debug_renderer_info");
+      if (ext) text = String(GLctx.getParameter(ext.UNMASKED_RENDERER_WEBGL) || text);
+    }
     stringToUTF8(text, $0, $1);
   }, name, sizeof name);
   return name;

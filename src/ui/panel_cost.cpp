@@ -150,12 +150,12 @@ struct WholeMatrix {
   int T = 0;
   bool causal = false;
   std::string requested;
-  BackendChoice choice;  // what computed it
+  std::string planned;   // the backend live_backend() chose for it
+  BackendChoice choice;  // what computed it (simd if the planned GPU failed)
   Matrix weights;  // keys hidden by the causal mask are −∞
   double ms = 0;
   float max_weight = 0;
   float colour_top = 0;  // the weight drawn in the last colour: a typical row's largest weight
-  std::string error;
   std::uint64_t version = 0;  // +1 per computation (the GPU image redraws on a new version)
 };
 
@@ -180,13 +180,12 @@ const WholeMatrix& update_whole_matrix(const AppState& state) {
   WholeMatrix& m = whole_matrix();
   const AppInputs& in = state.inputs;
   const BackendChoice choice = live_backend(state);
-  if (m.T == in.cost_T && m.causal == in.causal && m.requested == in.backend && m.choice.name == choice.name)
-    return m;
+  if (m.T == in.cost_T && m.causal == in.causal && m.requested == in.backend && m.planned == choice.name) return m;
   m.T = in.cost_T;
   m.causal = in.causal;
   m.requested = in.backend;
+  m.planned = choice.name;
   m.choice = choice;
-  m.error.clear();
   ++m.version;
   Rng rng(7);
   const Matrix query = positional_rows(m.T, rng), key = positional_rows(m.T, rng),
@@ -199,8 +198,7 @@ const WholeMatrix& update_whole_matrix(const AppState& state) {
     m.weights = parse_backend(choice.name, &cpu) ? attend_with(cpu, query, key, value, options).weights
                                                  : registered_backends().at(choice.name)(query, key, value, options).weights;
   } catch (const std::exception& e) {  // e.g. the GPU was lost just now: the CPU computes it
-    m.error = e.what();
-    m.choice = {backend_name(Backend::Simd), "the GPU failed (" + m.error + "): the SIMD kernel computed it"};
+    m.choice = {backend_name(Backend::Simd), std::string("the GPU failed (") + e.what() + "): the SIMD kernel computed it"};
     m.weights = attend_with(Backend::Simd, query, key, value, options).weights;
   }
   m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
