@@ -13,13 +13,6 @@ namespace attn {
 
 namespace {
 
-Matrix normal_matrix(Rng& rng, int rows, int cols) {
-  Matrix m(rows, cols);
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) m(i, j) = static_cast<float>(rng.normal());
-  return m;
-}
-
 SaturationStats saturation(const Matrix& scores, const Matrix& grad_weights, Matrix* weights_out,
                            std::vector<float>* row_max_out) {
   const int T = static_cast<int>(scores.rows()), n = static_cast<int>(scores.cols());

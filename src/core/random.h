@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "matrix.h"
+
 namespace attn {
 
 class Rng {
@@ -46,5 +48,12 @@ class Rng {
   double spare_ = 0.0;
   bool has_spare_ = false;
 };
+
+// A rows × cols matrix of N(0, 1) draws, filled row by row.
+inline Matrix normal_matrix(Rng& rng, int rows, int cols) {
+  Matrix m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(rng.normal());
+  return m;
+}
 
 }  // namespace attn

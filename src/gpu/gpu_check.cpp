@@ -13,12 +13,6 @@ namespace gpu {
 
 namespace {
 
-attn::Matrix random_matrix(attn::Rng& rng, int rows, int cols) {
-  attn::Matrix m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(rng.normal());
-  return m;
-}
-
 // max|gpu - reference| / max|reference|; infinity when the GPU gave a non-finite number.
 double relative_error(const attn::Matrix& gpu, const attn::Matrix& reference) {
   if (gpu.rows() != reference.rows() || gpu.cols() != reference.cols() || !gpu.allFinite())
@@ -58,9 +52,9 @@ CheckRow check_case(GpuAttention& gpu, const CheckCase& shape) {
   row.shape = shape;
   attn::Rng rng(0x5eed0000u + static_cast<std::uint64_t>(shape.query_count) * 131 + shape.key_count * 17 + shape.depth * 7 +
                 shape.value_depth);
-  const attn::Matrix query = random_matrix(rng, shape.query_count, shape.depth);
-  const attn::Matrix key = random_matrix(rng, shape.key_count, shape.depth);
-  const attn::Matrix value = random_matrix(rng, shape.key_count, shape.value_depth);
+  const attn::Matrix query = attn::normal_matrix(rng, shape.query_count, shape.depth);
+  const attn::Matrix key = attn::normal_matrix(rng, shape.key_count, shape.depth);
+  const attn::Matrix value = attn::normal_matrix(rng, shape.key_count, shape.value_depth);
   attn::AttentionOptions options;
   options.causal = shape.causal;
   options.temperature = shape.temperature;

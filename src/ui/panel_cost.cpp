@@ -62,12 +62,6 @@ CostRun& cost_run() {
   return run;
 }
 
-Matrix random_normal(int rows, int cols, Rng& rng) {
-  Matrix m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(rng.normal());
-  return m;
-}
-
 // `calls` attention calls of `problem` through the backend named `backend`: a CPU kernel into
 // preallocated buffers, or a registered one (the GPU: upload, passes and read-back included).
 // Returns the seconds they took; throws when a registered backend cannot run.
@@ -95,9 +89,9 @@ void measure_step(CostRun& run, const std::string& requested) {
   const int T = kSizes[run.points.size()];
   if (run.query.rows() != T) {
     Rng rng(static_cast<std::uint64_t>(T));
-    run.query = random_normal(T, kWidth, rng);
-    run.key = random_normal(T, kWidth, rng);
-    run.value = random_normal(T, kWidth, rng);
+    run.query = normal_matrix(rng, T, kWidth);
+    run.key = normal_matrix(rng, T, kWidth);
+    run.value = normal_matrix(rng, T, kWidth);
     run.output.resize(T, kWidth);
     run.weights.resize(T, T);
   }
@@ -189,7 +183,7 @@ const WholeMatrix& update_whole_matrix(const AppState& state) {
   ++m.version;
   Rng rng(7);
   const Matrix query = positional_rows(m.T, rng), key = positional_rows(m.T, rng),
-               value = random_normal(m.T, kWidth, rng);
+               value = normal_matrix(rng, m.T, kWidth);
   AttentionOptions options;
   options.causal = m.causal;
   const auto start = std::chrono::steady_clock::now();
