@@ -20,7 +20,7 @@ struct ViewInfo {
   const char* title;
 };
 constexpr ViewInfo kViews[kViewCount] = {
-    {View::Flow, "flow", "Flow"},           {View::Weights, "weights", "Weights"},
+    {View::Flow, "flow", "Flow"},           {View::Weights, "weights", "Weights"},   {View::Heads, "heads", "Heads"},
     {View::Library, "library", "Library"},  {View::Steps, "steps", "Steps"},
     {View::Derive, "derive", "Derive"},     {View::Break, "break", "Break"},
     {View::Mistakes, "mistakes", "Mistakes"}, {View::Build, "build", "Build"},

@@ -7,16 +7,21 @@
 
 #include "../core/attention.h"
 #include "../core/break_experiment.h"
+#include "../api/model_files.h"
+#include "../core/gpt2.h"
 #include "../core/model.h"
 
 namespace attn {
 
 // Every view of the app, in tab order. The names are the public ones (?view=NAME, getState().view).
-enum class View { Flow, Weights, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice };
-constexpr int kViewCount = 10;
+enum class View { Flow, Weights, Heads, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice };
+constexpr int kViewCount = 11;
 const char* view_name(View v);    // "flow", "weights", ...
 const char* view_title(View v);   // "Flow diagram", "Weight matrix", ...
 bool parse_view(const std::string& name, View* v);
+
+// The name of the hand-made worked-example model (always there, the default).
+constexpr const char* kHandmadeModel = "handmade";
 
 // What a learner can change. Plain values, so it can be copied, compared and serialised.
 struct AppInputs {
@@ -30,6 +35,10 @@ struct AppInputs {
   Mistake mistake = Mistake::None;
   bool library_best_only = false;    // library view: a real library reads only the best match
   View view = View::Flow;
+  // which model computes the attention: "handmade" (the worked example) or a loaded model's name,
+  // and which of its layers and heads every view shows (0-based)
+  std::string model = kHandmadeModel;
+  int layer = 0, head = 0;
   int step = 0;                      // steps view: which of the 7 steps (0-based)
   // derive view: 3 tokens, d = 2, the lesson's numbers by default
   Matrix derive_q = derive_default_qk(), derive_k = derive_default_qk(), derive_v = derive_default_v();
@@ -81,16 +90,34 @@ BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts
 
 // What the core computed for the current inputs.
 struct AppModel {
-  EmbeddedSentence queries;  // the sentence the queries come from
+  // The sentence the queries come from. With a loaded model: its tokens as the learner reads them
+  // ("·it"), and x = the chosen layer's normalised input (T, n_embd).
+  EmbeddedSentence queries;
   EmbeddedSentence keys;     // the sentence the keys and values come from (= queries unless cross)
-  AttentionTrace trace;
+  std::vector<int> token_ids;  // a loaded model's token ids (empty for the hand-made model)
+  // Every layer and head of the current model for the sentence (hand-made: 1 layer, 1 head, no
+  // probabilities). Shared: recomputed only when the model or the text changes.
+  std::shared_ptr<const ModelTrace> forward;
+  AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)
+};
+
+// A model download or file read in progress, or offered (?hub=), as the model picker shows it.
+struct ModelLoadStatus {
+  bool active = false;          // bytes are arriving
+  std::string label;            // what is loading ("openai-community/gpt2 · model.safetensors")
+  double bytes_done = 0, bytes_total = 0;  // bytes_total 0: unknown yet
+  std::string error;            // why the last load failed ("" when it did not)
+  std::string offered_hub;      // ?hub=owner/name: a repository offered, one click to load
+  double offered_bytes = -1;    // its download size once known (-1: not yet)
 };
 
 struct AppState {
   AppInputs inputs;          // what is on screen now (always the last good inputs)
   AppModel model;            // computed from inputs
+  std::vector<LoadedModel> models;  // every model loaded so far (not the hand-made one)
+  ModelLoadStatus loading;
   std::string error;         // why the last change was refused ("" when it was fine)
   std::string error_key;     // which input it was about ("sentence", "temperature", ...)
   unsigned revision = 0;     // +1 for every accepted change (panels animate on it)
@@ -100,6 +127,13 @@ struct AppState {
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)
 // the state keeps its last good inputs and model and records the error. Returns true if accepted.
 bool apply_inputs(AppState& state, const AppInputs& next, double now);
+
+// Registers a loaded model (replacing one of the same name); it does not switch to it.
+void add_model(AppState& state, LoadedModel model);
+// The loaded model of that name, or nullptr (also for "handmade").
+const LoadedModel* find_model(const AppState& state, const std::string& name);
+// The current model's shape for the pickers: {family, layers, heads, d_model, vocab_size, params}.
+nlohmann::json current_model_info(const AppState& state);
 
 // The initial state: the lesson's sentence, "it" selected, computed.
 AppState make_initial_state();

@@ -20,6 +20,7 @@ void draw_compact_controls(const AppState& state, AppInputs& next);
 // getState().view_data (so tests and embedding pages can read exactly what the learner sees).
 void draw_flow_panel(const AppState& state, AppInputs& next);
 void draw_weights_panel(const AppState& state, AppInputs& next);
+void draw_heads_panel(const AppState& state, AppInputs& next);
 void draw_library_panel(const AppState& state, AppInputs& next);
 void draw_steps_panel(const AppState& state, AppInputs& next);
 void draw_derive_panel(const AppState& state, AppInputs& next);
@@ -28,6 +29,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next);
 void draw_build_panel(const AppState& state, AppInputs& next);
 void draw_cost_panel(const AppState& state, AppInputs& next);
 void draw_practice_panel(const AppState& state, AppInputs& next);
+nlohmann::json heads_view_data(const AppState& state);
 nlohmann::json library_view_data(const AppState& state);
 nlohmann::json steps_view_data(const AppState& state);
 nlohmann::json derive_view_data(const AppState& state);
@@ -49,6 +51,13 @@ void save_text_file(const char* name, const char* mime, const std::string& text)
 bool export_weights_png();
 // Copies a link that reopens the current state (web only; returns false where not available).
 bool copy_permalink();
+
+// Loading models, at the platform edge (src/app): the page reads the chosen files or downloads a
+// repository and feeds the bytes to the loader (ModelAssembler); natively these print how to open
+// a folder with --model DIR instead.
+void request_model_files();  // the browser's file chooser for a model folder
+void request_hub_model(const std::string& repo, const std::string& revision);
+void cancel_model_load();
 
 // Which backend computes the app's large problems now (the cost view's measurements and its
 // whole weight matrix, T = inputs.cost_T), and why: inputs.backend resolved with the GPU's facts.

@@ -1,0 +1,16 @@
+// Hugging Face's tokenizer files → TextTokenizer: tokenizer.json (model type BPE with the
+// byte-level pre-tokenizer, or WordLevel) or vocab.json + merges.txt. Every problem throws
+// std::invalid_argument("<file name>: <what is wrong>", with the line for merges.txt).
+#pragma once
+#include <string>
+
+#include "../core/bpe.h"
+
+namespace attn {
+
+TextTokenizer tokenizer_from_json(const std::string& text, const std::string& file_name = "tokenizer.json");
+TextTokenizer tokenizer_from_vocab_merges(const std::string& vocab_json, const std::string& merges_txt,
+                                          const std::string& vocab_name = "vocab.json",
+                                          const std::string& merges_name = "merges.txt");
+
+}  // namespace attn

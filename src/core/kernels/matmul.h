@@ -1,0 +1,25 @@
+// Dense matrix products for the model forward and the trainer: C = A·B, A·Bᵀ, Aᵀ·B (+ bias), behind
+// one interface with a scalar reference (the truth) and fast versions. Not attention (kernels.h).
+#pragma once
+#include "kernels.h"
+
+namespace attn {
+
+// All row-major and contiguous. Shapes: a (M, K); b (K, N) for NN, (N, K) for NT, and for TN a is
+// (K, M) and b (K, N); c (M, N). bias (N) or nullptr. accumulate: c += product instead of c =.
+enum class MatmulLayout { NN, NT, TN };
+struct MatmulProblem {
+  MatmulLayout layout = MatmulLayout::NN;
+  const float* a = nullptr;
+  const float* b = nullptr;
+  const float* bias = nullptr;
+  int M = 0, K = 0, N = 0;
+  bool accumulate = false;
+};
+
+void matmul(Backend backend, const MatmulProblem& problem, float* c);
+void matmul_scalar(const MatmulProblem& problem, float* c);  // double accumulation: the reference
+void matmul_eigen(const MatmulProblem& problem, float* c);
+void matmul_simd(const MatmulProblem& problem, float* c);
+
+}  // namespace attn
