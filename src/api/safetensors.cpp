@@ -130,7 +130,7 @@ std::string quoted_name(const std::string& name) {
 
 namespace {
 
-std::string quoted(const std::string& name) { return quoted_name(name); }
+
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
@@ -274,19 +274,19 @@ void SafetensorsReader::parse_header() {
     if (name == "__metadata__") {
       if (!v.is_object()) fail("__metadata__ is not an object of strings");
       for (auto m = v.begin(); m != v.end(); ++m) {
-        if (!m.value().is_string()) fail("__metadata__ " + quoted(m.key()) + " is not a string");
+        if (!m.value().is_string()) fail("__metadata__ " + quoted_name(m.key()) + " is not a string");
         metadata_[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
-    const std::string what = "tensor " + quoted(name);
+    const std::string what = "tensor " + quoted_name(name);
     if (!v.is_object()) fail(what + " is not an object with dtype, shape and data_offsets");
     TensorInfo t;
     t.name = name;
     const auto dtype = v.find("dtype");
     if (dtype == v.end() || !dtype->is_string()) fail(what + " has no dtype");
     if (!dtype_from_name(dtype->get<std::string>(), t.dtype))
-      fail(what + " has dtype " + quoted(dtype->get<std::string>()) + ": only F32, F16 and BF16 are supported");
+      fail(what + " has dtype " + quoted_name(dtype->get<std::string>()) + ": only F32, F16 and BF16 are supported");
     const auto shape = v.find("shape");
     if (shape == v.end() || !shape->is_array()) fail(what + " has no shape (an array of dimensions)");
     std::uint64_t elements = 1;
@@ -320,11 +320,11 @@ void SafetensorsReader::parse_header() {
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const TensorInfo& t = tensors_[i];
     if (t.begin < pos)
-      fail("tensor " + quoted(t.name) + " (data_offsets " + range_text(t) + ") overlaps tensor " +
-           quoted(tensors_[i - 1].name) + " (" + range_text(tensors_[i - 1]) + ")");
+      fail("tensor " + quoted_name(t.name) + " (data_offsets " + range_text(t) + ") overlaps tensor " +
+           quoted_name(tensors_[i - 1].name) + " (" + range_text(tensors_[i - 1]) + ")");
     if (t.begin > pos)
       fail("bytes " + std::to_string(pos) + " to " + std::to_string(t.begin) +
-           " of the data belong to no tensor (a hole before tensor " + quoted(t.name) + ")");
+           " of the data belong to no tensor (a hole before tensor " + quoted_name(t.name) + ")");
     pos = t.end;
   }
   expected_size_ = 8 + header_length_ + pos;
@@ -332,7 +332,7 @@ void SafetensorsReader::parse_header() {
     const std::uint64_t data_size = file_size_ - 8 - header_length_;
     for (const TensorInfo& t : tensors_)
       if (t.end > data_size)
-        fail("tensor " + quoted(t.name) + " has data_offsets " + range_text(t) +
+        fail("tensor " + quoted_name(t.name) + " has data_offsets " + range_text(t) +
              " past the end of the data (the file holds " + std::to_string(data_size) + " bytes after the header)");
   }
   if (file_size_ != 0 && expected_size_ < file_size_)
@@ -381,8 +381,10 @@ void SafetensorsReader::feed_data(const std::uint8_t* data, std::size_t n) {
       element_ += static_cast<std::int64_t>(whole);
       p += whole * size;
       k -= whole * size;
-      std::memcpy(partial_, p, k);
-      partial_n_ = k;
+      if (k > 0) {  // only when no partial element is pending (an unfinished one left k = 0)
+        std::memcpy(partial_, p, k);
+        partial_n_ = k;
+      }
     }
     data_pos_ += take;
     data += take;
@@ -403,7 +405,7 @@ void SafetensorsReader::finish() {
       std::string in;
       for (const TensorInfo& t : tensors_)
         if (t.end > data_pos_) {
-          in = " (inside tensor " + quoted(t.name) + ")";
+          in = " (inside tensor " + quoted_name(t.name) + ")";
           break;
         }
       fail("the file is truncated: " + std::to_string(received_) + " of the " + std::to_string(expected_size_) +
@@ -428,15 +430,15 @@ void write_safetensors(std::ostream& out, const std::vector<NamedTensor>& tensor
   const std::size_t size = dtype_bytes(dtype);
   for (const NamedTensor& t : tensors) {
     if (t.name == "__metadata__" || !names.insert(t.name).second)
-      throw std::invalid_argument("write_safetensors: tensor name " + quoted(t.name) + " is reserved or repeated");
+      throw std::invalid_argument("write_safetensors: tensor name " + quoted_name(t.name) + " is reserved or repeated");
     std::uint64_t elements = 1;
     for (std::int64_t d : t.shape) {
       if (d < 0 || static_cast<std::uint64_t>(d) > kMaxOffset || (d != 0 && elements > kMaxOffset / size / static_cast<std::uint64_t>(d)))
-        throw std::invalid_argument("write_safetensors: tensor " + quoted(t.name) + " has a bad shape " + shape_text(t.shape));
+        throw std::invalid_argument("write_safetensors: tensor " + quoted_name(t.name) + " has a bad shape " + shape_text(t.shape));
       elements *= static_cast<std::uint64_t>(d);
     }
     if (elements > 0 && t.data == nullptr)
-      throw std::invalid_argument("write_safetensors: tensor " + quoted(t.name) + " has no data");
+      throw std::invalid_argument("write_safetensors: tensor " + quoted_name(t.name) + " has no data");
     header[t.name] = {{"dtype", dtype_name(dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + elements * size}}};
     offset += elements * size;
   }
