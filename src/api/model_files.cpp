@@ -432,7 +432,10 @@ std::vector<NamedTensor> gpt2_named_tensors(const Gpt2Model& m, const ModelSaveO
 std::string gpt2_config_json(const Gpt2Config& c) {
   // The epsilon as its shortest float text (1e-05, not 9.999999747378752e-06).
   char eps[32];
-  std::snprintf(eps, sizeof eps, "%.9g", static_cast<double>(c.layer_norm_epsilon));
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(eps, sizeof eps, "%.*g", digits, static_cast<double>(c.layer_norm_epsilon));
+    if (std::strtof(eps, nullptr) == c.layer_norm_epsilon) break;
+  }
   nlohmann::ordered_json j;
   j["architectures"] = {"GPT2LMHeadModel"};
   j["model_type"] = "gpt2";

@@ -231,8 +231,10 @@ TEST_CASE("safetensors: hostile files are refused, each with its own message") {
        "tensor \"a\\x01\" has dtype \"U8\""},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.what);
+    const std::string what = c.what;
+    CAPTURE(what);
     const std::string message = refusal(c.file);
+    CAPTURE(message);
     CHECK(message.rfind("model.safetensors: ", 0) == 0);
     CHECK(message.find(c.message) != std::string::npos);
     CHECK(message.find('\n') == std::string::npos);
