@@ -150,7 +150,7 @@ TEST_CASE("safetensors: written and read back in every dtype and every chunking"
         REQUIRE(pieces.size() == whole.size());
         for (const auto& [name, v] : whole) {
           REQUIRE(pieces.at(name).size() == v.size());
-          CHECK(std::memcmp(pieces.at(name).data(), v.data(), v.size() * 4) == 0);
+          CHECK((v.empty() || std::memcmp(pieces.at(name).data(), v.data(), v.size() * 4) == 0));
         }
       }
     }
