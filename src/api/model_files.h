@@ -68,6 +68,8 @@ class ModelAssembler {
   // Checks that every file and tensor is there and builds the tokenizer (tokenizer.json preferred
   // over vocab.json + merges.txt; its vocabulary no larger than config.vocab_size).
   LoadedModel finish();
+  // Bytes of the weights file fed so far (for a progress bar).
+  std::uint64_t weights_received() const { return reader_ ? reader_->bytes_received() : 0; }
 
  private:
   struct Slot {

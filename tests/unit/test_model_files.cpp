@@ -353,7 +353,10 @@ TEST_CASE("model files: the folder's files refused by name") {
   attn::ModelAssembler b("b");
   b.add_text_file("config.json", kConfig);
   b.begin_weights("model.safetensors", weights.size());
-  b.feed_weights(reinterpret_cast<const std::uint8_t*>(weights.data()), weights.size());
+  CHECK(b.weights_received() == 0);
+  b.feed_weights(reinterpret_cast<const std::uint8_t*>(weights.data()), 100);
+  CHECK(b.weights_received() == 100);
+  b.feed_weights(reinterpret_cast<const std::uint8_t*>(weights.data()) + 100, weights.size() - 100);
   CHECK_THROWS_WITH_AS(b.finish(), doctest::Contains("tokenizer.json: missing"), std::invalid_argument);
   attn::ModelAssembler c("c");
   c.add_text_file("config.json", kConfig);
