@@ -61,7 +61,7 @@ function longText() {
   let seed = 12345, s = "";
   while ([...s].length < 10000) {
     seed = (seed * 1103515245 + 12345) % 2147483648;
-    s += parts[seed % parts.length];
+    s += parts[(seed >>> 12) % parts.length]; // the LCG's low bits repeat too soon
   }
   return s;
 }
