@@ -18,6 +18,7 @@
 
 #include "../api/code_export.h"
 #include "../api/compute_json.h"
+#include "../api/model_json.h"
 #include "../api/tokenizer_files.h"
 #include "../core/attention.h"
 #include "../core/break_experiment.h"
@@ -44,6 +45,12 @@ const char* const kUsage =
     "                               PyTorch) with its matrices written out, as the app's Build\n"
     "                               view shows it; --kv-sentence makes it cross-attention;\n"
     "                               --json-input prints the same problem as a compute request\n"
+    "  model --dir DIR --text TEXT [--top K]\n"
+    "                               open a GPT-2 family model folder (config.json,\n"
+    "                               model.safetensors, tokenizer.json or vocab.json +\n"
+    "                               merges.txt) and print its shape, the tokens, the attention\n"
+    "                               of every layer and head [layer][head][query][key] and the\n"
+    "                               K (default 5) likeliest next tokens at every position\n"
     "  tokenize (--dir DIR | --vocab FILE --merges FILE | --tokenizer-json FILE) [--text TEXT]\n"
     "                               a real model's tokenizer (GPT-2's byte-level BPE or WordLevel)\n"
     "                               on TEXT (default: stdin): {\"ids\": [...], \"tokens\": [...]},\n"
@@ -213,6 +220,18 @@ int run_code(const std::vector<std::string>& args) {
   return 0;
 }
 
+int run_model(const std::vector<std::string>& args) {
+  const auto flags = parse_flags(args, {"--dir", "--text", "--top"}, {});
+  for (const char* needed : {"--dir", "--text"})
+    if (!flags.count(needed)) throw UsageError(std::string("model needs ") + needed);
+  const int top = flags.count("--top") ? static_cast<int>(parse_integer(flags.at("--top"), "--top", 1, 100)) : 5;
+  const attn::LoadedModel model = attn::load_model_dir(flags.at("--dir"));
+  // Tokens may be pieces of a character: written as U+FFFD rather than refused.
+  std::cout << attn::model_trace_json(model, flags.at("--text"), top).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+            << "\n";
+  return 0;
+}
+
 // tokenize: the model tokenizer from Hugging Face's files, on --text or stdin.
 int run_tokenize(const std::vector<std::string>& args) {
   const auto flags = parse_flags(args, {"--dir", "--vocab", "--merges", "--tokenizer-json", "--text"}, {});
@@ -278,6 +297,7 @@ int main(int argc, char** argv) {
     if (command == "break") return run_break(args);
     if (command == "explain") return run_explain(args);
     if (command == "code") return run_code(args);
+    if (command == "model") return run_model(args);
     if (command == "tokenize") return run_tokenize(args);
     throw UsageError("unknown command '" + command + "' (see: attention_cli help)");
   } catch (const std::exception& e) {  // bad input of any kind: one line, exit 2
