@@ -6,9 +6,10 @@
 // Loop order (BLIS's, one thread):
 //   for each block of KC steps along k:
 //     for each block of MC rows of c: pack those rows of a into panels of (kc, MR), MR rows interleaved
-//       for each strip of NR columns of c: pack b's strip into (kc, NR), small enough to stay in L1
-//         for each panel of MR rows: the micro-kernel: an MR x NR tile of c in registers for kc steps
-//           of (MR splats of a) x (NV vectors of b), then written out once.
+//       for each block of NC columns of c: pack b's block as strips of (kc, NR), one after the other
+//         (each row of b is read across the whole block: whole cache lines, whatever b's stride)
+//         for each strip, for each panel of MR rows: the micro-kernel: an MR x NR tile of c in
+//           registers for kc steps of (MR splats of a) x (NV vectors of b), then written out once.
 // Packing turns every layout into the same panels (NT's strips and NN's rows of a are transposed
 // 4 x 4 at a time), so one micro-kernel serves NN, NT and TN and all its loads are sequential.
 // Panels past the edge of a or b are zero-padded. The first k block writes c = [c +] bias + a·b;
@@ -88,7 +89,7 @@ MatmulWorkspace& matmul_workspace() {
 #if defined(MATMUL_WASM)
 struct MmWasm {
   using V = v128_t;
-  static constexpr int W = 4, MR = 4, NV = 2, KC = 256;  // 8 accumulators: V8 keeps them in registers
+  static constexpr int W = 4, MR = 4, NV = 2, KC = 768;  // 8 accumulators: V8 keeps them in registers; KC: GPT-2 small's C in one k block
   static V load(const float* p) { return wasm_v128_load(p); }
   static void store(float* p, V a) { wasm_v128_store(p, a); }
   static V zero() { return wasm_f32x4_splat(0.0f); }
