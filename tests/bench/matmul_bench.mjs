@@ -195,4 +195,4 @@ async function main() {
   fs.writeFileSync(outFile, JSON.stringify({ date: new Date().toISOString(), browser: rows, native, numpy, table }, null, 1));
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) main().catch((e) => { console.error(e); process.exit(1); });
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) main().catch((e) => { console.error(e); process.exit(1); });

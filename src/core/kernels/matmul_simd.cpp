@@ -291,6 +291,9 @@ const char* matmul_simd_flavour() {
 // Included by the top half of this file, once per instruction set.
 
 constexpr int W = Isa::W, MR = Isa::MR, NV = Isa::NV, NR = NV * W, KC = Isa::KC;
+// NT reads b's rows along k: longer k blocks make longer sequential runs of each row (the LM head:
+// 1.3x faster natively with 768 than with 192), and a strip of (768, NR) is still read from L2 at ease.
+constexpr int KC_NT = KC > 768 ? KC : 768;
 constexpr int MC = MR * (264 / MR);  // rows of a packed at once (T = 256 in one block): MC·KC floats in L2
 constexpr int NC = 16 * NR;  // columns of b packed at once: whole cache lines of each row of b are read
 using V = Isa::V;
@@ -393,12 +396,13 @@ void gemm(const MatmulProblem& p, float* c, MatmulWorkspace& ws) {
       }
     return;
   }
-  float* a_panels = MatmulWorkspace::grow(ws.a_panels, static_cast<std::size_t>(MC) * KC);
-  float* b_block = MatmulWorkspace::grow(ws.b_block, static_cast<std::size_t>(KC) * NC);
+  const int kc_max = p.layout == MatmulLayout::NT ? KC_NT : KC;
+  float* a_panels = MatmulWorkspace::grow(ws.a_panels, static_cast<std::size_t>(MC) * kc_max);
+  float* b_block = MatmulWorkspace::grow(ws.b_block, static_cast<std::size_t>(kc_max) * NC);
   alignas(64) float bias_strip[NR];
   alignas(64) float edge[MR * NR];  // a tile that overhangs c's last columns is computed here
-  for (int pc = 0; pc < K; pc += KC) {
-    const int kc = std::min(KC, K - pc);
+  for (int pc = 0; pc < K; pc += kc_max) {
+    const int kc = std::min(kc_max, K - pc);
     const bool first = pc == 0;
     const int load_c = (!first || p.accumulate) ? 1 : 0;
     for (int ic = 0; ic < M; ic += MC) {
