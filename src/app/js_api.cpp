@@ -190,10 +190,16 @@ JS_EXPORT double attn_bench_matmul(int M, int K, int N, const char* layout_name,
     const auto call = [&] { attn::matmul(backend, p, c.data()); };
     const std::string key = std::string(backend_name) + "/" + layout_text + "/" + std::to_string(M) + "x" +
                             std::to_string(K) + "x" + std::to_string(N);
-    if (key != last_key) {  // warm-up, and a first estimate for the batch size
+    if (key != last_key) {  // warm-up for >= 100 ms (the engine compiles hot code again, optimised,
+      // in the background: the first calls of a kernel can run its baseline code), and a batch size
       const auto t0 = clock::now();
-      call();
-      last_ms = ms_since(t0), last_key = key;
+      int calls = 0;
+      do {
+        const auto t1 = clock::now();
+        call();
+        last_ms = ms_since(t1), ++calls;
+      } while (ms_since(t0) < 100 && calls < 1000);
+      last_key = key;
     }
     const int batch = std::max(1, static_cast<int>(std::ceil(5.0 / std::max(last_ms, 1e-4))));
     std::vector<double> samples(reps);

@@ -28,6 +28,7 @@ const NUMPY = option("--numpy", path.join(HERE, "out/numpy.jsonl"));
 const OUT = option("--out", path.join(HERE, "out/results.json"));
 const NATIVE_MATMUL = option("--native-matmul", path.join(HERE, "out/native_matmul.jsonl"));
 const NUMPY_MATMUL = option("--numpy-matmul", path.join(HERE, "out/numpy_matmul.jsonl"));
+const NODE_MATMUL = option("--node-matmul", path.join(HERE, "out/node_matmul.jsonl"));
 
 const Ts = QUICK ? [64, 1024] : [64, 256, 1024, 2048];
 const Ds = QUICK ? [64] : [64, 512];
@@ -198,7 +199,7 @@ function printTables(results) {
   }
   if (results.matmul) {
     lines.push("");
-    lines.push(matmulTables(results.matmul.browser, results.matmul.native, results.matmul.numpy));
+    lines.push(matmulTables(results.matmul.browser, results.matmul.native, results.matmul.numpy, results.matmul.node));
   }
   lines.push("");
   lines.push("Goals at T = 1024, d = 64:");
@@ -272,7 +273,7 @@ async function main() {
         }
     log("matmul: GPT-2 small's shapes, ours beside onnxruntime-web");
     results.matmul = { browser: await benchMatmuls(page, { serverUrl: server.url, quick: QUICK, log }),
-      native: readJsonLines(NATIVE_MATMUL), numpy: readJsonLines(NUMPY_MATMUL) };
+      native: readJsonLines(NATIVE_MATMUL), numpy: readJsonLines(NUMPY_MATMUL), node: readJsonLines(NODE_MATMUL) };
     await context.close();
     if (errors.length) results.notes.push("bench page errors: " + errors.slice(0, 5).join(" | "));
     log("app: first frame and frame times");
@@ -320,6 +321,16 @@ async function main() {
     results.goals.push({ met: timed.length > 0 && slower.length === 0, text: `browser matmul (GPT-2 small's shapes): simd ` +
       `at least as fast as ORT's best form on ${timed.length - slower.length} of ${timed.length}` +
       (slower.length ? ` (slower: ${slower.map((r) => `${r.name} T=${r.M}`).join(", ")})` : "") });
+    const byKey = new Map();
+    for (const e of results.matmul.node) {
+      if (!byKey.has(`${e.name}/${e.M}`)) byKey.set(`${e.name}/${e.M}`, {});
+      byKey.get(`${e.name}/${e.M}`)[e.backend] = { ...e };
+    }
+    const rows = [...byKey.entries()].filter(([, r]) => r.simd && (r["ort-gemm-const"] || r["ort-gemm"]));
+    const behind = rows.filter(([, r]) => r.simd.cpu_ms > Math.min(...[r["ort-gemm-const"], r["ort-gemm"]].filter((x) => x).map((x) => x.cpu_ms)));
+    if (rows.length)
+      results.goals.push({ met: behind.length === 0, text: `wasm matmul under node (CPU time): simd faster than ORT's ` +
+        `faster form on ${rows.length - behind.length} of ${rows.length}` + (behind.length ? ` (not: ${behind.map(([k]) => k.replace("/", " T=")).join(", ")})` : "") });
   }
   results.machine.loadavg_end = os.loadavg();
   results.notes.push(`load average (1 min) at start ${load[0].toFixed(1)}, at end ${results.machine.loadavg_end[0].toFixed(1)} ` +

@@ -68,7 +68,7 @@ export function matmulModel(shape, form) {
 }
 
 /** Writes the models (once: they are deterministic) under dir; returns {form: {file, constB, transB, bias}}. */
-function writeModels(shape, dir) {
+export function writeModels(shape, dir) {
   fs.mkdirSync(dir, { recursive: true });
   const out = {};
   for (const form of ["gemm", "gemm-const", "matmul"]) {
@@ -119,7 +119,7 @@ export async function benchMatmuls(page, { serverUrl, quick = false, log = () =>
 const fmt = (ms) => (ms === undefined || ms === null ? "-" : ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
 
 /** The tables: browser rows (benchMatmuls) and native lines (attn_bench --matmul, numpy_bench.py --matmul). */
-export function matmulTables(rows, native = [], numpy = []) {
+export function matmulTables(rows, native = [], numpy = [], node = []) {
   const lines = [];
   const pad = (s, n) => String(s).padStart(n);
   lines.push("Matmul, browser (headless Chromium, 1 thread): median ms per call, GFLOP/s = 2·M·K·N / time; " +
@@ -138,6 +138,31 @@ export function matmulTables(rows, native = [], numpy = []) {
   if (forms.length) {
     lines.push("ORT's forms, ms: " + forms.join(", "));
     for (const r of rows) lines.push(`  ${r.name.padEnd(11)} T=${String(r.M).padEnd(4)} ` + forms.map((f) => fmt(r.impls[f] && r.impls[f].ms)).join(" / "));
+  }
+  const inNode = node.filter((e) => e.op === "matmul");
+  if (inNode.length) {
+    lines.push("");
+    lines.push("Matmul, wasm under node (the same V8, 1 thread): median CPU ms per call, steadier than wall time on a " +
+      "loaded machine; ours = attn_bench's wasm build, ORT = onnxruntime-web's wasm; simd/ORT against ORT's faster form");
+    const nc = ["shape", "T", "simd", "ORT const", "ORT gemm", "simd GF/s", "ORT GF/s", "simd/ORT", "[min]"];
+    const nw = [12, 4, 9, 9, 9, 9, 9, 9, 6];
+    lines.push(nc.map((c, i) => pad(c, nw[i])).join(" "));
+    const byKey = new Map();
+    for (const e of inNode) {
+      const k = `${e.name}/${e.M}`;
+      if (!byKey.has(k)) byKey.set(k, { name: e.name, M: e.M, K: e.K, N: e.N });
+      byKey.get(k)[e.backend] = e;
+    }
+    for (const row of byKey.values()) {
+      const ort = [row["ort-gemm-const"], row["ort-gemm"]].filter((x) => x);
+      const best = ort.length ? ort.reduce((a, b) => (a.cpu_ms <= b.cpu_ms ? a : b)) : null;
+      const bestMin = ort.length ? Math.min(...ort.map((e) => e.min_cpu_ms)) : null;
+      const g = gflop(row.M, row.K, row.N);
+      lines.push([row.name, row.M, fmt(row.simd && row.simd.cpu_ms), fmt(row["ort-gemm-const"] && row["ort-gemm-const"].cpu_ms),
+        fmt(row["ort-gemm"] && row["ort-gemm"].cpu_ms), row.simd ? (g / (row.simd.cpu_ms / 1e3)).toFixed(1) : "-",
+        best ? (g / (best.cpu_ms / 1e3)).toFixed(1) : "-", row.simd && best ? (row.simd.cpu_ms / best.cpu_ms).toFixed(2) : "-",
+        row.simd && bestMin ? (row.simd.min_cpu_ms / bestMin).toFixed(2) : "-"].map((c, i) => pad(c, nw[i])).join(" "));
+    }
   }
   const mm = native.filter((e) => e.op === "matmul");
   if (mm.length) {

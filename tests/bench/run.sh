@@ -85,10 +85,21 @@ if [ "${BENCH_SKIP_SITE:-0}" != 1 ] || [ ! -f dist/index.html ]; then
   log "building the site (./build_wasm.sh site)"
   ./build_wasm.sh site >&2
 fi
+# -- the wasm matmul under node, in CPU time: ours (attn_bench's wasm build) and onnxruntime-web's --
+: > "$OUT/node_matmul.jsonl"
+if [ -f build/web/CMakeCache.txt ] && cmake --build build/web -j "$(nproc)" --target attn_bench >&2; then
+  log "wasm matmul under node (CPU time): ours and onnxruntime-web"
+  node build/web/attn_bench.js --matmul --T "$MATMUL_T" --backend simd --min-ms "$MIN_MS" >> "$OUT/node_matmul.jsonl" ||
+    log "attn_bench.js failed: no node matmul rows for ours"
+  node tests/bench/ort_node_matmul.mjs --T "$MATMUL_T" --min-ms "$MIN_MS" >> "$OUT/node_matmul.jsonl" ||
+    log "onnxruntime-web under node failed: no node matmul rows for ORT"
+else
+  log "no wasm build in build/web: the node matmul table is skipped"
+fi
 log "headless Chromium"
 quick_flag=()
 [ "$QUICK" = 1 ] && quick_flag=(--quick)
 node tests/bench/bench.mjs --dist dist --native "$OUT/native.jsonl" --numpy "$OUT/numpy.jsonl" \
-  --native-matmul "$OUT/native_matmul.jsonl" --numpy-matmul "$OUT/numpy_matmul.jsonl" \
+  --native-matmul "$OUT/native_matmul.jsonl" --numpy-matmul "$OUT/numpy_matmul.jsonl" --node-matmul "$OUT/node_matmul.jsonl" \
   --out "$OUT/results.json" "${quick_flag[@]}"
 log "done in $(( $(date +%s) - start )) s"

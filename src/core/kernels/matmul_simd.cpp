@@ -400,7 +400,7 @@ void gemm(const MatmulProblem& p, float* c, MatmulWorkspace& ws) {
   float* a_panels = MatmulWorkspace::grow(ws.a_panels, static_cast<std::size_t>(MC) * kc_max);
   float* b_block = MatmulWorkspace::grow(ws.b_block, static_cast<std::size_t>(kc_max) * NC);
   alignas(64) float bias_strip[NR];
-  alignas(64) float edge[MR * NR];  // a tile that overhangs c's last columns is computed here
+  alignas(64) float edge[MR * NR] = {};  // a tile that overhangs c's last columns is computed here
   for (int pc = 0; pc < K; pc += kc_max) {
     const int kc = std::min(kc_max, K - pc);
     const bool first = pc == 0;
