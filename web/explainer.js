@@ -43,7 +43,13 @@
   const api = {
     ready,
     /** Current inputs and computed results (tokens, weights as T×T rows, output, ...). */
-    getState() { return call("attn_get_state").state; },
+    getState() {
+      const state = call("attn_get_state").state;
+      const models = call("attn_model_status");  // the model picker: loading / offered, loaded models
+      state.loading = models.loading;
+      state.models = models.models;
+      return state;
+    },
     /** Changes inputs; an invalid value throws an Error that names the key. Returns the new state. */
     setState(partial) {
       if (partial === null || typeof partial !== "object" || Array.isArray(partial))

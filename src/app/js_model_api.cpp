@@ -261,3 +261,20 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
     return reply({{"error", e.what()}});
   }
 }
+
+// What the model picker shows: {"loading": {active, label, bytes_done, bytes_total, percent, error,
+// offered_hub, offered_bytes}, "models": [every loaded model's info]} (getState() adds both).
+JS_EXPORT const char* attn_model_status() {
+  attn::AppState* s = state();
+  if (!s) return reply({{"error", "the explainer is not running yet"}});
+  const attn::ModelLoadStatus& l = s->loading;
+  nlohmann::json percent = nullptr;
+  if (l.bytes_total > 0) percent = std::min(100.0, 100.0 * l.bytes_done / l.bytes_total);
+  nlohmann::json models = nlohmann::json::array();
+  for (const attn::LoadedModel& m : s->models) models.push_back(attn::model_info_json(m));
+  return reply({{"loading",
+                 {{"active", l.active}, {"label", l.label}, {"bytes_done", l.bytes_done}, {"bytes_total", l.bytes_total},
+                  {"percent", percent}, {"error", l.error}, {"offered_hub", l.offered_hub},
+                  {"offered_bytes", l.offered_bytes}}},
+                {"models", models}});
+}
