@@ -696,7 +696,9 @@
     requestHubModel: (repo, revision) => {
       const known = hubModels.get(repo);
       const base = (known && known.base) || pageParams.get("hub_base") || HUB_BASE;
-      api.loadModel({ hub: repo, revision: revision || (known && known.revision) || "main", base })
+      // The offer's button asks for "main"; a ?revision= of the offered link wins over it.
+      const chosen = known && (!revision || revision === "main") ? known.revision : revision || "main";
+      api.loadModel({ hub: repo, revision: chosen, base })
         .catch((e) => console.warn(`attention explainer: ${e.message}`));
     },
     cancelModelLoad: () => api.cancelModelLoad(),
