@@ -29,6 +29,8 @@ const CONFIGS = {
     "--tokenizer", "vocab-merges", "--seed", "3"],
   "test/three-f32": ["--layers", "3", "--heads", "3", "--embd", "24", "--dtype", "F32", "--tokenizer", "json", "--seed", "4"],
 };
+// For the memory test: its floats (~52 MB) do not fit in a page held to 64 MB of wasm memory.
+const LARGE = { repo: "test/large-f16", args: ["--layers", "1", "--heads", "1", "--embd", "256", "--dtype", "F16", "--seed", "5"] };
 const SLOW = "test/slow";  // the same files as tiny-f32, served slowly (progress bar, cancel)
 
 let server, browser, hub, work;
@@ -75,7 +77,7 @@ function serveHub(repos) {
 
 before(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), "models-e2e-"));
-  await Promise.all(Object.entries(CONFIGS).map(async ([repo, args]) => {
+  await Promise.all([...Object.entries(CONFIGS), [LARGE.repo, LARGE.args]].map(async ([repo, args]) => {
     folders[repo] = path.join(work, repo.replace("/", "_"));
     await run(PYTHON, [path.join(ROOT, "tests/models/make_model.py"), "--out", folders[repo], ...args]);
   }));
@@ -290,4 +292,23 @@ test("?hub= offers the repository with its size; model, layer and head follow th
   assert.equal(s.layer, 0);
   assert.deepEqual(other.errors, []);
   await other.context.close();
+});
+
+test("where the browser refuses the memory a model needs, the page says so and keeps working", async () => {
+  // V8 held to 1024 wasm pages (64 MB): what a phone's browser may do at a few hundred MB.
+  const small = await launchBrowser(["--js-flags=--wasm-max-mem-pages=1024"]);
+  try {
+    const { page, context, errors } = await openExplainer(small, server.url);
+    const message = await page.evaluate(({ repo, base }) => window.attentionExplainer.loadModel({ hub: repo, base })
+      .then(() => "loaded", (e) => e.message), { repo: LARGE.repo, base: hub.base });
+    assert.match(message, /^model\.safetensors: this model needs about \d+ MB; the browser refused to give the page that much memory$/);
+    const s = await page.evaluate(() => window.attentionExplainer.getState());
+    assert.equal(s.model, "handmade");
+    assert.equal(s.loading.error, message);
+    await expectWorking(page, "after running out of memory");
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await small.close();
+  }
 });
