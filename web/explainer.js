@@ -98,13 +98,9 @@
   const heapMB = () => Math.round(Module.HEAPU8.length / 1048576);
   function refusedMemory(file, bytes) {
     return new Error(`${file}: the browser refused to give the page ${Math.ceil(bytes / 1048576)} MB more memory ` +
-      `(it has ${heapMB()} MB)`);
+      `(it has ${heapMB()} MB already)`);
   }
   function feedWeights(bytes, file) {
-    if (!chunkPointer) {
-      chunkPointer = Module._malloc(CHUNK_BYTES) >>> 0;  // >>> 0: addresses past 2 GB are unsigned
-      if (!chunkPointer) throw refusedMemory(file, CHUNK_BYTES);
-    }
     for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) {
       const part = bytes.subarray(offset, Math.min(offset + CHUNK_BYTES, bytes.length));
       Module.HEAPU8.set(part, chunkPointer);  // HEAPU8 read again each time: growing memory replaces it
@@ -174,6 +170,12 @@
       } catch (e) { console.error(e); }
     }
     try {
+      // The chunk buffer first, while memory is free: a model too large then fails in the loader,
+      // which knows how much it needs.
+      if (!chunkPointer) {
+        chunkPointer = Module._malloc(CHUNK_BYTES) >>> 0;  // >>> 0: addresses past 2 GB are unsigned
+        if (!chunkPointer) throw refusedMemory(name, CHUNK_BYTES);
+      }
       modelCall("attn_model_begin", ["string"], [name]);
       await body(helpers);
       check();
