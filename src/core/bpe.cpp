@@ -261,7 +261,8 @@ TextTokenizer TextTokenizer::byte_level_bpe(std::vector<std::string> vocab,
     throw std::invalid_argument(std::to_string(merges.size()) + " merges is over the limit of 16777216");
   t.merges_.reserve(merges.size());
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [left, right] = merges[rank];
+    const std::string& left = merges[rank].first;
+    const std::string& right = merges[rank].second;
     const auto l = t.ids_.find(left), r = t.ids_.find(right), m = t.ids_.find(left + right);
     const auto refuse = [&](const std::string& what, const std::string& token) {
       throw std::invalid_argument("merge " + std::to_string(rank + 1) + " ('" + printable_excerpt(left) + "' '" +
