@@ -37,7 +37,8 @@ Load g_load;
 std::string g_reply;
 
 const char* reply(const nlohmann::json& j) {
-  g_reply = j.dump();
+  // A token's text can be part of a character (BPE splits bytes): replaced by U+FFFD, not refused.
+  g_reply = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return g_reply.c_str();
 }
 
@@ -78,7 +79,11 @@ const char* guarded(Step step) {
   } catch (const std::bad_alloc&) {
     return fail(memory_message());
   } catch (const std::exception& e) {
-    return fail(e.what());
+    // The loader reports a failed allocation itself; in a browser that means the page was refused.
+    std::string message = e.what();
+    if (message.find("allocation failed") != std::string::npos)
+      message += " (the browser refused to give the page that much memory)";
+    return fail(message);
   }
 }
 
