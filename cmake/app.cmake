@@ -62,8 +62,10 @@ target_compile_definitions(attention_explainer PRIVATE ATTN_SHADER_DIR="${CMAKE_
 
 if(EMSCRIPTEN)
   set_target_properties(attention_explainer PROPERTIES OUTPUT_NAME explainer SUFFIX ".js")
+  # Memory grows on demand up to wasm32's 4 GB (a 548 MB GPT-2 small as floats needs ~0.7 GB);
+  # past 2 GB emcc makes the glue's pointers unsigned (web/explainer.js does the same with >>> 0).
   target_link_options(attention_explainer PRIVATE
-    -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1
+    -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB
     -sEXPORTED_RUNTIME_METHODS=ccall,cwrap,lengthBytesUTF8,stringToUTF8 -sEXPORTED_FUNCTIONS=_main,_malloc,_free
     -sENVIRONMENT=web -sINITIAL_MEMORY=33554432
     "SHELL:--embed-file ${CMAKE_SOURCE_DIR}/shaders@/shaders")

@@ -1,5 +1,6 @@
 // The page glue: feature checks, loading state, URL parameters, and window.attentionExplainer
-// (ready, getState, setState, compute) over the functions the wasm exports. Computes nothing itself.
+// (ready, getState, setState, compute, loadModel, modelTrace) over the functions the wasm exports,
+// and the bytes of model files and downloads on their way into the wasm. Computes nothing itself.
 (function () {
   "use strict";
   const statusBox = document.getElementById("status");
@@ -42,7 +43,13 @@
   const api = {
     ready,
     /** Current inputs and computed results (tokens, weights as T×T rows, output, ...). */
-    getState() { return call("attn_get_state").state; },
+    getState() {
+      const state = call("attn_get_state").state;
+      const models = call("attn_model_status");  // the model picker: loading / offered, loaded models
+      state.loading = models.loading;
+      state.models = models.models;
+      return state;
+    },
     /** Changes inputs; an invalid value throws an Error that names the key. Returns the new state. */
     setState(partial) {
       if (partial === null || typeof partial !== "object" || Array.isArray(partial))
@@ -73,18 +80,378 @@
     if (ms < 0) throw new Error(`benchMatmul: not ready, or a bad request (${M} x ${K} x ${N}, layout "${form}", backend "${backend}", reps ${reps})`); return ms; };
   window.attentionExplainer = api;
 
+  // [Models] Loading a GPT-2 family model: dropped or chosen files, or a Hugging Face repository.
+  // The page only moves bytes: config and tokenizer files whole, the weights streamed chunk by chunk
+  // through one reused wasm buffer into the loader (src/app/js_model_api.cpp); it parses nothing.
+  const CHUNK_BYTES = 4 << 20;
+  const MAX_TEXT_FILE_BYTES = 64 << 20;  // tokenizer.json of GPT-2 is ~1.4 MB
+  const WEIGHTS_FILE = "model.safetensors";
+  const HUB_BASE = "https://huggingface.co";
+  let chunkPointer = 0;    // the reused chunk buffer in the wasm heap (0: not allocated yet)
+  let currentLoad = null;  // {name, cancel(), cancelled}
+  const hubModels = new Map();  // repository → {revision, base}: loaded or offered from the hub
+  const pageParams = new URLSearchParams(location.search);
+  let pendingUrlChoice = null;  // {model, layer, head} from the URL, applied once that model is loaded
+
+  // Calls an export that takes small arguments (names, numbers) and returns a JSON reply.
+  function modelCall(name, types = [], args = []) {
+    if (!running) throw new Error("the explainer is not ready yet: await attentionExplainer.ready");
+    const reply = JSON.parse(Module.ccall(name, "string", types, args));
+    if (reply.error !== undefined) throw new Error(reply.error);
+    return reply;
+  }
+  const heapMB = () => Math.round(Module.HEAPU8.length / 1048576);
+  function refusedMemory(file, bytes) {
+    return new Error(`${file}: the browser refused to give the page ${Math.ceil(bytes / 1048576)} MB more memory ` +
+      `(it has ${heapMB()} MB already)`);
+  }
+  function feedWeights(bytes, file) {
+    for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) {
+      const part = bytes.subarray(offset, Math.min(offset + CHUNK_BYTES, bytes.length));
+      Module.HEAPU8.set(part, chunkPointer);  // HEAPU8 read again each time: growing memory replaces it
+      modelCall("attn_model_feed", ["number", "number"], [chunkPointer, part.length]);
+    }
+  }
+  function addTextFile(file, bytes) {
+    const pointer = Module._malloc(Math.max(1, bytes.length)) >>> 0;
+    if (!pointer) throw refusedMemory(file, bytes.length);
+    try {
+      Module.HEAPU8.set(bytes, pointer);
+      modelCall("attn_model_add_text", ["string", "number", "number"], [file, pointer, bytes.length]);
+    } finally {
+      Module._free(pointer);
+    }
+  }
+  function cancelledError(name) {
+    const e = new Error(`loading ${name} was cancelled`);
+    e.name = "AbortError";
+    return e;
+  }
+
+  // One load at a time: a new one cancels the one in progress. `body` reads the files through the
+  // helpers it is given; whatever fails rejects with an Error naming the file, and the app keeps
+  // its current model.
+  async function runLoad(name, body, onProgress) {
+    if (!running) throw new Error("the explainer is not ready yet: await attentionExplainer.ready");
+    if (currentLoad) currentLoad.cancel();
+    const controller = new AbortController();
+    const load = { name, cancelled: false, cancel() { load.cancelled = true; controller.abort(); } };
+    currentLoad = load;
+    const check = () => { if (load.cancelled) throw cancelledError(name); };
+    let lastReport = 0;
+    const helpers = {
+      signal: controller.signal,
+      check,
+      text(file, bytes) {
+        check();
+        if (bytes.length > MAX_TEXT_FILE_BYTES) throw new Error(`${file}: ${bytes.length} bytes, larger than any file of this kind`);
+        modelCall("attn_model_progress", ["string", "number", "number"], [`${name} · ${file}`, 0, 0]);
+        addTextFile(file, bytes);
+      },
+      beginWeights(file, size) {
+        check();
+        helpers.weightsFile = file;
+        modelCall("attn_model_begin_weights", ["string", "number"], [file, size]);
+        modelCall("attn_model_progress", ["string", "number", "number"], [`${name} · ${file}`, 0, size]);
+        helpers.total = size;
+        helpers.loaded = 0;
+        report(true);
+      },
+      feed(bytes) {
+        check();
+        feedWeights(bytes, helpers.weightsFile);
+        helpers.loaded += bytes.length;
+        report(false);
+      },
+    };
+    function report(force) {
+      if (!onProgress) return;
+      const now = performance.now();
+      if (!force && now - lastReport < 50 && helpers.loaded < helpers.total) return;
+      lastReport = now;
+      const { loaded, total } = helpers;
+      try {
+        onProgress({ file: helpers.weightsFile, loaded, total, percent: total > 0 ? Math.min(100, (100 * loaded) / total) : null });
+      } catch (e) { console.error(e); }
+    }
+    try {
+      // The chunk buffer first, while memory is free: a model too large then fails in the loader,
+      // which knows how much it needs.
+      if (!chunkPointer) {
+        chunkPointer = Module._malloc(CHUNK_BYTES) >>> 0;  // >>> 0: addresses past 2 GB are unsigned
+        if (!chunkPointer) throw refusedMemory(name, CHUNK_BYTES);
+      }
+      modelCall("attn_model_begin", ["string"], [name]);
+      await body(helpers);
+      check();
+      const info = modelCall("attn_model_finish").model;
+      if (pendingUrlChoice && pendingUrlChoice.model === info.name) {
+        const { layer, head } = pendingUrlChoice;
+        pendingUrlChoice = null;
+        for (const [key, value] of Object.entries({ layer, head }))
+          if (value !== undefined) {
+            try { api.setState({ [key]: value }); } catch (e) { console.warn(`attention explainer: URL parameter ignored: ${e.message}`); }
+          }
+      }
+      return info;
+    } catch (e) {
+      let error = e instanceof Error ? e : new Error(String(e));
+      if (load.cancelled) error = cancelledError(name);
+      else if (error.name === "AbortError") error = cancelledError(name);
+      // A cancelled load has already been dropped (and a newer one may be running now).
+      if (currentLoad === load && !load.cancelled) {
+        try { modelCall("attn_model_error", ["string"], [error.message]); } catch (ignored) { /* not running */ }
+      }
+      throw error;
+    } finally {
+      if (currentLoad === load) currentLoad = null;
+    }
+  }
+
+  // Files: File objects (a FileList, or from a dropped folder) or {name, data: ArrayBuffer|Uint8Array}.
+  // Paths ("gpt2/config.json") count by their last part; the folder's name names the model.
+  function collectFiles(files) {
+    const list = files && typeof files[Symbol.iterator] === "function" ? Array.from(files)
+      : files && typeof files.length === "number" ? Array.prototype.slice.call(files) : null;
+    if (!list || !list.length) throw new Error("loadModel: files must be a non-empty list of files");
+    const byName = new Map();
+    let folder = "";
+    for (const f of list) {
+      const path = String((f && (f.webkitRelativePath || f.name)) || "");
+      const parts = path.split(/[\\/]/).filter(Boolean);
+      const base = parts.pop() || "";
+      if (!folder && parts.length) folder = parts[parts.length - 1];
+      let source;
+      const blob = typeof Blob !== "undefined" && (f instanceof Blob ? f : f && f.blob instanceof Blob ? f.blob : null);
+      if (blob) {
+        source = { size: blob.size, read: async (a, b) => new Uint8Array(await blob.slice(a, b).arrayBuffer()) };
+      } else if (f && (f.data instanceof ArrayBuffer || ArrayBuffer.isView(f.data))) {
+        const bytes = f.data instanceof ArrayBuffer ? new Uint8Array(f.data) : new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength);
+        source = { size: bytes.length, read: async (a, b) => bytes.subarray(a, b) };
+      } else {
+        throw new Error(`${base || "loadModel"}: not a File, nor {name, data: ArrayBuffer or Uint8Array}`);
+      }
+      if (!base) throw new Error("loadModel: a file without a name");
+      if (byName.has(base)) console.warn(`attention explainer: two files named ${base}; the first one is read`);
+      else byName.set(base, source);
+    }
+    return { byName, folder };
+  }
+  function tokenizerPlan(has) {
+    if (has("tokenizer.json")) return ["tokenizer.json"];
+    if (has("vocab.json") && has("merges.txt")) return ["vocab.json", "merges.txt"];
+    const one = has("vocab.json") ? "merges.txt" : has("merges.txt") ? "vocab.json" : "tokenizer.json (or vocab.json + merges.txt)";
+    throw new Error(`${one}: missing; a model needs its tokenizer files`);
+  }
+  function loadFiles(files, { name, onProgress } = {}) {
+    const { byName, folder } = collectFiles(files);
+    const has = (file) => byName.has(file);
+    if (!has("config.json")) throw new Error("config.json: missing from the chosen files");
+    if (!has(WEIGHTS_FILE)) {
+      const other = ["pytorch_model.bin", "model.onnx", "tf_model.h5"].find(has);
+      throw new Error(`${WEIGHTS_FILE}: missing from the chosen files` + (other ? ` (${other} is a format this app does not read)` : ""));
+    }
+    const textFiles = ["config.json", ...tokenizerPlan(has)];
+    const modelName = String(name || folder || "local model");
+    return runLoad(modelName, async (h) => {
+      for (const file of textFiles) {
+        const source = byName.get(file);
+        if (source.size > MAX_TEXT_FILE_BYTES) throw new Error(`${file}: ${source.size} bytes, larger than any file of this kind`);
+        h.text(file, await source.read(0, source.size));
+      }
+      const weights = byName.get(WEIGHTS_FILE);
+      h.beginWeights(WEIGHTS_FILE, weights.size);
+      for (let offset = 0; offset < weights.size; offset += CHUNK_BYTES) {
+        const bytes = await weights.read(offset, Math.min(offset + CHUNK_BYTES, weights.size));
+        h.feed(bytes);
+      }
+    }, onProgress);
+  }
+
+  // A repository: `${base}/${repo}/resolve/${revision}/${file}` (Hugging Face's layout).
+  const REPO_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/;
+  function hubRequest(hub, revision, base) {
+    if (typeof hub !== "string" || !REPO_PATTERN.test(hub) || hub.includes(".."))
+      throw new Error(`hub: "${hub}" is not a repository id like owner/name`);
+    if (typeof revision !== "string" || !/^[A-Za-z0-9._\/-]{1,200}$/.test(revision)) throw new Error(`revision: "${revision}" is not a branch, tag or commit`);
+    let root;
+    try { root = new URL(String(base)); } catch (e) { throw new Error(`base: "${base}" is not a URL`); }
+    if (root.protocol !== "https:" && root.protocol !== "http:") throw new Error(`base: "${base}" must be an http(s) URL`);
+    const prefix = String(base).replace(/\/+$/, "");
+    return { repo: hub, revision, base: prefix, url: (file) => `${prefix}/${hub}/resolve/${encodeURIComponent(revision)}/${file}` };
+  }
+  async function fetchFile(file, url, signal) {
+    try {
+      return await fetch(url, { signal });
+    } catch (e) {
+      if (e && e.name === "AbortError") throw e;
+      throw new Error(`${file}: could not download ${url} (${e && e.message ? e.message : e})`);
+    }
+  }
+  async function downloadText(file, url, signal, { optional = false } = {}) {
+    const response = await fetchFile(file, url, signal);
+    if (optional && response.status === 404) return null;
+    if (!response.ok) throw new Error(`${file}: HTTP ${response.status} from ${url}`);
+    const length = Number(response.headers.get("Content-Length"));
+    if (length > MAX_TEXT_FILE_BYTES) throw new Error(`${file}: ${length} bytes, larger than any file of this kind`);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+  function loadHub({ hub, revision = "main", base = HUB_BASE, onProgress } = {}) {
+    const r = hubRequest(hub, revision, base);
+    return runLoad(r.repo, async (h) => {
+      h.text("config.json", await downloadText("config.json", r.url("config.json"), h.signal));
+      h.check();
+      const tokenizer = await downloadText("tokenizer.json", r.url("tokenizer.json"), h.signal, { optional: true });
+      h.check();
+      if (tokenizer) h.text("tokenizer.json", tokenizer);
+      else
+        for (const file of ["vocab.json", "merges.txt"]) {
+          const bytes = await downloadText(file, r.url(file), h.signal, { optional: true });
+          if (!bytes) throw new Error(`${file}: the repository has neither tokenizer.json nor ${file} (HTTP 404)`);
+          h.text(file, bytes);
+        }
+      const url = r.url(WEIGHTS_FILE);
+      const response = await fetchFile(WEIGHTS_FILE, url, h.signal);
+      if (!response.ok) throw new Error(`${WEIGHTS_FILE}: HTTP ${response.status} from ${url}`);
+      // The size before the bytes: Content-Length (of the plain body; a compressed one says nothing).
+      const encoding = (response.headers.get("Content-Encoding") || "identity").toLowerCase();
+      const size = encoding === "identity" ? Number(response.headers.get("Content-Length")) || 0 : 0;
+      h.beginWeights(WEIGHTS_FILE, size);
+      const reader = response.body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          h.feed(value);
+        }
+      } finally {
+        if (h.signal.aborted) reader.cancel().catch(() => {});
+      }
+      hubModels.set(r.repo, { revision: r.revision, base: r.base });
+    }, onProgress);
+  }
+
+  // The size of a repository's weights without downloading them: HEAD, else a one-byte range.
+  async function hubWeightsSize(r) {
+    const url = r.url(WEIGHTS_FILE);
+    try {
+      const head = await fetch(url, { method: "HEAD" });
+      const n = Number(head.headers.get("X-Linked-Size") || head.headers.get("Content-Length"));
+      if (head.ok && n > 0) return n;
+    } catch (e) { /* try a range request */ }
+    try {
+      const ranged = await fetch(url, { headers: { Range: "bytes=0-0" } });
+      const match = /\/(\d+)\s*$/.exec(ranged.headers.get("Content-Range") || "");
+      if (ranged.body) ranged.body.cancel().catch(() => {});
+      if (match) return Number(match[1]);
+    } catch (e) { /* unknown */ }
+    return -1;
+  }
+  // ?hub=owner/name: offered in the model picker with its size; loaded on the learner's click.
+  function offerHub(repo, revision, base) {
+    let r;
+    try { r = hubRequest(repo, revision, base); } catch (e) { console.warn(`attention explainer: URL parameter ignored: ${e.message}`); return; }
+    hubModels.set(r.repo, { revision: r.revision, base: r.base });
+    modelCall("attn_model_offer", ["string", "number"], [r.repo, -1]);
+    hubWeightsSize(r).then((bytes) => {
+      try { if (running) modelCall("attn_model_offer", ["string", "number"], [r.repo, bytes]); } catch (e) { console.warn(e.message); }
+    });
+  }
+
+  api.loadModel = (options = {}) => {
+    try {
+      if (!options || typeof options !== "object") throw new Error("loadModel takes {files} or {hub, revision, base}");
+      if (options.files !== undefined) return loadFiles(options.files, options);
+      if (options.hub !== undefined) return loadHub(options);
+      throw new Error("loadModel takes {files} or {hub, revision, base}");
+    } catch (e) {
+      // Refused before any byte was read (no config.json, a bad repository id): the app says why too.
+      if (running && !currentLoad) try { modelCall("attn_model_error", ["string"], [e.message]); } catch (ignored) { /* */ }
+      return Promise.reject(e);
+    }
+  };
+  /** Stops the load in progress (its Promise rejects with an AbortError); the current model stays. */
+  api.cancelModelLoad = () => {
+    if (!currentLoad) return false;
+    currentLoad.cancel();
+    currentLoad = null;
+    if (running) modelCall("attn_model_cancel");
+    return true;
+  };
+  /** The CLI's `model` JSON for the current model: {model, tokens, token_ids, attention, next}. */
+  api.modelTrace = ({ text, top = 5 } = {}) => call("attn_model_trace", JSON.stringify({ text, top })).result;
+  /** Benchmark: median ms of the current model's whole forward on T tokens ({ms, flops}). */
+  api.benchModel = ({ T = 64, reps = 3 } = {}) => modelCall("attn_model_bench", ["number", "number"], [T, reps]);
+
+  // The model picker's buttons (drawn by the app) and drag and drop onto the page.
+  const fileInput = document.getElementById("model-files");
+  const folderInput = document.getElementById("model-folder");
+  const loadChosen = (input) => {
+    const files = Array.from(input.files || []);
+    input.value = "";  // choosing the same files again fires another change
+    if (files.length) api.loadModel({ files }).catch((e) => console.warn(`attention explainer: ${e.message}`));
+  };
+  for (const input of [fileInput, folderInput]) if (input) input.addEventListener("change", () => loadChosen(input));
+  async function droppedFiles(entries, fallback) {
+    if (!entries.length) return fallback;
+    const out = [];
+    async function walk(entry, path, depth) {
+      if (out.length >= 1000 || depth > 8) return;
+      if (entry.isFile) {
+        const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
+        out.push({ name: path + file.name, blob: file });
+      } else if (entry.isDirectory) {
+        const reader = entry.createReader();
+        for (;;) {
+          const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+          if (!batch.length) break;
+          for (const child of batch) await walk(child, path + entry.name + "/", depth + 1);
+        }
+      }
+    }
+    for (const entry of entries) await walk(entry, "", 0);
+    return out;
+  }
+  const stage = document.getElementById("stage");
+  const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).includes("Files");
+  window.addEventListener("dragover", (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "copy";
+    stage.classList.add("dropping");
+  });
+  window.addEventListener("dragleave", (e) => { if (!e.relatedTarget) stage.classList.remove("dropping"); });
+  window.addEventListener("drop", (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    stage.classList.remove("dropping");
+    // The entries must be taken now: the drop's items are gone once the handler returns.
+    const entries = Array.from(e.dataTransfer.items || []).map((item) => item.webkitGetAsEntry && item.webkitGetAsEntry()).filter(Boolean);
+    const files = Array.from(e.dataTransfer.files || []);
+    droppedFiles(entries, files).then((list) => api.loadModel({ files: list }))
+      .catch((error) => console.warn(`attention explainer: ${error.message}`));
+  });
+
   // The address bar follows the inputs (a permalink at any moment); defaults are left out.
   const DEFAULTS = { view: "flow", sentence: "The animal didn't cross the street because it was tired", token: "it",
     causal: false, scale: true, temperature: 1, cross: false, kv_sentence: "The tired animal slept under a tree",
-    mistake: "none", backend: "auto", cost_T: 2048 };
+    mistake: "none", backend: "auto", cost_T: 2048, model: "handmade", layer: 0, head: 0 };
   function permalinkSearch(state) {
     const params = new URLSearchParams();
     const current = { view: state.view, sentence: state.sentence, token: state.token_text, causal: state.causal,
       scale: state.scale, temperature: Math.round(state.temperature * 1000) / 1000, cross: state.cross,
-      kv_sentence: state.kv_sentence, mistake: state.mistake, backend: state.backend, cost_T: state.cost_T };
+      kv_sentence: state.kv_sentence, mistake: state.mistake, backend: state.backend, cost_T: state.cost_T,
+      model: state.model, layer: state.layer, head: state.head };
+    // A model from the hub comes back as an offer (?hub=) that loads with one click.
+    const hub = state.model !== undefined && hubModels.get(state.model);
+    if (hub) {
+      params.set("hub", state.model);
+      if (hub.revision !== "main") params.set("revision", hub.revision);
+      if (hub.base !== HUB_BASE) params.set("hub_base", hub.base);
+    }
     for (const [key, value] of Object.entries(current)) {
       if (key === "kv_sentence" && !state.cross) continue;
-      if (value === DEFAULTS[key]) continue;
+      if (value === undefined || value === DEFAULTS[key]) continue;
       params.set(key, typeof value === "boolean" ? (value ? "1" : "0") : String(value));
     }
     const text = params.toString();
@@ -190,8 +557,9 @@
 
   // URL parameters -> inputs. Each is applied on its own, so one bad value only warns.
   const BOOLEAN_PARAMS = ["causal", "scale", "cross", "library_best_only", "embed", "reduced_motion"];
-  const STRING_PARAMS = ["view", "sentence", "kv_sentence", "mistake", "theme", "backend"];
-  const PAGE_PARAMS = ["origin"];  // read by the page itself (the embedding page's origin)
+  const STRING_PARAMS = ["view", "sentence", "kv_sentence", "mistake", "theme", "backend", "model"];
+  // read by the page itself: the embedding page's origin, a repository offered from the hub
+  const PAGE_PARAMS = ["origin", "hub", "revision", "hub_base"];
   function paramValue(key, raw) {
     if (key === "views") return raw.split(",").map((v) => v.trim()).filter(Boolean);
     if (BOOLEAN_PARAMS.includes(key)) {
@@ -205,6 +573,10 @@
       return v;
     }
     if (key === "token") return /^\d+$/.test(raw) ? Number(raw) : raw;
+    if (key === "layer" || key === "head") {
+      if (!/^\d+$/.test(raw)) throw new Error(key + ": must be a whole number");
+      return Number(raw);
+    }
     if (key === "cost_T") {
       if (!/^\d+$/.test(raw)) throw new Error("cost_T: must be a whole number");
       return Number(raw);
@@ -215,9 +587,22 @@
   function applyUrlParameters() {
     const params = new URLSearchParams(window.location.search);
     const ordered = [...params.keys()].sort((a, b) => (a === "token") - (b === "token"));  // token last
+    // A model is never loaded when the page opens: ?hub= offers it, and its layer and head wait
+    // for it; any other model name only warns (the hand-made model stays).
+    const hub = params.get("hub");
+    if (hub) offerHub(hub, params.get("revision") || "main", params.get("hub_base") || HUB_BASE);
+    const model = params.get("model");
+    const skip = new Set();
+    if (model !== null && model !== "handmade") {
+      ["model", "layer", "head"].forEach((key) => skip.add(key));
+      const number = (key) => (/^\d+$/.test(params.get(key) || "") ? Number(params.get(key)) : undefined);
+      if (hub && model === hub) pendingUrlChoice = { model, layer: number("layer"), head: number("head") };
+      else console.warn(`attention explainer: model "${model}" is not loaded; the hand-made model stays ` +
+        `(?hub=${model} would offer it for download)`);
+    }
     for (const key of ordered) {
       try {
-        if (PAGE_PARAMS.includes(key)) continue;
+        if (PAGE_PARAMS.includes(key) || skip.has(key)) continue;
         const value = paramValue(key, params.get(key));
         if (value === undefined) { console.warn(`attention explainer: unknown URL parameter "${key}" ignored`); continue; }
         api.setState({ [key]: value });
@@ -312,6 +697,18 @@
     onStateChanged: () => {
       if (!announceTimer) announceTimer = requestAnimationFrame(() => { announceTimer = 0; stateChanged(); });
     },
+    // The model picker (src/app/platform.cpp): choose files, load an offered or typed repository, cancel.
+    requestModelFiles: () => { if (fileInput) fileInput.click(); },
+    requestModelFolder: () => { if (folderInput) folderInput.click(); },
+    requestHubModel: (repo, revision) => {
+      const known = hubModels.get(repo);
+      const base = (known && known.base) || pageParams.get("hub_base") || HUB_BASE;
+      // The offer's button asks for "main"; a ?revision= of the offered link wins over it.
+      const chosen = known && (!revision || revision === "main") ? known.revision : revision || "main";
+      api.loadModel({ hub: repo, revision: chosen, base })
+        .catch((e) => console.warn(`attention explainer: ${e.message}`));
+    },
+    cancelModelLoad: () => api.cancelModelLoad(),
     downloadText: (name, mime, text) => download(name, new Blob([text], { type: mime })),
     downloadWeightsPng: () => weightsPng().then((blob) => download("attention-weights.png", blob)),
     copyPermalink: () => window.Module.copyText(api.permalink()),

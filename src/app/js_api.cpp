@@ -38,6 +38,7 @@ const char* error_reply(const std::string& message) { return reply({{"error", me
 
 namespace js_api {
 void attach(attn::AppState* state) { g_state = state; }
+attn::AppState* attached_state() { return g_state; }
 }  // namespace js_api
 
 // {"state": {...}} with inputs and results, the open view's numbers and which backend is live.

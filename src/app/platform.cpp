@@ -116,6 +116,20 @@ bool attn::ui::copy_permalink() {
   return EM_ASM_INT({ return Module.copyPermalink ? (Module.copyPermalink(), 1) : 0; }) != 0;
 }
 
+// Loading models: web/explainer.js reads or downloads the files and feeds them to js_model_api.cpp.
+void attn::ui::request_model_files() {
+  EM_ASM({ if (Module.requestModelFiles) Module.requestModelFiles(); });
+}
+
+void attn::ui::request_hub_model(const std::string& repo, const std::string& revision) {
+  EM_ASM({ if (Module.requestHubModel) Module.requestHubModel(UTF8ToString($0), UTF8ToString($1)); },
+         repo.c_str(), revision.c_str());
+}
+
+void attn::ui::cancel_model_load() {
+  EM_ASM({ if (Module.cancelModelLoad) Module.cancelModelLoad(); });
+}
+
 namespace platform {
 
 #else  // PLATFORM_NATIVE
@@ -155,6 +169,20 @@ void attn::ui::save_text_file(const char* name, const char*, const std::string& 
 
 bool attn::ui::export_weights_png() { return false; }
 bool attn::ui::copy_permalink() { return false; }
+
+// Natively a model is a folder on disk, opened at start-up.
+void attn::ui::request_model_files() {
+  std::printf("to open a model folder, start the app with --model DIR "
+              "(e.g. ./build_wasm.sh native --model path/to/gpt2)\n");
+}
+
+void attn::ui::request_hub_model(const std::string& repo, const std::string& revision) {
+  std::printf("the desktop app does not download: fetch %s (revision %s) into a folder "
+              "(config.json, model.safetensors, tokenizer files), then start it with --model DIR\n",
+              repo.c_str(), revision.c_str());
+}
+
+void attn::ui::cancel_model_load() {}  // natively a model loads before the window opens
 
 namespace platform {
 

@@ -4,7 +4,7 @@
 # app's frame time, first frame and size. Prints the table (stdout) and writes tests/bench/out/results.json.
 # Installs what it needs when missing: the peers (tests/bench/node_modules), playwright-core (repo
 # root), OpenBLAS (Debian's libopenblas0-serial, unpacked into .cache/openblas: no system change).
-# Environment: BENCH_QUICK=1 (fewer shapes, ~2 min), BENCH_SKIP_SITE=1 (use dist/ as it is),
+# Environment: BENCH_QUICK=1 (fewer shapes, ~2 min), BENCH_SKIP_SITE=1 (use dist/ as it is), BENCH_SKIP_MODELS=1,
 # OPENBLAS_CORETYPE (else chosen from /proc/cpuinfo: OpenBLAS 0.3.21 does not know newer Xeons).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -102,4 +102,10 @@ quick_flag=()
 node tests/bench/bench.mjs --dist dist --native "$OUT/native.jsonl" --numpy "$OUT/numpy.jsonl" \
   --native-matmul "$OUT/native_matmul.jsonl" --numpy-matmul "$OUT/numpy_matmul.jsonl" --node-matmul "$OUT/node_matmul.jsonl" \
   --out "$OUT/results.json" "${quick_flag[@]}"
+# -- models: GPT-2 small's shapes loaded from files, the forward, peak memory (BENCH_SKIP_MODELS=1: skip)
+if [ "${BENCH_SKIP_MODELS:-0}" != 1 ]; then
+  log "models in headless Chromium (GPT-2 small's shapes, random weights)"
+  node tests/bench/model_bench.mjs --dist dist --out "$OUT/results.json" "${quick_flag[@]}" ||
+    log "the model benchmark failed: no model rows"
+fi
 log "done in $(( $(date +%s) - start )) s"

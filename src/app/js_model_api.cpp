@@ -1,0 +1,285 @@
+// Exports for loading models in the page (web/explainer.js streams the files or the download into
+// them chunk by chunk) and for the current model's trace. Not a loader: src/api/model_files.h parses.
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "../api/compute_json.h"
+#include "../api/model_files.h"
+#include "../api/model_json.h"
+#include "../ui/app_state.h"
+#include "js_api.h"
+
+#if defined(__EMSCRIPTEN__)
+#include <emscripten.h>
+#define JS_EXPORT extern "C" EMSCRIPTEN_KEEPALIVE
+#else
+#define JS_EXPORT extern "C"
+#endif
+
+namespace {
+
+// The one load in progress: its assembler, the file being read and what the model will need.
+struct Load {
+  std::unique_ptr<attn::ModelAssembler> assembler;
+  std::string name;
+  std::string file;          // the file whose bytes arrive now (for messages)
+  double needed_bytes = 0;   // the model's floats once config.json is read (0: not yet)
+};
+Load g_load;
+std::string g_reply;
+
+const char* reply(const nlohmann::json& j) {
+  // A token's text can be part of a character (BPE splits bytes): replaced by U+FFFD, not refused.
+  g_reply = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return g_reply.c_str();
+}
+
+attn::AppState* state() { return js_api::attached_state(); }
+
+// Bytes of the model as floats: wte + wpe + per block (ln 4C, c_attn 3C² + 3C, attn c_proj C² + C,
+// c_fc 4C² + 4C, mlp c_proj 4C² + C) + ln_f 2C. What the browser has to give the page, at least.
+double float_bytes(const attn::Gpt2Config& c) {
+  const double C = c.n_embd;
+  const double per_block = 12 * C * C + 13 * C;
+  return 4 * (static_cast<double>(c.vocab_size) * C + static_cast<double>(c.n_positions) * C + c.n_layer * per_block + 2 * C);
+}
+
+std::string memory_message() {
+  const std::string who = g_load.file.empty() ? g_load.name : g_load.file;
+  if (g_load.needed_bytes > 0)
+    return who + ": this model needs about " + std::to_string(static_cast<long long>(std::ceil(g_load.needed_bytes / 1e6))) +
+           " MB; the browser refused to give the page that much memory";
+  return who + ": the browser refused to give the page more memory";
+}
+
+// Ends the load with `message` as the app's loading error; returns the error reply.
+const char* fail(const std::string& message) {
+  g_load = Load{};
+  if (attn::AppState* s = state()) {
+    s->loading.active = false;
+    s->loading.error = message;
+  }
+  return reply({{"error", message}});
+}
+
+// Runs one step of the load; every failure (a bad file, no memory) ends the load with its message.
+template <typename Step>
+const char* guarded(Step step) {
+  try {
+    if (!state()) return reply({{"error", "the explainer is not running yet"}});
+    return step();
+  } catch (const std::bad_alloc&) {
+    return fail(memory_message());
+  } catch (const std::exception& e) {
+    // The loader reports a failed allocation itself; in a browser that means the page was refused.
+    std::string message = e.what();
+    if (message.find("allocation failed") != std::string::npos)
+      message += " (the browser refused to give the page that much memory)";
+    return fail(message);
+  }
+}
+
+const char* ok() { return reply({{"ok", true}}); }
+
+void require_load(const char* what) {
+  if (!g_load.assembler) throw std::invalid_argument(std::string(what) + ": no model load was begun");
+}
+
+}  // namespace
+
+// Starts assembling a model called `name` (the repository id or the folder's name). A load
+// already in progress is dropped.
+JS_EXPORT const char* attn_model_begin(const char* name) {
+  return guarded([&] {
+    const std::string n = name ? name : "";
+    if (n.empty() || n.size() > 200) throw std::invalid_argument("model name: must be 1 to 200 characters");
+    if (n == attn::kHandmadeModel) throw std::invalid_argument("model name: \"handmade\" is the built-in model's name");
+    g_load = Load{};
+    g_load.assembler = std::make_unique<attn::ModelAssembler>(n);
+    g_load.name = n;
+    attn::AppState& s = *state();
+    s.loading.active = true;
+    s.loading.label = n;
+    s.loading.bytes_done = 0;
+    s.loading.bytes_total = 0;
+    s.loading.error.clear();
+    return ok();
+  });
+}
+
+// One small file of the model (config.json, tokenizer.json, vocab.json, merges.txt): n bytes at data.
+JS_EXPORT const char* attn_model_add_text(const char* file_name, const std::uint8_t* data, int n) {
+  return guarded([&] {
+    const std::string file = file_name ? file_name : "";
+    require_load(file.c_str());
+    g_load.file = file;
+    if (n < 0 || (n > 0 && !data)) throw std::invalid_argument(file + ": no bytes");
+    const std::string bytes(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+    g_load.assembler->add_text_file(file, bytes);
+    if (file == "config.json") g_load.needed_bytes = float_bytes(attn::parse_gpt2_config(bytes, file));
+    return ok();
+  });
+}
+
+// The weights file begins: its name and size in bytes (0: not known).
+JS_EXPORT const char* attn_model_begin_weights(const char* file_name, double size) {
+  return guarded([&] {
+    const std::string file = file_name ? file_name : "";
+    require_load(file.c_str());
+    g_load.file = file;
+    if (!(size >= 0) || size > 1e15) throw std::invalid_argument(file + ": impossible file size");
+    g_load.assembler->begin_weights(file, static_cast<std::uint64_t>(size));
+    return ok();
+  });
+}
+
+// The next n bytes of the weights file, at data (a buffer the page reuses for every chunk).
+JS_EXPORT const char* attn_model_feed(const std::uint8_t* data, int n) {
+  return guarded([&] {
+    require_load(g_load.file.c_str());
+    if (n < 0 || (n > 0 && !data)) throw std::invalid_argument(g_load.file + ": a chunk without bytes");
+    g_load.assembler->feed_weights(data, static_cast<std::size_t>(n));
+    state()->loading.bytes_done += n;
+    return ok();
+  });
+}
+
+// Every file arrived: checks the model, registers it, switches the app to it (layer 0, head 0).
+// {"model": {name, family, layers, heads, d_model, vocab_size, params}} or {"error": ...}.
+JS_EXPORT const char* attn_model_finish() {
+  return guarded([&] {
+    require_load("model");
+    attn::LoadedModel loaded = g_load.assembler->finish();
+    g_load.assembler.reset();  // its buffers are the model's now, or freed
+    const nlohmann::json info = attn::model_info_json(loaded);
+    const std::string name = loaded.name;
+    attn::AppState& s = *state();
+    add_model(s, std::move(loaded));
+    g_load = Load{};
+    s.loading.active = false;
+    s.loading.error.clear();
+    if (s.loading.offered_hub == name) s.loading.offered_hub.clear();
+    attn::apply_state_json(s, {{"model", name}, {"layer", 0}, {"head", 0}}, ImGui::GetTime());
+    return reply({{"model", info}});
+  });
+}
+
+// The learner (or the page) cancelled: the partial model is dropped, the current one stays.
+JS_EXPORT const char* attn_model_cancel() {
+  g_load = Load{};
+  if (attn::AppState* s = state()) {
+    s->loading.active = false;
+    s->loading.error.clear();
+  }
+  return ok();
+}
+
+// What the progress bar shows: a label ("owner/name · model.safetensors") and the byte counts
+// (total 0: unknown). done < 0 keeps the count the feeds keep.
+JS_EXPORT const char* attn_model_progress(const char* label, double done, double total) {
+  attn::AppState* s = state();
+  if (!s) return reply({{"error", "the explainer is not running yet"}});
+  s->loading.active = true;
+  s->loading.label = label ? label : "";
+  if (done >= 0) s->loading.bytes_done = done;
+  s->loading.bytes_total = total > 0 ? total : 0;
+  return ok();
+}
+
+// A failure the page found (a download's HTTP status, a missing file): the load ends with it.
+JS_EXPORT const char* attn_model_error(const char* message) {
+  if (!state()) return reply({{"error", "the explainer is not running yet"}});
+  fail(message ? message : "loading the model failed");
+  return ok();
+}
+
+// ?hub=owner/name: the repository offered for one click, and its download size (-1: unknown).
+JS_EXPORT const char* attn_model_offer(const char* repo, double bytes) {
+  attn::AppState* s = state();
+  if (!s) return reply({{"error", "the explainer is not running yet"}});
+  s->loading.offered_hub = repo ? repo : "";
+  s->loading.offered_bytes = bytes >= 0 ? bytes : -1;
+  return ok();
+}
+
+// The CLI's `model` JSON for the current model: {"text": ..., "top": K} →
+// {"result": {model, tokens, token_ids, attention, next}} or {"error": ...}.
+JS_EXPORT const char* attn_model_trace(const char* json_text) {
+  try {
+    attn::AppState* s = state();
+    if (!s) return reply({{"error", "the explainer is not running yet"}});
+    const nlohmann::json request = attn::parse_json_limited(json_text ? json_text : "");
+    if (!request.is_object()) throw std::invalid_argument("modelTrace takes an object {text, top}");
+    for (const auto& item : request.items())
+      if (item.key() != "text" && item.key() != "top") throw std::invalid_argument("modelTrace: unknown key \"" + item.key() + "\"");
+    if (!request.contains("text") || !request["text"].is_string()) throw std::invalid_argument("text: must be a string");
+    int top = 5;
+    if (request.contains("top")) {
+      if (!request["top"].is_number_integer()) throw std::invalid_argument("top: must be a whole number");
+      top = request["top"].get<int>();
+    }
+    const attn::LoadedModel* model = attn::find_model(*s, s->inputs.model);
+    if (!model) throw std::invalid_argument("model: the current model is the hand-made one; load a model first (loadModel)");
+    return reply({{"result", attn::model_trace_json(*model, request["text"].get<std::string>(), top)}});
+  } catch (const std::bad_alloc&) {
+    return reply({{"error", "modelTrace: the browser refused to give the page enough memory for this text"}});
+  } catch (const std::exception& e) {
+    return reply({{"error", e.what()}});
+  }
+}
+
+// For the benchmark: the current model's whole forward pass on T tokens (fixed ids), the median of
+// `reps` runs after one warm-up: {"ms": ..., "flops": ...} (flops: the matrix products' 2·m·n·k).
+JS_EXPORT const char* attn_model_bench(int T, int reps) {
+  try {
+    attn::AppState* s = state();
+    const attn::LoadedModel* model = s ? attn::find_model(*s, s->inputs.model) : nullptr;
+    if (!model) throw std::invalid_argument("bench: load a model first");
+    const attn::Gpt2Config& c = model->model->config;
+    if (T < 1 || T > std::min(c.n_positions, attn::kMaxModelTokens) || reps < 1 || reps > 100)
+      throw std::invalid_argument("bench: T or reps out of range");
+    std::vector<int> ids(T);
+    for (int i = 0; i < T; ++i) ids[i] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
+    using clock = std::chrono::steady_clock;
+    std::vector<double> samples;
+    for (int r = 0; r <= reps; ++r) {
+      const auto t0 = clock::now();
+      const attn::ModelTrace trace = attn::gpt2_forward(*model->model, ids);
+      const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+      if (r > 0) samples.push_back(ms);  // the first run warms up
+    }
+    std::sort(samples.begin(), samples.end());
+    const double C = c.n_embd, t = T;
+    const double flops = c.n_layer * (24 * t * C * C + 4 * t * t * C) + 2 * t * C * c.vocab_size;
+    return reply({{"ms", samples[samples.size() / 2]}, {"flops", flops}});
+  } catch (const std::bad_alloc&) {
+    return reply({{"error", "bench: out of memory"}});
+  } catch (const std::exception& e) {
+    return reply({{"error", e.what()}});
+  }
+}
+
+// What the model picker shows: {"loading": {active, label, bytes_done, bytes_total, percent, error,
+// offered_hub, offered_bytes}, "models": [every loaded model's info]} (getState() adds both).
+JS_EXPORT const char* attn_model_status() {
+  attn::AppState* s = state();
+  if (!s) return reply({{"error", "the explainer is not running yet"}});
+  const attn::ModelLoadStatus& l = s->loading;
+  nlohmann::json percent = nullptr;
+  if (l.bytes_total > 0) percent = std::min(100.0, 100.0 * l.bytes_done / l.bytes_total);
+  nlohmann::json models = nlohmann::json::array();
+  for (const attn::LoadedModel& m : s->models) models.push_back(attn::model_info_json(m));
+  return reply({{"loading",
+                 {{"active", l.active}, {"label", l.label}, {"bytes_done", l.bytes_done}, {"bytes_total", l.bytes_total},
+                  {"percent", percent}, {"error", l.error}, {"offered_hub", l.offered_hub},
+                  {"offered_bytes", l.offered_bytes}}},
+                {"models", models}});
+}
