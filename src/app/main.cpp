@@ -5,6 +5,7 @@
 //   --screenshot FILE  with --frames: write the last frame to FILE (binary PPM)
 //   --size WxH         window size (default 1280x800)
 //   --state JSON       initial inputs, as setState() takes them, e.g. '{"view":"weights"}'
+//   --model DIR        open a GPT-2 family model folder and show it (as "Load a model…" does)
 //   --gpu-check        compare the GPU attention passes with the scalar kernel on odd shapes,
 //                      print the table, exit 0 (all agree) or 1
 #include <imgui.h>
@@ -31,6 +32,7 @@ struct Options {
   std::string screenshot;
   int width = 1280, height = 800;
   std::string state_json;
+  std::string model_dir;
   bool gpu_check = false;
 };
 
@@ -41,6 +43,7 @@ bool parse_options(int argc, char** argv, Options* o) {
     if (a == "--frames" && has_value) o->frames = std::atoi(argv[++i]);
     else if (a == "--screenshot" && has_value) o->screenshot = argv[++i];
     else if (a == "--state" && has_value) o->state_json = argv[++i];
+    else if (a == "--model" && has_value) o->model_dir = argv[++i];
     else if (a == "--gpu-check") o->gpu_check = true;
     else if (a == "--size" && has_value && std::sscanf(argv[++i], "%dx%d", &o->width, &o->height) == 2) continue;
     else {
@@ -136,6 +139,17 @@ int main(int argc, char** argv) {
   }
 
   static attn::AppState state = attn::make_initial_state();
+  if (!options.model_dir.empty()) {
+    try {
+      attn::LoadedModel model = attn::load_model_dir(options.model_dir);
+      const std::string name = model.name;
+      attn::add_model(state, std::move(model));
+      attn::apply_state_json(state, {{"model", name}}, 0.0);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: --model: %s\n", e.what());
+      return 2;
+    }
+  }
   if (!options.state_json.empty()) {
     try {
       attn::apply_state_json(state, nlohmann::json::parse(options.state_json), 0.0);

@@ -16,6 +16,7 @@
 
 #include "../api/code_export.h"
 #include "../api/compute_json.h"
+#include "../api/model_json.h"
 #include "../core/attention.h"
 #include "../core/break_experiment.h"
 #include "../core/model.h"
@@ -41,6 +42,12 @@ const char* const kUsage =
     "                               PyTorch) with its matrices written out, as the app's Build\n"
     "                               view shows it; --kv-sentence makes it cross-attention;\n"
     "                               --json-input prints the same problem as a compute request\n"
+    "  model --dir DIR --text TEXT [--top K]\n"
+    "                               open a GPT-2 family model folder (config.json,\n"
+    "                               model.safetensors, tokenizer.json or vocab.json +\n"
+    "                               merges.txt) and print its shape, the tokens, the attention\n"
+    "                               of every layer and head [layer][head][query][key] and the\n"
+    "                               K (default 5) likeliest next tokens at every position\n"
     "  help                         this text\n"
     "\n"
     "exit status: 0 ok, 2 bad input (one line on stderr)\n";
@@ -205,6 +212,18 @@ int run_code(const std::vector<std::string>& args) {
   return 0;
 }
 
+int run_model(const std::vector<std::string>& args) {
+  const auto flags = parse_flags(args, {"--dir", "--text", "--top"}, {});
+  for (const char* needed : {"--dir", "--text"})
+    if (!flags.count(needed)) throw UsageError(std::string("model needs ") + needed);
+  const int top = flags.count("--top") ? static_cast<int>(parse_integer(flags.at("--top"), "--top", 1, 100)) : 5;
+  const attn::LoadedModel model = attn::load_model_dir(flags.at("--dir"));
+  // Tokens may be pieces of a character: written as U+FFFD rather than refused.
+  std::cout << attn::model_trace_json(model, flags.at("--text"), top).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+            << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -223,6 +242,7 @@ int main(int argc, char** argv) {
     if (command == "break") return run_break(args);
     if (command == "explain") return run_explain(args);
     if (command == "code") return run_code(args);
+    if (command == "model") return run_model(args);
     throw UsageError("unknown command '" + command + "' (see: attention_cli help)");
   } catch (const std::exception& e) {  // bad input of any kind: one line, exit 2
     std::cerr << "error: " << e.what() << "\n";

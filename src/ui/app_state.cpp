@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "../api/compute_json.h"
+#include "../api/model_json.h"
 
 namespace attn {
 
@@ -61,7 +62,8 @@ bool AppInputs::operator==(const AppInputs& o) const {
          derive_k == o.derive_k && derive_v == o.derive_v && derive_revealed == o.derive_revealed &&
          break_d == o.break_d && break_T == o.break_T && break_seed == o.break_seed && checklist == o.checklist &&
          embed == o.embed && embed_views == o.embed_views && light_theme == o.light_theme &&
-         reduced_motion == o.reduced_motion && backend == o.backend && cost_T == o.cost_T;
+         reduced_motion == o.reduced_motion && backend == o.backend && cost_T == o.cost_T && model == o.model &&
+         layer == o.layer && head == o.head;
 }
 
 std::string weights_csv(const AppState& s) {
@@ -109,21 +111,128 @@ BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts
   return {"webgl", "auto: " + T_text + " is large, and a hardware GPU is there"};
 }
 
+namespace {
+
+// A loaded model's tokens as a learner reads them: the text "·it" (display), and for look-ups by
+// word (setState({token: "it"})) the decoded text without its spaces, lower-cased.
+std::vector<Token> model_tokens(const TextTokenizer& tokenizer, const std::vector<int>& ids) {
+  std::vector<Token> tokens;
+  for (int id : ids) {
+    Token t;
+    t.text = tokenizer.display(id);
+    const std::string bytes = tokenizer.token_bytes(id);
+    const std::size_t first = bytes.find_first_not_of(" \t\n\r"), last = bytes.find_last_not_of(" \t\n\r");
+    t.lower = first == std::string::npos ? bytes : bytes.substr(first, last - first + 1);
+    for (char& c : t.lower)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    tokens.push_back(std::move(t));
+  }
+  return tokens;
+}
+
+// The tokens a sentence has under a model (the hand-made lexicon or a loaded tokenizer); throws
+// std::invalid_argument for text the model cannot read.
+std::vector<int> model_token_ids(const LoadedModel& m, const std::string& sentence) {
+  if (sentence.find_first_not_of(" \t\n\r") == std::string::npos)
+    throw std::invalid_argument("sentence is empty: type a few words");
+  std::vector<int> ids = m.tokenizer->encode(sentence);
+  const int longest = std::min(kMaxTokens, m.model->config.n_positions);
+  if (static_cast<int>(ids.size()) > longest)
+    throw std::invalid_argument("sentence has " + std::to_string(ids.size()) + " tokens; " + m.name + " reads at most " +
+                                std::to_string(longest) + " here: shorten it");
+  return ids;
+}
+
+EmbeddedSentence sentence_tokens(const AppState& state, const std::string& model, const std::string& sentence) {
+  const LoadedModel* m = find_model(state, model);
+  if (!m) return embed_sentence(sentence);
+  EmbeddedSentence e;
+  e.tokens = model_tokens(*m->tokenizer, model_token_ids(*m, sentence));
+  e.unknown.assign(e.tokens.size(), false);
+  return e;
+}
+
+// The hand-made model's one layer and one head, in the shape every model's trace has.
+std::shared_ptr<const ModelTrace> handmade_forward(const EmbeddedSentence& queries, const AttentionTrace& trace) {
+  auto forward = std::make_shared<ModelTrace>();
+  LayerTrace layer;
+  layer.x = queries.x;
+  layer.query = trace.query, layer.key = trace.key, layer.value = trace.value;
+  layer.weights = {trace.weights};
+  layer.head_outputs = trace.output;
+  forward->layers.push_back(std::move(layer));
+  return forward;
+}
+
+}  // namespace
+
+void add_model(AppState& state, LoadedModel model) {
+  for (LoadedModel& m : state.models)
+    if (m.name == model.name) {
+      m = std::move(model);
+      return;
+    }
+  state.models.push_back(std::move(model));
+}
+
+const LoadedModel* find_model(const AppState& state, const std::string& name) {
+  for (const LoadedModel& m : state.models)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+json current_model_info(const AppState& state) {
+  if (const LoadedModel* m = find_model(state, state.inputs.model)) return model_info_json(*m);
+  const WorkedModel& w = worked_model();
+  return {{"name", kHandmadeModel}, {"family", "handmade"}, {"layers", 1}, {"heads", 1},
+          {"d_model", kFeatures}, {"d_head", kHeadDim}, {"vocab_size", nullptr},
+          {"params", w.wq.size() + w.wk.size() + w.wv.size()}};
+}
+
 bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   AppModel model;
-  std::string key = "sentence";
+  AppInputs applied = next;
+  std::string key = "model";
   try {
-    model.queries = embed_sentence(next.sentence);
-    key = "kv_sentence";
-    model.keys = next.cross ? embed_sentence(next.kv_sentence) : model.queries;
-    key = "options";
-    const WorkedModel& w = worked_model();
+    const LoadedModel* loaded = find_model(state, next.model);
+    if (!loaded && next.model != kHandmadeModel)
+      throw std::invalid_argument("no model named \"" + next.model + "\" is loaded");
     AttentionOptions o;
     o.causal = next.causal;
     o.scale = next.scale;
     o.temperature = next.temperature;
     o.mistake = next.mistake;
-    model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
+    if (loaded) {
+      // A GPT-2 model: its own tokens, the forward once per model and text (not per layer, head or
+      // token), and the chosen head's trace. It is a decoder: always causal, never cross-attention.
+      const Gpt2Config& c = loaded->model->config;
+      applied.layer = std::clamp(next.layer, 0, c.n_layer - 1);
+      applied.head = std::clamp(next.head, 0, c.n_head - 1);
+      key = "sentence";
+      const bool same_forward = state.model.forward && state.model.forward_model == loaded->model &&
+                                state.inputs.sentence == next.sentence;
+      model.token_ids = same_forward ? state.model.token_ids : model_token_ids(*loaded, next.sentence);
+      model.forward = same_forward ? state.model.forward
+                                   : std::make_shared<const ModelTrace>(gpt2_forward(*loaded->model, model.token_ids));
+      model.forward_model = loaded->model;
+      model.queries.tokens = same_forward ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
+      model.queries.unknown.assign(model.queries.tokens.size(), false);
+      model.queries.x = model.forward->layers[applied.layer].x;
+      model.keys = model.queries;
+      key = "options";
+      o.causal = true;
+      model.trace = gpt2_head_trace(*model.forward, applied.layer, applied.head, c.head_dim(), o);
+    } else {
+      applied.layer = applied.head = 0;
+      key = "sentence";
+      model.queries = embed_sentence(next.sentence);
+      key = "kv_sentence";
+      model.keys = next.cross ? embed_sentence(next.kv_sentence) : model.queries;
+      key = "options";
+      const WorkedModel& w = worked_model();
+      model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
+      model.forward = handmade_forward(model.queries, model.trace);
+    }
     key = "derive";
     AttentionOptions derive_options;  // the derive view follows the lesson: scaled, no mask
     model.derive = attend(next.derive_q, next.derive_k, next.derive_v, derive_options);
@@ -137,8 +246,8 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     state.error_key = key;
     return false;
   }
-  const bool changed = next != state.inputs || state.revision == 0;
-  state.inputs = next;
+  const bool changed = applied != state.inputs || state.revision == 0;
+  state.inputs = applied;
   // A new sentence may be shorter: keep the selected row inside it.
   state.inputs.token = std::clamp(next.token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
   state.inputs.step = std::clamp(next.step, 0, 6);
@@ -170,6 +279,10 @@ json inputs_to_json(const AppState& s) {
   for (bool u : s.model.queries.unknown) unknown.push_back(u);
   json j;
   j["view"] = view_name(in.view);
+  j["model"] = in.model;
+  j["layer"] = in.layer;
+  j["head"] = in.head;
+  j["model_info"] = current_model_info(s);
   j["sentence"] = in.sentence;
   j["cross"] = in.cross;
   j["kv_sentence"] = in.kv_sentence;
@@ -214,6 +327,11 @@ json state_to_json(const AppState& s) {
   j["scores"] = matrix_to_json(t.masked_scores);
   j["weights"] = matrix_to_json(t.weights);
   j["output"] = matrix_to_json(t.output);
+  json next = json::array();  // what a loaded model would write after the selected token
+  if (const LoadedModel* m = find_model(s, s.inputs.model))
+    for (const NextToken& n : top_next_tokens(*s.model.forward, s.inputs.token, 5))
+      next.push_back({{"token", m->tokenizer->display(n.id)}, {"id", n.id}, {"p", n.p}});
+  j["next"] = next;
   return j;
 }
 
@@ -301,13 +419,32 @@ void apply_state_json(AppState& s, const json& partial, double now) {
       }
       if (m.rows() != 3 || m.cols() != 2) bad(key, "must be 3 rows of 2 numbers");
       (key == "derive_q" ? next.derive_q : key == "derive_k" ? next.derive_k : next.derive_v) = m;
-    } else if (key != "token") {
+    } else if (key == "model") {
+      if (!v.is_string() || (v != kHandmadeModel && !find_model(s, v.get<std::string>()))) {
+        std::string names = std::string("\"") + kHandmadeModel + "\"";
+        for (const LoadedModel& m : s.models) names += ", \"" + m.name + "\"";
+        bad(key, "must be the name of a loaded model: " + names);
+      }
+      next.model = v.get<std::string>();
+    } else if (key != "token" && key != "layer" && key != "head") {
       bad(key, "is not an input of the explainer");
     }
   }
+  // Layer and head after the model, since they are checked against its shape.
+  const LoadedModel* model = find_model(s, next.model);
+  if (next.model != s.inputs.model) next.layer = next.head = 0;  // another model: its first head unless named
+  for (const char* key : {"layer", "head"}) {
+    if (!partial.contains(key)) continue;
+    const json& v = partial[key];
+    const int count = model ? (std::string(key) == "layer" ? model->model->config.n_layer : model->model->config.n_head) : 1;
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() >= count)
+      bad(key, "must be a whole number from 0 to " + std::to_string(count - 1) + " (" + next.model + " has " +
+                   std::to_string(count) + " " + key + (count == 1 ? "" : "s") + ")");
+    (std::string(key) == "layer" ? next.layer : next.head) = static_cast<int>(v.get<long long>());
+  }
   EmbeddedSentence queries;
   try {
-    queries = embed_sentence(next.sentence);
+    queries = sentence_tokens(s, next.model, next.sentence);
   } catch (const std::invalid_argument& e) {
     bad("sentence", e.what());
   }
@@ -325,7 +462,7 @@ void apply_state_json(AppState& s, const json& partial, double now) {
     } else {
       bad("token", "must be a word of the sentence or its index");
     }
-  } else if (partial.contains("sentence")) {
+  } else if (partial.contains("sentence") || partial.contains("model")) {
     // A new sentence: keep the same word selected if it is still there ("it" by default).
     const int same = find_token(queries, s.model.queries.tokens[s.inputs.token].lower);
     next.token = same >= 0 ? same : std::min(next.token, static_cast<int>(queries.tokens.size()) - 1);

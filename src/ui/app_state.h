@@ -2,6 +2,7 @@
 // and what the core computed from them. Not a panel: no ImGui here, so it is testable natively.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,7 @@ struct AppModel {
   // Every layer and head of the current model for the sentence (hand-made: 1 layer, 1 head, no
   // probabilities). Shared: recomputed only when the model or the text changes.
   std::shared_ptr<const ModelTrace> forward;
+  std::shared_ptr<const Gpt2Model> forward_model;  // which loaded model computed `forward` (null: hand-made)
   AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)

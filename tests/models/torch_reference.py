@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""The reference for the model forward: GPT-2 written out in a few lines of PyTorch from a model
+folder's state dict (read here from model.safetensors byte by byte), run on given token ids.
+Prints {attention [layer][head][query][key], next [position] -> top K {id, p}, probs_at}.
+Not our code path in any way: numpy reads the file, torch computes."""
+import argparse
+import json
+import math
+import os
+import struct
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = info["data_offsets"]
+        chunk = data[b:e]
+        if info["dtype"] == "F32":
+            arr = np.frombuffer(chunk, "<f4").astype(np.float32)
+        elif info["dtype"] == "F16":
+            arr = np.frombuffer(chunk, "<f2").astype(np.float32)
+        elif info["dtype"] == "BF16":
+            arr = (np.frombuffer(chunk, "<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            raise SystemExit(f"torch_reference: dtype {info['dtype']} not handled")
+        out[name.removeprefix("transformer.")] = torch.from_numpy(arr.reshape(info["shape"]).copy())
+    return out
+
+
+def forward(sd, cfg, ids):
+    C, H, eps = cfg["n_embd"], cfg["n_head"], cfg.get("layer_norm_epsilon", 1e-5)
+    hd = C // H
+    T = len(ids)
+    ids_t = torch.tensor(ids)
+    x = sd["wte.weight"][ids_t] + sd["wpe.weight"][:T]
+    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    attention = []
+    for i in range(cfg["n_layer"]):
+        p = f"h.{i}."
+        h = F.layer_norm(x, (C,), sd[p + "ln_1.weight"], sd[p + "ln_1.bias"], eps)
+        qkv = h @ sd[p + "attn.c_attn.weight"] + sd[p + "attn.c_attn.bias"]
+        q, k, v = qkv.split(C, dim=1)
+        q, k, v = (t.view(T, H, hd).transpose(0, 1) for t in (q, k, v))  # (H, T, hd)
+        scores = (q @ k.transpose(1, 2)) / math.sqrt(hd)
+        scores = scores.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(scores, dim=-1)
+        attention.append(w.tolist())
+        y = (w @ v).transpose(0, 1).reshape(T, C)
+        x = x + y @ sd[p + "attn.c_proj.weight"] + sd[p + "attn.c_proj.bias"]
+        h = F.layer_norm(x, (C,), sd[p + "ln_2.weight"], sd[p + "ln_2.bias"], eps)
+        h = F.gelu(h @ sd[p + "mlp.c_fc.weight"] + sd[p + "mlp.c_fc.bias"], approximate="tanh")
+        x = x + h @ sd[p + "mlp.c_proj.weight"] + sd[p + "mlp.c_proj.bias"]
+    x = F.layer_norm(x, (C,), sd["ln_f.weight"], sd["ln_f.bias"], eps)
+    head = sd.get("lm_head.weight", sd["wte.weight"])
+    probs = torch.softmax(x @ head.T, dim=-1)
+    return attention, probs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--ids", required=True, help="comma-separated token ids")
+    ap.add_argument("--top", type=int, default=5)
+    ap.add_argument("--probs-at", default="", help="comma-separated ids whose probability to print at every position")
+    a = ap.parse_args()
+    with open(os.path.join(a.dir, "config.json")) as f:
+        cfg = json.load(f)
+    sd = read_safetensors(os.path.join(a.dir, "model.safetensors"))
+    ids = [int(t) for t in a.ids.split(",") if t]
+    torch.set_grad_enabled(False)
+    attention, probs = forward(sd, cfg, ids)
+    top = torch.topk(probs, a.top, dim=-1)
+    nxt = [[{"id": int(i), "p": float(p)} for p, i in zip(top.values[t], top.indices[t])] for t in range(len(ids))]
+    want = [int(t) for t in a.probs_at.split(",") if t]
+    print(json.dumps({"attention": attention, "next": nxt,
+                      "probs_at": [[float(probs[t, i]) for i in want] for t in range(len(ids))]}))
+
+
+if __name__ == "__main__":
+    main()
