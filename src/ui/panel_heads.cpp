@@ -326,7 +326,7 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
                 "the controls to see a real model's many heads side by side.");
   }
   head_banner(state);
-  next_token_strip(state);
+  if (state.inputs.embed) next_token_strip(state);  // elsewhere the controls column shows it
 
   // Pattern counts: how many heads the rule names each way.
   if (real) {
@@ -360,6 +360,9 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
     draw_chosen_head(state, next, s, start.x + avail - x);
     ImGui::PopTextWrapPos();
     ImGui::EndGroup();
+    // continue below the taller of the two columns
+    const float bottom = std::max(ImGui::GetItemRectMax().y, start.y + L.size().y);
+    ImGui::SetCursorScreenPos(ImVec2(start.x, bottom + ImGui::GetStyle().ItemSpacing.y));
   } else {
     ImGui::Spacing();
     draw_chosen_head(state, next, s, avail);

@@ -79,7 +79,7 @@ void next_token_strip(const AppState& state) {
   const float avail = ImGui::GetContentRegionAvail().x;
   const float number_width = ImGui::CalcTextSize("100.0%").x + style.ItemSpacing.x;
   const float label_width = std::min(font * 6.0f, avail * 0.4f);
-  const float bar_width = std::max(font * 2.0f, avail - label_width - number_width - style.ItemSpacing.x);
+  const float bar_width = std::clamp(avail - label_width - number_width - style.ItemSpacing.x, font * 2.0f, font * 10.0f);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
