@@ -9,6 +9,7 @@
 
 #include "../api/code_export.h"
 #include "../api/compute_json.h"
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -84,7 +85,7 @@ BuildCache& cached(const AppState& state, double now, bool complete) {
   const std::string key = build_key(state);
   if (cache.key != key) {
     const CodeInput input =
-        worked_example_code_input(state.model.queries, state.model.keys, state.inputs.cross, options);
+        worked_example_code_input(state.model.queries, state.model.keys, cross_shown(state), options);
     cache.numpy = numpy_code(input);
     cache.torch = torch_code(input);
     cache.reference = attend_with(Backend::Scalar, t.query, t.key, t.value, options);

@@ -157,7 +157,7 @@ std::string scores_formula(const AttentionTrace& trace, float temperature) {
 FlowNodes make_nodes(const AppState& state) {
   const AttentionTrace& t = state.model.trace;
   const float temperature = state.inputs.temperature;
-  const bool cross = state.inputs.cross;
+  const bool cross = cross_shown(state);
   FlowNodes n;
   n.cross = cross;
 
@@ -213,9 +213,9 @@ FlowNodes make_nodes(const AppState& state) {
   scaling += divided_by_sqrt_d(t, temperature) ? " = 1/√" + std::to_string(t.key.cols()) : " (not divided by √d)";
   if (temperature != 1.0f) scaling += ", temperature " + number_text(temperature, 2) + " included";
   scaling += ".";
-  if (state.inputs.causal) scaling += " Hatched cells are later tokens: set to −∞, so softmax gives them nothing.";
+  if (causal_shown(state)) scaling += " Hatched cells are later tokens: set to −∞, so softmax gives them nothing.";
   n.scores =
-      make_node("##flow_scores", "scores", scores_formula(t, temperature) + (state.inputs.causal ? ", masked" : ""),
+      make_node("##flow_scores", "scores", scores_formula(t, temperature) + (causal_shown(state) ? ", masked" : ""),
                 "scores = QKᵀ/√d: row i, column j says how well query i matches key j.", scaling, t.masked_scores);
   n.scores.formula_short = scores_formula(t, temperature);  // the hatching shows the mask
   n.scores.stage = 2;
@@ -583,7 +583,7 @@ void draw_legends(const AppState& state, float right_edge) {
   const float weights_width = ImGui::CalcTextSize("weights01").x + bar + spacing * 3;
   same_line_if_fits(weights_width, font * 1.5f, right_edge);
   legend("weights", weight_style, bar);
-  if (state.inputs.causal) {
+  if (causal_shown(state)) {
     const char* masked = "masked: a later token (−∞)";
     const float masked_width = ImGui::CalcTextSize(masked).x + ImGui::GetTextLineHeight() * 1.5f + spacing;
     same_line_if_fits(masked_width, font * 1.5f, right_edge);
@@ -615,7 +615,7 @@ void draw_readout(const AppState& state, const std::vector<std::string>& query_t
     if (!top.empty()) top += ", ";
     top += token_name(key_tokens, keys[i]) + " " + number_text(t.weights(token, keys[i]), 2);
   }
-  ImGui::TextWrapped("It attends most to%s: %s", state.inputs.cross ? " (in the second sentence)" : "", top.c_str());
+  ImGui::TextWrapped("It attends most to%s: %s", cross_shown(state) ? " (in the second sentence)" : "", top.c_str());
 
   ImGui::TextWrapped("Its output (what it takes away): %s",
                      row_entries(t.output, token, column_names(state, Columns::Value, v_cols), 4).c_str());

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -272,7 +273,7 @@ std::string percent(float share) {
 // The four measured symptoms, correct vs with the mistake; the ones this mistake is about in colour.
 void symptoms_table(const AppState& state, const Symptoms& correct, const Symptoms& mistaken) {
   const Mistake m = state.inputs.mistake;
-  const bool causal = state.inputs.causal;
+  const bool causal = causal_shown(state);
   struct Line {
     const char* name;
     std::string correct, mistaken;
@@ -458,7 +459,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   ImGui::Spacing();
   mistake_explanation(text);
 
-  if (needs_causal(m) && !state.inputs.causal) {
+  if (needs_causal(m) && !causal_shown(state)) {
     ImGui::PushStyleColor(ImGuiCol_Text, kBad);
     ImGui::TextWrapped("This mistake is about the causal mask, which is off: without the mask it changes nothing.");
     ImGui::PopStyleColor();
@@ -502,7 +503,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   ImGui::Spacing();
   HeatmapStyle legend_style;
   legend("weight", legend_style, font * 7.0f);
-  if (state.inputs.causal) {
+  if (causal_shown(state)) {
     ImGui::SameLine(0, font * 1.5f);
     masked_legend("hidden by the mask");
   }
@@ -530,7 +531,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
     hint(
         "None of these numbers catches this mistake: the weights are still proper rows of weights. The scores "
         "above show where it happens.");
-  if (state.inputs.causal)
+  if (causal_shown(state))
     hint(
         "Under the causal mask the first token sees only itself, so its row is always one-hot: that is not a "
         "symptom.");
@@ -543,7 +544,7 @@ json mistakes_view_data(const AppState& state) {
   json j;
   j["mistake"] = mistake_name(state.inputs.mistake);
   j["needs_causal"] = needs_causal(state.inputs.mistake);
-  j["causal"] = state.inputs.causal;
+  j["causal"] = causal_shown(state);
   j["symptoms"] = symptoms_json(diagnose(t));
   j["correct_symptoms"] = symptoms_json(diagnose(correct));
   j["row_sums"] = row_sums(t.weights);

@@ -18,6 +18,9 @@ const LoadedModel* current_loaded_model(const AppState& state) {
 
 bool real_model(const AppState& state) { return current_loaded_model(state) != nullptr; }
 
+bool causal_shown(const AppState& state) { return state.model.trace.options.causal; }
+bool cross_shown(const AppState& state) { return state.inputs.cross && !real_model(state); }
+
 std::string head_caption(const AppState& state) {
   const LoadedModel* m = current_loaded_model(state);
   if (!m) return "the hand-made model";
