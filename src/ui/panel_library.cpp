@@ -487,6 +487,7 @@ void draw_limits(const AppState& state) {
 
 void draw_library_panel(const AppState& state, AppInputs& next) {
   panel_intro("Attention as a library: a question, a shelf, a take-home.");
+  head_banner(state);
   const Reading r = read_shelf(state);
   const AttentionTrace& t = state.model.trace;
   const std::string reader = token_name(state.model.queries.tokens[r.reader].text);

@@ -400,7 +400,7 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
       hint(note);
     }
   }
-  const std::vector<std::string> dims(value_dim_names().begin(), value_dim_names().end());
+  const std::vector<std::string> dims = column_names(state, Columns::Value, static_cast<int>(t.output.cols()));
   Matrix outputs(2, t.output.cols());
   outputs.row(0) = correct.output.row(row);
   outputs.row(1) = t.output.row(row);
@@ -412,6 +412,12 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
   o.row_labels = &output_rows;
   o.col_labels = &dims;
   o.cell = ImGui::GetFontSize() * 2.6f;
+  if (outputs.cols() > 16) {  // a real model's head: two strips of colour, the tooltip has the numbers
+    o.col_labels = nullptr;
+    o.show_values = false;
+    o.cell = ImGui::GetFontSize() * 1.2f;
+    o.cell_width = std::min(o.cell, ImGui::GetFontSize() * 20.0f / static_cast<float>(outputs.cols()));
+  }
   ImGui::Spacing();
   ImGui::TextUnformatted("Its output: a blend of values (correct) or of keys (the mistake).");
   heatmap("##swap_outputs", outputs.data(), 2, static_cast<int>(outputs.cols()), o);
@@ -455,6 +461,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   panel_intro(
       "The lesson's common mistakes, each computed for real. Switch one on and compare with the correct "
       "weights: the symptom is marked where it happens.");
+  head_banner(state);
   mistake_switches(state, next, width);
   ImGui::Spacing();
   mistake_explanation(text);

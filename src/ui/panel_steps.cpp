@@ -1061,6 +1061,7 @@ void draw_steps_panel(const AppState& state, AppInputs& next) {
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + c.avail);
 
   panel_intro("The lesson's seven steps, one at a time, each with the numbers of the selected token.");
+  head_banner(state);
   step_buttons(step, next);
   ImGui::Spacing();
   ImGui::TextColored(kAccent, "Step %d of %d: %s", step + 1, kStepCount, kSteps[step].title);

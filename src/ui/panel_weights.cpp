@@ -310,6 +310,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   const ImGuiStyle& style = ImGui::GetStyle();
 
   panel_intro("All the attention weights at once; they follow every control.");
+  head_banner(state);
   paragraph(cross_shown(state)
                       ? "Rows: the query tokens (first sentence), doing the looking. Columns: the key tokens (second "
                         "sentence), being looked at. A row is how one query spreads its attention over the keys."
