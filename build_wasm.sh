@@ -11,6 +11,7 @@ NATIVE_DIR=build/native
 WEB_DIR=build/web
 WEB_BASELINE_DIR=build/web-baseline
 SANITIZE_DIR=build/sanitize
+FUZZ_TARGETS=(fuzz_compute fuzz_state fuzz_tokenizer fuzz_tokenizer_files fuzz_safetensors)  # tests/fuzz/*.cpp
 
 usage() {
   cat <<'USAGE'
@@ -98,7 +99,7 @@ serve() {
 
 run_fuzzers() {  # run_fuzzers SECONDS: each libFuzzer target from its seed corpus (tests/fuzz/corpus/)
   local seconds="$1" status=0
-  for target in fuzz_compute fuzz_state fuzz_tokenizer; do
+  for target in "${FUZZ_TARGETS[@]}"; do
     local work
     work="$(mktemp -d)"  # new inputs found go here; crashes are written to the current dir
     if "$SANITIZE_DIR/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=0 \
@@ -140,7 +141,7 @@ run_tests() {
     bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer"
   cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON \
     -DATTN_FUZZ=ON >&2
-  cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli fuzz_compute fuzz_state fuzz_tokenizer >&2
+  cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli "${FUZZ_TARGETS[@]}" >&2
   suite "unit tests under ASan + UBSan" "$SANITIZE_DIR/attn_tests"
   suite "CLI tests under ASan + UBSan" env ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test tests/cli/
   suite "fuzzing, short bounded run (./build_wasm.sh fuzz SECONDS for longer)" run_fuzzers 10
@@ -161,7 +162,7 @@ case "$cmd" in
   fuzz)
     deps
     cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON -DATTN_FUZZ=ON >&2
-    cmake --build "$SANITIZE_DIR" -j "$JOBS" --target fuzz_compute fuzz_state fuzz_tokenizer >&2
+    cmake --build "$SANITIZE_DIR" -j "$JOBS" --target "${FUZZ_TARGETS[@]}" >&2
     run_fuzzers "${1:-300}" ;;
   clean) rm -rf build dist ;;
   -h|--help|help) usage ;;

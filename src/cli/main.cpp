@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -17,6 +19,7 @@
 #include "../api/code_export.h"
 #include "../api/compute_json.h"
 #include "../api/model_json.h"
+#include "../api/tokenizer_files.h"
 #include "../core/attention.h"
 #include "../core/break_experiment.h"
 #include "../core/model.h"
@@ -48,6 +51,11 @@ const char* const kUsage =
     "                               merges.txt) and print its shape, the tokens, the attention\n"
     "                               of every layer and head [layer][head][query][key] and the\n"
     "                               K (default 5) likeliest next tokens at every position\n"
+    "  tokenize (--dir DIR | --vocab FILE --merges FILE | --tokenizer-json FILE) [--text TEXT]\n"
+    "                               a real model's tokenizer (GPT-2's byte-level BPE or WordLevel)\n"
+    "                               on TEXT (default: stdin): {\"ids\": [...], \"tokens\": [...]},\n"
+    "                               tokens as shown to a learner (\"\u00b7it\" for \" it\");\n"
+    "                               DIR holds tokenizer.json or vocab.json + merges.txt\n"
     "  help                         this text\n"
     "\n"
     "exit status: 0 ok, 2 bad input (one line on stderr)\n";
@@ -224,6 +232,50 @@ int run_model(const std::vector<std::string>& args) {
   return 0;
 }
 
+// tokenize: the model tokenizer from Hugging Face's files, on --text or stdin.
+int run_tokenize(const std::vector<std::string>& args) {
+  const auto flags = parse_flags(args, {"--dir", "--vocab", "--merges", "--tokenizer-json", "--text"}, {});
+  const auto read = [](const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) throw UsageError(path + ": cannot read (" + ec.message() + ")");
+    if (size > attn::kMaxTokenizerFileBytes)
+      throw UsageError(path + ": " + std::to_string(size) + " bytes is over the limit of " +
+                       std::to_string(attn::kMaxTokenizerFileBytes) + " bytes for a tokenizer file");
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw UsageError(path + ": cannot read");
+    return bytes;
+  };
+  const int sources = static_cast<int>(flags.count("--dir")) + static_cast<int>(flags.count("--tokenizer-json")) +
+                      static_cast<int>(flags.count("--vocab") || flags.count("--merges"));
+  if (sources != 1) throw UsageError("tokenize needs one of --dir DIR, --vocab FILE --merges FILE, --tokenizer-json FILE");
+  std::string json_path, vocab_path, merges_path;
+  if (flags.count("--dir")) {
+    const std::filesystem::path dir = flags.at("--dir");
+    if (std::filesystem::exists(dir / "tokenizer.json"))
+      json_path = (dir / "tokenizer.json").string();
+    else
+      vocab_path = (dir / "vocab.json").string(), merges_path = (dir / "merges.txt").string();
+  } else if (flags.count("--tokenizer-json")) {
+    json_path = flags.at("--tokenizer-json");
+  } else {
+    if (!flags.count("--vocab") || !flags.count("--merges")) throw UsageError("--vocab and --merges go together");
+    vocab_path = flags.at("--vocab"), merges_path = flags.at("--merges");
+  }
+  const attn::TextTokenizer tokenizer =
+      json_path.empty() ? attn::tokenizer_from_vocab_merges(read(vocab_path), read(merges_path), vocab_path, merges_path)
+                        : attn::tokenizer_from_json(read(json_path), json_path);
+  const std::string text = flags.count("--text") ? flags.at("--text")
+                                                 : std::string((std::istreambuf_iterator<char>(std::cin)),
+                                                               std::istreambuf_iterator<char>());
+  const std::vector<int> ids = tokenizer.encode(text);
+  nlohmann::json tokens = nlohmann::json::array();
+  for (int id : ids) tokens.push_back(tokenizer.display(id));
+  std::cout << nlohmann::json{{"ids", ids}, {"tokens", tokens}}.dump() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -243,6 +295,7 @@ int main(int argc, char** argv) {
     if (command == "explain") return run_explain(args);
     if (command == "code") return run_code(args);
     if (command == "model") return run_model(args);
+    if (command == "tokenize") return run_tokenize(args);
     throw UsageError("unknown command '" + command + "' (see: attention_cli help)");
   } catch (const std::exception& e) {  // bad input of any kind: one line, exit 2
     std::cerr << "error: " << e.what() << "\n";

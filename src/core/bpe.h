@@ -34,14 +34,37 @@ class TextTokenizer {
   // bytes that are not whole characters as <F0 9F>.
   std::string display(int id) const;
   std::string decode(const std::vector<int>& ids) const;
+  // The vocabulary's own spelling of a token ("Ġit" for byte-level BPE, the word for WordLevel).
+  const std::string& vocab_token(int id) const;
+  int unk_id() const { return unk_id_; }  // WordLevel's unknown-word id; -1 for byte-level BPE
 
  private:
+  struct Merge {
+    int rank;
+    int merged_id;
+  };
+  void check_id(int id) const;
+  void bpe_piece(const std::string& piece, std::vector<int>& out) const;
+
   Kind kind_ = Kind::ByteLevelBpe;
   std::vector<std::string> vocab_;
-  // implementation detail members (ranks, lookup tables) are the tokenizer author's to add
+  std::vector<std::string> bytes_;  // token_bytes of every id, decoded once
   std::unordered_map<std::string, int> ids_;
-  std::unordered_map<std::string, int> merge_ranks_;
+  // (left id << 32 | right id) → rank in the merges list and the id of the merged token
+  std::unordered_map<unsigned long long, Merge> merges_;
+  int byte_ids_[256] = {};  // id of the single-byte token of each byte; -1 when the vocabulary lacks it
   int unk_id_ = -1;
 };
+
+// GPT-2's pre-tokenisation: the text cut where the regex
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// (JavaScript's \p{L}, \p{N} and \s) matches; the pieces cover the text. Throws
+// std::invalid_argument for invalid UTF-8 or text over kMaxModelTextBytes.
+std::vector<std::string> gpt2_pretokenize(const std::string& text);
+// At most max_bytes of s for an error message: whole characters only, control characters and
+// invalid UTF-8 as '?', "..." when cut, so a hostile token cannot break the one-line message.
+std::string printable_excerpt(const std::string& s, std::size_t max_bytes = 40);
+// The Unicode version the letter / number / space tables were generated from (Python's unicodedata).
+const char* unicode_tables_version();
 
 }  // namespace attn

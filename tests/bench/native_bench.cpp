@@ -3,6 +3,8 @@
 // usage: attn_bench [--T 64,256] [--d 64] [--causal 0,1] [--backend simd,eigen] [--min-ms 300]
 //                   [--scalar-max-gflop 0.3]   (the scalar reference is skipped past this much work)
 //        attn_bench --check   (simd against scalar on awkward shapes, 1e-5 relative; exit 1 if not)
+//        attn_bench --matmul [--T 16,64,256] [--backend simd,eigen] [--min-ms 300]
+//                   (the matrix products of GPT-2 small's forward, C = 768, one line per shape)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "../../src/core/kernels/kernels.h"
+#include "../../src/core/kernels/matmul.h"
 
 #if defined(__EMSCRIPTEN__)
 #include <emscripten.h>
@@ -134,10 +137,66 @@ int check() {
   return worst <= 1e-5 ? 0 : 1;
 }
 
+// GPT-2 small's matrix products for T tokens (C = 768): c_attn, attn c_proj, mlp c_fc, mlp c_proj
+// (x·W, NN), the tied LM head (x·wteᵀ, NT). Bias where the model has one.
+struct MatmulShape {
+  const char* name;
+  int K, N;
+  attn::MatmulLayout layout;
+  bool bias;
+};
+const MatmulShape kGpt2Shapes[] = {{"c_attn", 768, 2304, attn::MatmulLayout::NN, true},
+                                   {"attn.c_proj", 768, 768, attn::MatmulLayout::NN, true},
+                                   {"mlp.c_fc", 768, 3072, attn::MatmulLayout::NN, true},
+                                   {"mlp.c_proj", 3072, 768, attn::MatmulLayout::NN, true},
+                                   {"lm_head", 768, 50257, attn::MatmulLayout::NT, false}};
+
+int matmul_bench(int argc, char** argv) {
+  std::vector<int> Ts{16, 64, 256};
+  std::vector<std::string> backends{"simd", "eigen"};
+  double min_ms = 300;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--T") Ts = parse_ints(argv[i + 1]);
+    else if (flag == "--backend") backends = parse_words(argv[i + 1]);
+    else if (flag == "--min-ms") min_ms = std::atof(argv[i + 1]);
+    else { std::fprintf(stderr, "unknown flag %s\n", flag.c_str()); return 2; }
+  }
+  std::fprintf(stderr, "attn_bench --matmul: SIMD flavour %s\n", attn::matmul_simd_flavour());
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (const MatmulShape& s : kGpt2Shapes) {
+    std::vector<float> b(static_cast<std::size_t>(s.K) * s.N), bias(s.N);
+    for (float& x : b) x = uniform(rng);
+    for (float& x : bias) x = uniform(rng);
+    for (int T : Ts) {
+      std::vector<float> a(static_cast<std::size_t>(T) * s.K), c(static_cast<std::size_t>(T) * s.N);
+      for (float& x : a) x = uniform(rng);
+      attn::MatmulProblem p;
+      p.layout = s.layout, p.a = a.data(), p.b = b.data(), p.bias = s.bias ? bias.data() : nullptr;
+      p.M = T, p.K = s.K, p.N = s.N;
+      for (const std::string& name : backends) {
+        attn::Backend backend;
+        if (!attn::parse_backend(name, &backend)) { std::fprintf(stderr, "unknown backend %s\n", name.c_str()); return 2; }
+        if (backend == attn::Backend::Scalar && 2.0 * T * s.K * s.N / 1e9 > 0.3) continue;
+        const Timing t = time_calls([&] { attn::matmul(backend, p, c.data()); }, min_ms);
+        std::printf("{\"op\":\"matmul\",\"name\":\"%s\",\"M\":%d,\"K\":%d,\"N\":%d,\"layout\":\"%s\",\"bias\":%s,"
+                    "\"backend\":\"%s\",\"flavour\":\"%s\",\"ms\":%.5f,\"cpu_ms\":%.5f,\"min_cpu_ms\":%.5f,\"reps\":%d,"
+                    "\"gflops\":%.2f}\n", s.name, T, s.K, s.N, s.layout == attn::MatmulLayout::NT ? "NT" : "NN",
+                    s.bias ? "true" : "false", name.c_str(), name == "simd" ? attn::matmul_simd_flavour() : name.c_str(),
+                    t.wall_ms, t.cpu_ms, t.min_cpu_ms, t.reps, 2.0 * T * s.K * s.N / 1e6 / t.cpu_ms);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--check") return check();
+  if (argc >= 2 && std::string(argv[1]) == "--matmul") return matmul_bench(argc, argv);
   std::vector<int> Ts{64, 256, 1024, 2048}, ds{64, 512}, causals{0, 1};
   std::vector<std::string> backends{"simd", "eigen", "scalar"};
   double min_ms = 300;

@@ -22,4 +22,11 @@ void matmul_scalar(const MatmulProblem& problem, float* c);  // double accumulat
 void matmul_eigen(const MatmulProblem& problem, float* c);
 void matmul_simd(const MatmulProblem& problem, float* c);
 
+// Which instruction set matmul_simd runs now: "wasm-simd128", "sse2", "avx2-fma", "avx512f" or
+// "scalar". Natively on x86-64 the environment variable ATTN_SIMD_ISA=avx2|sse2 caps it (read per call).
+const char* matmul_simd_flavour();
+// Throws std::invalid_argument for negative sizes, an unknown layout or a null pointer where data
+// is needed; every backend calls it first.
+void check_matmul_problem(const MatmulProblem& problem, const float* c);
+
 }  // namespace attn

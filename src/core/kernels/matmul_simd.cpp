@@ -1,0 +1,447 @@
+// The SIMD matrix product: a cache- and register-blocked GEMM for 128-bit wasm SIMD, SSE2 and
+// natively AVX2 + FMA or AVX-512 (the widest the processor has, chosen at run time).
+// Not the reference: matmul_scalar (matmul.cpp) is; tests/unit/test_matmul.cpp checks this against it.
+//
+// Shapes (row-major): a (M, K) [TN: stored (K, M)], b (K, N) [NT: stored (N, K)] -> c (M, N).
+// Loop order (BLIS's, one thread):
+//   for each block of KC steps along k:
+//     for each block of MC rows of c: pack those rows of a into panels of (kc, MR), MR rows interleaved
+//       for each strip of NR columns of c: pack b's strip into (kc, NR), small enough to stay in L1
+//         for each panel of MR rows: the micro-kernel: an MR x NR tile of c in registers for kc steps
+//           of (MR splats of a) x (NV vectors of b), then written out once.
+// Packing turns every layout into the same panels (NT's strips and NN's rows of a are transposed
+// 4 x 4 at a time), so one micro-kernel serves NN, NT and TN and all its loads are sequential.
+// Panels past the edge of a or b are zero-padded. The first k block writes c = [c +] bias + a·b;
+// later blocks add to c. The packing buffers are per thread and grown once: no allocation per call
+// once warm. The file includes itself once per instruction set, like simd.cpp: ATTN_FORCE_SCALAR
+// keeps the portable path, ATTN_SIMD_ISA=avx2|sse2 caps a native x86-64 build. WebAssembly has no
+// FMA in emcc 3.1.6: a multiply, then an add.
+#ifndef ATTN_MATMUL_KERNEL_BODY
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "matmul.h"
+
+#if !defined(ATTN_FORCE_SCALAR) && defined(__wasm_simd128__)
+#define MATMUL_WASM 1
+#include <wasm_simd128.h>
+#elif !defined(ATTN_FORCE_SCALAR) && (defined(__SSE2__) || defined(_M_X64))
+#define MATMUL_SSE 1
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define MATMUL_AVX 1  // more copies of the kernel, for AVX2 + FMA and AVX-512, chosen at run time
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, in the AVX-512 header
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MATMUL_NOINLINE __attribute__((noinline))
+#else
+#define MATMUL_NOINLINE
+#endif
+
+namespace attn {
+namespace {
+
+// The micro-kernel must stay a function of its own in WebAssembly (V8 allocates registers per
+// function; Binaryen inlines single call sites whatever LLVM's noinline says): a call through a
+// pointer read back from memory is one it cannot resolve.
+template <class F>
+F opaque(F f) {
+#if defined(__wasm__)
+  static F volatile slot;
+  slot = f;
+  return slot;
+#else
+  return f;
+#endif
+}
+
+// Packing buffers, one set per thread, shared by every instruction set's copy: a few hundred KB.
+struct MatmulWorkspace {
+  std::vector<float> a_panels;  // (MC / MR) panels of (kc, MR)
+  std::vector<float> b_block;   // NC / NR strips of (kc, NR), one after the other
+  static float* grow(std::vector<float>& v, std::size_t n) {
+    if (v.size() < n) v.resize(n);
+    return v.data();
+  }
+};
+MatmulWorkspace& matmul_workspace() {
+  thread_local MatmulWorkspace ws;
+  return ws;
+}
+
+// ---- instruction sets: W lanes, an MR x (NV·W) register tile, 4 x 4 transposes for packing ------
+#if defined(MATMUL_WASM)
+struct MmWasm {
+  using V = v128_t;
+  static constexpr int W = 4, MR = 4, NV = 2, KC = 256;  // 8 accumulators: V8 keeps them in registers
+  static V load(const float* p) { return wasm_v128_load(p); }
+  static void store(float* p, V a) { wasm_v128_store(p, a); }
+  static V zero() { return wasm_f32x4_splat(0.0f); }
+  static V load_splat(const float* p) { return wasm_v128_load32_splat(p); }
+  static V add(V a, V b) { return wasm_f32x4_add(a, b); }
+  static V madd(V a, V b, V c) { return wasm_f32x4_add(c, wasm_f32x4_mul(a, b)); }  // c + a·b
+  // dst[c·ld_dst + r] = src[r·ld + c] for r, c < 4
+  static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    const V v0 = wasm_v128_load(src), v1 = wasm_v128_load(src + ld), v2 = wasm_v128_load(src + 2 * ld),
+            v3 = wasm_v128_load(src + 3 * ld);
+    const V t0 = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7);
+    const V t2 = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);
+    wasm_v128_store(dst, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
+    wasm_v128_store(dst + ld_dst, wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7));
+    wasm_v128_store(dst + 2 * ld_dst, wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5));
+    wasm_v128_store(dst + 3 * ld_dst, wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7));
+  }
+};
+#elif defined(MATMUL_SSE)
+struct MmSse2 {
+  using V = __m128;
+  static constexpr int W = 4, MR = 4, NV = 2, KC = 256;
+  static V load(const float* p) { return _mm_loadu_ps(p); }
+  static void store(float* p, V a) { _mm_storeu_ps(p, a); }
+  static V zero() { return _mm_setzero_ps(); }
+  static V load_splat(const float* p) { return _mm_load1_ps(p); }
+  static V add(V a, V b) { return _mm_add_ps(a, b); }
+  static V madd(V a, V b, V c) { return _mm_add_ps(c, _mm_mul_ps(a, b)); }
+  static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    __m128 r0 = _mm_loadu_ps(src), r1 = _mm_loadu_ps(src + ld), r2 = _mm_loadu_ps(src + 2 * ld),
+           r3 = _mm_loadu_ps(src + 3 * ld);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(dst, r0);
+    _mm_storeu_ps(dst + ld_dst, r1);
+    _mm_storeu_ps(dst + 2 * ld_dst, r2);
+    _mm_storeu_ps(dst + 3 * ld_dst, r3);
+  }
+};
+#else  // portable: four floats, the same code shape, so the blocking is tested everywhere
+struct MmPortable {
+  struct V {
+    float x[4];
+  };
+  static constexpr int W = 4, MR = 4, NV = 2, KC = 256;
+  static V load(const float* p) { V r; std::memcpy(r.x, p, sizeof r.x); return r; }
+  static void store(float* p, V a) { std::memcpy(p, a.x, sizeof a.x); }
+  static V zero() { return V{{0.0f, 0.0f, 0.0f, 0.0f}}; }
+  static V load_splat(const float* p) { return V{{*p, *p, *p, *p}}; }
+  static V add(V a, V b) { V r; for (int i = 0; i < 4; ++i) r.x[i] = a.x[i] + b.x[i]; return r; }
+  static V madd(V a, V b, V c) { V r; for (int i = 0; i < 4; ++i) r.x[i] = c.x[i] + a.x[i] * b.x[i]; return r; }
+  static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c) dst[c * ld_dst + r] = src[r * ld + c];
+  }
+};
+#endif
+
+}  // namespace
+}  // namespace attn
+
+// ---- the kernel, once per instruction set ---------------------------------------------------
+#define ATTN_MATMUL_KERNEL_BODY 1
+#if defined(MATMUL_WASM)
+namespace attn { namespace { namespace matmul_wasm { using Isa = MmWasm;
+#include "matmul_simd.cpp"
+} } }
+#elif defined(MATMUL_SSE)
+namespace attn { namespace { namespace matmul_sse2 { using Isa = MmSse2;
+#include "matmul_simd.cpp"
+} } }
+#else
+namespace attn { namespace { namespace matmul_portable { using Isa = MmPortable;
+#include "matmul_simd.cpp"
+} } }
+#endif
+
+#if defined(MATMUL_AVX)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace attn { namespace {
+struct MmAvx2 {
+  using V = __m256;
+  static constexpr int W = 8, MR = 6, NV = 2, KC = 256;  // 12 accumulators of 16 registers
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V a) { _mm256_storeu_ps(p, a); }
+  static V zero() { return _mm256_setzero_ps(); }
+  static V load_splat(const float* p) { return _mm256_broadcast_ss(p); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V madd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    MmSse2::transpose4(src, ld, dst, ld_dst);
+  }
+};
+namespace matmul_avx2 { using Isa = MmAvx2;
+#include "matmul_simd.cpp"
+}  // namespace matmul_avx2
+} }  // namespace attn::(anonymous)
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#endif
+namespace attn { namespace {
+struct MmAvx512 {
+  using V = __m512;
+  static constexpr int W = 16, MR = 12, NV = 2, KC = 192;  // 24 accumulators of 32 registers
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V a) { _mm512_storeu_ps(p, a); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V load_splat(const float* p) { return _mm512_set1_ps(*p); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V madd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    MmSse2::transpose4(src, ld, dst, ld_dst);
+  }
+};
+namespace matmul_avx512 { using Isa = MmAvx512;
+#include "matmul_simd.cpp"
+}  // namespace matmul_avx512
+} }  // namespace attn::(anonymous)
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif  // MATMUL_AVX
+
+namespace attn {
+namespace {
+
+enum class MmIsa { Wasm, Sse2, Avx2, Avx512, Portable };
+
+// The widest copy this processor runs; ATTN_SIMD_ISA=avx2|sse2 caps it (read per call, for tests).
+MmIsa matmul_isa() {
+#if defined(MATMUL_WASM)
+  return MmIsa::Wasm;
+#elif defined(MATMUL_AVX)
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
+  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const char* cap = std::getenv("ATTN_SIMD_ISA");
+  const bool no_avx512 = cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0);
+  const bool no_avx2 = cap && std::strcmp(cap, "sse2") == 0;
+  if (has_avx512 && !no_avx512) return MmIsa::Avx512;
+  if (has_avx2 && !no_avx2) return MmIsa::Avx2;
+  return MmIsa::Sse2;
+#elif defined(MATMUL_SSE)
+  return MmIsa::Sse2;
+#else
+  return MmIsa::Portable;
+#endif
+}
+
+}  // namespace
+
+void matmul_simd(const MatmulProblem& p, float* c) {
+  check_matmul_problem(p, c);
+  MatmulWorkspace& ws = matmul_workspace();
+#if defined(MATMUL_WASM)
+  matmul_wasm::gemm(p, c, ws);
+#elif defined(MATMUL_SSE)
+#if defined(MATMUL_AVX)
+  const MmIsa isa = matmul_isa();
+  if (isa == MmIsa::Avx512) matmul_avx512::gemm(p, c, ws);
+  else if (isa == MmIsa::Avx2) matmul_avx2::gemm(p, c, ws);
+  else
+#endif
+    matmul_sse2::gemm(p, c, ws);
+#else
+  matmul_portable::gemm(p, c, ws);
+#endif
+}
+
+const char* matmul_simd_flavour() {
+  switch (matmul_isa()) {
+    case MmIsa::Wasm: return "wasm-simd128";
+    case MmIsa::Sse2: return "sse2";
+    case MmIsa::Avx2: return "avx2-fma";
+    case MmIsa::Avx512: return "avx512f";
+    case MmIsa::Portable: break;
+  }
+  return "scalar";
+}
+
+}  // namespace attn
+
+#else  // ATTN_MATMUL_KERNEL_BODY ----------------------------------------------------------------
+// The kernel body, written against `Isa` (V, W lanes, MR rows, NV vectors per row of the tile, KC).
+// Included by the top half of this file, once per instruction set.
+
+constexpr int W = Isa::W, MR = Isa::MR, NV = Isa::NV, NR = NV * W, KC = Isa::KC;
+constexpr int MC = MR * (264 / MR);  // rows of a packed at once (T = 256 in one block): MC·KC floats in L2
+constexpr int NC = 16 * NR;  // columns of b packed at once: whole cache lines of each row of b are read
+using V = Isa::V;
+
+// dst[k·width + c] = src[k·ld + c] for c < cols, 0 for cols <= c < width; k < kc (a plain pack).
+// Vector copies where a row is whole: emcc's memcpy is a call and a byte loop in WebAssembly.
+void pack_rows(const float* src, std::size_t ld, int kc, int cols, int width, float* dst) {
+  if (cols == width && width % W == 0) {
+    for (int k = 0; k < kc; ++k, src += ld, dst += width)
+      for (int c = 0; c < width; c += W) Isa::store(dst + c, Isa::load(src + c));
+    return;
+  }
+  for (int k = 0; k < kc; ++k, src += ld, dst += width) {
+    for (int c = 0; c < cols; ++c) dst[c] = src[c];
+    for (int c = cols; c < width; ++c) dst[c] = 0.0f;
+  }
+}
+
+// dst[k·width + r] = src[r·ld + k] for r < rows, 0 for rows <= r < width; k < kc (a transposing pack).
+void pack_transposed(const float* src, std::size_t ld, int rows, int kc, int width, float* dst) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float* s = src + r * ld;
+    int k = 0;
+    for (; k + 4 <= kc; k += 4) Isa::transpose4(s + k, ld, dst + static_cast<std::size_t>(k) * width + r, width);
+    for (; k < kc; ++k)
+      for (int i = 0; i < 4; ++i) dst[static_cast<std::size_t>(k) * width + r + i] = s[i * ld + k];
+  }
+  for (; r < rows; ++r)
+    for (int k = 0; k < kc; ++k) dst[static_cast<std::size_t>(k) * width + r] = src[r * ld + k];
+  for (; r < width; ++r)
+    for (int k = 0; k < kc; ++k) dst[static_cast<std::size_t>(k) * width + r] = 0.0f;
+}
+
+// b's columns jc .. jc+nc, steps pc .. pc+kc, as strips of (kc, NR) one after the other; NN and TN
+// read each row of b once across all the strips (its whole cache lines), NT transposes per strip.
+void pack_b_block(const MatmulProblem& p, int pc, int kc, int jc, int nc, float* block) {
+  const std::size_t strip = static_cast<std::size_t>(kc) * NR;
+  if (p.layout == MatmulLayout::NT) {
+    for (int js = 0; js < nc; js += NR)
+      pack_transposed(p.b + static_cast<std::size_t>(jc + js) * p.K + pc, p.K, std::min(NR, nc - js), kc, NR,
+                      block + static_cast<std::size_t>(js / NR) * strip);
+    return;
+  }
+  const int whole = nc / NR * NR;
+  const float* row = p.b + static_cast<std::size_t>(pc) * p.N + jc;
+  for (int k = 0; k < kc; ++k, row += p.N) {
+    float* dst = block + static_cast<std::size_t>(k) * NR;
+    for (int js = 0; js < whole; js += NR, dst += strip)
+      for (int c = 0; c < NR; c += W) Isa::store(dst + c, Isa::load(row + js + c));
+  }
+  if (whole < nc) pack_rows(row - static_cast<std::size_t>(kc) * p.N + whole, p.N, kc, nc - whole, NR,
+                            block + static_cast<std::size_t>(whole / NR) * strip);
+}
+
+// The micro-kernel: c[r][0..NR) (=|+=) bias + sum_k a_pack[k·MR + r] · b_pack[k·NR + 0..NR) for
+// r < RR (RR <= MR: the last rows of c use the same packed panel, stride MR). bias: NR values or
+// nullptr; load_c: add to c instead of overwriting it.
+template <int RR>
+MATMUL_NOINLINE void tile_kernel(int kc, const float* a_pack, const float* b_pack, float* c, std::size_t ldc,
+                                 const float* bias, int load_c) {
+  V acc[RR][NV];
+  for (int r = 0; r < RR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = Isa::zero();
+  for (int k = 0; k < kc; ++k, a_pack += MR, b_pack += NR) {
+    V bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = Isa::load(b_pack + v * W);
+    for (int r = 0; r < RR; ++r) {
+      const V av = Isa::load_splat(a_pack + r);
+      for (int v = 0; v < NV; ++v) acc[r][v] = Isa::madd(av, bv[v], acc[r][v]);
+    }
+  }
+  if (bias)
+    for (int v = 0; v < NV; ++v) {
+      const V bb = Isa::load(bias + v * W);
+      for (int r = 0; r < RR; ++r) acc[r][v] = Isa::add(acc[r][v], bb);
+    }
+  for (int r = 0; r < RR; ++r)
+    for (int v = 0; v < NV; ++v) {
+      float* cp = c + r * ldc + v * W;
+      Isa::store(cp, load_c ? Isa::add(acc[r][v], Isa::load(cp)) : acc[r][v]);
+    }
+}
+
+using TileFn = void (*)(int, const float*, const float*, float*, std::size_t, const float*, int);
+template <std::size_t... I>
+constexpr std::array<TileFn, MR + 1> make_tiles(std::index_sequence<I...>) {
+  return {{nullptr, &tile_kernel<static_cast<int>(I) + 1>...}};
+}
+constexpr std::array<TileFn, MR + 1> kTiles = make_tiles(std::make_index_sequence<MR>{});
+
+void gemm(const MatmulProblem& p, float* c, MatmulWorkspace& ws) {
+  const int M = p.M, N = p.N, K = p.K;
+  if (M == 0 || N == 0) return;
+  if (K == 0) {  // no product: c = [c +] bias
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        float& cij = c[static_cast<std::size_t>(i) * N + j];
+        cij = (p.accumulate ? cij : 0.0f) + (p.bias ? p.bias[j] : 0.0f);
+      }
+    return;
+  }
+  float* a_panels = MatmulWorkspace::grow(ws.a_panels, static_cast<std::size_t>(MC) * KC);
+  float* b_block = MatmulWorkspace::grow(ws.b_block, static_cast<std::size_t>(KC) * NC);
+  alignas(64) float bias_strip[NR];
+  alignas(64) float edge[MR * NR];  // a tile that overhangs c's last columns is computed here
+  for (int pc = 0; pc < K; pc += KC) {
+    const int kc = std::min(KC, K - pc);
+    const bool first = pc == 0;
+    const int load_c = (!first || p.accumulate) ? 1 : 0;
+    for (int ic = 0; ic < M; ic += MC) {
+      const int mc = std::min(MC, M - ic);
+      // pack a's rows ic .. ic+mc, steps pc .. pc+kc: panel ir is (kc, MR)
+      for (int ir = 0; ir < mc; ir += MR) {
+        const int rows = std::min(MR, mc - ir);
+        float* panel = a_panels + static_cast<std::size_t>(ir) * kc;
+        if (p.layout == MatmulLayout::TN)
+          pack_rows(p.a + static_cast<std::size_t>(pc) * M + ic + ir, M, kc, rows, MR, panel);
+        else
+          pack_transposed(p.a + static_cast<std::size_t>(ic + ir) * K + pc, K, rows, kc, MR, panel);
+      }
+      for (int jc = 0; jc < N; jc += NC) {
+        const int nc = std::min(NC, N - jc);
+        pack_b_block(p, pc, kc, jc, nc, b_block);
+        for (int js = 0; js < nc; js += NR) {
+          const int jr = jc + js, cols = std::min(NR, nc - js);
+          const float* b_strip = b_block + static_cast<std::size_t>(js / NR) * kc * NR;
+          const float* bias = nullptr;
+          if (first && p.bias) {
+            for (int j = 0; j < NR; ++j) bias_strip[j] = j < cols ? p.bias[jr + j] : 0.0f;
+            bias = bias_strip;
+          }
+          for (int ir = 0; ir < mc; ir += MR) {
+            const int rows = std::min(MR, mc - ir);
+            const TileFn tile = opaque(kTiles[rows]);
+            const float* panel = a_panels + static_cast<std::size_t>(ir) * kc;
+            float* c_tile = c + static_cast<std::size_t>(ic + ir) * N + jr;
+            if (cols == NR) {
+              tile(kc, panel, b_strip, c_tile, static_cast<std::size_t>(N), bias, load_c);
+              continue;
+            }
+            if (load_c)
+              for (int r = 0; r < rows; ++r)
+                for (int j = 0; j < cols; ++j) edge[r * NR + j] = c_tile[static_cast<std::size_t>(r) * N + j];
+            tile(kc, panel, b_strip, edge, NR, bias, load_c);
+            for (int r = 0; r < rows; ++r)
+              for (int j = 0; j < cols; ++j) c_tile[static_cast<std::size_t>(r) * N + j] = edge[r * NR + j];
+          }
+        }
+      }
+    }
+  }
+}
+
+#endif  // ATTN_MATMUL_KERNEL_BODY
