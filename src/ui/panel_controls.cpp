@@ -167,9 +167,12 @@ void layer_head_pickers(const AppState& state, AppInputs& next, float width, boo
   const bool both = c.n_layer > 1 && c.n_head > 1;
   const float each = both ? (width - spacing) * 0.5f : width;
   auto picker = [&](const char* id, const char* word, const char* letter, int count, int current, int* target) {
+    // The longest preview that fits beside the combo's arrow: "Layer 3 of 12", "L3 of 12", "L3".
     char preview[48];
-    if (compact) std::snprintf(preview, sizeof preview, "%s%d", letter, current + 1);
-    else std::snprintf(preview, sizeof preview, "%s %d of %d", word, current + 1, count);
+    const float room = each - ImGui::GetFrameHeight() - ImGui::GetStyle().FramePadding.x * 2.0f;
+    std::snprintf(preview, sizeof preview, "%s %d of %d", word, current + 1, count);
+    if (compact || ImGui::CalcTextSize(preview).x > room) std::snprintf(preview, sizeof preview, "%s%d of %d", letter, current + 1, count);
+    if (compact || ImGui::CalcTextSize(preview).x > room) std::snprintf(preview, sizeof preview, "%s%d", letter, current + 1);
     ImGui::SetNextItemWidth(each);
     if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
       for (int i = 0; i < count; ++i) {

@@ -292,7 +292,9 @@ FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_tok
 
   for (FlowNode* node : n.all()) {
     const float label = node->labelled_rows ? L.row_label_width : 0.0f;
-    node->cell_w = node->squeeze ? std::min(cell, font * kSqueezedWidth / static_cast<float>(node->col_count())) : cell;
+    // a squeezed matrix is as wide as ten cells, within 2.5 and kSqueezedWidth font sizes
+    const float squeezed = std::clamp(cell * 10.0f, font * 2.5f, font * kSqueezedWidth);
+    node->cell_w = node->squeeze ? std::min(cell, squeezed / static_cast<float>(node->col_count())) : cell;
     float width = label + node->cell_w * node->col_count();
     for (const std::string& text : header_lines(*node, compact))
       width = std::max(width, ImGui::CalcTextSize(text.c_str()).x);

@@ -222,7 +222,7 @@ void draw_head_lines(const AppState& state, AppInputs& next, float width) {
   const int row = std::clamp(state.inputs.token, 0, Tq - 1);
   const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
   const float column = std::min(font * 7.0f, width * 0.32f);
-  const float gap = std::max(font * 3.0f, width - column * 2.0f);
+  const float gap = std::clamp(width - column * 2.0f, font * 3.0f, font * 14.0f);
   const float step = line + font * 0.1f;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
