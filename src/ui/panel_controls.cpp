@@ -248,7 +248,9 @@ void model_loader(const AppState& state, bool& show_loader) {
     } else {
       std::snprintf(overlay, sizeof overlay, "%s MB", megabytes(load.bytes_done).c_str());
     }
+    ImGui::PushStyleColor(ImGuiCol_PlotHistogram, color_sequential(0.4f));  // white overlay text stays readable
     ImGui::ProgressBar(fraction, ImVec2(-1, 0), overlay);
+    ImGui::PopStyleColor();
     publish_item_rect("load:progress");
     if (ImGui::Button("Cancel", ImVec2(-1, 0))) cancel_model_load();
     publish_item_rect("load:cancel");
