@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <numeric>
@@ -57,22 +58,54 @@ HeadGrid head_grid(const AppState& state) {
   return g;
 }
 
-// The summaries of every head, remembered for one forward (and, for the hand-made model, one
-// revision): 144 heads of 128 × 128 take a while to read, and a frame must not.
-const std::vector<HeadSummary>& summaries(const AppState& state, const HeadGrid& grid) {
+// Thumbnails show at most this many rows and columns: a longer text's weights are max-pooled
+// (a block shows its largest weight, so one-hot patterns stay visible), which keeps 144 heads
+// within 144 small textures.
+constexpr int kThumbMax = 128;
+
+Matrix max_pooled(const Matrix& w, int side) {
+  const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
+  const int pr = std::min(rows, side), pc = std::min(cols, side);
+  Matrix out = Matrix::Zero(pr, pc);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      float& cell = out(static_cast<Eigen::Index>(static_cast<long>(i) * pr / rows), static_cast<Eigen::Index>(static_cast<long>(j) * pc / cols));
+      if (std::isfinite(w(i, j))) cell = std::max(cell, w(i, j));
+    }
+  return out;
+}
+
+// What the view derives from the weights, remembered for one forward (and, for the hand-made
+// model, one revision): 144 heads of 128 × 128 take a while to read, and a frame must not.
+struct HeadsCache {
+  std::vector<HeadSummary> summaries;  // layers × heads, row-major
+  std::vector<Matrix> pooled;          // the thumbnails of heads over kThumbMax tokens (else empty)
+  std::uint64_t version = 0;           // +1 per recomputation: the thumbnails' texture version
+};
+
+const HeadsCache& heads_cache(const AppState& state, const HeadGrid& grid) {
   static std::shared_ptr<const ModelTrace> forward_seen;
   static unsigned revision_seen = ~0u;
-  static std::vector<HeadSummary> cached;
+  static HeadsCache cache;
   const bool real = real_model(state);
-  const bool same = real ? forward_seen == state.model.forward && cached.size() == grid.weights.size()
-                         : !forward_seen && revision_seen == state.revision && cached.size() == 1;
+  const bool same = real ? forward_seen == state.model.forward && cache.summaries.size() == grid.weights.size()
+                         : !forward_seen && revision_seen == state.revision && cache.summaries.size() == 1;
   if (!same) {
-    cached.clear();
-    for (const Matrix* w : grid.weights) cached.push_back(summarize_head(*w, grid.causal));
+    cache.summaries.clear();
+    cache.pooled.clear();
+    for (const Matrix* w : grid.weights) {
+      cache.summaries.push_back(summarize_head(*w, grid.causal));
+      cache.pooled.push_back(w->rows() > kThumbMax || w->cols() > kThumbMax ? max_pooled(*w, kThumbMax) : Matrix());
+    }
     forward_seen = real ? state.model.forward : nullptr;
     revision_seen = state.revision;
+    ++cache.version;
   }
-  return cached;
+  return cache;
+}
+
+const std::vector<HeadSummary>& summaries(const AppState& state, const HeadGrid& grid) {
+  return heads_cache(state, grid).summaries;
 }
 
 std::string key_text(const AppState& state, int key) {
@@ -163,14 +196,15 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
     const float w = ImGui::CalcTextSize(label).x;
     dl->AddText(ImVec2(origin.x + L.label_width + step * h + (L.thumb - w) * 0.5f, origin.y), h == chosen_head ? accent : dim, label);
   }
-  const std::uint64_t version = static_cast<std::uint64_t>(state.revision) + 1;
+  const HeadsCache& cache = heads_cache(state, g);
   for (int l = 0; l < g.layers; ++l) {
     char label[16];
     std::snprintf(label, sizeof label, "L%d", l + 1);
     const float y = origin.y + L.header + step * l;
     dl->AddText(ImVec2(origin.x, y + (L.thumb - ImGui::GetTextLineHeight()) * 0.5f), l == chosen_layer ? accent : dim, label);
     for (int h = 0; h < g.heads; ++h) {
-      const Matrix& w = g.at(l, h);
+      const Matrix& pooled = cache.pooled[static_cast<std::size_t>(l * g.heads + h)];
+      const Matrix& w = pooled.size() > 0 ? pooled : g.at(l, h);
       const ImVec2 a(origin.x + L.label_width + step * h, y), b(a.x + L.thumb, a.y + L.thumb);
       ImGui::SetCursorScreenPos(a);
       ImGui::PushID(l * g.heads + h);
@@ -188,7 +222,7 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
       std::snprintf(key, sizeof key, "heads:%d:%d", l, h);
       const ImTextureID image = w.size() > 0 ? gpu::matrix_image(key, w.data(), static_cast<int>(w.rows()),
                                                                   static_cast<int>(w.cols()), 0.0f, 1.0f,
-                                                                  gpu::ColourMap::Sequential, version)
+                                                                  gpu::ColourMap::Sequential, cache.version)
                                              : nullptr;
       if (image) dl->AddImage(image, a, b);
       else if (w.size() > 0) draw_thumbnail_cells(dl, w, a, L.thumb);
