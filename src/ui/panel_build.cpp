@@ -148,11 +148,21 @@ BuildCache& cached(const AppState& state, double now, bool complete) {
       // are few enough to print; else the head's Q, K, V.
       const Gpt2Block& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
       const int hd = m->model->config.head_dim();
+      // GPT-2's projections have biases (Q = X·W_Q + b_Q): X gets a last column of ones and each W
+      // a last row holding its bias, so the program's X·W is exactly the model's.
+      const Matrix& x = state.model.queries.x;
+      const int C = static_cast<int>(x.cols());
       CodeInput input;
-      input.x = input.x_kv = state.model.queries.x;
-      input.wq = gpt2_head_w(block, state.inputs.head, hd, 0);
-      input.wk = gpt2_head_w(block, state.inputs.head, hd, 1);
-      input.wv = gpt2_head_w(block, state.inputs.head, hd, 2);
+      input.x = Matrix::Ones(x.rows(), C + 1);
+      input.x.leftCols(C) = x;
+      input.x_kv = input.x;
+      Matrix* targets[3] = {&input.wq, &input.wk, &input.wv};
+      for (int which = 0; which < 3; ++which) {
+        Matrix& w = *targets[which];
+        w.resize(C + 1, hd);
+        w.topRows(C) = gpt2_head_w(block, state.inputs.head, hd, which);
+        w.row(C) = block.c_attn_b.segment(static_cast<Eigen::Index>(which) * C + state.inputs.head * hd, hd);
+      }
       for (const Token& tok : state.model.queries.tokens) input.query_tokens.push_back(tok.text);
       input.key_tokens = input.query_tokens;
       input.causal = options.causal;
@@ -160,8 +170,18 @@ BuildCache& cached(const AppState& state, double now, bool complete) {
       input.temperature = options.temperature;
       const long numbers = static_cast<long>(input.x.size() + input.wq.size() * 3);
       if (numbers <= kPrintedNumbersMax) {
-        cache.numpy = "# " + head_caption(state) + ": X is this layer's input after its LayerNorm.\n" + numpy_code(input);
-        cache.torch = "# " + head_caption(state) + ": X is this layer's input after its LayerNorm.\n" + torch_code(input);
+        // The writer's header names the worked example; here it is a loaded model's head.
+        const auto for_head = [&](std::string code) {
+          const std::string worked = "the explainer's worked example", feature = "one column per feature";
+          if (const auto at = code.find(worked); at != std::string::npos) code.replace(at, worked.size(), head_caption(state));
+          if (const auto at = code.find(feature); at != std::string::npos)
+            code.replace(at, feature.size(),
+                         "one column per number of the layer's input (after its LayerNorm), and a last column of 1s "
+                         "that adds each W's last row, its bias");
+          return code;
+        };
+        cache.numpy = for_head(numpy_code(input));
+        cache.torch = for_head(torch_code(input));
         cache.code_note.clear();
       } else {
         const std::string why = "X is " + std::to_string(input.x.rows()) + " x " + std::to_string(input.x.cols()) +

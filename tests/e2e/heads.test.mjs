@@ -112,6 +112,18 @@ test("heads view: thumbnails in a layers × heads grid, a real click chooses a h
   assert.equal(s.view_data.next.length, 5);
   assert.ok(Math.abs(s.view_data.next[0].p - s.next[0].p) < 1e-6, "the strip shows getState().next");
   await screenshot(page, "heads-model");
+
+  // The Build view's program for this head (X with a column of ones, the head's W_Q, W_K, W_V with
+  // their biases as a last row) prints the weights every view shows.
+  const build = await page.evaluate(() => window.attentionExplainer.setState({ view: "build" }).view_data);
+  assert.equal(build.from_qkv, false);
+  const program = path.join(work, "head.py");
+  fs.writeFileSync(program, build.numpy);
+  const { stdout } = await run("/usr/bin/python3", [program]);
+  const lines = stdout.trim().split("\n");
+  const printed = lines.slice(1, lines.indexOf("output")).map((l) => l.split(" ").map(Number));
+  assert.equal(printed.length, s.weights.length);
+  printed.forEach((row, i) => row.forEach((w, j) => assert.ok(Math.abs(w - s.weights[i][j]) < 1e-4, `program weights[${i}][${j}] ${w} vs ${s.weights[i][j]}`)));
   assert.deepEqual(errors, []);
   await context.close();
 });
