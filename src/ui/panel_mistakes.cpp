@@ -387,7 +387,7 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
   // This hand-made model's keys may be a multiple of its values (both read the same word features):
   // then the swap only rescales, and that is worth saying rather than hiding.
   const float vv = t.value.squaredNorm();
-  if (t.key.cols() == t.value.cols() && vv > 0) {
+  if (!real_model(state) && t.key.cols() == t.value.cols() && vv > 0) {
     const float ratio = (t.key.array() * t.value.array()).sum() / vv;
     if ((t.key - t.value * ratio).norm() <= 1e-4f * std::max(1.0f, t.key.norm())) {
       char note[400];
