@@ -9,6 +9,7 @@
 
 #include "../api/code_export.h"
 #include "../api/compute_json.h"
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -40,12 +41,69 @@ double relative_to(const Matrix& got, const Matrix& reference, double* max_abs) 
   return *max_abs / std::max(static_cast<double>(reference.cwiseAbs().maxCoeff()), 1e-30);
 }
 
-AttentionOptions backend_options(const AppInputs& in) {
+AttentionOptions backend_options(const AppState& state) {
   AttentionOptions options;  // the settings, but never a mistake: the backends compute attention only
-  options.causal = in.causal;
-  options.scale = in.scale;
-  options.temperature = in.temperature;
+  options.causal = causal_shown(state);  // GPT-2 always masks
+  options.scale = state.inputs.scale;
+  options.temperature = state.inputs.temperature;
   return options;
+}
+
+// A loaded model's head is printed from X and its W_Q, W_K, W_V while they hold at most this many
+// numbers; past it (GPT-2 small: 10 × 768 + 3 × 768 × 64) from the head's own Q, K, V.
+constexpr long kPrintedNumbersMax = 40000;
+// Past this many numbers even Q, K, V are not printed: the box says so and gives the shapes.
+constexpr long kQkvNumbersMax = 60000;
+
+std::string float_text(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.7g", static_cast<double>(v));
+  return buf;
+}
+
+std::string matrix_literal(const Matrix& m, const char* open) {
+  std::string out = std::string(open) + "[\n";
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    out += "    [";
+    for (Eigen::Index j = 0; j < m.cols(); ++j) out += (j ? ", " : "") + float_text(m(i, j));
+    out += "],\n";
+  }
+  return out + "]";
+}
+
+// The attention of one head of a loaded model from its Q, K, V (as the model computed them), as a
+// NumPy or PyTorch program printing the weights and the output like numpy_code() does.
+std::string head_qkv_program(const AppState& state, const AttentionOptions& o, bool torch, const std::string& why) {
+  const AttentionTrace& t = state.model.trace;
+  const long numbers = static_cast<long>(t.query.size() + t.key.size() + t.value.size());
+  std::string code = "# Attention of " + head_caption(state) + ", from the head's own Q, K and V.\n# " + why + "\n";
+  if (numbers > kQkvNumbersMax)
+    return code + "# Q, K and V are " + std::to_string(t.query.rows()) + " x " + std::to_string(t.query.cols()) +
+           " each (" + std::to_string(numbers) + " numbers): too many to print too. Shorten the text to get a program.\n";
+  const std::string temperature = float_text(o.temperature);
+  const std::string factor = o.scale ? "np.sqrt(d) * " + temperature : temperature;
+  if (!torch) {
+    code += "import numpy as np\n\n";
+    code += "Q = " + matrix_literal(t.query, "np.array(") + ", dtype=np.float32)\n";
+    code += "K = " + matrix_literal(t.key, "np.array(") + ", dtype=np.float32)\n";
+    code += "V = " + matrix_literal(t.value, "np.array(") + ", dtype=np.float32)\n\n";
+    code += "d = Q.shape[1]\nscores = Q @ K.T / (" + factor + ")\n";
+    if (o.causal) code += "scores[np.triu(np.ones(scores.shape, dtype=bool), k=1)] = -np.inf  # causal mask\n";
+    code += "scores -= scores.max(axis=1, keepdims=True)  # for exp: the largest becomes 0\n";
+    code += "weights = np.exp(scores)\nweights /= weights.sum(axis=1, keepdims=True)\noutput = weights @ V\n";
+  } else {
+    code += "import math\nimport torch\n\n";
+    code += "Q = " + matrix_literal(t.query, "torch.tensor(") + ")\n";
+    code += "K = " + matrix_literal(t.key, "torch.tensor(") + ")\n";
+    code += "V = " + matrix_literal(t.value, "torch.tensor(") + ")\n\n";
+    code += "d = Q.shape[1]\nscores = Q @ K.T / (" + (o.scale ? "math.sqrt(d) * " + temperature : temperature) + ")\n";
+    if (o.causal)
+      code += "scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(1), float('-inf'))  # causal mask\n";
+    code += "weights = torch.softmax(scores, dim=1)\noutput = weights @ V\n";
+  }
+  code += "print('weights')\nfor row in weights:\n    print(' '.join(f'{float(v):.4f}' for v in row))\n";
+  code += "print('output')\nfor row in output:\n    print(' '.join(f'{float(v):.4f}' for v in row))\n";
+  return code;
 }
 
 BackendAgreement agreement_of(const std::string& name, const AttentionResult& r, const AttentionResult& reference) {
@@ -62,6 +120,7 @@ BackendAgreement agreement_of(const std::string& name, const AttentionResult& r,
 struct BuildCache {
   std::string key;  // the inputs the code and the table depend on
   std::string numpy, torch;
+  std::string code_note;  // why the code starts from Q, K, V (a large model), "" otherwise
   AttentionResult reference;
   std::vector<BackendAgreement> agreement;
   // Backends added at run time (the GPU) run once the inputs rest for kSlowCheckDelay seconds, so
@@ -72,21 +131,74 @@ constexpr double kSlowCheckDelay = 0.3;
 
 std::string build_key(const AppState& state) {
   const AppInputs& in = state.inputs;
-  return in.sentence + '\n' + (in.cross ? in.kv_sentence : std::string()) + '\n' + std::to_string(in.causal) +
-         std::to_string(in.scale) + std::to_string(in.temperature);
+  return in.model + '\n' + std::to_string(in.layer) + ':' + std::to_string(in.head) + '\n' + in.sentence + '\n' +
+         (in.cross ? in.kv_sentence : std::string()) + '\n' + std::to_string(in.causal) + std::to_string(in.scale) +
+         std::to_string(in.temperature);
 }
 
 // `complete`: run the slow backends now too (the JS API asks for a finished table).
 BuildCache& cached(const AppState& state, double now, bool complete) {
   static BuildCache cache;
   const AttentionTrace& t = state.model.trace;
-  const AttentionOptions options = backend_options(state.inputs);
+  const AttentionOptions options = backend_options(state);
   const std::string key = build_key(state);
   if (cache.key != key) {
-    const CodeInput input =
-        worked_example_code_input(state.model.queries, state.model.keys, state.inputs.cross, options);
-    cache.numpy = numpy_code(input);
-    cache.torch = torch_code(input);
+    if (const LoadedModel* m = current_loaded_model(state)) {
+      // A loaded model's head: X of its layer and the head's slices of W_Q, W_K, W_V, when they
+      // are few enough to print; else the head's Q, K, V.
+      const Gpt2Block& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
+      const int hd = m->model->config.head_dim();
+      // GPT-2's projections have biases (Q = X·W_Q + b_Q): X gets a last column of ones and each W
+      // a last row holding its bias, so the program's X·W is exactly the model's.
+      const Matrix& x = state.model.queries.x;
+      const int C = static_cast<int>(x.cols());
+      CodeInput input;
+      input.x = Matrix::Ones(x.rows(), C + 1);
+      input.x.leftCols(C) = x;
+      input.x_kv = input.x;
+      Matrix* targets[3] = {&input.wq, &input.wk, &input.wv};
+      for (int which = 0; which < 3; ++which) {
+        Matrix& w = *targets[which];
+        w.resize(C + 1, hd);
+        w.topRows(C) = gpt2_head_w(block, state.inputs.head, hd, which);
+        w.row(C) = block.c_attn_b.segment(static_cast<Eigen::Index>(which) * C + state.inputs.head * hd, hd);
+      }
+      for (const Token& tok : state.model.queries.tokens) input.query_tokens.push_back(tok.text);
+      input.key_tokens = input.query_tokens;
+      input.causal = options.causal;
+      input.scale = options.scale;
+      input.temperature = options.temperature;
+      const long numbers = static_cast<long>(input.x.size() + input.wq.size() * 3);
+      if (numbers <= kPrintedNumbersMax) {
+        // The writer's header names the worked example; here it is a loaded model's head.
+        const auto for_head = [&](std::string code) {
+          const std::string worked = "the explainer's worked example", feature = "one column per feature";
+          if (const auto at = code.find(worked); at != std::string::npos) code.replace(at, worked.size(), head_caption(state));
+          if (const auto at = code.find(feature); at != std::string::npos)
+            code.replace(at, feature.size(),
+                         "one column per number of the layer's input (after its LayerNorm), and a last column of 1s "
+                         "that adds each W's last row, its bias");
+          return code;
+        };
+        cache.numpy = for_head(numpy_code(input));
+        cache.torch = for_head(torch_code(input));
+        cache.code_note.clear();
+      } else {
+        const std::string why = "X is " + std::to_string(input.x.rows()) + " x " + std::to_string(input.x.cols()) +
+                                " and W_Q, W_K, W_V are " + std::to_string(input.wq.rows()) + " x " +
+                                std::to_string(hd) + " each: " + std::to_string(numbers) +
+                                " numbers, too many to print; Q = X·W_Q, K = X·W_K, V = X·W_V were computed by the model.";
+        cache.numpy = head_qkv_program(state, options, false, why);
+        cache.torch = head_qkv_program(state, options, true, why);
+        cache.code_note = why;
+      }
+    } else {
+      const CodeInput input =
+          worked_example_code_input(state.model.queries, state.model.keys, cross_shown(state), options);
+      cache.numpy = numpy_code(input);
+      cache.torch = torch_code(input);
+      cache.code_note.clear();
+    }
     cache.reference = attend_with(Backend::Scalar, t.query, t.key, t.value, options);
     cache.agreement.clear();
     for (Backend backend : {Backend::Eigen, Backend::Simd})
@@ -205,6 +317,8 @@ void draw_build_panel(const AppState& state, AppInputs&) {
 
   panel_intro("The attention on screen now, as a short Python program: the sentence's token vectors, "
               "the weight matrices and the settings are written into it as numbers.");
+  head_banner(state);
+  if (!cache.code_note.empty()) hint(("Too large to print whole: " + cache.code_note + " The program starts from the head's Q, K and V.").c_str());
 
   if (ImGui::RadioButton("NumPy", language == Language::NumPy)) language = Language::NumPy;
   ImGui::SameLine();
@@ -263,6 +377,7 @@ nlohmann::json build_view_data(const AppState& state) {
                          {"tolerance", a.tolerance},
                          {"available", a.unavailable.empty()}});
   return {{"lang", chosen_language() == Language::NumPy ? "numpy" : "torch"},
+          {"from_qkv", !cache.code_note.empty()},
           {"numpy", cache.numpy},
           {"torch", cache.torch},
           {"agreement", agreement},

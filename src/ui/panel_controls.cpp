@@ -1,5 +1,6 @@
-// The controls column: sentence, token picker, causal mask, √d scaling, temperature, reset.
-// Not a view: it edits AppInputs (through `next`), every view reads the result.
+// The controls column: model picker (and loading a model), layer and head, sentence, token picker,
+// causal mask, √d scaling, temperature, reset. Not a view: it edits AppInputs (through `next`),
+// every view reads the result; loading itself happens at the platform edge (src/app).
 #include <imgui.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -108,24 +110,204 @@ void backend_picker(const AppState& state, AppInputs& next) {
   }
 }
 
+
+// [SECTION] Models: the picker, layer and head, loading
+
+// "124.4 M", "1.2 k": a parameter count as a learner reads it.
+std::string count_text(double n) {
+  char text[32];
+  if (n >= 1e9) std::snprintf(text, sizeof text, "%.1f B", n / 1e9);
+  else if (n >= 1e6) std::snprintf(text, sizeof text, "%.1f M", n / 1e6);
+  else if (n >= 1e3) std::snprintf(text, sizeof text, "%.1f k", n / 1e3);
+  else std::snprintf(text, sizeof text, "%.0f", n);
+  return text;
+}
+
+std::string megabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", bytes / 1e6);
+  return text;
+}
+
+std::string model_item_text(const LoadedModel& m) {
+  const Gpt2Config& c = m.model->config;
+  return m.name + "  (" + std::to_string(c.n_layer) + " × " + std::to_string(c.n_head) + " heads, " +
+         count_text(static_cast<double>(m.model->parameter_count())) + " parameters)";
+}
+
+constexpr const char* kHandmadeTitle = "Hand-made (worked example)";
+
+// The combo of every model; "Load a model…" opens the loading section (`show_loader`).
+void model_combo(const AppState& state, AppInputs& next, bool& show_loader) {
+  const LoadedModel* current = current_loaded_model(state);
+  const std::string preview = current ? current->name : kHandmadeTitle;
+  if (ImGui::BeginCombo("##model", preview.c_str(), ImGuiComboFlags_HeightLarge)) {
+    if (ImGui::Selectable(kHandmadeTitle, !current)) {
+      next.model = kHandmadeModel;
+      next.layer = next.head = 0;
+    }
+    for (const LoadedModel& m : state.models)
+      if (ImGui::Selectable(model_item_text(m).c_str(), current == &m)) {
+        if (next.model != m.name) next.layer = next.head = 0;
+        next.model = m.name;
+      }
+    ImGui::Separator();
+    if (ImGui::Selectable("Load a model…")) show_loader = true;
+    ImGui::EndCombo();
+  }
+  publish_item_rect("model");
+}
+
+// Layer and head pickers side by side (each only where the model has more than one).
+void layer_head_pickers(const AppState& state, AppInputs& next, float width, bool compact) {
+  const LoadedModel* m = current_loaded_model(state);
+  if (!m) return;
+  const Gpt2Config& c = m->model->config;
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const bool both = c.n_layer > 1 && c.n_head > 1;
+  const float each = both ? (width - spacing) * 0.5f : width;
+  auto picker = [&](const char* id, const char* word, const char* letter, int count, int current, int* target) {
+    // The longest preview that fits beside the combo's arrow: "Layer 3 of 12", "L3 of 12", "L3".
+    char preview[48];
+    const float room = each - ImGui::GetFrameHeight() - ImGui::GetStyle().FramePadding.x * 2.0f;
+    std::snprintf(preview, sizeof preview, "%s %d of %d", word, current + 1, count);
+    if (compact || ImGui::CalcTextSize(preview).x > room) std::snprintf(preview, sizeof preview, "%s%d of %d", letter, current + 1, count);
+    if (compact || ImGui::CalcTextSize(preview).x > room) std::snprintf(preview, sizeof preview, "%s%d", letter, current + 1);
+    ImGui::SetNextItemWidth(each);
+    if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
+      for (int i = 0; i < count; ++i) {
+        char item[32];
+        std::snprintf(item, sizeof item, "%s %d", word, i + 1);
+        if (ImGui::Selectable(item, i == current)) *target = i;
+      }
+      ImGui::EndCombo();
+    }
+  };
+  if (c.n_layer > 1) {
+    picker("##layer", "Layer", "L", c.n_layer, state.inputs.layer, &next.layer);
+    publish_item_rect("layer");
+    if (c.n_head > 1) ImGui::SameLine(0, spacing);
+  }
+  if (c.n_head > 1) {
+    picker("##head", "Head", "H", c.n_head, state.inputs.head, &next.head);
+    publish_item_rect("head");
+  }
+}
+
+void error_text(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 110, 255));
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
+}
+
+// "Load a model…": files of a model folder, or a Hugging Face repository; progress and Cancel.
+void model_loader(const AppState& state, bool& show_loader) {
+  static char repo[200] = "openai-community/gpt2";
+  static char revision[100] = "main";
+  const ModelLoadStatus& load = state.loading;
+  ImGui::TextUnformatted("Load a model");
+  ImGui::SameLine(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Close").x);
+  if (ImGui::SmallButton("Close")) show_loader = false;
+  publish_item_rect("load:close");
+  hint("GPT-2 family models. A model folder holds config.json, model.safetensors and tokenizer.json (or vocab.json "
+       "with merges.txt). Choose those files, or drop them anywhere on the page.");
+  if (ImGui::Button("Choose files…", ImVec2(-1, 0))) request_model_files();
+  publish_item_rect("load:files");
+
+  ImGui::TextUnformatted("Or a Hugging Face repository");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##repo", "owner/name, e.g. distilbert/distilgpt2", repo, sizeof repo);
+  publish_item_rect("load:repo");
+  const float font = ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - font * 6.0f));
+  ImGui::InputTextWithHint("##revision", "revision", revision, sizeof revision);
+  publish_item_rect("load:revision");
+  ImGui::SameLine();
+  const bool can_download = !load.active && repo[0] != '\0';
+  ImGui::BeginDisabled(!can_download);
+  if (ImGui::Button("Download", ImVec2(-1, 0))) request_hub_model(repo, revision[0] ? revision : "main");
+  ImGui::EndDisabled();
+  publish_item_rect("load:hub");
+  hint("Files come straight from huggingface.co to this page; GPT-2 small is about 550 MB.");
+
+  if (!load.offered_hub.empty() && !load.active) {
+    const std::string size = load.offered_bytes >= 0 ? megabytes(load.offered_bytes) + " MB" : "size not known yet";
+    const std::string offer = "This link offers " + load.offered_hub + " (" + size + ").";
+    ImGui::TextWrapped("%s", offer.c_str());
+    if (ImGui::Button("Load", ImVec2(-1, 0))) request_hub_model(load.offered_hub, "main");
+    publish_item_rect("load:offered");
+  }
+  if (load.active) {
+    if (!load.label.empty()) ImGui::TextWrapped("%s", load.label.c_str());
+    char overlay[96];
+    float fraction = 0;
+    if (load.bytes_total > 0) {
+      fraction = static_cast<float>(std::clamp(load.bytes_done / load.bytes_total, 0.0, 1.0));
+      std::snprintf(overlay, sizeof overlay, "%s / %s MB · %.0f%%", megabytes(load.bytes_done).c_str(),
+                    megabytes(load.bytes_total).c_str(), static_cast<double>(fraction) * 100.0);
+    } else {
+      std::snprintf(overlay, sizeof overlay, "%s MB", megabytes(load.bytes_done).c_str());
+    }
+    ImGui::PushStyleColor(ImGuiCol_PlotHistogram, color_sequential(0.4f));  // white overlay text stays readable
+    ImGui::ProgressBar(fraction, ImVec2(-1, 0), overlay);
+    ImGui::PopStyleColor();
+    publish_item_rect("load:progress");
+    if (ImGui::Button("Cancel", ImVec2(-1, 0))) cancel_model_load();
+    publish_item_rect("load:cancel");
+  }
+  if (!load.error.empty()) error_text(load.error);
+}
+
+// What a control that does not apply to a GPT-2 model says instead (dimmed, one line).
+void not_for_this_model(const char* why) {
+  ImGui::Indent();
+  hint(why);
+  ImGui::Unindent();
+}
+
 }  // namespace
 
 void draw_compact_controls(const AppState& state, AppInputs& next) {
   const float font = ImGui::GetFontSize();
-  ImGui::SetNextItemWidth(std::min(font * 14.0f, ImGui::GetContentRegionAvail().x * 0.45f));
+  const bool real = real_model(state);
+  ImGui::SetNextItemWidth(std::min(font * (real ? 10.0f : 14.0f), ImGui::GetContentRegionAvail().x * (real ? 0.35f : 0.45f)));
   token_picker(state, next);
-  ImGui::SameLine();
-  ImGui::Checkbox("Causal", &next.causal);
-  publish_item_rect("causal");
-  ImGui::SameLine();
+  if (real) {  // a decoder always masks: the layer and head pickers take the causal switch's place
+    ImGui::SameLine();
+    layer_head_pickers(state, next, std::min(font * 7.0f, ImGui::GetContentRegionAvail().x * 0.4f), true);
+    ImGui::SameLine();
+  } else {
+    ImGui::SameLine();
+    ImGui::Checkbox("Causal", &next.causal);
+    publish_item_rect("causal");
+    ImGui::SameLine();
+  }
   ImGui::Checkbox("÷√d", &next.scale);
   publish_item_rect("scale");
 }
 
 void draw_controls(const AppState& state, AppInputs& next) {
   static TextBox sentence, kv_sentence;  // what is typed, kept while it is invalid
+  static bool show_loader = false;         // the "Load a model…" section is open
+  const bool real = real_model(state);
+  const ModelLoadStatus& load = state.loading;
+  // A download in progress, its failure or an offered repository keep the section open.
+  const bool loader_open = show_loader || load.active || !load.error.empty() || !load.offered_hub.empty();
 
-  ImGui::TextUnformatted("Sentence (queries)");
+  ImGui::TextUnformatted("Model");
+  ImGui::SetNextItemWidth(-1);
+  model_combo(state, next, show_loader);
+  if (!loader_open && ImGui::SmallButton("Load a model…")) show_loader = true;
+  if (!loader_open) publish_item_rect("load:open");
+  layer_head_pickers(state, next, ImGui::GetContentRegionAvail().x, false);
+  error_line(state, "model");
+  if (loader_open) {
+    ImGui::Separator();
+    model_loader(state, show_loader);
+  }
+  ImGui::Separator();
+
+  ImGui::TextUnformatted(real ? "Text" : "Sentence (queries)");
   if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
   publish_item_rect("sentence");
   error_line(state, "sentence");
@@ -139,10 +321,23 @@ void draw_controls(const AppState& state, AppInputs& next) {
   if (ImGui::ArrowButton("##next", ImGuiDir_Right) && next.token + 1 < static_cast<int>(tokens.size())) ++next.token;
   ImGui::SameLine();
   hint("or keys [ ]");
+  if (real) {
+    ImGui::Spacing();
+    next_token_strip(state);
+  }
   ImGui::Separator();
-  ImGui::Checkbox("Causal mask", &next.causal);
-  publish_item_rect("causal");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each token may look only at itself and earlier tokens (as in GPT).");
+  if (real) {  // GPT-2 always masks: shown on, inactive, with the reason
+    bool always = true;
+    ImGui::BeginDisabled();
+    ImGui::Checkbox("Causal mask", &always);
+    ImGui::EndDisabled();
+    publish_item_rect("causal");
+    not_for_this_model("Always on: GPT-2 writes left to right, so a token reads only itself and earlier ones.");
+  } else {
+    ImGui::Checkbox("Causal mask", &next.causal);
+    publish_item_rect("causal");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each token may look only at itself and earlier tokens (as in GPT).");
+  }
   ImGui::Checkbox("Divide by √d", &next.scale);
   publish_item_rect("scale");
   ImGui::TextUnformatted("Temperature");
@@ -151,11 +346,20 @@ void draw_controls(const AppState& state, AppInputs& next) {
   hint("Scores are divided by it: < 1 sharpens the weights, > 1 flattens them.");
 
   ImGui::Separator();
-  ImGui::Checkbox("Cross-attention", &next.cross);
-  publish_item_rect("cross");
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Queries come from the sentence above; keys and values from a second sentence.");
-  if (next.cross || state.inputs.cross) {
+  if (real) {
+    bool off = false;
+    ImGui::BeginDisabled();
+    ImGui::Checkbox("Cross-attention", &off);
+    ImGui::EndDisabled();
+    publish_item_rect("cross");
+    not_for_this_model("Not in GPT-2: its heads read one text, their own.");
+  } else {
+    ImGui::Checkbox("Cross-attention", &next.cross);
+    publish_item_rect("cross");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Queries come from the sentence above; keys and values from a second sentence.");
+  }
+  if (!real && (next.cross || state.inputs.cross)) {
     ImGui::TextUnformatted("Second sentence (keys, values)");
     if (sentence_box("##kv_sentence", state.inputs.kv_sentence, state.revision, kv_sentence))
       next.kv_sentence = kv_sentence.buffer;
@@ -163,10 +367,12 @@ void draw_controls(const AppState& state, AppInputs& next) {
   }
 
   ImGui::Separator();
-  if (ImGui::Button("Reset", ImVec2(-1, 0))) {
+  if (ImGui::Button("Reset", ImVec2(-1, 0))) {  // the lesson's inputs; the view and the model stay
     const View keep = next.view;
+    const std::string model = next.model;
     next = AppInputs{};
     next.view = keep;
+    next.model = model;
   }
   publish_item_rect("reset");
   ImGui::Separator();
@@ -179,6 +385,10 @@ void draw_controls(const AppState& state, AppInputs& next) {
   int unknown = 0;
   for (bool u : e.unknown) unknown += u;
   ImGui::Text("T = %d tokens, d = %d", static_cast<int>(e.tokens.size()), static_cast<int>(state.model.trace.key.cols()));
+  if (real) {
+    hint("A trained model: its heads learned their patterns from text; nobody chose these numbers.");
+    return;
+  }
   if (unknown)
     hint("Words outside the small lexicon get a fixed pseudo-random vector: their attention means little.");
   hint("The model is hand-made, not trained: its numbers were chosen so you can read why each token looks where it does.");

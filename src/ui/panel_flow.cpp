@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -72,10 +73,10 @@ std::string row_entries(const Matrix& m, int row, const std::vector<std::string>
   return out;
 }
 
-template <std::size_t N>
-std::vector<std::string> names_of(const std::array<const char*, N>& names) {
-  return std::vector<std::string>(names.begin(), names.end());
-}
+// The widest a squeezed matrix is drawn, in font sizes (its columns then share this width).
+constexpr float kSqueezedWidth = 6.0f;
+// A real model's matrices with more columns than this are squeezed.
+constexpr int kSqueezeFrom = 16;
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Nodes: what each box shows and says
@@ -98,6 +99,8 @@ struct FlowNode {
   bool selectable = false;  // a click on a row picks that token as the query
   bool highlight_selected = false;
   bool labelled_rows = false;          // token names left of the rows (the X boxes: where tokens enter)
+  bool squeeze = false;                // a wide matrix (a real model's 768 columns): drawn as a narrow image
+  float cell_w = 0;                    // its column width once laid out (= the cell size unless squeezed)
   std::vector<std::string> col_names;  // for tooltips: features, dimensions or key tokens
 
   // Layout, in pixels relative to the diagram's origin.
@@ -154,17 +157,27 @@ std::string scores_formula(const AttentionTrace& trace, float temperature) {
 FlowNodes make_nodes(const AppState& state) {
   const AttentionTrace& t = state.model.trace;
   const float temperature = state.inputs.temperature;
-  const bool cross = state.inputs.cross;
+  const bool cross = cross_shown(state);
   FlowNodes n;
   n.cross = cross;
 
-  n.x = make_node("##flow_x", "X", cross ? "query sentence" : "token vectors",
-                  "X: one row per token, one column per hand-made word feature.",
-                  cross ? "In cross-attention only the queries are made from it." : "", state.model.queries.x);
-  n.x.formula_short = cross ? "sentence 1" : "tokens";
+  const bool real = real_model(state);
+  const std::string layer_name = "layer " + std::to_string(state.inputs.layer + 1);
+  if (real) {
+    n.x = make_node("##flow_x", "X", layer_name + " input",
+                    "X: what " + layer_name + " reads, after its LayerNorm: one row per token, " +
+                        std::to_string(state.model.queries.x.cols()) + " numbers each.",
+                    "Its columns have no names: the model learned what they mean.", state.model.queries.x);
+    n.x.formula_short = layer_name;
+  } else {
+    n.x = make_node("##flow_x", "X", cross ? "query sentence" : "token vectors",
+                    "X: one row per token, one column per hand-made word feature.",
+                    cross ? "In cross-attention only the queries are made from it." : "", state.model.queries.x);
+    n.x.formula_short = cross ? "sentence 1" : "tokens";
+  }
   n.x.labelled_rows = true;
   n.x.selectable = n.x.highlight_selected = true;
-  n.x.col_names = names_of(feature_names());
+  n.x.col_names = column_names(state, Columns::Features, static_cast<int>(state.model.queries.x.cols()));
 
   n.x_kv =
       make_node("##flow_x_kv", "X_kv", "second sentence", "X_kv: the token vectors of the second sentence.",
@@ -172,24 +185,24 @@ FlowNodes make_nodes(const AppState& state) {
   n.x_kv.formula_short = "sentence 2";
   n.x_kv.rows = RowsAre::KeyTokens;
   n.x_kv.labelled_rows = true;
-  n.x_kv.col_names = names_of(feature_names());
+  n.x_kv.col_names = column_names(state, Columns::Features, static_cast<int>(state.model.keys.x.cols()));
 
   const std::string kv_source = cross ? "X_kv" : "X";
   n.q = make_node("##flow_q", "Q", "X·W_Q", "Q = X·W_Q: each token's query, what it is looking for.", "", t.query);
   n.q.stage = 1;
   n.q.selectable = n.q.highlight_selected = true;
-  n.q.col_names = names_of(query_dim_names());
+  n.q.col_names = column_names(state, Columns::Query, static_cast<int>(t.query.cols()));
 
   n.k = make_node("##flow_k", "K", kv_source + "·W_K",
                   "K = " + kv_source + "·W_K: each token's key, what it offers to queries for matching.", "", t.key);
   n.k.stage = 1;
-  n.k.col_names = names_of(key_dim_names());
+  n.k.col_names = column_names(state, Columns::Key, static_cast<int>(t.key.cols()));
 
   n.v = make_node("##flow_v", "V", kv_source + "·W_V",
                   "V = " + kv_source + "·W_V: each token's value, what it hands on to whoever attends to it.", "",
                   t.value);
   n.v.stage = 1;
-  n.v.col_names = names_of(value_dim_names());
+  n.v.col_names = column_names(state, Columns::Value, static_cast<int>(t.value.cols()));
   // In self-attention K and V rows are the query tokens too, so a click there may select one.
   for (FlowNode* kv : {&n.k, &n.v}) {
     kv->rows = cross ? RowsAre::KeyTokens : RowsAre::QueryTokens;
@@ -200,9 +213,9 @@ FlowNodes make_nodes(const AppState& state) {
   scaling += divided_by_sqrt_d(t, temperature) ? " = 1/√" + std::to_string(t.key.cols()) : " (not divided by √d)";
   if (temperature != 1.0f) scaling += ", temperature " + number_text(temperature, 2) + " included";
   scaling += ".";
-  if (state.inputs.causal) scaling += " Hatched cells are later tokens: set to −∞, so softmax gives them nothing.";
+  if (causal_shown(state)) scaling += " Hatched cells are later tokens: set to −∞, so softmax gives them nothing.";
   n.scores =
-      make_node("##flow_scores", "scores", scores_formula(t, temperature) + (state.inputs.causal ? ", masked" : ""),
+      make_node("##flow_scores", "scores", scores_formula(t, temperature) + (causal_shown(state) ? ", masked" : ""),
                 "scores = QKᵀ/√d: row i, column j says how well query i matches key j.", scaling, t.masked_scores);
   n.scores.formula_short = scores_formula(t, temperature);  // the hatching shows the mask
   n.scores.stage = 2;
@@ -224,9 +237,12 @@ FlowNodes make_nodes(const AppState& state) {
                        "output = weights·V: each token's blend of the values, mixed by its weights.", "", t.output);
   n.output.stage = 4;
   n.output.selectable = n.output.highlight_selected = true;
-  n.output.col_names = names_of(value_dim_names());
+  n.output.col_names = column_names(state, Columns::Value, static_cast<int>(t.output.cols()));
 
-  for (FlowNode* node : n.all()) node->range = node->signed_values ? max_abs_finite(*node->matrix) : 1.0f;
+  for (FlowNode* node : n.all()) {
+    node->range = node->signed_values ? max_abs_finite(*node->matrix) : 1.0f;
+    node->squeeze = real && node->col_count() > kSqueezeFrom;
+  }
   return n;
 }
 
@@ -276,7 +292,10 @@ FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_tok
 
   for (FlowNode* node : n.all()) {
     const float label = node->labelled_rows ? L.row_label_width : 0.0f;
-    float width = label + cell * node->col_count();
+    // a squeezed matrix is as wide as ten cells, within 2.5 and kSqueezedWidth font sizes
+    const float squeezed = std::clamp(cell * 10.0f, font * 2.5f, font * kSqueezedWidth);
+    node->cell_w = node->squeeze ? std::min(cell, squeezed / static_cast<float>(node->col_count())) : cell;
+    float width = label + node->cell_w * node->col_count();
     for (const std::string& text : header_lines(*node, compact))
       width = std::max(width, ImGui::CalcTextSize(text.c_str()).x);
     node->size = ImVec2(L.pad * 2 + width, L.pad * 2 + L.header + cell * node->row_count());
@@ -519,11 +538,12 @@ HeatmapHover draw_node(ImDrawList* dl, const FlowNode& node, const FlowLayout& L
 
   // A faint backing under the cells: the 1-px gaps between them then read as grid lines on any
   // theme (on a white box, near-zero cells would otherwise merge with the background).
-  const ImVec2 grid_max(grid.x + L.cell * node.col_count(), grid.y + L.cell * node.row_count());
+  const ImVec2 grid_max(grid.x + node.cell_w * node.col_count(), grid.y + L.cell * node.row_count());
   dl->AddRectFilled(grid, grid_max, ImGui::GetColorU32(ImGuiCol_Text, 0.25f));
 
   HeatmapStyle style;
   style.cell = L.cell;
+  style.cell_width = node.cell_w;
   style.signed_values = node.signed_values;
   style.range = node.range;
   style.highlight_row = selected;
@@ -565,7 +585,7 @@ void draw_legends(const AppState& state, float right_edge) {
   const float weights_width = ImGui::CalcTextSize("weights01").x + bar + spacing * 3;
   same_line_if_fits(weights_width, font * 1.5f, right_edge);
   legend("weights", weight_style, bar);
-  if (state.inputs.causal) {
+  if (causal_shown(state)) {
     const char* masked = "masked: a later token (−∞)";
     const float masked_width = ImGui::CalcTextSize(masked).x + ImGui::GetTextLineHeight() * 1.5f + spacing;
     same_line_if_fits(masked_width, font * 1.5f, right_edge);
@@ -583,8 +603,9 @@ void draw_readout(const AppState& state, const std::vector<std::string>& query_t
                      static_cast<int>(query_tokens.size()));
   ImGui::PopStyleColor();
 
+  const int q_cols = static_cast<int>(t.query.cols()), v_cols = static_cast<int>(t.output.cols());
   ImGui::TextWrapped("Its query q (what it looks for): %s",
-                     row_entries(t.query, token, names_of(query_dim_names()), kHeadDim).c_str());
+                     row_entries(t.query, token, column_names(state, Columns::Query, q_cols), 4).c_str());
 
   std::vector<int> keys(static_cast<std::size_t>(t.weights.cols()));
   std::iota(keys.begin(), keys.end(), 0);
@@ -596,10 +617,41 @@ void draw_readout(const AppState& state, const std::vector<std::string>& query_t
     if (!top.empty()) top += ", ";
     top += token_name(key_tokens, keys[i]) + " " + number_text(t.weights(token, keys[i]), 2);
   }
-  ImGui::TextWrapped("It attends most to%s: %s", state.inputs.cross ? " (in the second sentence)" : "", top.c_str());
+  ImGui::TextWrapped("It attends most to%s: %s", cross_shown(state) ? " (in the second sentence)" : "", top.c_str());
 
   ImGui::TextWrapped("Its output (what it takes away): %s",
-                     row_entries(t.output, token, names_of(value_dim_names()), kHeadDim).c_str());
+                     row_entries(t.output, token, column_names(state, Columns::Value, v_cols), 4).c_str());
+}
+
+// A real model's head: its slices of the layer's W_Q, W_K, W_V (C × head width), as images.
+void draw_head_projections(const AppState& state) {
+  const LoadedModel* m = current_loaded_model(state);
+  if (!m) return;
+  const Gpt2Block& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
+  const int hd = m->model->config.head_dim();
+  const float font = ImGui::GetFontSize();
+  ImGui::TextUnformatted("This head's projections: its columns of the layer's W_Q, W_K and W_V");
+  hint("X·W_Q gives Q, X·W_K gives K, X·W_V gives V. Rows: X's columns; columns: the head's dimensions.");
+  const char* names[3] = {"W_Q", "W_K", "W_V"};
+  const float height = font * 6.0f, width = font * 5.0f;
+  for (int which = 0; which < 3; ++which) {
+    const Matrix w = gpt2_head_w(block, state.inputs.head, hd, which);
+    if (which) ImGui::SameLine(0, font * 1.5f);
+    ImGui::BeginGroup();
+    ImGui::Text("%s  %s", names[which], shape_text(w).c_str());
+    HeatmapStyle style;
+    style.signed_values = true;
+    style.range = max_abs_finite(w);
+    style.cell = height / static_cast<float>(std::max<Eigen::Index>(1, w.rows()));
+    style.cell_width = width / static_cast<float>(std::max<Eigen::Index>(1, w.cols()));
+    ImGui::PushID(which);
+    const HeatmapHover hover = heatmap("##head_w", w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()), style);
+    ImGui::PopID();
+    if (hover.row >= 0)
+      ImGui::SetTooltip("%s[%d, %d] = %s  (row: X's dim %d; column: the head's dim %d)", names[which], hover.row,
+                        hover.col, number_text(w(hover.row, hover.col), 3).c_str(), hover.row, hover.col);
+    ImGui::EndGroup();
+  }
 }
 
 }  // namespace
@@ -619,6 +671,7 @@ void draw_flow_panel(const AppState& state, AppInputs& next) {
   panel_intro(
       "Token vectors flow left to right: into queries, keys and values, then scores, weights and each token's "
       "output. Hover a box for its formula and numbers; click a row to follow that token.");
+  head_banner(state);
   if (state.inputs.mistake != Mistake::None) {
     const std::string note = std::string("Showing the mistake “") + mistake_name(state.inputs.mistake) +
                              "”: the boxes hold its numbers, the labels name the correct recipe.";
@@ -669,6 +722,10 @@ void draw_flow_panel(const AppState& state, AppInputs& next) {
   ImGui::Dummy(layout.total);
   ImGui::Spacing();
   draw_readout(state, query_tokens, key_tokens);
+  if (real_model(state)) {
+    ImGui::Spacing();
+    draw_head_projections(state);
+  }
   ImGui::PopTextWrapPos();
 }
 

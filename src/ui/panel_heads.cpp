@@ -1,21 +1,444 @@
-// The heads view: every layer × head of the current model as a small weight matrix (click one to
-// choose it), the chosen head's lines from the selected token, and a summary per head.
-// Not the maths: the summaries come from src/core.
+// The heads view: every layer × head of the current model as a small weight matrix (bertviz's
+// model view; click one to choose it), the chosen head's lines from the selected token to every
+// key it may read (bertviz's head view), and a summary per head.
+// Not the maths: the summaries come from src/core/head_summary.h, the weights from the forward.
+//
+// [SECTION] Which heads, and their summaries (computed once per forward, not per frame)
+// [SECTION] Thumbnails (the model view)
+// [SECTION] Lines from the selected token (the head view)
+// [SECTION] The view and its data
 #include <imgui.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "../core/head_summary.h"
+#include "../gpu/matrix_image.h"
+#include "model_ui.h"
 #include "panels.h"
+#include "widgets.h"
 
 namespace attn::ui {
 
+namespace {
+
+// [SECTION] Which heads, and their summaries
+
+// The heads the view shows: a loaded model's every layer × head (its own weights, as the model
+// computed them), or the hand-made model's one head (the trace, which follows the controls).
+struct HeadGrid {
+  int layers = 0, heads = 0;
+  bool causal = false;
+  std::vector<const Matrix*> weights;  // layers × heads, row-major
+  const Matrix& at(int layer, int head) const { return *weights[static_cast<std::size_t>(layer * heads + head)]; }
+};
+
+HeadGrid head_grid(const AppState& state) {
+  HeadGrid g;
+  const auto& forward = state.model.forward;
+  if (real_model(state) && forward && !forward->layers.empty()) {
+    g.layers = static_cast<int>(forward->layers.size());
+    g.heads = static_cast<int>(forward->layers[0].weights.size());
+    g.causal = true;  // GPT-2 always masks
+    for (const LayerTrace& layer : forward->layers)
+      for (int h = 0; h < g.heads; ++h)
+        g.weights.push_back(h < static_cast<int>(layer.weights.size()) ? &layer.weights[static_cast<std::size_t>(h)]
+                                                                       : &state.model.trace.weights);
+    return g;
+  }
+  g.layers = g.heads = 1;
+  g.causal = state.model.trace.options.causal;
+  g.weights.push_back(&state.model.trace.weights);
+  return g;
+}
+
+// Thumbnails show at most this many rows and columns: a longer text's weights are max-pooled
+// (a block shows its largest weight, so one-hot patterns stay visible), which keeps 144 heads
+// within 144 small textures.
+constexpr int kThumbMax = 128;
+
+Matrix max_pooled(const Matrix& w, int side) {
+  const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
+  const int pr = std::min(rows, side), pc = std::min(cols, side);
+  Matrix out = Matrix::Zero(pr, pc);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      float& cell = out(static_cast<Eigen::Index>(static_cast<long>(i) * pr / rows), static_cast<Eigen::Index>(static_cast<long>(j) * pc / cols));
+      if (std::isfinite(w(i, j))) cell = std::max(cell, w(i, j));
+    }
+  return out;
+}
+
+// What the view derives from the weights, remembered for one forward (and, for the hand-made
+// model, one revision): 144 heads of 128 × 128 take a while to read, and a frame must not.
+struct HeadsCache {
+  std::vector<HeadSummary> summaries;  // layers × heads, row-major
+  std::vector<Matrix> pooled;          // the thumbnails of heads over kThumbMax tokens (else empty)
+  std::uint64_t version = 0;           // +1 per recomputation: the thumbnails' texture version
+};
+
+const HeadsCache& heads_cache(const AppState& state, const HeadGrid& grid) {
+  static std::shared_ptr<const ModelTrace> forward_seen;
+  static unsigned revision_seen = ~0u;
+  static HeadsCache cache;
+  const bool real = real_model(state);
+  const bool same = real ? forward_seen == state.model.forward && cache.summaries.size() == grid.weights.size()
+                         : !forward_seen && revision_seen == state.revision && cache.summaries.size() == 1;
+  if (!same) {
+    cache.summaries.clear();
+    cache.pooled.clear();
+    for (const Matrix* w : grid.weights) {
+      cache.summaries.push_back(summarize_head(*w, grid.causal));
+      cache.pooled.push_back(w->rows() > kThumbMax || w->cols() > kThumbMax ? max_pooled(*w, kThumbMax) : Matrix());
+    }
+    forward_seen = real ? state.model.forward : nullptr;
+    revision_seen = state.revision;
+    ++cache.version;
+  }
+  return cache;
+}
+
+const std::vector<HeadSummary>& summaries(const AppState& state, const HeadGrid& grid) {
+  return heads_cache(state, grid).summaries;
+}
+
+std::string key_text(const AppState& state, int key) {
+  const auto& tokens = state.model.keys.tokens;
+  return key >= 0 && key < static_cast<int>(tokens.size()) ? tokens[static_cast<std::size_t>(key)].text : "?";
+}
+
+// The summary in a few words: "previous token", "mostly ·animal", ...
+std::string summary_label(const AppState& state, const HeadSummary& s) {
+  switch (s.pattern) {
+    case HeadPattern::PreviousToken: return "previous token";
+    case HeadPattern::FirstToken: return "first token";
+    case HeadPattern::Itself: return "itself";
+    case HeadPattern::OneToken: return "mostly " + key_text(state, s.top_key);
+    case HeadPattern::SpreadOut: return "spread out";
+    case HeadPattern::Mixed: return "no single pattern";
+  }
+  return "";
+}
+
+// The numbers behind the label, as a learner reads them.
+std::string summary_numbers(const HeadSummary& s) {
+  char text[200];
+  std::snprintf(text, sizeof text, "on the previous token %.0f%%, on the first %.0f%%, on itself %.0f%%; evenness %.2f",
+                static_cast<double>(s.previous) * 100, static_cast<double>(s.first) * 100,
+                static_cast<double>(s.self) * 100, static_cast<double>(s.spread));
+  return text;
+}
+
+// [SECTION] Thumbnails (the model view)
+
+// A thumbnail without the GPU image (no GL right now): at most 16 × 16 blocks, each the mean of
+// its cells.
+void draw_thumbnail_cells(ImDrawList* dl, const Matrix& w, ImVec2 a, float side) {
+  const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
+  const int br = std::min(rows, 16), bc = std::min(cols, 16);
+  for (int bi = 0; bi < br; ++bi)
+    for (int bj = 0; bj < bc; ++bj) {
+      const int r0 = bi * rows / br, r1 = (bi + 1) * rows / br, c0 = bj * cols / bc, c1 = (bj + 1) * cols / bc;
+      double sum = 0;
+      for (int i = r0; i < r1; ++i)
+        for (int j = c0; j < c1; ++j) sum += std::isfinite(w(i, j)) ? w(i, j) : 0.0f;
+      const float mean = static_cast<float>(sum / std::max(1, (r1 - r0) * (c1 - c0)));
+      // a block of one cell shows its weight; bigger blocks are brightened so they do not fade out
+      const float shown = (r1 - r0) * (c1 - c0) == 1 ? mean : std::min(1.0f, mean * static_cast<float>(c1 - c0));
+      dl->AddRectFilled(ImVec2(a.x + side * bj / bc, a.y + side * bi / br),
+                        ImVec2(a.x + side * (bj + 1) / bc, a.y + side * (bi + 1) / br), color_sequential(shown));
+    }
+}
+
+struct GridLayout {
+  float thumb = 0, gap = 0, label_width = 0, header = 0;
+  ImVec2 size() const { return ImVec2(label_width + (thumb + gap) * static_cast<float>(heads), header + (thumb + gap) * static_cast<float>(layers)); }
+  int layers = 0, heads = 0;
+};
+
+GridLayout layout_grid(const HeadGrid& g, float width, float height) {
+  const float font = ImGui::GetFontSize();
+  GridLayout L;
+  L.layers = g.layers;
+  L.heads = g.heads;
+  L.gap = std::max(2.0f, font * 0.2f);
+  L.label_width = ImGui::CalcTextSize("L00").x + font * 0.4f;
+  L.header = ImGui::GetTextLineHeightWithSpacing();
+  const float by_width = (width - L.label_width) / static_cast<float>(g.heads) - L.gap;
+  const float by_height = (height - L.header) / static_cast<float>(g.layers) - L.gap;
+  const float largest = g.layers * g.heads == 1 ? font * 10.0f : font * 5.0f;
+  L.thumb = std::floor(std::clamp(std::min(by_width, std::max(by_height, font * 1.6f)), font * 1.0f, largest));
+  return L;
+}
+
+// Draws the grid at the cursor; a click on a thumbnail chooses that layer and head.
+void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, const GridLayout& L,
+                     const std::vector<HeadSummary>& sums) {
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 accent = ImGui::GetColorU32(ImGuiCol_PlotLinesHovered);
+  const bool real = real_model(state);
+  const int chosen_layer = real ? state.inputs.layer : 0, chosen_head = real ? state.inputs.head : 0;
+  const float step = L.thumb + L.gap;
+  // Column labels (heads) above, row labels (layers) to the left; only every k-th when crowded.
+  const int label_every = std::max(1, static_cast<int>(std::ceil(ImGui::CalcTextSize("H00").x / step)));
+  for (int h = 0; h < g.heads; ++h) {
+    if (h % label_every && h != chosen_head) continue;
+    char label[16];
+    std::snprintf(label, sizeof label, "H%d", h + 1);
+    const float w = ImGui::CalcTextSize(label).x;
+    dl->AddText(ImVec2(origin.x + L.label_width + step * h + (L.thumb - w) * 0.5f, origin.y), h == chosen_head ? accent : dim, label);
+  }
+  const HeadsCache& cache = heads_cache(state, g);
+  for (int l = 0; l < g.layers; ++l) {
+    char label[16];
+    std::snprintf(label, sizeof label, "L%d", l + 1);
+    const float y = origin.y + L.header + step * l;
+    dl->AddText(ImVec2(origin.x, y + (L.thumb - ImGui::GetTextLineHeight()) * 0.5f), l == chosen_layer ? accent : dim, label);
+    for (int h = 0; h < g.heads; ++h) {
+      const Matrix& pooled = cache.pooled[static_cast<std::size_t>(l * g.heads + h)];
+      const Matrix& w = pooled.size() > 0 ? pooled : g.at(l, h);
+      const ImVec2 a(origin.x + L.label_width + step * h, y), b(a.x + L.thumb, a.y + L.thumb);
+      ImGui::SetCursorScreenPos(a);
+      ImGui::PushID(l * g.heads + h);
+      ImGui::InvisibleButton("##thumb", ImVec2(L.thumb, L.thumb));
+      ImGui::PopID();
+      char name[48];
+      std::snprintf(name, sizeof name, "heads:thumb:%d:%d", l, h);
+      publish_item_rect(name);
+      const bool hovered = ImGui::IsItemHovered();
+      if (ImGui::IsItemClicked() && real) {
+        next.layer = l;
+        next.head = h;
+      }
+      char key[40];
+      std::snprintf(key, sizeof key, "heads:%d:%d", l, h);
+      const ImTextureID image = w.size() > 0 ? gpu::matrix_image(key, w.data(), static_cast<int>(w.rows()),
+                                                                  static_cast<int>(w.cols()), 0.0f, 1.0f,
+                                                                  gpu::ColourMap::Sequential, cache.version)
+                                             : nullptr;
+      if (image) dl->AddImage(image, a, b);
+      else if (w.size() > 0) draw_thumbnail_cells(dl, w, a, L.thumb);
+      const bool chosen = l == chosen_layer && h == chosen_head;
+      if (chosen) dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), accent, 0, 0, std::max(2.0f, L.gap));
+      if (hovered) {
+        dl->AddRect(a, b, text, 0, 0, 1.5f);
+        if (real) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+        const HeadSummary& s = sums[static_cast<std::size_t>(l * g.heads + h)];
+        ImGui::BeginTooltip();
+        ImGui::Text("Layer %d, head %d: %s", l + 1, h + 1, summary_label(state, s).c_str());
+        ImGui::TextDisabled("%s", summary_numbers(s).c_str());
+        if (real && !chosen) ImGui::TextDisabled("Click to show this head in every view.");
+        ImGui::EndTooltip();
+      }
+    }
+  }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(L.size());
+}
+
+// [SECTION] Lines from the selected token (the head view)
+
+// The chosen head's weights from the selected query token (left column) to every key (right
+// column): line thickness and opacity = weight; masked keys get no line.
+void draw_head_lines(const AppState& state, AppInputs& next, float width) {
+  const AttentionTrace& t = state.model.trace;
+  const auto& queries = state.model.queries.tokens;
+  const auto& keys = state.model.keys.tokens;
+  const int Tq = static_cast<int>(t.weights.rows()), Tk = static_cast<int>(t.weights.cols());
+  const int row = std::clamp(state.inputs.token, 0, Tq - 1);
+  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
+  const float column = std::min(font * 7.0f, width * 0.32f);
+  const float gap = std::clamp(width - column * 2.0f, font * 3.0f, font * 14.0f);
+  const float step = line + font * 0.1f;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImVec4 accent = ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered);
+  const float rows_height = step * static_cast<float>(std::max(Tq, Tk));
+
+  dl->AddText(origin, dim, "query");
+  const float key_x = origin.x + column + gap;
+  dl->AddText(ImVec2(key_x, origin.y), dim, "key");
+  const float top = origin.y + line + font * 0.3f;
+  // lines first, so the words are drawn over them
+  const float left_anchor = origin.x + column + font * 0.2f, right_anchor = key_x - font * 0.2f;
+  const float from_y = top + step * row + line * 0.5f;
+  for (int j = 0; j < Tk; ++j) {
+    if (key_hidden_by_mask(t, row, j)) continue;
+    const float w = std::clamp(t.weights(row, j), 0.0f, 1.0f);
+    if (w < 0.002f) continue;
+    const ImU32 c = ImGui::GetColorU32(ImVec4(accent.x, accent.y, accent.z, 0.15f + 0.85f * w));
+    dl->AddLine(ImVec2(left_anchor, from_y), ImVec2(right_anchor, top + step * j + line * 0.5f), c,
+                std::max(1.0f, font * 0.5f * w));
+  }
+  for (int i = 0; i < Tq; ++i) {
+    const std::string label = fit_text(queries[static_cast<std::size_t>(i)].text, column);
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    const ImVec2 p(origin.x + column - w, top + step * i);
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, p.y));
+    ImGui::PushID(i);
+    ImGui::InvisibleButton("##query", ImVec2(column, line));
+    ImGui::PopID();
+    if (ImGui::IsItemClicked()) next.token = i;
+    if (ImGui::IsItemHovered()) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+    if (i == row) dl->AddRectFilled(ImVec2(p.x - 2, p.y), ImVec2(p.x + w + 2, p.y + line), ImGui::GetColorU32(ImGuiCol_Header));
+    dl->AddText(p, i == row ? ImGui::GetColorU32(accent) : text, label.c_str());
+  }
+  for (int j = 0; j < Tk; ++j) {
+    const std::string label = fit_text(keys[static_cast<std::size_t>(j)].text, column);
+    const bool hidden = key_hidden_by_mask(t, row, j);
+    const float w = hidden ? 0.0f : std::clamp(t.weights(row, j), 0.0f, 1.0f);
+    const ImVec2 p(key_x, top + step * j);
+    if (w > 0.05f)
+      dl->AddRectFilled(ImVec2(p.x - 2, p.y), ImVec2(p.x + ImGui::CalcTextSize(label.c_str()).x + 2, p.y + line),
+                        ImGui::GetColorU32(ImVec4(accent.x, accent.y, accent.z, 0.35f * w)));
+    dl->AddText(p, hidden ? dim : text, label.c_str());
+  }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(ImVec2(column * 2.0f + gap, line + font * 0.3f + rows_height));
+}
+
+// The selected token's largest weights in this head, best first.
+std::vector<int> top_keys(const AttentionTrace& t, int row, int k) {
+  std::vector<int> order(static_cast<std::size_t>(t.weights.cols()));
+  std::iota(order.begin(), order.end(), 0);
+  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(k), order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<long>(n), order.end(),
+                    [&](int a, int b) { return t.weights(row, a) > t.weights(row, b); });
+  order.resize(n);
+  return order;
+}
+
+void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary& s, float width) {
+  const AttentionTrace& t = state.model.trace;
+  const int row = state.inputs.token;
+  const std::string title = real_model(state) ? "Layer " + std::to_string(state.inputs.layer + 1) + ", head " +
+                                                    std::to_string(state.inputs.head + 1)
+                                              : std::string("The one head");
+  ImGui::TextUnformatted(title.c_str());
+  ImGui::SameLine();
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
+  ImGui::TextUnformatted(summary_label(state, s).c_str());
+  ImGui::PopStyleColor();
+  publish_item_rect("heads:summary");
+  hint(summary_numbers(s).c_str());
+  const std::string from = "From " + state.model.queries.tokens[static_cast<std::size_t>(row)].text +
+                           ", the largest weights:";
+  ImGui::TextUnformatted(from.c_str());
+  std::string list;
+  for (int j : top_keys(t, row, 5)) {
+    if (key_hidden_by_mask(t, row, j) || t.weights(row, j) <= 0) continue;
+    list += (list.empty() ? "" : ",  ") + key_text(state, j) + " " + number_text(t.weights(row, j), 2);
+  }
+  ImGui::TextWrapped("%s", list.c_str());
+  ImGui::Spacing();
+  draw_head_lines(state, next, width);
+}
+
+}  // namespace
+
+// [SECTION] The view and its data
+
 void draw_heads_panel(const AppState& state, AppInputs& next) {
-  (void)next;
-  panel_intro("Every layer and head of the model (being built).");
-  ImGui::Text("%zu layer(s)", state.model.forward ? state.model.forward->layers.size() : 0);
+  const float font = ImGui::GetFontSize();
+  const HeadGrid grid = head_grid(state);
+  const std::vector<HeadSummary>& sums = summaries(state, grid);
+  const bool real = real_model(state);
+  if (real) {
+    panel_intro("Every head of every layer at once: each square is one head's weight matrix for your text (rows: "
+                "queries, columns: keys; bright = much weight). Click a square to show that head in every view.");
+  } else {
+    panel_intro("The hand-made model has one layer and one head, so there is one square here. Load a GPT-2 model in "
+                "the controls to see a real model's many heads side by side.");
+  }
+  head_banner(state);
+  if (state.inputs.embed) next_token_strip(state);  // elsewhere the controls column shows it
+
+  // Pattern counts: how many heads the rule names each way.
+  if (real) {
+    const HeadPattern order[] = {HeadPattern::PreviousToken, HeadPattern::FirstToken, HeadPattern::Itself,
+                                 HeadPattern::OneToken, HeadPattern::SpreadOut, HeadPattern::Mixed};
+    const char* names[] = {"previous token", "first token", "itself", "one other token", "spread out", "no single pattern"};
+    std::string counts;
+    for (int k = 0; k < 6; ++k) {
+      const auto n = std::count_if(sums.begin(), sums.end(), [&](const HeadSummary& s) { return s.pattern == order[k]; });
+      if (n) counts += (counts.empty() ? "" : ", ") + std::string(names[k]) + " " + std::to_string(n);
+    }
+    hint(("Heads by pattern: " + counts + ". The rule: a head is named by the first pattern that gets at least half "
+          "the weight on average; \"spread out\" when its rows are nearly even.").c_str());
+  }
+  ImGui::Spacing();
+
+  const float avail = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
+  const float side_min = font * 16.0f;
+  const bool side_by_side = avail >= side_min + font * 20.0f;
+  const float grid_width = side_by_side ? std::min(avail - side_min - font, avail * 0.6f) : avail;
+  const GridLayout L = layout_grid(grid, grid_width, ImGui::GetContentRegionAvail().y);
+  const ImVec2 start = ImGui::GetCursorScreenPos();
+  draw_thumbnails(state, next, grid, L, sums);
+  const int chosen = real ? state.inputs.layer * grid.heads + state.inputs.head : 0;
+  const HeadSummary& s = sums[static_cast<std::size_t>(std::clamp(chosen, 0, static_cast<int>(sums.size()) - 1))];
+  if (side_by_side) {
+    const float x = start.x + L.size().x + font;
+    ImGui::SetCursorScreenPos(ImVec2(x, start.y));
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(ImGui::GetCursorPos().x + (start.x + avail - x));
+    draw_chosen_head(state, next, s, start.x + avail - x);
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+    // continue below the taller of the two columns
+    const float bottom = std::max(ImGui::GetItemRectMax().y, start.y + L.size().y);
+    ImGui::SetCursorScreenPos(ImVec2(start.x, bottom + ImGui::GetStyle().ItemSpacing.y));
+  } else {
+    ImGui::Spacing();
+    draw_chosen_head(state, next, s, avail);
+  }
+  HeatmapStyle heat;
+  legend("weight", heat, font * 6.0f);
 }
 
 nlohmann::json heads_view_data(const AppState& state) {
-  (void)state;
-  return nlohmann::json::object();
+  const HeadGrid grid = head_grid(state);
+  const std::vector<HeadSummary>& sums = summaries(state, grid);
+  const bool real = real_model(state);
+  nlohmann::json layers = nlohmann::json::array();
+  for (int l = 0; l < grid.layers; ++l) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int h = 0; h < grid.heads; ++h) {
+      const HeadSummary& s = sums[static_cast<std::size_t>(l * grid.heads + h)];
+      row.push_back({{"pattern", head_pattern_name(s.pattern)},
+                     {"label", summary_label(state, s)},
+                     {"previous", s.previous},
+                     {"first", s.first},
+                     {"self", s.self},
+                     {"spread", s.spread},
+                     {"top_key", s.top_key},
+                     {"top_key_share", s.top_key_share}});
+    }
+    layers.push_back(row);
+  }
+  const AttentionTrace& t = state.model.trace;
+  nlohmann::json top = nlohmann::json::array();
+  for (int j : top_keys(t, state.inputs.token, 5))
+    if (!key_hidden_by_mask(t, state.inputs.token, j))
+      top.push_back({{"key", j}, {"token", key_text(state, j)}, {"weight", t.weights(state.inputs.token, j)}});
+  nlohmann::json next = nlohmann::json::array();
+  for (const NextTokenRow& n : next_tokens(state, 5)) next.push_back({{"token", n.text}, {"id", n.id}, {"p", n.p}});
+  return {{"model", real ? state.inputs.model : std::string(kHandmadeModel)},
+          {"layers", grid.layers},
+          {"heads", grid.heads},
+          {"chosen", {{"layer", real ? state.inputs.layer : 0}, {"head", real ? state.inputs.head : 0}}},
+          {"summaries", layers},
+          {"top_weights", top},
+          {"next", next}};
 }
 
 }  // namespace attn::ui

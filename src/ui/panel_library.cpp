@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -39,15 +40,35 @@ std::string percent(float share) {
   return buf;
 }
 
-// "seeks creature +1.20 · seeks thing 0.00 · ..." for one row of a matrix with named columns.
-template <typename Names>
-std::string named_vector(const Names& names, const Matrix& m, int row) {
+// "seeks creature +1.20 · seeks thing 0.00 · ..." for one row of a matrix with named columns; a
+// real model's long rows (64 unnamed dimensions): the first few and how many more.
+std::string named_vector(const std::vector<std::string>& names, const Matrix& m, int row) {
+  constexpr int kListed = 6;
+  const int cols = std::min(static_cast<int>(m.cols()), static_cast<int>(names.size()));
+  const int shown = cols > kListed + 2 ? kListed : cols;
   std::string out;
-  for (int c = 0; c < static_cast<int>(m.cols()) && c < static_cast<int>(names.size()); ++c) {
+  for (int c = 0; c < shown; ++c) {
     if (c) out += "  ·  ";
-    out += std::string(names[c]) + " " + number_text(m(row, c), 2);
+    out += names[c] + " " + number_text(m(row, c), 2);
   }
+  if (shown < cols) out += "  ·  … " + std::to_string(cols - shown) + " more";
   return out;
+}
+
+// A long vector (a real model's value, 64 numbers) as one thin bar per dimension around a zero
+// line, `width` × `height` at `at`.
+void vector_strip(ImDrawList* dl, ImVec2 at, float width, float height, const std::vector<float>& values, float scale) {
+  const int n = static_cast<int>(values.size());
+  if (n == 0) return;
+  dl->AddRectFilled(at, ImVec2(at.x + width, at.y + height), ImGui::GetColorU32(ImGuiCol_FrameBg));
+  const float mid = at.y + height * 0.5f, step = width / static_cast<float>(n);
+  for (int c = 0; c < n; ++c) {
+    const float v = std::clamp(values[c] / scale, -1.0f, 1.0f);
+    const float x0 = at.x + step * c, x1 = x0 + std::max(1.0f, step - (step >= 3 ? 1.0f : 0.0f));
+    dl->AddRectFilled(ImVec2(x0, v >= 0 ? mid - v * height * 0.5f : mid), ImVec2(x1, v >= 0 ? mid : mid - v * height * 0.5f),
+                      color_diverging(v));
+  }
+  dl->AddLine(ImVec2(at.x, mid), ImVec2(at.x + width, mid), ImGui::GetColorU32(ImGuiCol_TextDisabled));
 }
 
 
@@ -137,9 +158,9 @@ void book_tooltip(const AppState& state, const Reading& r, int j) {
   ImGui::Text("Book %s (key token %d)", token_name(state.model.keys.tokens[j].text).c_str(), j + 1);
   ImGui::Separator();
   ImGui::TextDisabled("Title (its key):");
-  ImGui::TextUnformatted(named_vector(key_dim_names(), t.key, j).c_str());
+  ImGui::TextUnformatted(named_vector(column_names(state, Columns::Key, static_cast<int>(t.key.cols())), t.key, j).c_str());
   ImGui::TextDisabled("Contents (its value):");
-  ImGui::TextUnformatted(named_vector(value_dim_names(), t.value, j).c_str());
+  ImGui::TextUnformatted(named_vector(column_names(state, Columns::Value, static_cast<int>(t.value.cols())), t.value, j).c_str());
   if (swapped)
     ImGui::TextColored(ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered),
                        "Mistake on: the question is matched against the contents, and the titles are taken home.");
@@ -343,13 +364,18 @@ void value_bar(ImDrawList* dl, ImVec2 at, float width, float value, float scale,
               number.c_str());
 }
 
+// Dimmed text at `at`, shortened to `width`.
+void dl_text_fit(ImVec2 at, const std::string& text, float width) {
+  ImGui::GetWindowDrawList()->AddText(at, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(text, width).c_str());
+}
+
 void draw_take_home(const AppState& state, const Reading& r) {
   const AttentionTrace& t = state.model.trace;
   const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
   const bool best_only = state.inputs.library_best_only;
   const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
   const ImGuiStyle& style = ImGui::GetStyle();
-  const auto& names = value_dim_names();
+  const std::vector<std::string> names = column_names(state, Columns::Value, static_cast<int>(contents.cols()));
   const std::string reader = token_name(state.model.queries.tokens[r.reader].text);
   const std::string best = token_name(state.model.keys.tokens[r.best].text);
 
@@ -358,8 +384,25 @@ void draw_take_home(const AppState& state, const Reading& r) {
   const bool signed_values = contents.minCoeff() < 0.0f;
 
   ImGui::Text("What %s takes home: %s", reader.c_str(), best_only ? "both ways, side by side" : "its output vector");
+  if (names.size() > 16) {  // a real model's value: one strip per take-home, a bar per dimension
+    hint("One bar per dimension of the value (they have no names): up = positive, down = negative.");
+    const float avail = ImGui::GetContentRegionAvail().x - style.ItemSpacing.x * 4.0f;
+    const float width = best_only ? std::min(avail * 0.5f, font * 16.0f) : std::min(avail, font * 24.0f);
+    const float height = font * 3.0f;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    if (best_only) {
+      dl_text_fit(p, "Attention: a blend", width);
+      dl_text_fit(ImVec2(p.x + width + style.ItemSpacing.x * 4.0f, p.y), "Library: " + best + " only", width);
+    }
+    const float top = p.y + (best_only ? line + style.ItemSpacing.y : 0.0f);
+    vector_strip(ImGui::GetWindowDrawList(), ImVec2(p.x, top), width, height, r.blend, scale);
+    if (best_only)
+      vector_strip(ImGui::GetWindowDrawList(), ImVec2(p.x + width + style.ItemSpacing.x * 4.0f, top), width, height,
+                   r.best_book, scale);
+    ImGui::Dummy(ImVec2(best_only ? width * 2.0f + style.ItemSpacing.x * 4.0f : width, top - p.y + height));
+  } else {
   float name_width = 0;
-  for (const char* n : names) name_width = std::max(name_width, ImGui::CalcTextSize(n).x);
+  for (const std::string& n : names) name_width = std::max(name_width, ImGui::CalcTextSize(n.c_str()).x);
   name_width += style.ItemSpacing.x;
   const float avail = ImGui::GetContentRegionAvail().x - name_width;
   const float column =
@@ -378,11 +421,12 @@ void draw_take_home(const AppState& state, const Reading& r) {
   }
   for (int c = 0; c < static_cast<int>(r.blend.size()) && c < static_cast<int>(names.size()); ++c) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    dl->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), names[c]);
+    dl->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), names[c].c_str());
     value_bar(dl, ImVec2(p.x + name_width, p.y), column, r.blend[c], scale, signed_values);
     if (best_only)
       value_bar(dl, ImVec2(p.x + name_width + column + column_gap, p.y), column, r.best_book[c], scale, signed_values);
     ImGui::Dummy(ImVec2(name_width + column * (best_only ? 2.0f : 1.0f) + (best_only ? column_gap : 0.0f), line));
+  }
   }
 
   ImGui::Spacing();
@@ -427,11 +471,11 @@ void draw_limits(const AppState& state) {
   paragraph(
       "Matching and reading use different vectors: the title (key) decides how much is read, the contents "
       "(value) decide what is taken home. A well-matched book with little inside adds little.");
-  if (!state.inputs.cross) {
+  if (!cross_shown(state)) {
     ImGui::Bullet();
     paragraph("The reader is also one of the books: a token can read its own contents.");
   }
-  if (state.inputs.causal) {
+  if (causal_shown(state)) {
     ImGui::Bullet();
     paragraph("With the causal mask, books from later in the sentence are not on the shelf yet (hatched).");
   }
@@ -443,6 +487,7 @@ void draw_limits(const AppState& state) {
 
 void draw_library_panel(const AppState& state, AppInputs& next) {
   panel_intro("Attention as a library: a question, a shelf, a take-home.");
+  head_banner(state);
   const Reading r = read_shelf(state);
   const AttentionTrace& t = state.model.trace;
   const std::string reader = token_name(state.model.queries.tokens[r.reader].text);
@@ -464,10 +509,11 @@ void draw_library_panel(const AppState& state, AppInputs& next) {
   ImGui::Spacing();
 
   paragraph(("Reader: " + reader + " (query token " + std::to_string(r.reader + 1) +
-                   "). Its question is its query: " + named_vector(query_dim_names(), t.query, r.reader) + ".")
+                   "). Its question is its query: " +
+                   named_vector(column_names(state, Columns::Query, static_cast<int>(t.query.cols())), t.query, r.reader) + ".")
                       .c_str());
   paragraph(
-      state.inputs.cross
+      cross_shown(state)
           ? "The shelf holds the second sentence: each word is a book whose spine title is its key and whose "
             "contents are its value. The fill shows how much of each book is read."
           : "The shelf holds every word of the sentence: each is a book whose spine title is its key and "

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -272,7 +273,7 @@ std::string percent(float share) {
 // The four measured symptoms, correct vs with the mistake; the ones this mistake is about in colour.
 void symptoms_table(const AppState& state, const Symptoms& correct, const Symptoms& mistaken) {
   const Mistake m = state.inputs.mistake;
-  const bool causal = state.inputs.causal;
+  const bool causal = causal_shown(state);
   struct Line {
     const char* name;
     std::string correct, mistaken;
@@ -386,7 +387,7 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
   // This hand-made model's keys may be a multiple of its values (both read the same word features):
   // then the swap only rescales, and that is worth saying rather than hiding.
   const float vv = t.value.squaredNorm();
-  if (t.key.cols() == t.value.cols() && vv > 0) {
+  if (!real_model(state) && t.key.cols() == t.value.cols() && vv > 0) {
     const float ratio = (t.key.array() * t.value.array()).sum() / vv;
     if ((t.key - t.value * ratio).norm() <= 1e-4f * std::max(1.0f, t.key.norm())) {
       char note[400];
@@ -399,7 +400,7 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
       hint(note);
     }
   }
-  const std::vector<std::string> dims(value_dim_names().begin(), value_dim_names().end());
+  const std::vector<std::string> dims = column_names(state, Columns::Value, static_cast<int>(t.output.cols()));
   Matrix outputs(2, t.output.cols());
   outputs.row(0) = correct.output.row(row);
   outputs.row(1) = t.output.row(row);
@@ -411,6 +412,12 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
   o.row_labels = &output_rows;
   o.col_labels = &dims;
   o.cell = ImGui::GetFontSize() * 2.6f;
+  if (outputs.cols() > 16) {  // a real model's head: two strips of colour, the tooltip has the numbers
+    o.col_labels = nullptr;
+    o.show_values = false;
+    o.cell = ImGui::GetFontSize() * 1.2f;
+    o.cell_width = std::min(o.cell, ImGui::GetFontSize() * 20.0f / static_cast<float>(outputs.cols()));
+  }
   ImGui::Spacing();
   ImGui::TextUnformatted("Its output: a blend of values (correct) or of keys (the mistake).");
   heatmap("##swap_outputs", outputs.data(), 2, static_cast<int>(outputs.cols()), o);
@@ -454,11 +461,12 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   panel_intro(
       "The lesson's common mistakes, each computed for real. Switch one on and compare with the correct "
       "weights: the symptom is marked where it happens.");
+  head_banner(state);
   mistake_switches(state, next, width);
   ImGui::Spacing();
   mistake_explanation(text);
 
-  if (needs_causal(m) && !state.inputs.causal) {
+  if (needs_causal(m) && !causal_shown(state)) {
     ImGui::PushStyleColor(ImGuiCol_Text, kBad);
     ImGui::TextWrapped("This mistake is about the causal mask, which is off: without the mask it changes nothing.");
     ImGui::PopStyleColor();
@@ -502,7 +510,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   ImGui::Spacing();
   HeatmapStyle legend_style;
   legend("weight", legend_style, font * 7.0f);
-  if (state.inputs.causal) {
+  if (causal_shown(state)) {
     ImGui::SameLine(0, font * 1.5f);
     masked_legend("hidden by the mask");
   }
@@ -530,7 +538,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
     hint(
         "None of these numbers catches this mistake: the weights are still proper rows of weights. The scores "
         "above show where it happens.");
-  if (state.inputs.causal)
+  if (causal_shown(state))
     hint(
         "Under the causal mask the first token sees only itself, so its row is always one-hot: that is not a "
         "symptom.");
@@ -543,7 +551,7 @@ json mistakes_view_data(const AppState& state) {
   json j;
   j["mistake"] = mistake_name(state.inputs.mistake);
   j["needs_causal"] = needs_causal(state.inputs.mistake);
-  j["causal"] = state.inputs.causal;
+  j["causal"] = causal_shown(state);
   j["symptoms"] = symptoms_json(diagnose(t));
   j["correct_symptoms"] = symptoms_json(diagnose(correct));
   j["row_sums"] = row_sums(t.weights);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../core/softmax.h"
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -68,11 +69,21 @@ std::string compact(float v) {
   return s == "-0" ? "0" : s;
 }
 
-// "[0.65, 0.09, 0, 0.06]"
+// A real model's vectors (64 numbers a head) are written out only this far.
+constexpr int kVectorShown = 6;
+
+// "[0.65, 0.09, 0, 0.06]"; long vectors: the first kVectorShown entries and how many more.
 std::string vector_text(const float* values, int count) {
   std::string out = "[";
-  for (int c = 0; c < count; ++c) out += (c ? ", " : "") + compact(values[c]);
+  const int shown = count > kVectorShown + 2 ? kVectorShown : count;
+  for (int c = 0; c < shown; ++c) out += (c ? ", " : "") + compact(values[c]);
+  if (shown < count) out += ", … " + std::to_string(count - shown) + " more";
   return out + "]";
+}
+
+// Column width that squeezes a wide matrix (a real model's head: 64 columns) into `width` pixels.
+float squeezed_cell_width(int cols, float width, float cell) {
+  return cols > 16 ? std::min(cell, width / static_cast<float>(cols)) : 0.0f;
 }
 
 // exp values span many orders of magnitude: three significant digits ("20.1", "0.368", "1.2e+05").
@@ -142,7 +153,7 @@ ScalingNumbers scaling_numbers(const AppState& state) {
   const int row = state.inputs.token, keys = static_cast<int>(t.raw_scores.cols());
   auto weights_with_factor = [&](float factor) {
     std::vector<float> scores(keys), weights(keys);
-    for (int j = 0; j < keys; ++j) scores[j] = state.inputs.causal && j > row ? kNegInf : t.raw_scores(row, j) * factor;
+    for (int j = 0; j < keys; ++j) scores[j] = causal_shown(state) && j > row ? kNegInf : t.raw_scores(row, j) * factor;
     softmax_row(scores.data(), weights.data(), static_cast<std::size_t>(keys));
     return weights;
   };
@@ -256,8 +267,9 @@ void heatmap_row(std::vector<RowMap> maps) {
                           std::isfinite(value) ? number_text(value, 3).c_str() : "hidden by the causal mask");
       }
       const float caption_width = ImGui::CalcTextSize(m.caption.c_str()).x;
-      const float grid_left = x + size.x - cell * static_cast<float>(cols);
-      const float caption_x = std::max(x, grid_left + (cell * static_cast<float>(cols) - caption_width) * 0.5f);
+      const float cell_w = m.style.cell_width > 0 ? m.style.cell_width : cell;
+      const float grid_left = x + size.x - cell_w * static_cast<float>(cols);
+      const float caption_x = std::max(x, grid_left + (cell_w * static_cast<float>(cols) - caption_width) * 0.5f);
       ImGui::GetWindowDrawList()->AddText(ImVec2(caption_x, top + header + body + style.ItemSpacing.y * 0.5f),
                                           ImGui::GetColorU32(ImGuiCol_TextDisabled), m.caption.c_str());
       x += std::max(size.x, caption_x + caption_width - x);
@@ -358,7 +370,7 @@ void flow_diagram(const AppState& state, int step) {
       {"V", shape_text(Tk, dv), "V = X·W_V: one value per token (what it passes on).", {}, {}, true},
       {"scores", shape_text(Tq, Tk), "Q·Kᵀ / √d: every query against every key.", {}, {}},
       {"mask",
-       state.inputs.causal ? "on" : "off",
+       causal_shown(state) ? "on" : "off",
        "The causal mask: −∞ on the scores of later tokens (switch it in the controls).",
        {},
        {}},
@@ -437,7 +449,7 @@ void flow_diagram(const AppState& state, int step) {
   for (int p = 0; p < kPartCount; ++p) {
     const FlowBox& b = boxes[p];
     const bool on = (lit.parts & bit(p)) != 0;
-    const bool mask_off = p == kMask && !state.inputs.causal;
+    const bool mask_off = p == kMask && !causal_shown(state);
     dl->AddRectFilled(b.min, b.max, on ? IM_COL32(40, 75, 125, 255) : IM_COL32(38, 41, 50, 255), font * 0.25f);
     dl->AddRect(b.min, b.max, on ? lit_color : dim_color, font * 0.25f, 0, on ? thick * 1.5f : 1.0f);
     const ImU32 text = on ? ImGui::GetColorU32(ImGuiCol_Text)
@@ -489,7 +501,54 @@ std::string picked_rows(const Matrix& x, int row, const char* matrix_name) {
   return out;
 }
 
+// A loaded model's projections: X is the layer's normalised input, its columns have no names.
+void step_projections_real(StepContext& c) {
+  const int d = static_cast<int>(c.t.key.cols());
+  const Matrix& x = c.state.model.queries.x;
+  const float font = ImGui::GetFontSize();
+  char intro[600];
+  std::snprintf(intro, sizeof intro,
+                "Each token enters this layer as a vector x of %d numbers (the layer's input after its LayerNorm): "
+                "one row of X. This head's three matrices, learned in training, turn it into three vectors of "
+                "d = %d numbers: a query (what the token is looking for), a key (what it offers to be found by) "
+                "and a value (what it hands on when it is picked). Their dimensions have no names: the model "
+                "found what to put in them.",
+                static_cast<int>(x.cols()), d);
+  paragraph(intro);
+  formula_box(kSteps[0].formula);
+  section_heading(("With the numbers of " + c.name).c_str());
+  ImGui::TextWrapped("x(%s) = %s", c.queries[c.token].c_str(), vector_text(x.row(c.token).eval().data(), static_cast<int>(x.cols())).c_str());
+  ImGui::TextWrapped("q = x·W_Q = %s", vector_text(c.t.query.row(c.token).eval().data(), d).c_str());
+  ImGui::TextWrapped("k = x·W_K = %s", vector_text(c.t.key.row(c.token).eval().data(), d).c_str());
+  ImGui::TextWrapped("v = x·W_V = %s", vector_text(c.t.value.row(c.token).eval().data(), static_cast<int>(c.t.value.cols())).c_str());
+  hint("Each entry of q is x's numbers times one column of W_Q, added up: a weighted sum of all of them.");
+
+  section_heading("Every token at once: X, Q, K and V (as images: too many numbers to print)");
+  HeatmapStyle s;
+  s.signed_values = true;
+  s.highlight_row = c.token;
+  s.row_labels = &c.queries;
+  s.cell = std::clamp(font * 12.0f / static_cast<float>(std::max<Eigen::Index>(1, x.rows())), 2.0f, font * 1.2f);
+  HeatmapStyle xs = s, qs = s, ks = s, vs = s;
+  xs.range = std::max(x.cwiseAbs().maxCoeff(), 1e-6f);
+  xs.cell_width = squeezed_cell_width(static_cast<int>(x.cols()), font * 8.0f, s.cell);
+  const float qkv_range = std::max({c.t.query.cwiseAbs().maxCoeff(), c.t.key.cwiseAbs().maxCoeff(), c.t.value.cwiseAbs().maxCoeff(), 1e-6f});
+  for (HeatmapStyle* h : {&qs, &ks, &vs}) {
+    h->range = qkv_range;
+    h->row_labels = nullptr;
+    h->cell_width = squeezed_cell_width(d, font * 5.0f, s.cell);
+  }
+  heatmap_row({{"##X", &x, xs, "X " + shape_text(x.rows(), x.cols()), nullptr, &c.queries, nullptr},
+               {"##Q", &c.t.query, qs, "Q " + shape_text(c.t.query.rows(), d), nullptr, &c.queries, nullptr},
+               {"##K", &c.t.key, ks, "K " + shape_text(c.t.key.rows(), d), nullptr, &c.keys, nullptr},
+               {"##V", &c.t.value, vs, "V " + shape_text(c.t.value.rows(), c.t.value.cols()), nullptr, &c.keys, nullptr}});
+}
+
 void step_projections(StepContext& c) {
+  if (real_model(c.state)) {
+    step_projections_real(c);
+    return;
+  }
   const int d = static_cast<int>(c.t.key.cols());
   const Matrix& x = c.state.model.queries.x;
   char intro[512];
@@ -516,7 +575,7 @@ void step_projections(StepContext& c) {
   heatmap_row({{"##x_row", &x_row, xs, "x: one row of X " + shape_text(1, x.cols()), nullptr, &row_label, &features}});
 
   // x picks up the rows of W_Q (W_K, W_V) of its non-zero features: that is all a product x·W does.
-  const bool self = !c.state.inputs.cross;
+  const bool self = !cross_shown(c.state);
   const Matrix q = c.t.query.row(c.token);
   ImGui::TextWrapped("q = x·W_Q = %s = %s", picked_rows(x, c.token, "W_Q").c_str(), vector_text(q.data(), d).c_str());
   if (self) {
@@ -574,12 +633,21 @@ std::string scaling_text(const AppState& state) {
   return text + " (score = q·k × " + number_text(t.score_factor, 3) + ").";
 }
 
-// "3×2 + 1×0": the products of the query's non-zero entries with the key's.
+// "3×2 + 1×0": the products of the query's non-zero entries with the key's (a real model's 64:
+// the first few, then how many more).
 std::string dot_written_out(const Matrix& query, const Matrix& matched, int row, int key) {
   std::string out;
+  int written = 0, left = 0;
   for (Eigen::Index c = 0; c < query.cols(); ++c)
-    if (query(row, c) != 0.0f)
+    if (query(row, c) != 0.0f) {
+      if (written == 3 && query.cols() > kVectorShown) {
+        ++left;
+        continue;
+      }
       out += (out.empty() ? "" : " + ") + compact(query(row, c)) + "×" + compact(matched(key, c));
+      ++written;
+    }
+  if (left) out += " + … " + std::to_string(left) + " more";
   return out.empty() ? "0" : out;
 }
 
@@ -622,7 +690,7 @@ void step_scores(StepContext& c) {
   }
   ImGui::TextWrapped("Best match: %s with a score of %s.", in_quotes(c.keys[best]).c_str(),
                      number_text(c.t.scaled_scores(c.token, best), 2).c_str());
-  if (c.state.inputs.causal) hint("The causal mask is on: step 7 shows which of these scores it hides.");
+  if (causal_shown(c.state)) hint("The causal mask is on: step 7 shows which of these scores it hides.");
   hint("Why divide at all: step 6.");
 }
 
@@ -738,7 +806,7 @@ void step_weighted_sum(StepContext& c) {
     ImGui::EndTable();
   }
 
-  const std::vector<std::string> dims(value_dim_names().begin(), value_dim_names().end());
+  const std::vector<std::string> dims = column_names(c.state, Columns::Value, dv);
   const std::vector<std::string> row_label = {"output(" + c.queries[c.token] + ")"};
   HeatmapStyle s;
   s.show_values = true;
@@ -747,6 +815,11 @@ void step_weighted_sum(StepContext& c) {
   s.row_labels = &row_label;
   s.col_labels = &dims;
   s.cell = ImGui::GetFontSize() * 2.6f;
+  if (dv > 16) {  // a real model's head: a strip, not 64 labelled cells
+    s.col_labels = nullptr;
+    s.cell_width = squeezed_cell_width(dv, ImGui::GetFontSize() * 16.0f, s.cell);
+    s.cell = ImGui::GetFontSize();
+  }
   ImGui::Spacing();
   heatmap_row({{"##output_row", &output, s, "output " + shape_text(1, dv), nullptr, &row_label, &dims}});
   Eigen::Index largest = 0;
@@ -776,7 +849,7 @@ void step_matrix_form(StepContext& c) {
   ImGui::TextWrapped("%s", output_shapes.c_str());
 
   section_heading("A · V = output, with the numbers now");
-  const std::vector<std::string> dims(value_dim_names().begin(), value_dim_names().end());
+  const std::vector<std::string> dims = column_names(c.state, Columns::Value, static_cast<int>(dv));
   const float font = ImGui::GetFontSize();
   const float label_width = ImGui::CalcTextSize("because").x * 2.0f + font * 4.0f;  // A's and V's row labels, operators
   HeatmapStyle a;
@@ -804,6 +877,11 @@ void step_matrix_form(StepContext& c) {
     a.cell = cell_for(c.avail - label_width * 0.5f, static_cast<int>(Tk));
     v.cell = out.cell = a.cell;
     out.row_labels = &c.queries;
+  }
+  if (dv > 16) {  // a real model's head: V and the output as narrow images beside A
+    v.col_labels = out.col_labels = nullptr;
+    v.show_values = out.show_values = false;
+    v.cell_width = out.cell_width = squeezed_cell_width(static_cast<int>(dv), font * 5.0f, a.cell);
   }
   const Matrix shown_weights = weights_for_display(c.t);
   heatmap_row({{"##A", &shown_weights, a, "A " + shape_text(Tq, Tk), nullptr, &c.queries, &c.keys},
@@ -841,7 +919,7 @@ void step_scaling(StepContext& c) {
     both(1, j) = n.weights_undivided[j];
   }
   // Masked keys go to the heatmap as −∞ so they are hatched, not shown as a 0.
-  if (c.state.inputs.causal)
+  if (causal_shown(c.state))
     for (int j = c.token + 1; j < keys; ++j) both(0, j) = both(1, j) = kNegInf;
   section_heading(("The weights of " + c.name + ", both ways").c_str());
   const std::vector<std::string> row_labels = {"÷ √d", "not ÷ √d"};
@@ -875,7 +953,7 @@ void step_mask(StepContext& c) {
   formula_box(kSteps[6].formula);
 
   const int rows = static_cast<int>(c.t.masked_scores.rows()), keys = static_cast<int>(c.t.masked_scores.cols());
-  if (!c.state.inputs.causal) {
+  if (!causal_shown(c.state)) {
     ImGui::TextColored(kMistakeColor, "The causal mask is off: every token sees the whole sentence.");
     if (action_button("Turn on the causal mask", "step:causal_on")) c.next.causal = true;
     // What the mask would add to the scores: 0 where a key may be seen, −∞ where it is hidden.
@@ -905,7 +983,7 @@ void step_mask(StepContext& c) {
     std::snprintf(seen, sizeof seen, "%s is token %d: it may look at keys 1 to %d; the %d after it %s hidden.",
                   c.name.c_str(), c.token + 1, c.token + 1, hidden, hidden == 1 ? "is" : "are");
   ImGui::TextWrapped("%s", seen);
-  if (c.state.inputs.cross)
+  if (cross_shown(c.state))
     hint(
         "Cross-attention: the mask compares positions in two different sentences. Real models use it within one "
         "sentence (self-attention).");
@@ -983,6 +1061,7 @@ void draw_steps_panel(const AppState& state, AppInputs& next) {
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + c.avail);
 
   panel_intro("The lesson's seven steps, one at a time, each with the numbers of the selected token.");
+  head_banner(state);
   step_buttons(step, next);
   ImGui::Spacing();
   ImGui::TextColored(kAccent, "Step %d of %d: %s", step + 1, kStepCount, kSteps[step].title);
@@ -1022,7 +1101,7 @@ json steps_view_data(const AppState& state) {
     case 0:
       j["x"] = row_json(state.model.queries.x, row);
       j["q"] = row_json(t.query, row);
-      if (!state.inputs.cross) {
+      if (!cross_shown(state)) {
         j["k"] = row_json(t.key, row);
         j["v"] = row_json(t.value, row);
       }
@@ -1048,7 +1127,7 @@ json steps_view_data(const AppState& state) {
       j["contributors"] = contributors;
       j["weights"] = row_json(t.weights, row);
       j["output"] = row_json(t.output, row);
-      j["output_dims"] = value_dim_names();
+      j["output_dims"] = column_names(state, Columns::Value, static_cast<int>(t.output.cols()));
       break;
     }
     case 4:
@@ -1070,7 +1149,7 @@ json steps_view_data(const AppState& state) {
       json hidden = json::array();
       for (Eigen::Index k = 0; k < t.masked_scores.cols(); ++k)
         if (!std::isfinite(t.masked_scores(row, k))) hidden.push_back(k);
-      j["causal"] = state.inputs.causal;
+      j["causal"] = causal_shown(state);
       j["masked_keys"] = hidden;
       j["scores"] = row_json(t.masked_scores, row);
       j["weights"] = row_json(t.weights, row);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -309,7 +310,8 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   const ImGuiStyle& style = ImGui::GetStyle();
 
   panel_intro("All the attention weights at once; they follow every control.");
-  paragraph(state.inputs.cross
+  head_banner(state);
+  paragraph(cross_shown(state)
                       ? "Rows: the query tokens (first sentence), doing the looking. Columns: the key tokens (second "
                         "sentence), being looked at. A row is how one query spreads its attention over the keys."
                       : "Rows: the tokens doing the looking (queries). Columns: the tokens being looked at (keys). "
@@ -319,7 +321,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   HeatmapStyle heat;
   heat.range = 1.0f;
   legend("weight", heat, font * 8.0f);
-  if (state.inputs.causal) {
+  if (causal_shown(state)) {
     ImGui::SameLine(0, font * 1.5f);
     masked_legend("hidden by the causal mask");
   }

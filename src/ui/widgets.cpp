@@ -107,18 +107,19 @@ constexpr float kGpuCellBelow = 6.0f;
 constexpr long kGpuCellsFrom = 4096;
 
 static float cell_size(const HeatmapStyle& s) { return s.cell > 0 ? s.cell : ImGui::GetFrameHeight(); }
+static float cell_width_of(const HeatmapStyle& s) { return s.cell_width > 0 ? s.cell_width : cell_size(s); }
 
 ImVec2 heatmap_size(int rows, int cols, const HeatmapStyle& s) {
-  const float cell = cell_size(s);
-  return ImVec2(row_label_width(s) + cell * cols, col_label_height(s, cell) + cell * rows);
+  const float cell = cell_size(s), cell_w = cell_width_of(s);
+  return ImVec2(row_label_width(s) + cell_w * cols, col_label_height(s, cell_w) + cell * rows);
 }
 
 HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, const HeatmapStyle& s) {
   HeatmapHover hover;
-  const float cell = cell_size(s);
-  const float label_w = row_label_width(s), label_h = col_label_height(s, cell);
+  const float cell = cell_size(s), cell_w = cell_width_of(s);
+  const float label_w = row_label_width(s), label_h = col_label_height(s, cell_w);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 size(label_w + cell * cols, label_h + cell * rows);
+  const ImVec2 size(label_w + cell_w * cols, label_h + cell * rows);
   ImGui::InvisibleButton(id, ImVec2(std::max(size.x, 1.0f), std::max(size.y, 1.0f)));
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -132,9 +133,9 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
       const ImVec2 ts = ImGui::CalcTextSize(text);
       const ImU32 c = j == s.highlight_col ? ImGui::GetColorU32(ImGuiCol_PlotLinesHovered) : label_color;
       if (vertical)
-        text_vertical(dl, ImVec2(grid.x + cell * j + (cell - ts.y) * 0.5f, grid.y - ImGui::GetStyle().ItemSpacing.y), c, text);
+        text_vertical(dl, ImVec2(grid.x + cell_w * j + (cell_w - ts.y) * 0.5f, grid.y - ImGui::GetStyle().ItemSpacing.y), c, text);
       else
-        dl->AddText(ImVec2(grid.x + cell * j + (cell - ts.x) * 0.5f, origin.y), c, text);
+        dl->AddText(ImVec2(grid.x + cell_w * j + (cell_w - ts.x) * 0.5f, origin.y), c, text);
     }
   }
   if (s.row_labels)
@@ -146,10 +147,12 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
                   c, text);
     }
 
-  const float gap = cell >= 8 ? 1.0f : 0.0f;
+  const float gap = std::min(cell, cell_w) >= 8 ? 1.0f : 0.0f;
   // Many tiny cells: one textured quad coloured by a shader (src/gpu) instead of a rectangle per
   // cell; where the GPU image is not available right now, the cells are drawn as usual.
-  const bool tiny_cells = cell < kGpuCellBelow && static_cast<long>(rows) * cols >= kGpuCellsFrom;
+  // Cells under a pixel wide or high are always one image (rectangles that thin would smear).
+  const float smaller = std::min(cell, cell_w);
+  const bool tiny_cells = (smaller < kGpuCellBelow && static_cast<long>(rows) * cols >= kGpuCellsFrom) || smaller < 1.0f;
   // The image's key is the widget's ImGui ID (the ID stack included), not the label: two heatmaps
   // labelled "##weights" under different PushID scopes are two images.
   char image_key[24];
@@ -158,13 +161,13 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
       tiny_cells ? gpu::matrix_image(image_key, data, rows, cols, s.signed_values ? -s.range : 0.0f, s.range,
                                      s.signed_values ? gpu::ColourMap::Diverging : gpu::ColourMap::Sequential)
                  : nullptr;
-  if (image) dl->AddImage(image, grid, ImVec2(grid.x + cell * cols, grid.y + cell * rows));
+  if (image) dl->AddImage(image, grid, ImVec2(grid.x + cell_w * cols, grid.y + cell * rows));
   // Values are written in cells wide enough for the shortest number ("0.00"), formatted only then.
-  const bool values_fit = s.show_values && ImGui::CalcTextSize(number_text(0.0f, s.value_decimals).c_str()).x <= cell - 2;
+  const bool values_fit = s.show_values && ImGui::CalcTextSize(number_text(0.0f, s.value_decimals).c_str()).x <= cell_w - 2;
   for (int i = 0; i < rows && !image; ++i)
     for (int j = 0; j < cols; ++j) {
       const float v = data[static_cast<std::size_t>(i) * cols + j];
-      const ImVec2 a(grid.x + cell * j, grid.y + cell * i), b(a.x + cell - gap, a.y + cell - gap);
+      const ImVec2 a(grid.x + cell_w * j, grid.y + cell * i), b(a.x + cell_w - gap, a.y + cell - gap);
       if (!std::isfinite(v)) {
         draw_masked_cell(dl, a, b);
         continue;
@@ -174,8 +177,8 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
       if (values_fit) {
         const std::string text = number_text(v, s.value_decimals);
         const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-        if (ts.x <= cell - 2)
-          dl->AddText(ImVec2(a.x + (cell - gap - ts.x) * 0.5f, a.y + (cell - gap - ts.y) * 0.5f), text_color_on(bg),
+        if (ts.x <= cell_w - 2)
+          dl->AddText(ImVec2(a.x + (cell_w - gap - ts.x) * 0.5f, a.y + (cell - gap - ts.y) * 0.5f), text_color_on(bg),
                       text.c_str());
       }
     }
@@ -183,19 +186,19 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
   const float thick = std::max(2.0f, cell * 0.08f);
   if (s.highlight_row >= 0 && s.highlight_row < rows)
     dl->AddRect(ImVec2(grid.x - 1, grid.y + cell * s.highlight_row - 1),
-                ImVec2(grid.x + cell * cols, grid.y + cell * (s.highlight_row + 1)), outline, 0, 0, thick);
+                ImVec2(grid.x + cell_w * cols, grid.y + cell * (s.highlight_row + 1)), outline, 0, 0, thick);
   if (s.highlight_col >= 0 && s.highlight_col < cols)
-    dl->AddRect(ImVec2(grid.x + cell * s.highlight_col - 1, grid.y - 1),
-                ImVec2(grid.x + cell * (s.highlight_col + 1), grid.y + cell * rows), outline, 0, 0, thick);
+    dl->AddRect(ImVec2(grid.x + cell_w * s.highlight_col - 1, grid.y - 1),
+                ImVec2(grid.x + cell_w * (s.highlight_col + 1), grid.y + cell * rows), outline, 0, 0, thick);
 
   if (hovered) {
     const ImVec2 m = ImGui::GetIO().MousePos;
-    const int j = static_cast<int>(std::floor((m.x - grid.x) / cell)), i = static_cast<int>(std::floor((m.y - grid.y) / cell));
+    const int j = static_cast<int>(std::floor((m.x - grid.x) / cell_w)), i = static_cast<int>(std::floor((m.y - grid.y) / cell));
     if (i >= 0 && i < rows && j >= 0 && j < cols) {
       hover.row = i;
       hover.col = j;
-      const ImVec2 a(grid.x + cell * j, grid.y + cell * i);
-      dl->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+      const ImVec2 a(grid.x + cell_w * j, grid.y + cell * i);
+      dl->AddRect(a, ImVec2(a.x + std::max(cell_w, 2.0f), a.y + std::max(cell, 2.0f)), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
     }
   }
   return hover;

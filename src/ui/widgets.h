@@ -17,6 +17,7 @@ ImU32 text_color_on(ImU32 background);
 
 struct HeatmapStyle {
   float cell = 0;             // cell size in pixels (0: one text line high)
+  float cell_width = 0;       // cell width when it differs from the height (wide matrices; 0: square)
   bool signed_values = false; // diverging map over [-range, range], else sequential over [0, range]
   float range = 1.0f;         // value that maps to the end of the colour map
   bool show_values = false;   // print each value inside its cell (when it fits)

@@ -160,7 +160,7 @@ test("soak: 10 000 frames with inputs changing every frame, no memory growth, no
     const memory = () => window.Module.HEAP8.buffer.byteLength;
     const sentences = ["The animal didn't cross the street because it was tired", "The dog saw it",
       "A cat sat on the mat because it was warm and it was happy"];
-    const views = ["flow", "weights", "library", "steps", "derive", "mistakes", "build", "practice", "break"];
+    const views = ["flow", "weights", "heads", "library", "steps", "derive", "mistakes", "build", "practice", "break"];
     let afterWarmup = 0;
     const total = 10000, warmup = 500;
     for (let i = 0; i < total; i++) {

@@ -166,7 +166,7 @@ test("library: the real-library switch reads only the best match", async () => {
   await context.close();
 });
 
-for (const view of ["flow", "weights", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice"]) {
+for (const view of ["flow", "weights", "heads", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice"]) {
   test(`${view} at 800×600 draws without console errors`, async () => {
     const { context, errors } = await openView(`view=${view}`, `small-${view}`, { width: 800, height: 600 });
     assert.deepEqual(errors, []);

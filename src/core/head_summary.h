@@ -1,0 +1,42 @@
+// What one attention head mostly does, read off its weight matrix by fixed rules with thresholds
+// (previous token, first token, itself, one particular token, spread out). Not per model: nothing
+// here knows a model's name or its tokens; the same rule reads every head.
+#pragma once
+#include "matrix.h"
+
+namespace attn {
+
+enum class HeadPattern {
+  PreviousToken,  // most weight on the token just before (i − 1)
+  FirstToken,     // most weight on token 0 (GPT-2's "attention sink")
+  Itself,         // most weight on the query's own position (i)
+  OneToken,       // most weight on one particular later-than-first token (HeadSummary::top_key)
+  SpreadOut,      // weight spread nearly evenly over every key it may see
+  Mixed,          // none of the above passes its threshold
+};
+const char* head_pattern_name(HeadPattern p);  // "previous_token", "first_token", "itself", ...
+
+// A pattern is named when its mean share reaches this (half of every row's weight on average).
+constexpr float kHeadPatternShare = 0.5f;
+// "spread out" when the mean relative entropy H_i / log(n_i) reaches this (1 = perfectly even).
+constexpr float kHeadSpreadEntropy = 0.85f;
+
+struct HeadSummary {
+  HeadPattern pattern = HeadPattern::Mixed;
+  // Means over the query rows that have a choice (rows with at least two visible keys; under a
+  // causal mask row 0 sees only itself and is left out):
+  float previous = 0;  // weight on key i − 1
+  float first = 0;     // weight on key 0 (rows 1 … : row 0's key 0 is itself)
+  float self = 0;      // weight on key i
+  float spread = 0;    // entropy of the row / log(number of visible keys), in [0, 1]
+  int top_key = -1;    // the key (other than 0) with the largest mean weight over the rows that see it
+  float top_key_share = 0;
+  int rows_used = 0;   // how many rows the means are over (0: the head has no choice to make)
+};
+
+// Reads a (Tq, Tk) weight matrix (rows sum to 1; under `causal`, keys j > i are not visible and
+// their weights are ignored). The first pattern that reaches its threshold, in the order of
+// HeadPattern, names the head. A matrix with no row that has a choice (T = 1) is "itself".
+HeadSummary summarize_head(const Matrix& weights, bool causal);
+
+}  // namespace attn

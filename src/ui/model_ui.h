@@ -1,0 +1,44 @@
+// What the panels need to know of the current model: hand-made or a loaded GPT-2, the chosen
+// layer and head in words, column names that exist only for the hand-made model, the next-token
+// strip. Not AppState (the lead's) and not the loader: it only reads what apply_inputs computed.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app_state.h"
+
+namespace attn::ui {
+
+// The loaded model that computes now, or nullptr for the hand-made worked example.
+const LoadedModel* current_loaded_model(const AppState& state);
+// True when a loaded (GPT-2) model computes the views; texts about the hand-made model's lexicon
+// and features must not show then.
+bool real_model(const AppState& state);
+// What the views show, whatever the switches say: GPT-2 always masks and never reads a second
+// sentence, so for it these are on and off respectively.
+bool causal_shown(const AppState& state);
+bool cross_shown(const AppState& state);
+// "layer 3 · head 7 of distilgpt2" (1-based, as a learner counts), or "the hand-made model".
+std::string head_caption(const AppState& state);
+// One dim line under a view's intro naming the model, layer and head shown (nothing for the
+// hand-made model, whose views are the lesson's).
+void head_banner(const AppState& state);
+
+// Column names for the views' tooltips and read-outs: the hand-made model's named features and
+// dimensions, or "dim 0" … "dim n−1" where a real model's dimensions have no names.
+enum class Columns { Features, Query, Key, Value };
+std::vector<std::string> column_names(const AppState& state, Columns which, int count);
+
+// The top-k next-token predictions at the selected position ({display text, id, p}), empty for the
+// hand-made model (it predicts nothing).
+struct NextTokenRow {
+  std::string text;
+  int id = 0;
+  float p = 0;
+};
+std::vector<NextTokenRow> next_tokens(const AppState& state, int k = 5);
+// The strip: "What the model would write after ·it" and five bars with probabilities. Draws
+// nothing for the hand-made model.
+void next_token_strip(const AppState& state);
+
+}  // namespace attn::ui

@@ -1,0 +1,105 @@
+// The panels' view of the current model (see model_ui.h): which model and head computes, column
+// names, and the next-token strip. Not a view of its own and not the loader.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model_ui.h"
+#include "panels.h"
+#include "widgets.h"
+
+namespace attn::ui {
+
+const LoadedModel* current_loaded_model(const AppState& state) {
+  if (state.inputs.model == kHandmadeModel) return nullptr;
+  return find_model(state, state.inputs.model);
+}
+
+bool real_model(const AppState& state) { return current_loaded_model(state) != nullptr; }
+
+bool causal_shown(const AppState& state) { return state.model.trace.options.causal; }
+bool cross_shown(const AppState& state) { return state.inputs.cross && !real_model(state); }
+
+std::string head_caption(const AppState& state) {
+  const LoadedModel* m = current_loaded_model(state);
+  if (!m) return "the hand-made model";
+  return "layer " + std::to_string(state.inputs.layer + 1) + " · head " + std::to_string(state.inputs.head + 1) +
+         " of " + m->name;
+}
+
+void head_banner(const AppState& state) {
+  const LoadedModel* m = current_loaded_model(state);
+  if (!m) return;
+  const Gpt2Config& c = m->model->config;
+  char line[320];
+  std::snprintf(line, sizeof line, "Showing %s (%d layers × %d heads; head width %d). Pick another in the controls or the Heads view.",
+                head_caption(state).c_str(), c.n_layer, c.n_head, c.head_dim());
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
+  ImGui::TextWrapped("%s", line);
+  ImGui::PopStyleColor();
+}
+
+std::vector<std::string> column_names(const AppState& state, Columns which, int count) {
+  std::vector<std::string> names;
+  if (!real_model(state)) {
+    auto take = [&](const auto& list) {
+      if (static_cast<int>(list.size()) == count) names.assign(list.begin(), list.end());
+    };
+    switch (which) {
+      case Columns::Features: take(feature_names()); break;
+      case Columns::Query: take(query_dim_names()); break;
+      case Columns::Key: take(key_dim_names()); break;
+      case Columns::Value: take(value_dim_names()); break;
+    }
+    if (!names.empty()) return names;
+  }
+  names.reserve(static_cast<std::size_t>(std::max(count, 0)));
+  for (int i = 0; i < count; ++i) names.push_back("dim " + std::to_string(i));
+  return names;
+}
+
+std::vector<NextTokenRow> next_tokens(const AppState& state, int k) {
+  std::vector<NextTokenRow> rows;
+  const LoadedModel* m = current_loaded_model(state);
+  const auto& forward = state.model.forward;
+  if (!m || !forward || forward->probs.rows() <= state.inputs.token) return rows;
+  for (const NextToken& n : top_next_tokens(*forward, state.inputs.token, k))
+    rows.push_back({m->tokenizer ? m->tokenizer->display(n.id) : std::to_string(n.id), n.id, n.p});
+  return rows;
+}
+
+void next_token_strip(const AppState& state) {
+  const std::vector<NextTokenRow> rows = next_tokens(state, 5);
+  if (rows.empty()) return;
+  const auto& tokens = state.model.queries.tokens;
+  const std::string after = tokens[static_cast<std::size_t>(state.inputs.token)].text;
+  const std::string title = "What the model would write after " + fit_text(after, ImGui::GetFontSize() * 8.0f);
+  ImGui::TextWrapped("%s", title.c_str());
+  publish_item_rect("next");
+  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float number_width = ImGui::CalcTextSize("100.0%").x + style.ItemSpacing.x;
+  const float label_width = std::min(font * 6.0f, avail * 0.4f);
+  const float bar_width = std::clamp(avail - label_width - number_width - style.ItemSpacing.x, font * 2.0f, font * 10.0f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::Dummy(ImVec2(label_width + bar_width + number_width, line));
+    const std::string label = fit_text(rows[i].text, label_width - style.ItemSpacing.x);
+    const float lw = ImGui::CalcTextSize(label.c_str()).x;
+    dl->AddText(ImVec2(p.x + label_width - style.ItemSpacing.x - lw, p.y), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+    const ImVec2 a(p.x + label_width, p.y + line * 0.15f), b(a.x + bar_width, p.y + line * 0.85f);
+    dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_FrameBg));
+    dl->AddRectFilled(a, ImVec2(a.x + bar_width * std::clamp(rows[i].p, 0.0f, 1.0f), b.y),
+                      color_sequential(0.35f + 0.65f * rows[i].p));
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.1f%%", static_cast<double>(rows[i].p) * 100.0);
+    dl->AddText(ImVec2(b.x + style.ItemSpacing.x, p.y), ImGui::GetColorU32(ImGuiCol_Text), pct);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Token %d, “%s”: probability %.4f", rows[i].id, rows[i].text.c_str(), static_cast<double>(rows[i].p));
+  }
+}
+
+}  // namespace attn::ui
