@@ -27,7 +27,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-if [ "${1:-}" = "--npm" ] && [ ! -d node_modules/playwright-core ]; then
+# npm: when any devDependency of package.json is missing from node_modules
+npm_missing() {
+  node -e 'const d = require("./package.json").devDependencies || {};
+    process.exit(Object.keys(d).some((p) => !require("fs").existsSync("node_modules/" + p + "/package.json")) ? 0 : 1)'
+}
+if [ "${1:-}" = "--npm" ] && npm_missing; then
   echo "[deps] installing npm packages (package-lock.json)" >&2
   npm ci --no-audit --no-fund --loglevel=error >&2 || npm install --no-audit --no-fund --loglevel=error >&2
 fi
