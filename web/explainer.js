@@ -261,8 +261,13 @@
       }
       const weights = byName.get(WEIGHTS_FILE);
       h.beginWeights(WEIGHTS_FILE, weights.size);
-      for (let offset = 0; offset < weights.size; offset += CHUNK_BYTES) {
-        const bytes = await weights.read(offset, Math.min(offset + CHUNK_BYTES, weights.size));
+      // The next chunk is read while the loader converts this one (reading and converting overlap).
+      const readAt = (offset) => (offset < weights.size ? weights.read(offset, Math.min(offset + CHUNK_BYTES, weights.size)) : null);
+      let next = readAt(0);
+      for (let offset = 0; next; offset += CHUNK_BYTES) {
+        const bytes = await next;
+        next = readAt(offset + CHUNK_BYTES);
+        if (next) next.catch(() => {});  // a failure is reported when it is awaited
         h.feed(bytes);
       }
     }, onProgress);
