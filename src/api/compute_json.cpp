@@ -144,7 +144,7 @@ json compute(const json& request) {
   options.scale = get_bool(request, "scale", true);
   if (request.contains("temperature")) {
     const json& t = request["temperature"];
-    if (!t.is_number() || !(t.get<float>() >= kMinTemperature && t.get<float>() <= kMaxTemperature)) {
+    if (!t.is_number() || !temperature_in_domain(t.get<double>())) {
       char text[64];
       std::snprintf(text, sizeof text, "from %g to %g", kMinTemperature, kMaxTemperature);
       fail(std::string("\"temperature\" must be a number ") + text + (t.is_number() ? " (got " + t.dump() + ")" : ""));

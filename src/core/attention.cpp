@@ -81,6 +81,12 @@ void validate_options(const AttentionOptions& options) {
                                 number_text(kMaxTemperature) + " (got " + number_text(options.temperature) + ")");
 }
 
+bool temperature_in_domain(double temperature) {
+  if (!(temperature >= 0.0 && temperature <= 1e30)) return false;  // NaN too
+  const float stored = static_cast<float>(temperature);
+  return stored >= kMinTemperature && stored <= kMaxTemperature;
+}
+
 void apply_causal_mask(Matrix& scores, float fill) {
   for (Eigen::Index i = 0; i < scores.rows(); ++i)
     for (Eigen::Index j = i + 1; j < scores.cols(); ++j) scores(i, j) = fill;

@@ -66,6 +66,10 @@ struct AttentionTrace {
 void validate_matrix(const Matrix& m, const char* what);
 void validate_qkv(const Matrix& query, const Matrix& key, const Matrix& value);
 void validate_options(const AttentionOptions& options);
+// Whether a requested temperature (a double from JSON or the command line) is in the domain once
+// stored as a float: "0.05" is accepted although the double 0.05 lies a hair below 0.05f, and
+// 1e300 is refused without the undefined float conversion.
+bool temperature_in_domain(double temperature);
 
 // Attention from ready-made Q, K, V (K and V may have another row count than Q: cross-attention).
 AttentionTrace attend(const Matrix& query, const Matrix& key, const Matrix& value, const AttentionOptions& options);

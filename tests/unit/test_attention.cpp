@@ -180,6 +180,14 @@ TEST_CASE("validation: clear errors, never NaN") {
     CHECK_THROWS_WITH_AS(attend_with(Backend::Simd, kDeriveQK, kDeriveQK, kDeriveV, bad),
                          doctest::Contains("temperature must be a number from 0.05 to 20"), std::invalid_argument);
   }
+  // Requested as a double (JSON, the URL): judged as the float it becomes, without an overflow.
+  CHECK(temperature_in_domain(0.05));
+  CHECK(temperature_in_domain(20.0));
+  CHECK_FALSE(temperature_in_domain(0.0499));
+  CHECK_FALSE(temperature_in_domain(20.001));
+  CHECK_FALSE(temperature_in_domain(1e300));
+  CHECK_FALSE(temperature_in_domain(-1.0));
+  CHECK_FALSE(temperature_in_domain(std::nan("")));
   CHECK_NOTHROW(attend(rows({{kMaxAbsEntry, -kMaxAbsEntry}}), kDeriveQK, kDeriveV, {}));
   CHECK_THROWS_WITH_AS(attend(rows({{std::nextafter(kMaxAbsEntry, 2e6f), 0}}), kDeriveQK, kDeriveV, {}),
                        "Q[0][0] is too large (|value| must be at most 1e+06)", std::invalid_argument);
