@@ -2,6 +2,7 @@
 #include "compute_json.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -106,6 +107,19 @@ json matrix_to_json(const Matrix& m) {
   return rows;
 }
 
+json result_matrix_to_json(const Matrix& m, const char* what, bool masked_is_null) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+      const float v = m(i, j);
+      const bool masked = masked_is_null && v == -std::numeric_limits<float>::infinity();
+      if (!std::isfinite(v) && !masked)
+        throw std::runtime_error(std::string("the result's \"") + what + "\"[" + std::to_string(i) + "][" +
+                                 std::to_string(j) + "] is not a finite number: nothing is returned (a defect: " +
+                                 "every accepted request should give finite numbers)");
+    }
+  return matrix_to_json(m);
+}
+
 json compute(const json& request) {
   if (!request.is_object()) fail("the request must be a JSON object");
   static const char* const known[] = {"Q", "K", "V", "X", "X_kv", "Wq", "Wk", "Wv", "causal", "scale", "temperature",
@@ -129,8 +143,13 @@ json compute(const json& request) {
   options.causal = get_bool(request, "causal", false);
   options.scale = get_bool(request, "scale", true);
   if (request.contains("temperature")) {
-    if (!request["temperature"].is_number()) fail("\"temperature\" must be a number greater than 0");
-    options.temperature = request["temperature"].get<float>();
+    const json& t = request["temperature"];
+    if (!t.is_number() || !temperature_in_domain(t.get<double>())) {
+      char text[64];
+      std::snprintf(text, sizeof text, "from %g to %g", kMinTemperature, kMaxTemperature);
+      fail(std::string("\"temperature\" must be a number ") + text + (t.is_number() ? " (got " + t.dump() + ")" : ""));
+    }
+    options.temperature = t.get<float>();
   }
   Backend backend = Backend::Simd;
   std::string backend_label = backend_name(backend);
@@ -160,12 +179,23 @@ json compute(const json& request) {
     if (wk.rows() != x_kv.cols() || wv.rows() != x_kv.cols())
       fail(std::string("\"Wk\" and \"Wv\" need one row per column of \"") + (request.contains("X_kv") ? "X_kv" : "X") +
            "\"");
+    // The product of two matrices within limits may be past them: named as the product.
     query = x * wq;
     key = x_kv * wk;
     value = x_kv * wv;
+    validate_matrix(query, "Q = X·Wq");
+    validate_matrix(key, request.contains("X_kv") ? "K = X_kv·Wk" : "K = X·Wk");
+    validate_matrix(value, request.contains("X_kv") ? "V = X_kv·Wv" : "V = X·Wv");
   }
   validate_options(options);
-  if (registered) validate_qkv(query, key, value);  // attend_with checks them for the built-in ones
+  validate_qkv(query, key, value);
+  // The size of the answer, checked before it is computed: scores and weights (Tq, Tk), output (Tq, dv).
+  const long long Tq = query.rows(), Tk = key.rows(), dv = value.cols();
+  const long long numbers = 2 * Tq * Tk + Tq * dv;
+  if (numbers > kMaxResultNumbers)
+    fail("the result would hold " + std::to_string(numbers) + " numbers (scores and weights " + std::to_string(Tq) +
+         " x " + std::to_string(Tk) + ", output " + std::to_string(Tq) + " x " + std::to_string(dv) +
+         "); the limit is " + std::to_string(kMaxResultNumbers) + ": ask for fewer queries or keys");
   const AttentionResult result =
       registered ? (*registered)(query, key, value, options) : attend_with(backend, query, key, value, options);
 
@@ -173,9 +203,13 @@ json compute(const json& request) {
   if (options.causal) apply_causal_mask(scores, -std::numeric_limits<float>::infinity());
 
   json out;
-  out["scores"] = matrix_to_json(scores);
-  out["weights"] = matrix_to_json(result.weights);
-  out["output"] = matrix_to_json(result.output);
+  // null means "masked" and nothing else: any other non-finite number is an error, not an answer.
+  if (result.weights.rows() != Tq || result.weights.cols() != Tk || result.output.rows() != Tq ||
+      result.output.cols() != dv)
+    throw std::runtime_error("backend \"" + backend_label + "\" returned matrices of the wrong shape");
+  out["scores"] = result_matrix_to_json(scores, "scores", options.causal);
+  out["weights"] = result_matrix_to_json(result.weights, "weights", false);
+  out["output"] = result_matrix_to_json(result.output, "output", false);
   out["backend"] = backend_label;
   return out;
 }

@@ -20,9 +20,13 @@ nlohmann::json parse_json_limited(const std::string& text);
 
 // Request keys: either "Q","K","V" (arrays of rows) or "X","Wq","Wk","Wv" (and optional "X_kv"
 // for cross-attention); options "causal" (bool, false), "scale" (bool, true), "temperature"
-// (number > 0, 1), "backend" ("scalar" | "eigen" | "simd" | a registered one, default "simd").
+// (number from kMinTemperature to kMaxTemperature, 1), "backend" ("scalar" | "eigen" | "simd" |
+// a registered one, default "simd"). Limits: attention.h's numeric domain, and at most
+// kMaxResultNumbers numbers in the result (checked before anything is computed).
 // Result: {"scores": rows with null where masked, "weights": rows, "output": rows, "backend": name}.
-// Any problem throws std::invalid_argument with one line naming the key and what is wrong.
+// null means masked, only: every other number is finite, or nothing is returned.
+// Any problem with the request throws std::invalid_argument with one line naming the key and what
+// is wrong; a backend that returns a non-finite number throws std::runtime_error (never null).
 nlohmann::json compute(const nlohmann::json& request);
 
 // A backend added at run time, beside the built-in CPU kernels (the app adds "webgl" once its GL
@@ -42,5 +46,8 @@ std::string compute_text(const std::string& request_text);
 Matrix matrix_from_json(const nlohmann::json& rows, const char* what);
 // Matrix -> array of rows; non-finite entries (masked scores) become null.
 nlohmann::json matrix_to_json(const Matrix& m);
+// The same for a result named `what`: -inf becomes null where masked_is_null, and any other
+// non-finite entry throws std::runtime_error naming the entry.
+nlohmann::json result_matrix_to_json(const Matrix& m, const char* what, bool masked_is_null);
 
 }  // namespace attn

@@ -3,6 +3,7 @@
 #include "attention.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -13,6 +14,12 @@ namespace attn {
 namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 std::string shape(const Matrix& m) { return "(" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + ")"; }
+// 0.05, 20, 1e-40, 1e+06: short and exact enough for a message.
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
 }  // namespace
 
 const char* mistake_name(Mistake m) {
@@ -53,7 +60,7 @@ void validate_matrix(const Matrix& m, const char* what) {
                                     "] is not a finite number");
       if (std::fabs(v) > kMaxAbsEntry)
         throw std::invalid_argument(std::string(what) + "[" + std::to_string(i) + "][" + std::to_string(j) +
-                                    "] is too large (|value| must be at most 1e6)");
+                                    "] is too large (|value| must be at most " + number_text(kMaxAbsEntry) + ")");
     }
 }
 
@@ -69,8 +76,15 @@ void validate_qkv(const Matrix& query, const Matrix& key, const Matrix& value) {
 }
 
 void validate_options(const AttentionOptions& options) {
-  if (!(options.temperature > 0.0f) || !std::isfinite(options.temperature) || options.temperature > 1e6f)
-    throw std::invalid_argument("temperature must be a number greater than 0 (and at most 1e6)");
+  if (!(options.temperature >= kMinTemperature && options.temperature <= kMaxTemperature))  // NaN fails too
+    throw std::invalid_argument("temperature must be a number from " + number_text(kMinTemperature) + " to " +
+                                number_text(kMaxTemperature) + " (got " + number_text(options.temperature) + ")");
+}
+
+bool temperature_in_domain(double temperature) {
+  if (!(temperature >= 0.0 && temperature <= 1e30)) return false;  // NaN too
+  const float stored = static_cast<float>(temperature);
+  return stored >= kMinTemperature && stored <= kMaxTemperature;
 }
 
 void apply_causal_mask(Matrix& scores, float fill) {

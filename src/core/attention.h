@@ -8,10 +8,24 @@
 
 namespace attn {
 
-// Documented limits on any problem the core accepts (CLI, JS API, app); past them: an error.
-constexpr int kMaxSequence = 4096;   // rows of Q, K or V
-constexpr int kMaxWidth = 1024;      // columns (d, dv, or the width of X)
-constexpr float kMaxAbsEntry = 1e6f; // keeps q·k finite in float for any allowed d
+// The numeric domain: the one set of limits every entry point shares (compute() and the CLI,
+// setState and the URL, the sliders). Past any of them: std::invalid_argument naming the input.
+constexpr int kMaxSequence = 4096;          // rows of Q, K or V (T)
+constexpr int kMaxWidth = 1024;             // columns (d, dv, or the width of X)
+constexpr float kMaxAbsEntry = 1e6f;        // |entry| of Q, K, V, X and the weight matrices
+constexpr float kMinTemperature = 0.05f;    // temperature divides the scores: 1/0.05 = x20 at most
+constexpr float kMaxTemperature = 20.0f;
+// The largest |score| any accepted problem can have: d·kMaxAbsEntry² / temperature (unscaled,
+// so not divided by √d), about 2e16. Far below float's 3.4e38, so every score, every difference
+// of two scores and every exp() argument is finite, in every backend; the output is a weighted
+// mean of values, so |output| <= kMaxAbsEntry. (A product X·W can pass the limit: Q, K and V are
+// checked again after the projection, by name.)
+constexpr double kMaxAbsScore =
+    static_cast<double>(kMaxWidth) * kMaxAbsEntry * kMaxAbsEntry / kMinTemperature;
+static_assert(kMaxAbsScore < 1e30, "every score must stay finite in float, with room for exp()'s argument");
+// compute() and the CLI return at most this many numbers (scores + weights + output, Tq·Tk·2 +
+// Tq·dv): about 60 MB of JSON. Larger requests are refused before anything big is allocated.
+constexpr long long kMaxResultNumbers = 1ll << 22;
 
 // The lesson's common mistakes, each computed the wrong way for real, so its symptom can be seen.
 enum class Mistake {
@@ -28,7 +42,7 @@ bool parse_mistake(const std::string& name, Mistake* m);
 
 struct AttentionOptions {
   bool scale = true;          // divide scores by √d (d = width of the keys)
-  float temperature = 1.0f;   // divides the scores too; > 0
+  float temperature = 1.0f;   // divides the scores too; in [kMinTemperature, kMaxTemperature]
   bool causal = false;        // hide key j from query i when j > i
   Mistake mistake = Mistake::None;
 };
@@ -52,6 +66,10 @@ struct AttentionTrace {
 void validate_matrix(const Matrix& m, const char* what);
 void validate_qkv(const Matrix& query, const Matrix& key, const Matrix& value);
 void validate_options(const AttentionOptions& options);
+// Whether a requested temperature (a double from JSON or the command line) is in the domain once
+// stored as a float: "0.05" is accepted although the double 0.05 lies a hair below 0.05f, and
+// 1e300 is refused without the undefined float conversion.
+bool temperature_in_domain(double temperature);
 
 // Attention from ready-made Q, K, V (K and V may have another row count than Q: cross-attention).
 AttentionTrace attend(const Matrix& query, const Matrix& key, const Matrix& value, const AttentionOptions& options);

@@ -139,9 +139,13 @@ void begin_pass(GLuint program, const RenderTarget& target) {
 }
 
 void bind_input(GLuint program, const char* name, int unit, const Texture& texture) {
+  bind_input(glGetUniformLocation(program, name), unit, texture);
+}
+
+void bind_input(GLint location, int unit, const Texture& texture) {
   glActiveTexture(GL_TEXTURE0 + unit);
   glBindTexture(GL_TEXTURE_2D, texture.id);
-  glUniform1i(glGetUniformLocation(program, name), unit);
+  glUniform1i(location, unit);
 }
 
 void draw_full_target() { glDrawArrays(GL_TRIANGLES, 0, 3); }

@@ -55,6 +55,8 @@ GLuint build_program(const char* vertex_file, const char* fragment_file, std::st
 // bound: core GL needs one even without attributes).
 void begin_pass(GLuint program, const RenderTarget& target);
 void bind_input(GLuint program, const char* name, int unit, const Texture& texture);
+// The same with a location looked up once (the attention passes).
+void bind_input(GLint location, int unit, const Texture& texture);
 void draw_full_target();
 
 // Drops pending GL errors raised by earlier, unrelated calls, so glGetError then speaks of ours.

@@ -12,6 +12,18 @@ namespace gpu {
 
 namespace {
 int texels_for(Eigen::Index floats) { return static_cast<int>((floats + 3) / 4); }  // four floats per RGBA texel
+
+// The most texel reads one row of a target can need, at the largest allowed sizes: the scores
+// (Tk/4 texels wide, 5 reads per feature texel: one query, four keys) and the output (dv/4 wide,
+// 5 reads per key texel: four weights' texel plus four values) and the softmax passes (Tk/4 reads).
+constexpr long long kMaxFetchesPerRow =
+    static_cast<long long>(attn::kMaxSequence / 4) * 5 * ((attn::kMaxWidth + 3) / 4) >
+            static_cast<long long>((attn::kMaxWidth + 3) / 4) * 5 * (attn::kMaxSequence / 4)
+        ? static_cast<long long>(attn::kMaxSequence / 4) * 5 * ((attn::kMaxWidth + 3) / 4)
+        : static_cast<long long>((attn::kMaxWidth + 3) / 4) * 5 * (attn::kMaxSequence / 4);
+static_assert(kMaxFetchesPerRow <= GpuAttention::kMaxFetchesPerDraw, "one row of any pass fits one draw's budget");
+
+GLint location(GLuint program, const char* name) { return name ? glGetUniformLocation(program, name) : -1; }
 }  // namespace
 
 void GpuAttention::create() {
@@ -25,18 +37,27 @@ void GpuAttention::create() {
   std::string error;
   const struct {
     GLuint* program;
+    PassUniforms* uniforms;
     const char* file;
-  } passes[] = {{&scores_program_, "attention_scores.frag"},
-                {&row_max_program_, "attention_row_max.frag"},
-                {&row_sum_program_, "attention_row_sum.frag"},
-                {&normalise_program_, "attention_normalise.frag"},
-                {&output_program_, "attention_output.frag"}};
+    const char *input0, *input1;
+  } passes[] = {{&scores_program_, &scores_uniforms_, "attention_scores.frag", "u_query", "u_key"},
+                {&row_max_program_, &row_max_uniforms_, "attention_row_max.frag", "u_scores", nullptr},
+                {&row_sum_program_, &row_sum_uniforms_, "attention_row_sum.frag", "u_scores", "u_row_max"},
+                {&normalise_program_, &normalise_uniforms_, "attention_normalise.frag", "u_scores", "u_row_stats"},
+                {&output_program_, &output_uniforms_, "attention_output.frag", "u_weights", "u_value"}};
   for (const auto& pass : passes) {
     *pass.program = build_program("fullscreen.vert", pass.file, &error);
     if (!*pass.program) {
       unavailable_reason_ = error;
       return;
     }
+    PassUniforms& u = *pass.uniforms;
+    u.input0 = location(*pass.program, pass.input0);
+    u.input1 = location(*pass.program, pass.input1);
+    u.feature_texels = location(*pass.program, "u_feature_texels");
+    u.key_count = location(*pass.program, "u_key_count");
+    u.scale = location(*pass.program, "u_scale");
+    u.causal = location(*pass.program, "u_causal");
   }
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_texture_size_);
   GLint viewport_limit[2] = {0, 0};
@@ -101,6 +122,20 @@ void GpuAttention::read_back(const RenderTarget& target, int columns, attn::Matr
                 sizeof(float) * static_cast<std::size_t>(columns));
 }
 
+void GpuAttention::draw_in_bands(const RenderTarget& target, long long fetches_per_fragment) {
+  const int width = target.texture.width, height = target.texture.height;
+  const long long per_row = static_cast<long long>(width) * std::max(1ll, fetches_per_fragment);
+  const int band = static_cast<int>(std::clamp(fetch_budget_ / per_row, 1ll, static_cast<long long>(height)));
+  for (int y = 0; y < height; y += band) {
+    const int rows = std::min(band, height - y);
+    glViewport(0, y, width, rows);  // gl_FragCoord stays in target coordinates
+    draw_full_target();
+    glFlush();  // hand each band to the GPU on its own
+    ++draw_stats_.draws;
+    draw_stats_.max_fetches = std::max(draw_stats_.max_fetches, per_row * rows);
+  }
+}
+
 attn::AttentionResult GpuAttention::attend(const attn::Matrix& query, const attn::Matrix& key,
                                            const attn::Matrix& value, const attn::AttentionOptions& options) {
   if (context_is_lost()) forget_context();
@@ -128,37 +163,39 @@ attn::AttentionResult GpuAttention::attend(const attn::Matrix& query, const attn
   allocate(weights_, key_texels, query_count);
   allocate(output_, value_texels, query_count);
   glBindVertexArray(vertex_array_);
+  draw_stats_ = DrawStats();
+  const int feature_texels = texels_for(query.cols());
 
   // pass 1: scores S = Q·Kᵀ·scale
   begin_pass(scores_program_, scores_);
-  bind_input(scores_program_, "u_query", 0, query_);
-  bind_input(scores_program_, "u_key", 1, key_);
-  glUniform1i(glGetUniformLocation(scores_program_, "u_feature_texels"), texels_for(query.cols()));
-  glUniform1i(glGetUniformLocation(scores_program_, "u_key_count"), key_count);
-  glUniform1f(glGetUniformLocation(scores_program_, "u_scale"), attn::score_factor(static_cast<int>(key.cols()), options));
-  draw_full_target();
+  bind_input(scores_uniforms_.input0, 0, query_);
+  bind_input(scores_uniforms_.input1, 1, key_);
+  glUniform1i(scores_uniforms_.feature_texels, feature_texels);
+  glUniform1i(scores_uniforms_.key_count, key_count);
+  glUniform1f(scores_uniforms_.scale, attn::score_factor(static_cast<int>(key.cols()), options));
+  draw_in_bands(scores_, 5ll * feature_texels);  // per texel of d: one query texel, four key texels
 
   // passes 2-4: softmax over each row's visible keys: max (so exp cannot overflow), sum, divide
-  const auto softmax_pass = [&](GLuint program, const RenderTarget& target, const char* stats_name,
-                                const Texture* stats) {
+  const auto softmax_pass = [&](GLuint program, const PassUniforms& u, const RenderTarget& target,
+                                const Texture* stats, long long fetches_per_fragment) {
     begin_pass(program, target);
-    bind_input(program, "u_scores", 0, scores_.texture);
-    if (stats) bind_input(program, stats_name, 1, *stats);
-    glUniform1i(glGetUniformLocation(program, "u_key_count"), key_count);
-    glUniform1i(glGetUniformLocation(program, "u_causal"), options.causal ? 1 : 0);
-    draw_full_target();
+    bind_input(u.input0, 0, scores_.texture);
+    if (stats) bind_input(u.input1, 1, *stats);
+    glUniform1i(u.key_count, key_count);
+    glUniform1i(u.causal, options.causal ? 1 : 0);
+    draw_in_bands(target, fetches_per_fragment);
   };
-  softmax_pass(row_max_program_, row_max_, nullptr, nullptr);
-  softmax_pass(row_sum_program_, row_stats_, "u_row_max", &row_max_.texture);
-  softmax_pass(normalise_program_, weights_, "u_row_stats", &row_stats_.texture);
+  softmax_pass(row_max_program_, row_max_uniforms_, row_max_, nullptr, key_texels);
+  softmax_pass(row_sum_program_, row_sum_uniforms_, row_stats_, &row_max_.texture, key_texels + 1);
+  softmax_pass(normalise_program_, normalise_uniforms_, weights_, &row_stats_.texture, 2);
 
   // pass 5: output O = A·V
   begin_pass(output_program_, output_);
-  bind_input(output_program_, "u_weights", 0, weights_.texture);
-  bind_input(output_program_, "u_value", 1, value_);
-  glUniform1i(glGetUniformLocation(output_program_, "u_key_count"), key_count);
-  glUniform1i(glGetUniformLocation(output_program_, "u_causal"), options.causal ? 1 : 0);
-  draw_full_target();
+  bind_input(output_uniforms_.input0, 0, weights_.texture);
+  bind_input(output_uniforms_.input1, 1, value_);
+  glUniform1i(output_uniforms_.key_count, key_count);
+  glUniform1i(output_uniforms_.causal, options.causal ? 1 : 0);
+  draw_in_bands(output_, 5ll * key_texels);  // per key texel: one weights texel, four value texels
 
   attn::AttentionResult result;
   read_back(weights_, key_count, &result.weights);

@@ -17,6 +17,7 @@ struct CheckCase {
   int query_count = 1, key_count = 1, depth = 1, value_depth = 1;  // Tq, Tk, d, dv
   bool causal = false;
   float temperature = 1.0f;
+  long long fetch_budget = 0;  // texel reads per draw; 0: GpuAttention::kMaxFetchesPerDraw
 };
 
 struct CheckRow {
@@ -24,12 +25,16 @@ struct CheckRow {
   double weights_error = 0, output_error = 0;  // max|Δ| / max|reference|
   long masked_nonzero = 0;                     // hidden keys whose GPU weight is not exactly 0
   double gpu_ms = 0, scalar_ms = 0;            // wall time of one call each (GPU: upload to read-back)
+  int draws = 0;                               // draws the GPU call made (all passes)
+  long long max_fetches_per_draw = 0;          // the most texel reads of one of them
+  long long fetch_budget = 0;                  // the budget they ran under
   std::string failure;                         // why the GPU call threw, or ""
   bool passed() const;
 };
 
 // Self-attention with T, d in {1, 3, 17, 64, 65, 300}, cross shapes (Tq != Tk, dv != d), a sharp
-// softmax (temperature 0.05), each with and without the causal mask; then T = 1024, d = 64.
+// softmax (temperature 0.05) and a flat one (20), each with and without the causal mask; shapes
+// drawn under a small fetch budget (many bands per pass); then T = 1024, d = 64.
 std::vector<CheckCase> standard_cases();
 
 CheckRow check_case(GpuAttention& gpu, const CheckCase& shape);

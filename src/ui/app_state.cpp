@@ -375,7 +375,7 @@ void apply_state_json(AppState& s, const json& partial, double now) {
       }
       next.embed_views = mask;
     } else if (key == "temperature") {
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0.05 || v.get<double>() > 20.0)
+      if (!v.is_number() || !temperature_in_domain(v.get<double>()))  // attention.h's numeric domain
         bad(key, "must be a number from 0.05 to 20");
       next.temperature = v.get<float>();
     } else if (key == "mistake") {

@@ -342,7 +342,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   publish_item_rect("scale");
   ImGui::TextUnformatted("Temperature");
   ImGui::SetNextItemWidth(-1);
-  ImGui::SliderFloat("##temperature", &next.temperature, 0.1f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+  ImGui::SliderFloat("##temperature", &next.temperature, kMinTemperature, kMaxTemperature, "%.2f", ImGuiSliderFlags_Logarithmic);
   hint("Scores are divided by it: < 1 sharpens the weights, > 1 flattens them.");
 
   ImGui::Separator();

@@ -100,7 +100,34 @@ const BAD = [
   ["token not there", ["explain", "--token", "zebra"], "", /not in the sentence/],
   ["bad temperature", ["explain", "--temperature", "hot"], "", /temperature/],
   ["zero temperature", ["explain", "--temperature", "0"], "", /temperature/],
+  // the numeric domain (attention.h): 1/1e-40 would overflow float; 20.5 is past the hottest
+  ["temperature 1e-40", ["compute"], JSON.stringify({ Q: [[1]], K: [[1]], V: [[1]], temperature: 1e-40 }),
+    /^error: "temperature" must be a number from 0\.05 to 20 \(got 1e-40\)$/],
+  ["temperature 20.5", ["compute"], JSON.stringify({ Q: [[1]], K: [[1]], V: [[1]], temperature: 20.5 }),
+    /"temperature" must be a number from 0\.05 to 20/],
+  ["explain temperature 0.01", ["explain", "--temperature", "0.01"], "", /temperature must be a number from 0\.05 to 20/],
+  ["entry past 1e6", ["compute"], JSON.stringify({ Q: [[1e6 + 1]], K: [[1]], V: [[1]] }), /"Q"\[0\]\[0\].*1e6/],
+  ["product past 1e6", ["compute"], JSON.stringify({ X: [[1e6, 1e6]], Wq: [[1e6], [1e6]], Wk: [[1], [1]], Wv: [[1], [1]] }),
+    /Q = X·Wq\[0\]\[0\] is too large/],
+  // the output limit: 4096 x 1 inputs would ask for two 4096 x 4096 matrices
+  ["result too large", ["compute"], JSON.stringify({ Q: Array(4096).fill([1]), K: Array(4096).fill([1]), V: Array(4096).fill([1]) }),
+    /the result would hold 33558528 numbers .* the limit is 4194304/],
 ];
+
+test("compute: both temperature limits accepted, every backend agreeing with the worked numbers", () => {
+  // one query, keys scoring 1 and 0 (d = 1): weights e^(1/t) / (e^(1/t) + 1) and 1 / (e^(1/t) + 1)
+  for (const temperature of [0.05, 20]) {
+    const e = Math.exp(1 / temperature);
+    for (const backend of ["scalar", "eigen", "simd"]) {
+      const r = run(["compute"], JSON.stringify({ Q: [[1]], K: [[1], [0]], V: [[1], [0]], temperature, backend }));
+      assert.equal(r.status, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.ok(Math.abs(out.weights[0][0] - e / (e + 1)) < 1e-6, `${backend} at ${temperature}: ${out.weights[0][0]}`);
+      assert.ok(Math.abs(out.weights[0][1] - 1 / (e + 1)) < 1e-6 * (1 / (e + 1)) + 1e-12, `${backend} at ${temperature}`);
+      assert.ok(!JSON.stringify(out).includes("null"), "no null without a mask");
+    }
+  }
+});
 
 for (const [name, args, input, pattern] of BAD) {
   test(`bad input is refused cleanly: ${name}`, () => {

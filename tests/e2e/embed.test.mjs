@@ -167,7 +167,7 @@ test("keyboard only: ] and [ change the selected token; arrow keys and Space ope
     await holdKey(page, "Space");
     await holdKey(page, "Escape");  // closes a combo opened on the way
     const s = await page.evaluate(() => window.attentionExplainer.getState());
-    for (const key of ["causal", "scale", "cross", "token", "light_theme"]) if (s[key] !== start[key]) changed = key;
+    for (const key of ["causal", "scale", "cross", "token", "theme"]) if (s[key] !== start[key]) changed = key;
   }
   assert.ok(changed, "arrow keys + Space reached a control and changed an input");
   await context.close();

@@ -34,14 +34,15 @@ function compareInPage(cases) {
     }));
     return largest > 0 ? diff / largest : diff;
   }
-  return cases.map(({ Tq, Tk, d, dv, causal }, index) => {
-    const request = { Q: randomMatrix(index * 4 + 1, Tq, d), K: randomMatrix(index * 4 + 2, Tk, d),
-      V: randomMatrix(index * 4 + 3, Tk, dv), causal };
+  return cases.map(({ Tq, Tk, d, dv, causal, temperature = 1, magnitude = 2 }, index) => {
+    const sized = (m) => m.map((row) => row.map((v) => v * magnitude / 2));  // entries in [-magnitude, magnitude]
+    const request = { Q: sized(randomMatrix(index * 4 + 1, Tq, d)), K: sized(randomMatrix(index * 4 + 2, Tk, d)),
+      V: sized(randomMatrix(index * 4 + 3, Tk, dv)), causal, temperature };
     const scalar = window.attentionExplainer.compute({ ...request, backend: "scalar" });
     const gpu = window.attentionExplainer.compute({ ...request, backend: "webgl" });
     let maskedNonzero = 0;
     if (causal) gpu.weights.forEach((row, i) => row.forEach((w, j) => { if (j > i && w !== 0) maskedNonzero++; }));
-    return { shape: `(Tq ${Tq}, Tk ${Tk}, d ${d}, dv ${dv})${causal ? " causal" : ""}`, backend: gpu.backend,
+    return { shape: `(Tq ${Tq}, Tk ${Tk}, d ${d}, dv ${dv})${causal ? " causal" : ""} temperature ${temperature} |entries| <= ${magnitude}`, backend: gpu.backend,
       weightsError: relativeError(gpu.weights, scalar.weights), outputError: relativeError(gpu.output, scalar.output),
       maskedNonzero, rows: gpu.weights.length, cols: gpu.weights[0].length };
   });
@@ -57,6 +58,9 @@ test("compute with backend \"webgl\" matches \"scalar\" on odd self- and cross-a
   for (const causal of [false, true]) {
     for (const [T, d] of SELF_SHAPES) cases.push({ Tq: T, Tk: T, d, dv: d, causal });
     for (const [Tq, Tk, d, dv] of CROSS_SHAPES) cases.push({ Tq, Tk, d, dv, causal });
+    // the numeric domain's edges (attention.h): coldest and hottest temperature, entries up to 1e6
+    for (const [temperature, magnitude] of [[0.05, 2], [20, 2], [0.05, 1e6], [20, 1e6], [1, 1e6]])
+      cases.push({ Tq: 17, Tk: 65, d: 3, dv: 17, causal, temperature, magnitude });
   }
   assert.ok(cases.every((c) => [c.Tq, c.Tk, c.d, c.dv].every((n) => ODD.includes(n))), "shapes come from the odd sizes");
   const results = await page.evaluate(compareInPage, cases);
@@ -81,6 +85,10 @@ test("the page's GPU check agrees on every standard shape; timings at T = 1024, 
   for (const r of report.rows) {
     const label = `(${r.Tq}, ${r.Tk}, ${r.d}, ${r.dv})${r.causal ? " causal" : ""} temperature ${r.temperature}`;
     assert.ok(r.passed, `${label}: ${JSON.stringify(r)}`);
+    // bounded draws: every pass drawn in bands within the budget; a small budget means many bands
+    assert.ok(r.max_fetches_per_draw > 0 && r.max_fetches_per_draw <= r.fetch_budget, `${label}: ${JSON.stringify(r)}`);
+    assert.ok(r.draws >= 5, `${label}: five passes at least`);
+    if (r.fetch_budget < 1e6) assert.ok(r.draws > 40, `${label}: ${r.draws} draws under a budget of ${r.fetch_budget}`);
     if (r.Tq >= 1024) t.diagnostic(`${label}: GPU ${r.gpu_ms.toFixed(1)} ms, scalar ${r.scalar_ms.toFixed(1)} ms`);
   }
   const worst = Math.max(...report.rows.map((r) => Math.max(r.weights_error, r.output_error)));

@@ -72,11 +72,16 @@ TEST_CASE("scaling and temperature") {
   hot.temperature = 2.0f;
   CHECK(attend(kDeriveQK, kDeriveQK, kDeriveV, hot).scaled_scores(2, 2) == doctest::Approx(2.0f / std::sqrt(2.0f) / 2.0f));
   // High temperature flattens towards uniform, low temperature sharpens towards one-hot.
-  hot.temperature = 1000.0f;
-  CHECK(attend(kDeriveQK, kDeriveQK, kDeriveV, hot).weights(2, 0) == doctest::Approx(1.0 / 3).epsilon(1e-2));
+  // At the hottest allowed temperature (20) row 2's raw scores 1, 1, 2 become 0.0354, 0.0354,
+  // 0.0707 (÷√2 ÷20): weights 0.32938, 0.32938, 0.34124, nearly uniform.
+  hot.temperature = kMaxTemperature;
+  CHECK(attend(kDeriveQK, kDeriveQK, kDeriveV, hot).weights(2, 0) == doctest::Approx(0.329382).epsilon(1e-5));
+  CHECK(attend(kDeriveQK, kDeriveQK, kDeriveV, hot).weights(2, 2) == doctest::Approx(0.341236).epsilon(1e-5));
+  // At the coldest (0.05) the gap is 1/√2/0.05 = 14.14: the others get e^-14.14 = 7.2135e-7 each.
   AttentionOptions cold;
-  cold.temperature = 0.01f;
-  CHECK(attend(kDeriveQK, kDeriveQK, kDeriveV, cold).weights(2, 2) > 0.999f);
+  cold.temperature = kMinTemperature;
+  CHECK(attend(kDeriveQK, kDeriveQK, kDeriveV, cold).weights(2, 2) == doctest::Approx(0.9999986).epsilon(1e-7));
+  CHECK(attend(kDeriveQK, kDeriveQK, kDeriveV, cold).weights(2, 0) == doctest::Approx(7.2135e-7).epsilon(1e-3));
 }
 
 TEST_CASE("mistake: forgetting sqrt(d) makes rows near one-hot for large d") {
@@ -165,4 +170,25 @@ TEST_CASE("validation: clear errors, never NaN") {
   CHECK_THROWS_AS(attend(kDeriveQK, kDeriveQK, kDeriveV, bad), std::invalid_argument);
   bad.temperature = std::nanf("");
   CHECK_THROWS_AS(attend(kDeriveQK, kDeriveQK, kDeriveV, bad), std::invalid_argument);
+  // The domain's edges: both limits accepted, just past them refused, with the range in the message.
+  for (float t : {kMinTemperature, kMaxTemperature}) {
+    bad.temperature = t;
+    CHECK_NOTHROW(attend(kDeriveQK, kDeriveQK, kDeriveV, bad));
+  }
+  for (float t : {std::nextafter(kMinTemperature, 0.0f), std::nextafter(kMaxTemperature, 100.0f), 1e-40f}) {
+    bad.temperature = t;
+    CHECK_THROWS_WITH_AS(attend_with(Backend::Simd, kDeriveQK, kDeriveQK, kDeriveV, bad),
+                         doctest::Contains("temperature must be a number from 0.05 to 20"), std::invalid_argument);
+  }
+  // Requested as a double (JSON, the URL): judged as the float it becomes, without an overflow.
+  CHECK(temperature_in_domain(0.05));
+  CHECK(temperature_in_domain(20.0));
+  CHECK_FALSE(temperature_in_domain(0.0499));
+  CHECK_FALSE(temperature_in_domain(20.001));
+  CHECK_FALSE(temperature_in_domain(1e300));
+  CHECK_FALSE(temperature_in_domain(-1.0));
+  CHECK_FALSE(temperature_in_domain(std::nan("")));
+  CHECK_NOTHROW(attend(rows({{kMaxAbsEntry, -kMaxAbsEntry}}), kDeriveQK, kDeriveV, {}));
+  CHECK_THROWS_WITH_AS(attend(rows({{std::nextafter(kMaxAbsEntry, 2e6f), 0}}), kDeriveQK, kDeriveV, {}),
+                       "Q[0][0] is too large (|value| must be at most 1e+06)", std::invalid_argument);
 }

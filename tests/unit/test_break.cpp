@@ -35,9 +35,19 @@ TEST_CASE("Break: the same seed gives the same numbers; another seed others") {
   CHECK(a.unscaled.mean_entropy != c.unscaled.mean_entropy);
 }
 
-TEST_CASE("Break: small d barely changes anything; bad sizes are refused") {
-  const BreakResult r = run_break_experiment(1, 8, 0);
-  CHECK(r.scaled.mean_entropy == doctest::Approx(r.unscaled.mean_entropy));
+TEST_CASE("Break: at small d the scale still matters, by exactly √d; bad sizes are refused") {
+  // d = 4: unscaled scores are exactly 2 (= √4) times the scaled ones, so their spread doubles
+  // (1.4054 -> 2.8108 for seed 0) and the rows sharpen (entropy 1.645 -> 1.339 nats, of ln 8 = 2.079).
+  const BreakResult r = run_break_experiment(4, 8, 0);
+  CHECK(r.unscaled.score_std == doctest::Approx(2.0 * r.scaled.score_std).epsilon(1e-6));
+  CHECK(r.scaled.score_std == doctest::Approx(1.40540).epsilon(1e-4));
+  CHECK(r.scaled.mean_entropy == doctest::Approx(1.64538).epsilon(1e-4));
+  CHECK(r.unscaled.mean_entropy == doctest::Approx(1.33887).epsilon(1e-4));
+  CHECK(r.scaled.frac_one_hot == 0.0);
+  CHECK(r.unscaled.frac_one_hot == 0.0);  // at d = 4 not yet one-hot: that takes a larger d
+  // d = 1 is the degenerate case: √1 = 1, scaled and unscaled are the same numbers.
+  const BreakResult one = run_break_experiment(1, 8, 0);
+  CHECK(one.scaled.score_std == one.unscaled.score_std);
   CHECK_THROWS_AS(run_break_experiment(0, 8, 0), std::invalid_argument);
   CHECK_THROWS_AS(run_break_experiment(8, kMaxBreakT + 1, 0), std::invalid_argument);
 }

@@ -2,7 +2,12 @@
 // causal and not. Tolerance: 1e-5 relative (max |fast - reference| / max |reference|).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "../../src/core/attention.h"
 #include "test_helpers.h"
@@ -57,13 +62,147 @@ TEST_CASE("backends agree with the scalar reference: cross shapes (Tq != Tk, dv 
   check_against_reference(300, 257, 64, 33, true, 999);
 }
 
-TEST_CASE("reference rows sum to 1 and the SIMD flavour is reported") {
-  Rng rng(3);
-  const Matrix q = test::random_matrix(rng, 17, 5), k = test::random_matrix(rng, 17, 5), v = test::random_matrix(rng, 17, 5);
-  const AttentionResult r = attend_with(Backend::Scalar, q, k, v, {});
-  for (int i = 0; i < 17; ++i) CHECK(r.weights.row(i).sum() == doctest::Approx(1.0f).epsilon(1e-6));
-  MESSAGE("SIMD flavour: ", std::string(simd_flavour()));
-  CHECK(std::string(simd_flavour()).size() > 0);
+TEST_CASE("every SIMD flavour this processor runs: selectable by name, and agreeing on odd shapes") {
+  const std::vector<std::string> flavours = simd_flavours();
+  REQUIRE(!flavours.empty());
+  MESSAGE("SIMD flavours here: ", flavours.size(), ", default ", std::string(simd_flavour()));
+  const char* cap = std::getenv("ATTN_SIMD_ISA");
+  const std::string default_flavour = simd_flavour();
+  if (!cap) CHECK(default_flavour == flavours.front());  // the widest this processor has
+  else if (std::string(cap) == "sse2") CHECK(default_flavour == "sse2");
+  else if (std::string(cap) == "avx2") CHECK(default_flavour != "avx512f");
+#if defined(__wasm_simd128__)
+  CHECK(flavours == std::vector<std::string>{"wasm-simd128"});
+#elif defined(__x86_64__) && !defined(ATTN_FORCE_SCALAR)
+  CHECK(flavours.back() == "sse2");  // every x86-64 processor has it
+#endif
+  CHECK_FALSE(select_simd_flavour("mmx"));
+  std::uint64_t seed = 5000;
+  for (const std::string& flavour : flavours) {
+    REQUIRE(select_simd_flavour(flavour));
+    CHECK(std::string(simd_flavour()) == flavour);
+    for (int T : {1, 3, 17, 65})
+      for (int d : {1, 5, 17, 64})
+        for (bool causal : {false, true}) check_against_reference(T, T + 2, d, (d % 7) + 1, causal, seed++);
+  }
+  REQUIRE(select_simd_flavour(""));
+  CHECK(std::string(simd_flavour()) == default_flavour);
+}
+
+namespace {
+constexpr double kUnitRoundoff = 1.0 / (1 << 24);  // float's u = 2^-24
+
+// Every backend against the scalar reference with an error model instead of one tolerance. A
+// float backend computes each score to within e = factor · (d + 6) · u · max_j Σ_c |q_c k_jc| (the
+// worst case of a dot product in float, plus the scaling and the subtraction of the max); softmax
+// of scores off by at most e moves each weight by a factor within e^(±2e); the sum over Tk keys
+// adds (Tk + 8)·u relative. So |w - w_ref| <= w_ref·(e^(2e) - 1 + 4(Tk + 8)u) + 1e-6, and the output
+// moves by the weights' error times |V|. Where e is tiny (everyday inputs) this is a tight bound;
+// at huge entries or the coldest temperature e grows and near-ties may legitimately go either
+// way: what must still hold is finite numbers, rows summing to 1, masked keys at exactly 0.
+void check_in_domain(Backend b, const Matrix& q, const Matrix& k, const Matrix& v, const AttentionOptions& o,
+                     const char* label) {
+  const AttentionResult ref = attend_with(Backend::Scalar, q, k, v, o);
+  const AttentionResult got = attend_with(b, q, k, v, o);
+  const int Tq = static_cast<int>(q.rows()), Tk = static_cast<int>(k.rows()), d = static_cast<int>(q.cols());
+  const double factor = score_factor(d, o);
+  CAPTURE(label);
+  CAPTURE(backend_name(b));
+  CAPTURE(std::string(simd_flavour()));
+  for (int i = 0; i < Tq; ++i) {
+    double abs_dot_max = 0.0;
+    for (int j = 0; j < Tk; ++j) abs_dot_max = std::max(abs_dot_max, static_cast<double>((q.row(i).cwiseAbs() * k.row(j).cwiseAbs().transpose())(0, 0)));
+    const double e = factor * (d + 6) * kUnitRoundoff * abs_dot_max;
+    const double relative = std::expm1(std::min(2.0 * e, 700.0)) + 4.0 * (Tk + 8) * kUnitRoundoff;
+    double row_sum = 0.0;
+    for (int j = 0; j < Tk; ++j) {
+      const double w = got.weights(i, j), w_ref = ref.weights(i, j);
+      REQUIRE(std::isfinite(w));
+      if (o.causal && j > i) REQUIRE(w == 0.0);
+      CHECK(std::fabs(w - w_ref) <= w_ref * relative + 1e-6);
+      row_sum += w;
+    }
+    CHECK(row_sum == doctest::Approx(1.0).epsilon(4.0 * (Tk + 8) * kUnitRoundoff + 1e-6));
+    for (int c = 0; c < v.cols(); ++c) {
+      double bound = 1e-6 * std::max(1.0, static_cast<double>(v.col(c).cwiseAbs().maxCoeff()));
+      for (int j = 0; j < Tk; ++j)
+        bound += (ref.weights(i, j) * relative + 1e-6 + 2.0 * (Tk + 4) * kUnitRoundoff * ref.weights(i, j)) *
+                 std::fabs(v(j, c));
+      REQUIRE(std::isfinite(got.output(i, c)));
+      CHECK(std::fabs(got.output(i, c) - ref.output(i, c)) <= bound);
+    }
+  }
+}
+
+// Entries uniform in [-magnitude, magnitude], with the first row exactly at ±magnitude.
+Matrix domain_matrix(Rng& rng, int r, int c, float magnitude) {
+  Matrix m(r, c);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j) {
+      const float u = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+      m(i, j) = i == 0 ? (u < 0 ? -magnitude : magnitude) : std::clamp(u * magnitude, -magnitude, magnitude);
+    }
+  return m;
+}
+}  // namespace
+
+TEST_CASE("the whole numeric domain: every backend and flavour, temperature and entries at their limits") {
+  const float magnitudes[] = {1e-6f, 1e-2f, 1.0f, 7.0f, 300.0f, kMaxAbsEntry};
+  const float temperatures[] = {kMinTemperature, 0.3f, 1.0f, 4.0f, kMaxTemperature};
+  struct Shape { int Tq, Tk, d, dv; };
+  const Shape shapes[] = {{1, 1, 1, 1}, {3, 5, 1, 2}, {5, 17, 3, 7}, {17, 19, 33, 1}, {9, 66, 129, 5}};
+  Rng rng(20261201);
+  int cases = 0;
+  for (const std::string& flavour : simd_flavours()) {
+    REQUIRE(select_simd_flavour(flavour));
+    for (const float magnitude : magnitudes)
+      for (const float temperature : temperatures)
+        for (const Shape& s : shapes) {
+          const Matrix q = domain_matrix(rng, s.Tq, s.d, magnitude), k = domain_matrix(rng, s.Tk, s.d, magnitude),
+                       v = domain_matrix(rng, s.Tk, s.dv, magnitude);
+          AttentionOptions o;
+          o.temperature = temperature;
+          o.scale = (cases % 2) == 0;
+          o.causal = (cases % 3) == 0 && s.Tq <= s.Tk;
+          for (Backend b : {Backend::Eigen, Backend::Simd}) check_in_domain(b, q, k, v, o, "domain sweep");
+          ++cases;
+        }
+  }
+  REQUIRE(select_simd_flavour(""));
+  MESSAGE("numeric domain cases: ", cases);
+  CHECK(cases == 150 * static_cast<int>(simd_flavours().size()));
+}
+
+TEST_CASE("entries at ±kMaxAbsEntry and the coldest temperature: exact answers in every backend") {
+  const float E = kMaxAbsEntry;
+  // q·k = 3e12, 1e12 and -3e12 (÷√3 ÷0.05): the first key wins outright, weights exactly 1, 0, 0.
+  const Matrix q = test::rows({{E, -E, E}});
+  const Matrix k = test::rows({{E, -E, E}, {E, E, E}, {-E, E, -E}});
+  const Matrix v = test::rows({{E, -1}, {0, 2}, {-E, 3}});
+  // Two identical best keys: a tie, split exactly in half.
+  const Matrix k_tie = test::rows({{E, -E, E}, {-E, E, -E}, {E, -E, E}});
+  AttentionOptions cold;
+  cold.temperature = kMinTemperature;
+  for (const std::string& flavour : simd_flavours()) {
+    REQUIRE(select_simd_flavour(flavour));
+    for (Backend b : {Backend::Scalar, Backend::Eigen, Backend::Simd}) {
+      CAPTURE(backend_name(b));
+      CAPTURE(flavour);
+      const AttentionResult r = attend_with(b, q, k, v, cold);
+      CHECK(r.weights(0, 0) == doctest::Approx(1.0).epsilon(1e-6));
+      CHECK(r.weights(0, 1) == 0.0f);
+      CHECK(r.weights(0, 2) == 0.0f);
+      CHECK(r.output(0, 0) == doctest::Approx(E).epsilon(1e-6));
+      CHECK(r.output(0, 1) == doctest::Approx(-1.0).epsilon(1e-6));
+      const AttentionResult tie = attend_with(b, q, k_tie, v, cold);
+      CHECK(tie.weights(0, 0) == doctest::Approx(0.5).epsilon(1e-6));
+      CHECK(tie.weights(0, 1) == 0.0f);
+      CHECK(tie.weights(0, 2) == doctest::Approx(0.5).epsilon(1e-6));
+      CHECK(tie.output(0, 0) == doctest::Approx(0.0).epsilon(1e-6).scale(E));  // (E - E) / 2
+      CHECK(tie.output(0, 1) == doctest::Approx(1.0).epsilon(1e-6));           // (-1 + 3) / 2
+    }
+  }
+  REQUIRE(select_simd_flavour(""));
 }
 
 TEST_CASE("large score differences: SIMD exp stays exact at the extremes") {

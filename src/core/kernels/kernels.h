@@ -2,6 +2,7 @@
 // Not the lesson's trace (see attention.h): a kernel computes only weights and output, fast.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -31,7 +32,16 @@ void attention_simd(const AttentionProblem& problem, float* output, float* weigh
 const char* backend_name(Backend backend);
 // "scalar" | "eigen" | "simd"; returns false for anything else.
 bool parse_backend(const std::string& name, Backend* backend);
-// Which instruction set the SIMD backend was compiled for: "wasm-simd128", "sse2", "neon" or "scalar".
+// Which instruction set the SIMD backend runs on now: "wasm-simd128", "avx512f", "avx2-fma", "sse2"
+// or "scalar" (the portable path). Natively on x86-64 the widest the processor has, unless the
+// environment variable ATTN_SIMD_ISA=avx2|sse2 caps it or select_simd_flavour() chose another.
 const char* simd_flavour();
+// Every flavour this build can run on this processor, widest first (the default is the first one
+// ATTN_SIMD_ISA allows).
+std::vector<std::string> simd_flavours();
+// Makes the SIMD backend run on `name` (one of simd_flavours()) from now on; "" goes back to the
+// default. Returns false, changing nothing, for any other name. For tests and benchmarks: it is
+// process-wide and not meant to change while another thread computes.
+bool select_simd_flavour(const std::string& name);
 
 }  // namespace attn

@@ -25,11 +25,13 @@
 // opcodes (f32x4.relaxed_fma = 0xfd 0xaf), which current engines reject as invalid.
 #ifndef ATTN_SIMD_KERNEL_BODY
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "kernels.h"
@@ -316,9 +318,37 @@ namespace kernel_avx512 { using Isa = IsaAvx512;
 namespace attn {
 namespace {
 
-// The widest copy of the kernel this processor runs, chosen once (ATTN_SIMD_ISA=avx2|sse2 caps it).
+// The widest copy of the kernel this processor runs, chosen once (ATTN_SIMD_ISA=avx2|sse2 caps it),
+// unless select_simd_flavour() picked one.
 enum class Isa { Wasm, Sse2, Avx2, Avx512, Portable };
-Isa chosen_isa() {
+std::atomic<int> selected_isa{-1};  // an Isa, or -1 for the default
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Wasm: return "wasm-simd128";
+    case Isa::Sse2: return "sse2";
+    case Isa::Avx2: return "avx2-fma";
+    case Isa::Avx512: return "avx512f";
+    case Isa::Portable: break;
+  }
+  return "scalar";
+}
+// What this build and processor can run, widest first.
+std::vector<Isa> runnable_isas() {
+#if defined(SIMD_WASM)
+  return {Isa::Wasm};
+#elif defined(SIMD_AVX2)
+  std::vector<Isa> isas;
+  if (__builtin_cpu_supports("avx512f")) isas.push_back(Isa::Avx512);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) isas.push_back(Isa::Avx2);
+  isas.push_back(Isa::Sse2);
+  return isas;
+#elif defined(SIMD_SSE)
+  return {Isa::Sse2};
+#else
+  return {Isa::Portable};
+#endif
+}
+Isa default_isa() {
 #if defined(SIMD_WASM)
   return Isa::Wasm;
 #elif defined(SIMD_AVX2)
@@ -337,8 +367,31 @@ Isa chosen_isa() {
   return Isa::Portable;
 #endif
 }
+Isa chosen_isa() {
+  const int selected = selected_isa.load(std::memory_order_relaxed);
+  return selected >= 0 ? static_cast<Isa>(selected) : default_isa();
+}
 
 }  // namespace
+
+std::vector<std::string> simd_flavours() {
+  std::vector<std::string> names;
+  for (const Isa isa : runnable_isas()) names.push_back(isa_name(isa));
+  return names;
+}
+
+bool select_simd_flavour(const std::string& name) {
+  if (name.empty()) {
+    selected_isa.store(-1);
+    return true;
+  }
+  for (const Isa isa : runnable_isas())
+    if (name == isa_name(isa)) {
+      selected_isa.store(static_cast<int>(isa));
+      return true;
+    }
+  return false;
+}
 
 void attention_simd(const AttentionProblem& p, float* output, float* weights) {
   Workspace& ws = workspace();
@@ -357,16 +410,7 @@ void attention_simd(const AttentionProblem& p, float* output, float* weights) {
   ws.trim();
 }
 
-const char* simd_flavour() {
-  switch (chosen_isa()) {
-    case Isa::Wasm: return "wasm-simd128";
-    case Isa::Sse2: return "sse2";
-    case Isa::Avx2: return "avx2-fma";
-    case Isa::Avx512: return "avx512f";
-    case Isa::Portable: break;
-  }
-  return "scalar";
-}
+const char* simd_flavour() { return isa_name(chosen_isa()); }
 
 }  // namespace attn
 
