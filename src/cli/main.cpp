@@ -62,12 +62,14 @@ const char* const kUsage =
     "                               DIR holds tokenizer.json or vocab.json + merges.txt\n"
     "  train --seed S --steps N --out DIR [--no-scale] [--layers L --heads H --d-model D]\n"
     "        [--lr X] [--batch B] [--grad-clip X] [--weight-decay X] [--eval-every K]\n"
-    "        [--until-accuracy A] [--init-out DIR0]\n"
+    "        [--until-accuracy A] [--all-tokens] [--init-out DIR0]\n"
     "                               train a small GPT-2 on the pronoun corpus (defaults: 2 layers,\n"
-    "                               4 heads, d_model 64, lr 0.003, batch 16); writes config.json,\n"
-    "                               model.safetensors and tokenizer.json into DIR, progress on\n"
-    "                               stderr, one JSON object on stdout; --until-accuracy stops once\n"
-    "                               the held-out accuracy (checked every K steps) reaches A;\n"
+    "                               2 heads, d_model 32, lr 0.003, batch 16, the loss on the\n"
+    "                               referent only; --all-tokens: on every next token); writes\n"
+    "                               config.json, model.safetensors and tokenizer.json into DIR,\n"
+    "                               progress on stderr, one JSON object on stdout; --until-accuracy\n"
+    "                               stops once the held-out accuracy (checked every K steps,\n"
+    "                               default 50) reaches A;\n"
     "                               --init-out saves the starting model and the first batch\n"
     "  help                         this text\n"
     "\n"
@@ -295,7 +297,7 @@ int run_train(const std::vector<std::string>& args) {
   const auto flags = parse_flags(args,
                                  {"--seed", "--steps", "--out", "--layers", "--heads", "--d-model", "--lr", "--batch", "--grad-clip",
                                   "--weight-decay", "--eval-every", "--until-accuracy", "--init-out"},
-                                 {"--no-scale"});
+                                 {"--no-scale", "--all-tokens"});
   for (const char* needed : {"--seed", "--steps", "--out"})
     if (!flags.count(needed)) throw UsageError(std::string("train needs ") + needed);
   const auto number = [&](const char* flag, float fallback) {
@@ -320,12 +322,13 @@ int run_train(const std::vector<std::string>& args) {
   s.lr = number("--lr", s.lr), s.grad_clip = number("--grad-clip", s.grad_clip);
   s.weight_decay = number("--weight-decay", s.weight_decay);
   s.scale = !flags.count("--no-scale");
+  s.answer_only = !flags.count("--all-tokens");
   const int eval_every = static_cast<int>(integer("--eval-every", 1, 1000000, 50));
   const float until = number("--until-accuracy", 2.0f);
   attn::Trainer trainer;
   trainer.init(s);
   if (flags.count("--init-out")) {  // the starting point and the first batch, for the PyTorch comparison
-    attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--init-out"));
+    attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--init-out"), s.scale);
   }
   const auto start = std::chrono::steady_clock::now();
   float loss = 0;
@@ -345,17 +348,19 @@ int run_train(const std::vector<std::string>& args) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const attn::TrainEvaluation e = trainer.evaluate();
-  attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--out"));
+  attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--out"), s.scale);
   if (flags.count("--init-out")) {
     std::ofstream out(std::filesystem::path(flags.at("--init-out")) / "batch.json");
     out << nlohmann::json{{"batch", first_batch}, {"lr", s.lr}, {"weight_decay", s.weight_decay}, {"beta1", s.beta1},
-                          {"beta2", s.beta2}, {"eps", s.adam_eps}, {"grad_clip", s.grad_clip}, {"scale", s.scale}}
+                          {"beta2", s.beta2}, {"eps", s.adam_eps}, {"grad_clip", s.grad_clip}, {"scale", s.scale},
+                          {"answer_only", s.answer_only}}
                .dump()
         << "\n";
   }
   nlohmann::json result = {{"steps", trainer.steps_done()}, {"seconds", seconds}, {"final_loss", loss},
                            {"heldout_accuracy", e.accuracy}, {"twin_accuracy", e.twin_accuracy},
-                           {"best_head_share", e.head_share}, {"best_head", e.best_head}, {"heldout_sentences", e.sentences},
+                           {"best_head_share", e.head_share}, {"best_head", e.best_head},
+                           {"best_head_share_per_layer", e.layer_head_share}, {"heldout_sentences", e.sentences},
                            {"scale", s.scale}, {"head_dim", s.n_embd / s.n_head}};
   if (until <= 1) result["reached_accuracy_at"] = reached < 0 ? nlohmann::json(nullptr) : nlohmann::json(reached);
   std::cout << result.dump() << "\n";

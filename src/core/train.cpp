@@ -403,7 +403,7 @@ Gpt2Model Gpt2TrainGraph<Real>::to_model() const {
 }
 
 template <typename Real>
-Real Gpt2TrainGraph<Real>::forward(const std::vector<std::vector<int>>& batch) {
+Real Gpt2TrainGraph<Real>::forward(const std::vector<std::vector<int>>& batch, bool answer_only) {
   using namespace layers;
   const int C = config_.n_embd, H = config_.n_head, L = config_.n_layer, V = config_.vocab_size, P = config_.n_positions;
   if (batch.empty() || static_cast<int>(batch.size()) > max_sequences_)
@@ -420,7 +420,7 @@ Real Gpt2TrainGraph<Real>::forward(const std::vector<std::vector<int>>& batch) {
     att_at += static_cast<std::size_t>(H) * seq.size() * seq.size();
     for (std::size_t t = 0; t < seq.size(); ++t, ++n) {
       if (seq[t] < 0 || seq[t] >= V) throw std::invalid_argument("trainer: token id " + std::to_string(seq[t]) + " outside the vocabulary");
-      ids_[n] = seq[t], pos_[n] = static_cast<int>(t), targets_[n] = t + 1 < seq.size() ? seq[t + 1] : -1;
+      ids_[n] = seq[t], pos_[n] = static_cast<int>(t), targets_[n] = t + 1 < seq.size() && (!answer_only || t + 2 == seq.size()) ? seq[t + 1] : -1;
     }
   }
   N_ = n, B_ = static_cast<int>(batch.size());
@@ -586,7 +586,7 @@ void Trainer::sample_batch() {
 float Trainer::step() {
   if (!graph_) throw std::invalid_argument("trainer: step() before init()");
   sample_batch();
-  const float loss = graph_->forward(batch_);
+  const float loss = graph_->forward(batch_, settings_.answer_only);
   graph_->zero_grad();
   graph_->backward();
   std::vector<float>& params = graph_->params();
@@ -624,7 +624,7 @@ TrainEvaluation Trainer::evaluate() {
   TrainEvaluation e;
   const int H = settings_.n_head, last_layer = settings_.n_layer - 1, V = static_cast<int>(corpus_.vocab.size());
   const int k = corpus_.creature_adjectives;
-  std::vector<int> head_right(static_cast<std::size_t>(H), 0);
+  std::vector<int> head_right(static_cast<std::size_t>(H * settings_.n_layer), 0);  // [layer][head]
   // twins: (frame, creature, thing, adjective mod k) → how many of the two are right
   std::vector<int> twins(corpus_.frames.size() * corpus_.creatures.size() * corpus_.things.size() * static_cast<std::size_t>(k), 0);
   std::vector<std::vector<int>> chunk;
@@ -647,10 +647,11 @@ TrainEvaluation Trainer::evaluate() {
       twins[key] += right;
       const int right_pos = s.refers_to_creature() ? s.creature_pos : s.thing_pos;
       const int wrong_pos = s.refers_to_creature() ? s.thing_pos : s.creature_pos;
-      for (int h = 0; h < H; ++h) {
-        const float* row = graph_->attention_row(last_layer, b, h, t);
-        head_right[static_cast<std::size_t>(h)] += row[right_pos] > row[wrong_pos];
-      }
+      for (int l = 0; l <= last_layer; ++l)
+        for (int h = 0; h < H; ++h) {
+          const float* row = graph_->attention_row(l, b, h, t);
+          head_right[static_cast<std::size_t>(l * H + h)] += row[right_pos] > row[wrong_pos];
+        }
     }
   }
   e.sentences = static_cast<int>(held.size());
@@ -661,8 +662,12 @@ TrainEvaluation Trainer::evaluate() {
   // every key present in the held-out set is one twin pair (both adjectives are held out together)
   const int pairs = static_cast<int>(held.size() / 2);
   e.twin_accuracy = pairs ? static_cast<double>(both) / pairs : 0;
-  e.best_head = static_cast<int>(std::max_element(head_right.begin(), head_right.end()) - head_right.begin());
-  e.head_share = static_cast<double>(head_right[static_cast<std::size_t>(e.best_head)]) / held.size();
+  for (int l = 0; l <= last_layer; ++l) {
+    const auto first = head_right.begin() + l * H;
+    const int best = static_cast<int>(std::max_element(first, first + H) - first);
+    e.layer_head_share.push_back(static_cast<double>(first[best]) / held.size());
+    if (l == last_layer) e.best_head = best, e.head_share = e.layer_head_share.back();
+  }
   return e;
 }
 
