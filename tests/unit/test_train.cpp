@@ -259,7 +259,7 @@ TEST_CASE("trainer: AdamW's first step by hand, clipping, weight decay only on m
   // the gradient of the same batch from the same weights
   attn::Gpt2TrainGraph<float> g(trainer.model_config(), s.batch, true);
   g.set_parameters(before);
-  CHECK(g.forward(trainer.last_batch()) == loss);
+  CHECK(g.forward(trainer.last_batch(), s.answer_only) == loss);
   g.zero_grad();
   g.backward();
   double norm = 0;
@@ -338,7 +338,7 @@ TEST_CASE("trainer: bad settings are refused by name") {
     }
   };
   CHECK(refused([](auto& s) { s.n_head = 0; }, "heads") == "heads");
-  CHECK(refused([](auto& s) { s.n_embd = 30; }, "d_model") == "d_model");  // 30 over 4 heads
+  CHECK(refused([](auto& s) { s.n_embd = 30, s.n_head = 4; }, "d_model") == "d_model");
   CHECK(refused([](auto& s) { s.lr = 0; }, "lr") == "lr");
   CHECK(refused([](auto& s) { s.lr = -1e-3f; }, "lr") == "lr");
   CHECK(refused([](auto& s) { s.lr = std::nanf(""); }, "lr") == "lr");
