@@ -66,6 +66,11 @@
   api.bench = ({ T = 64, d = 64, causal = false, backend = "simd", reps = 5 } = {}) => {
     const ms = running ? Module.ccall("attn_bench", "number", ["number", "number", "number", "string", "number"], [T, d, causal ? 1 : 0, String(backend), reps]) : -1;
     if (ms < 0) throw new Error(`bench: not ready, or a bad request (T ${T}, d ${d}, backend "${backend}", reps ${reps})`); return ms; };
+  /** Median ms of one matrix product c = a·b [+ bias] (no copies): benchMatmul({M, K, N, layout, bias, backend, reps}). */
+  api.benchMatmul = ({ M = 64, K = 768, N = 768, layout = "NN", bias = false, backend = "simd", reps = 5 } = {}) => {
+    const form = String(layout) + (bias ? "+bias" : "");
+    const ms = running ? Module.ccall("attn_bench_matmul", "number", ["number", "number", "number", "string", "string", "number"], [M, K, N, form, String(backend), reps]) : -1;
+    if (ms < 0) throw new Error(`benchMatmul: not ready, or a bad request (${M} x ${K} x ${N}, layout "${form}", backend "${backend}", reps ${reps})`); return ms; };
   window.attentionExplainer = api;
 
   // The address bar follows the inputs (a permalink at any moment); defaults are left out.

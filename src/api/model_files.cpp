@@ -41,13 +41,19 @@ std::string base_name(const std::string& file_name) {
   return slash == std::string::npos ? file_name : file_name.substr(slash + 1);
 }
 
+// A value for a message: scalars as written (cut), arrays and objects by their kind only (dumping
+// a hostile, deeply nested value would recurse without bound).
+std::string value_text(const nlohmann::json& v) {
+  return v.is_primitive() ? v.dump().substr(0, 40) : std::string(v.type_name());
+}
+
 // A config value as an int in [lo, hi]; `present` false when the key is absent or null.
 int config_int(const nlohmann::json& root, const char* key, int lo, int hi, const std::string& file, bool& present) {
   const auto it = root.find(key);
   present = it != root.end() && !it->is_null();
   if (!present) return 0;
   if (!it->is_number_integer())
-    bad(file, std::string(key) + " must be a whole number (got " + it->dump().substr(0, 40) + ")");
+    bad(file, std::string(key) + " must be a whole number (got " + value_text(*it) + ")");
   const bool negative = !it->is_number_unsigned() && it->get<std::int64_t>() < 0;
   const std::uint64_t magnitude = negative ? 0 : it->get<std::uint64_t>();
   if (negative || magnitude < static_cast<std::uint64_t>(lo) || magnitude > static_cast<std::uint64_t>(hi))
@@ -104,7 +110,7 @@ Gpt2Config parse_gpt2_config(const std::string& text, const std::string& file_na
   }
   const auto act = root.find("activation_function");
   if (act != root.end() && !act->is_null()) {
-    const std::string name = act->is_string() ? act->get<std::string>() : act->dump().substr(0, 40);
+    const std::string name = act->is_string() ? act->get<std::string>() : value_text(*act);
     if (name != "gelu_new" && name != "gelu_pytorch_tanh")
       bad(file_name, "activation_function " + quoted_name(name) +
                          " is not supported: GPT-2 uses the tanh GELU (gelu_new or gelu_pytorch_tanh)");

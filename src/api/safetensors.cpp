@@ -191,6 +191,10 @@ std::uint16_t load_u16(const std::uint8_t* p) {
 void convert(Dtype dtype, const std::uint8_t* bytes, std::size_t count, float* out) {
   switch (dtype) {
     case Dtype::F32:
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      if (count > 0) std::memcpy(out, bytes, count * 4);  // the file's byte order is the host's
+      break;
+#endif
       for (std::size_t i = 0; i < count; ++i) out[i] = bits_to_float(load_u32(bytes + 4 * i));
       break;
     case Dtype::F16:

@@ -214,6 +214,9 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
     if (a != model.end() && !a->is_null() && !(a->is_string() && a->get<std::string>().empty()))
       refuse(file, std::string("a BPE model with a ") + affix + " is not supported (GPT-2 has none)");
   }
+  const auto ignore_merges = model.find("ignore_merges");
+  if (ignore_merges != model.end() && ignore_merges->is_boolean() && ignore_merges->get<bool>())
+    refuse(file, "a BPE model with ignore_merges true is not supported (GPT-2 always merges)");
   const auto merges_it = model.find("merges");
   if (merges_it == model.end() || !merges_it->is_array()) refuse(file, "the BPE model has no \"merges\" list");
   std::vector<std::pair<std::string, std::string>> merges;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../api/compute_json.h"
+#include "../core/kernels/matmul.h"
 #include "../ui/app_state.h"
 #include "../ui/panels.h"
 #include "../ui/widgets.h"
@@ -146,3 +147,65 @@ JS_EXPORT double attn_bench(int T, int d, int causal, const char* backend_name, 
 
 // Draws one frame now (soak tests: thousands of frames without waiting for animation frames).
 JS_EXPORT void attn_run_frame() { platform::run_one_frame(); }
+
+// attentionExplainer.benchMatmul: the median milliseconds of one matrix product c = a·b (+ bias) of
+// the given shape and layout ("NN", "NT" or "TN", "+bias" appended for a bias) on random operands
+// made once per shape, outside the timing; samples are batches lasting >= 5 ms. -1: bad request.
+JS_EXPORT double attn_bench_matmul(int M, int K, int N, const char* layout_name, const char* backend_name, int reps) {
+  try {
+    attn::Backend backend;
+    if (!backend_name || !attn::parse_backend(backend_name, &backend) || !layout_name || M < 1 || K < 1 || N < 1 ||
+        M > 65536 || K > 65536 || N > 65536 || reps < 1 || reps > 1000)
+      return -1;
+    const std::string layout_text(layout_name);
+    const bool with_bias = layout_text.size() == 7 && layout_text.compare(2, 5, "+bias") == 0;
+    if (layout_text.size() != 2 && !with_bias) return -1;
+    const std::string base = layout_text.substr(0, 2);
+    attn::MatmulLayout layout;
+    if (base == "NN") layout = attn::MatmulLayout::NN;
+    else if (base == "NT") layout = attn::MatmulLayout::NT;
+    else if (base == "TN") layout = attn::MatmulLayout::TN;
+    else return -1;
+    const std::size_t a_size = static_cast<std::size_t>(M) * K, b_size = static_cast<std::size_t>(K) * N,
+                      c_size = static_cast<std::size_t>(M) * N;
+    if (a_size + b_size + c_size > (std::size_t{80} << 20)) return -1;  // 320 MB of operands at most
+    using clock = std::chrono::steady_clock;
+    const auto ms_since = [](clock::time_point t0) { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
+    static std::vector<float> a, b, bias, c;
+    static std::size_t shape_a = 0, shape_b = 0, shape_n = 0;
+    static std::string last_key;
+    static double last_ms = 0;
+    const auto fill = [](std::vector<float>& m, std::size_t n, std::uint32_t seed) {
+      std::vector<float>().swap(m);  // the previous shape's memory goes back first
+      m.resize(n);
+      for (float& x : m) x = (seed = seed * 1664525u + 1013904223u) / 4294967296.0f * 2 - 1;
+    };
+    if (a_size != shape_a) fill(a, a_size, 1), shape_a = a_size, last_key.clear();
+    if (b_size != shape_b) fill(b, b_size, 2), shape_b = b_size, last_key.clear();
+    if (static_cast<std::size_t>(N) != shape_n) fill(bias, N, 3), shape_n = N, last_key.clear();
+    if (c.size() != c_size) fill(c, c_size, 4);
+    attn::MatmulProblem p;
+    p.layout = layout, p.a = a.data(), p.b = b.data(), p.bias = with_bias ? bias.data() : nullptr;
+    p.M = M, p.K = K, p.N = N;
+    const auto call = [&] { attn::matmul(backend, p, c.data()); };
+    const std::string key = std::string(backend_name) + "/" + layout_text + "/" + std::to_string(M) + "x" +
+                            std::to_string(K) + "x" + std::to_string(N);
+    if (key != last_key) {  // warm-up, and a first estimate for the batch size
+      const auto t0 = clock::now();
+      call();
+      last_ms = ms_since(t0), last_key = key;
+    }
+    const int batch = std::max(1, static_cast<int>(std::ceil(5.0 / std::max(last_ms, 1e-4))));
+    std::vector<double> samples(reps);
+    for (double& sample : samples) {
+      const auto t0 = clock::now();
+      for (int i = 0; i < batch; ++i) call();
+      sample = ms_since(t0) / batch;
+    }
+    std::sort(samples.begin(), samples.end());
+    last_ms = samples[reps / 2];
+    return reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
+  } catch (...) {
+    return -1;
+  }
+}

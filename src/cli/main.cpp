@@ -281,9 +281,12 @@ int run_tokenize(const std::vector<std::string>& args) {
   const attn::TextTokenizer tokenizer =
       json_path.empty() ? attn::tokenizer_from_vocab_merges(read(vocab_path), read(merges_path), vocab_path, merges_path)
                         : attn::tokenizer_from_json(read(json_path), json_path);
-  const std::string text = flags.count("--text") ? flags.at("--text")
-                                                 : std::string((std::istreambuf_iterator<char>(std::cin)),
-                                                               std::istreambuf_iterator<char>());
+  std::string text = flags.count("--text") ? flags.at("--text") : std::string();
+  if (!flags.count("--text")) {  // stdin, read no further than one byte past the limit encode() refuses
+    text.resize(attn::kMaxModelTextBytes + 1);
+    std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(std::cin.gcount()));
+  }
   const std::vector<int> ids = tokenizer.encode(text);
   nlohmann::json tokens = nlohmann::json::array();
   for (int id : ids) tokens.push_back(tokenizer.display(id));

@@ -261,7 +261,8 @@ TextTokenizer TextTokenizer::byte_level_bpe(std::vector<std::string> vocab,
     throw std::invalid_argument(std::to_string(merges.size()) + " merges is over the limit of 16777216");
   t.merges_.reserve(merges.size());
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [left, right] = merges[rank];
+    const std::string& left = merges[rank].first;
+    const std::string& right = merges[rank].second;
     const auto l = t.ids_.find(left), r = t.ids_.find(right), m = t.ids_.find(left + right);
     const auto refuse = [&](const std::string& what, const std::string& token) {
       throw std::invalid_argument("merge " + std::to_string(rank + 1) + " ('" + printable_excerpt(left) + "' '" +
@@ -410,10 +411,12 @@ std::string TextTokenizer::display(int id) const {
   for (std::size_t i = 0; i < bytes.size();) {
     std::uint32_t cp = 0;
     const std::size_t len = utf8_sequence(bytes, i, &cp);
-    const bool control = len == 1 && (cp < 0x20 || cp == 0x7F) && cp != '\n' && cp != '\t';
+    // control characters (C0 but newline and tab, DEL, C1) are invisible: shown as their bytes
+    const bool control = len > 0 && ((cp < 0x20 && cp != '\n' && cp != '\t') || (cp >= 0x7F && cp < 0xA0));
     if (len == 0 || control) {
-      loose += bytes[i];
-      ++i;
+      const std::size_t take = len == 0 ? 1 : len;
+      loose.append(bytes, i, take);
+      i += take;
       continue;
     }
     flush_loose();

@@ -11,6 +11,7 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { serveStatic, launchBrowser } from "../e2e/harness.mjs";
 import { explicitAttention, attentionOp } from "./onnx_models.mjs";
+import { benchMatmuls, matmulTables } from "./matmul_bench.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../..");
@@ -25,6 +26,8 @@ const DIST = path.resolve(ROOT, option("--dist", "dist"));
 const NATIVE = option("--native", path.join(HERE, "out/native.jsonl"));
 const NUMPY = option("--numpy", path.join(HERE, "out/numpy.jsonl"));
 const OUT = option("--out", path.join(HERE, "out/results.json"));
+const NATIVE_MATMUL = option("--native-matmul", path.join(HERE, "out/native_matmul.jsonl"));
+const NUMPY_MATMUL = option("--numpy-matmul", path.join(HERE, "out/numpy_matmul.jsonl"));
 
 const Ts = QUICK ? [64, 1024] : [64, 256, 1024, 2048];
 const Ds = QUICK ? [64] : [64, 512];
@@ -193,6 +196,10 @@ function printTables(results) {
       ].map((c, i) => pad(c, nw[i])).join(" "));
     }
   }
+  if (results.matmul) {
+    lines.push("");
+    lines.push(matmulTables(results.matmul.browser, results.matmul.native, results.matmul.numpy));
+  }
   lines.push("");
   lines.push("Goals at T = 1024, d = 64:");
   for (const g of results.goals) lines.push(`  ${g.met ? "MET    " : "NOT MET"} ${g.text}`);
@@ -263,6 +270,9 @@ async function main() {
           const brief = Object.entries(r.impls).map(([n, v]) => `${n} ${fmt(v.ms)}`).join(", ");
           log(`T=${T} d=${d} causal=${causal}: ${brief}${Object.keys(r.errors).length ? " errors: " + JSON.stringify(r.errors) : ""}`);
         }
+    log("matmul: GPT-2 small's shapes, ours beside onnxruntime-web");
+    results.matmul = { browser: await benchMatmuls(page, { serverUrl: server.url, quick: QUICK, log }),
+      native: readJsonLines(NATIVE_MATMUL), numpy: readJsonLines(NUMPY_MATMUL) };
     await context.close();
     if (errors.length) results.notes.push("bench page errors: " + errors.slice(0, 5).join(" | "));
     log("app: first frame and frame times");
@@ -303,6 +313,13 @@ async function main() {
     const x = n.simd.ms / n.numpy.ms;
     results.goals.push({ met: x <= 2, text: `native: simd (${n.simd.flavour}) ${fmt(n.simd.ms)} ms, NumPy ${fmt(n.numpy.ms)} ms: ` +
       `${x.toFixed(2)}x NumPy's time (goal <= 2x)` });
+  }
+  if (results.matmul) {  // issue 12: our matmul at least as fast as ORT's on GPT-2's shapes
+    const timed = results.matmul.browser.filter((r) => r.impls.simd && r.ort_ms);
+    const slower = timed.filter((r) => r.impls.simd.ms > r.ort_ms);
+    results.goals.push({ met: timed.length > 0 && slower.length === 0, text: `browser matmul (GPT-2 small's shapes): simd ` +
+      `at least as fast as ORT's best form on ${timed.length - slower.length} of ${timed.length}` +
+      (slower.length ? ` (slower: ${slower.map((r) => `${r.name} T=${r.M}`).join(", ")})` : "") });
   }
   results.machine.loadavg_end = os.loadavg();
   results.notes.push(`load average (1 min) at start ${load[0].toFixed(1)}, at end ${results.machine.loadavg_end[0].toFixed(1)} ` +

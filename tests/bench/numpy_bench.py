@@ -3,6 +3,8 @@ softmax): median milliseconds per call, one JSON object per line on stdout, in t
 attn_bench's lines. Run by tests/bench/run.sh with Debian's /usr/bin/python3 and OPENBLAS_NUM_THREADS=1.
 Not a test.
 usage: numpy_bench.py [--T 64,256] [--d 64,512] [--causal 0,1] [--min-ms 300]
+       numpy_bench.py --matmul [--T 16,64,256] [--min-ms 300]   (GPT-2 small's matrix products,
+       in the shape of attn_bench --matmul's lines: np.matmul into a preallocated c, + bias in place)
 """
 import argparse
 import json
@@ -60,6 +62,32 @@ def time_calls(call, min_ms):
     return float(np.median(wall)), float(np.median(cpu)), float(min(cpu)), reps
 
 
+# GPT-2 small's matrix products (as attn_bench --matmul): name, K, N, layout, bias
+MATMUL_SHAPES = [("c_attn", 768, 2304, "NN", True), ("attn.c_proj", 768, 768, "NN", True),
+                 ("mlp.c_fc", 768, 3072, "NN", True), ("mlp.c_proj", 3072, 768, "NN", True),
+                 ("lm_head", 768, 50257, "NT", False)]
+
+
+def matmul_bench(Ts, min_ms, flavour, rng):
+    for name, K, N, layout, with_bias in MATMUL_SHAPES:
+        b = rng.uniform(-1, 1, (N, K) if layout == "NT" else (K, N)).astype(np.float32)
+        b_op = b.T if layout == "NT" else b
+        bias = rng.uniform(-1, 1, N).astype(np.float32)
+        for T in Ts:
+            a = rng.uniform(-1, 1, (T, K)).astype(np.float32)
+            c = np.empty((T, N), np.float32)
+
+            def run():
+                np.matmul(a, b_op, out=c)
+                if with_bias:
+                    np.add(c, bias, out=c)
+
+            ms, cpu_ms, min_cpu_ms, reps = time_calls(run, min_ms)
+            print(json.dumps({"op": "matmul", "name": name, "M": T, "K": K, "N": N, "layout": layout, "bias": with_bias,
+                              "backend": "numpy", "flavour": flavour, "ms": round(ms, 5), "cpu_ms": round(cpu_ms, 5),
+                              "min_cpu_ms": round(min_cpu_ms, 5), "reps": reps}), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ints = lambda s: [int(x) for x in s.split(",")]
@@ -67,6 +95,7 @@ def main():
     ap.add_argument("--d", type=ints, default=[64, 512])
     ap.add_argument("--causal", type=ints, default=[0, 1])
     ap.add_argument("--min-ms", type=float, default=300)
+    ap.add_argument("--matmul", action="store_true")
     a = ap.parse_args()
     np.ones((4, 4), np.float32) @ np.ones((4, 4), np.float32)  # loads the BLAS
     with open("/proc/self/maps") as maps:  # which BLAS the loader picked (LD_LIBRARY_PATH decides)
@@ -76,6 +105,9 @@ def main():
     core = os.environ.get("OPENBLAS_CORETYPE", "auto")
     flavour = f"numpy {np.__version__} + " + (f"OpenBLAS ({core})" if openblas else "reference BLAS")
     rng = np.random.default_rng(42)
+    if a.matmul:
+        Ts = a.T if "--T" in sys.argv else [16, 64, 256]
+        return matmul_bench(Ts, a.min_ms, flavour, rng)
     for T in a.T:
         for d in a.d:
             q, k, v = (rng.uniform(-1, 1, (T, d)).astype(np.float32) for _ in range(3))

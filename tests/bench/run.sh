@@ -64,12 +64,20 @@ cmake -S . -B "$NATIVE_DIR" -DCMAKE_BUILD_TYPE=Release ${imgui:+-DIMGUI_DIR="$im
 cmake --build "$NATIVE_DIR" -j "$(nproc)" --target attn_bench >&2
 log "native kernels"
 "$NATIVE_DIR/attn_bench" "${SHAPES[@]}" --backend simd,eigen,scalar --min-ms "$MIN_MS" > "$OUT/native.jsonl"
+MATMUL_T=16,64,256
+[ "$QUICK" = 1 ] && MATMUL_T=16,256
+log "native matmul (GPT-2 small's shapes)"
+"$NATIVE_DIR/attn_bench" --matmul --T "$MATMUL_T" --backend simd,eigen --min-ms "$MIN_MS" > "$OUT/native_matmul.jsonl"
+: > "$OUT/numpy_matmul.jsonl"
 : > "$OUT/numpy.jsonl"
 if [ "$python_ok" = 1 ]; then
   log "NumPy (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto})"
   LD_LIBRARY_PATH="$PWD/$OPENBLAS_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
     /usr/bin/python3 tests/bench/numpy_bench.py "${SHAPES[@]}" --min-ms "$MIN_MS" > "$OUT/numpy.jsonl" ||
     log "NumPy failed: no NumPy column"
+  LD_LIBRARY_PATH="$PWD/$OPENBLAS_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+    /usr/bin/python3 tests/bench/numpy_bench.py --matmul --T "$MATMUL_T" --min-ms "$MIN_MS" > "$OUT/numpy_matmul.jsonl" ||
+    log "NumPy matmul failed: no NumPy column"
 fi
 
 # -- the site, then the browser ------------------------------------------------------------------
@@ -81,5 +89,6 @@ log "headless Chromium"
 quick_flag=()
 [ "$QUICK" = 1 ] && quick_flag=(--quick)
 node tests/bench/bench.mjs --dist dist --native "$OUT/native.jsonl" --numpy "$OUT/numpy.jsonl" \
+  --native-matmul "$OUT/native_matmul.jsonl" --numpy-matmul "$OUT/numpy_matmul.jsonl" \
   --out "$OUT/results.json" "${quick_flag[@]}"
 log "done in $(( $(date +%s) - start )) s"

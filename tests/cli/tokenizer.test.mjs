@@ -61,7 +61,7 @@ function longText() {
   let seed = 12345, s = "";
   while ([...s].length < 10000) {
     seed = (seed * 1103515245 + 12345) % 2147483648;
-    s += parts[seed % parts.length];
+    s += parts[(seed >>> 12) % parts.length]; // the LCG's low bits repeat too soon
   }
   return s;
 }
@@ -104,6 +104,24 @@ test("tokenize agrees with gpt-3-encoder token for token (vocab.json + merges.tx
   }
   assert.ok(tokens > 4000, `tokens compared: ${tokens}`);
   console.log(`# ${CORPUS.length} texts, ${tokens} tokens agree with gpt-3-encoder`);
+});
+
+test("random texts over a mixed alphabet agree with the reference (the pre-tokeniser's corner cases)", () => {
+  // spaces of several kinds, letters, marks, digits, apostrophes and contraction letters, emoji, controls
+  const alphabet = [" ", " ", " ", "  ", "\t", "\n", "\r", "\u00a0", "\u3000", "\ufeff", "\u0085", "\u2028", "'", "'", "s", "t",
+    "r", "e", "v", "l", "d", "m", "S", "a", "Z", "é", "e\u0301", "ß", "ж", "日", "ا", "न", "\u094d", "7", "٣", "½", "!", ".", ",",
+    "\"", "-", "😀", "👍🏽", "\u200d", "🇫🇷", "\u0000", "\u001f", "𝐀", "𝟏"];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) >>> 12;
+  let tokens = 0;
+  for (let k = 0; k < 12; k++) {
+    let text = "";
+    for (let i = 0; i < 1500; i++) text += alphabet[next() % alphabet.length];
+    const out = ids(["--vocab", file("vocab.json"), "--merges", file("merges.txt")], text);
+    assert.deepEqual(out.ids, reference.encode(text), `random text ${k}`);
+    tokens += out.ids.length;
+  }
+  console.log(`# 12 random texts, ${tokens} tokens agree with gpt-3-encoder`);
 });
 
 test("the 10 000-character text is tokenised in well under a second", () => {

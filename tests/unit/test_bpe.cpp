@@ -122,7 +122,7 @@ TEST_CASE("byte-level BPE: bytes, readable text, decoding") {
   // "Ġit", "Ċ" (newline), "ĉ" (tab), "č" (CR), "ðŁĺ" (F0 9F 98: part of 😀), "Ã©" (é), "Ġð" (space + F0)
   const TextTokenizer t = TextTokenizer::byte_level_bpe(
       {"\xC4\xA0it", "\xC4\x8A", "\xC4\x89", "\xC4\x8D", "\xC3\xB0\xC5\x81\xC4\xBA", "\xC3\x83\xC2\xA9", "\xC4\xA0\xC3\xB0",
-       "\xC4\xA0\xC4\xA0", "<|endoftext|>"},
+       "\xC4\xA0\xC4\xA0", "<|endoftext|>", "\xC3\x82\xC4\xA7"},
       {});
   CHECK(t.token_bytes(0) == " it");
   CHECK(t.display(0) == "\xC2\xB7it");  // ·it
@@ -135,9 +135,11 @@ TEST_CASE("byte-level BPE: bytes, readable text, decoding") {
   CHECK(t.display(6) == "\xC2\xB7<F0>");
   CHECK(t.display(7) == "\xC2\xB7\xC2\xB7");
   CHECK(t.display(8) == "<|endoftext|>");
+  CHECK(t.display(9) == "<C2 85>");  // "Âħ": U+0085, an invisible control character
+
   CHECK(t.vocab_token(0) == "\xC4\xA0it");
   CHECK(t.decode({0, 1, 5}) == " it\n\xC3\xA9");
-  CHECK_THROWS_AS(t.display(9), std::invalid_argument);
+  CHECK_THROWS_AS(t.display(10), std::invalid_argument);
   CHECK_THROWS_AS(t.token_bytes(-1), std::invalid_argument);
   CHECK_THROWS_AS(t.decode({0, 99}), std::invalid_argument);
 }

@@ -187,9 +187,11 @@ TEST_CASE("model files: config.json refused by name") {
       {with(R"(,"n_inner":64)"), "config.json: n_inner 64 is not supported: the MLP here is 4 × n_embd = 32 wide"},
       {with(R"(,"scale_attn_by_inverse_layer_idx":true)"), "scale_attn_by_inverse_layer_idx is not supported"},
       {with(R"(,"add_cross_attention":true)"), "add_cross_attention is not supported"},
+      {R"({"model_type":"gpt2","n_layer":)" + std::string(100000, '[') + std::string(100000, ']') + "}",
+       "config.json: n_layer must be a whole number (got array)"},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.text);
+    CAPTURE(c.text.substr(0, 100));
     CHECK(config_refusal(c.text).find(c.message) != std::string::npos);
   }
   CHECK(config_refusal(with("")) == "");
