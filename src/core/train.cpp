@@ -332,13 +332,18 @@ Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences
   p_.fcprojb = per_layer("mlp.c_proj.bias", C, false);
   p_.lnfw = add("ln_f.weight", C, false);
   p_.lnfb = add("ln_f.bias", C, false);
-  params_.assign(at, Real(0));
-  grads_.assign(at, Real(0));
-
-  // Activations for the largest batch, sized once.
+  // Activations for the largest batch, sized once. Refused up front when it all would not fit in
+  // kMaxTrainBytes (a wasm page has 4 GB at most), rather than failing halfway through.
   max_tokens_ = max_sequences * config.n_positions;
   const std::size_t NT = static_cast<std::size_t>(max_tokens_), H = config.n_head;
   const std::size_t ATT = static_cast<std::size_t>(max_sequences) * H * P * P;
+  const double elements = 4.0 * at + double(L) * NT * (18.0 * C + 4) + 4.0 * L * ATT + (L + 6.0) * NT * C + 2.0 * NT * V + 16.0 * NT * C;
+  const double bytes = elements * sizeof(Real);
+  if (bytes > kMaxTrainBytes)
+    throw std::invalid_argument("trainer: this model and batch need about " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+                                " MB, over the limit of " + std::to_string(kMaxTrainBytes >> 20) + " MB (fewer layers, a narrower model or a smaller batch)");
+  params_.assign(at, Real(0));
+  grads_.assign(at, Real(0));
   encoded_.assign(NT * C, 0);
   for (auto* v : {&ln1_, &atty_, &attproj_, &residual2_, &ln2_, &fcproj_, &residual3_}) v->assign(L * NT * C, 0);
   for (auto* v : {&ln1_mean_, &ln1_rstd_, &ln2_mean_, &ln2_rstd_}) v->assign(L * NT, 0);
@@ -551,18 +556,21 @@ Gpt2Config Trainer::model_config() const {
 }
 
 void Trainer::init(const TrainSettings& settings) {
-  validate_train_settings(settings);
-  settings_ = settings;
-  corpus_ = make_corpus(settings.seed);
-  init(settings, random_gpt2(model_config(), settings.seed));
+  prepare(settings);
+  graph_->set_parameters(random_gpt2(model_config(), settings.seed));  // after the size check in prepare
 }
 
 void Trainer::init(const TrainSettings& settings, const Gpt2Model& start) {
+  prepare(settings);
+  graph_->set_parameters(start);
+}
+
+void Trainer::prepare(const TrainSettings& settings) {
   validate_train_settings(settings);
+  graph_.reset();
   if (corpus_.vocab.empty() || settings.seed != settings_.seed) corpus_ = make_corpus(settings.seed);
   settings_ = settings;
   graph_ = std::make_unique<Gpt2TrainGraph<float>>(model_config(), settings.batch, settings.scale);
-  graph_->set_parameters(start);
   m_.assign(graph_->params().size(), 0.0f);
   v_.assign(graph_->params().size(), 0.0f);
   batch_.assign(static_cast<std::size_t>(settings.batch), {});

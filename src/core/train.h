@@ -49,6 +49,8 @@ template <typename Real> void lm_head_backward(Real* dx, Real* dwte, Real* dlogi
 }  // namespace layers
 
 // ---- the whole model: parameters, activations and gradients in buffers sized once ---------------
+constexpr std::size_t kMaxTrainBytes = std::size_t(1) << 30;  // parameters, Adam state, activations and gradients
+
 template <typename Real>
 class Gpt2TrainGraph {
  public:
@@ -128,7 +130,8 @@ struct TrainEvaluation {
 
 class Trainer {
  public:
-  // A fresh model (GPT-2's initialisation from the seed) on the corpus of the seed.
+  // A fresh model (GPT-2's initialisation from the seed) on the corpus of the seed. Throws
+  // std::invalid_argument for bad settings (validate_train_settings) or over kMaxTrainBytes.
   void init(const TrainSettings& settings);
   // Starts from given weights instead (their config must match the corpus's vocabulary and length).
   void init(const TrainSettings& settings, const Gpt2Model& start);
@@ -143,6 +146,7 @@ class Trainer {
   Gpt2Config model_config() const;
 
  private:
+  void prepare(const TrainSettings& settings);  // corpus, graph (size-checked), optimiser state
   void sample_batch();
   TrainSettings settings_;
   Corpus corpus_;

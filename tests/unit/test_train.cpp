@@ -345,4 +345,9 @@ TEST_CASE("trainer: bad settings are refused by name") {
   CHECK(refused([](auto& s) { s.n_layer = 0; }, "layers") == "layers");
   CHECK(refused([](auto& s) { s.batch = 0; }, "batch") == "batch");
   CHECK(refused([](auto&) {}, "accepted") == "accepted");
+  // valid one by one, too large together: refused before anything is allocated
+  attn::TrainSettings huge;
+  huge.n_layer = 12, huge.n_head = 16, huge.n_embd = 2048, huge.batch = 1024;
+  attn::Trainer t;
+  CHECK_THROWS_WITH_AS(t.init(huge), doctest::Contains("MB, over the limit"), std::invalid_argument);
 }
