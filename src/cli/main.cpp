@@ -4,6 +4,8 @@
 // Bad input: exit status 2 and one line on stderr; nothing on stdout.
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,9 +22,11 @@
 #include "../api/compute_json.h"
 #include "../api/model_json.h"
 #include "../api/tokenizer_files.h"
+#include "../api/train_files.h"
 #include "../core/attention.h"
 #include "../core/break_experiment.h"
 #include "../core/model.h"
+#include "../core/train.h"
 
 namespace {
 
@@ -56,6 +60,17 @@ const char* const kUsage =
     "                               on TEXT (default: stdin): {\"ids\": [...], \"tokens\": [...]},\n"
     "                               tokens as shown to a learner (\"\u00b7it\" for \" it\");\n"
     "                               DIR holds tokenizer.json or vocab.json + merges.txt\n"
+    "  train --seed S --steps N --out DIR [--no-scale] [--layers L --heads H --d-model D]\n"
+    "        [--lr X] [--batch B] [--grad-clip X] [--weight-decay X] [--eval-every K]\n"
+    "        [--until-accuracy A] [--all-tokens] [--init-out DIR0]\n"
+    "                               train a small GPT-2 on the pronoun corpus (defaults: 2 layers,\n"
+    "                               2 heads, d_model 32, lr 0.003, batch 16, the loss on the\n"
+    "                               referent only; --all-tokens: on every next token); writes\n"
+    "                               config.json, model.safetensors and tokenizer.json into DIR,\n"
+    "                               progress on stderr, one JSON object on stdout; --until-accuracy\n"
+    "                               stops once the held-out accuracy (checked every K steps,\n"
+    "                               default 50) reaches A;\n"
+    "                               --init-out saves the starting model and the first batch\n"
     "  help                         this text\n"
     "\n"
     "exit status: 0 ok, 2 bad input (one line on stderr)\n";
@@ -279,6 +294,82 @@ int run_tokenize(const std::vector<std::string>& args) {
   return 0;
 }
 
+
+// train: the Train experiment's trainer on the pronoun corpus, the model saved as a folder.
+int run_train(const std::vector<std::string>& args) {
+  const auto flags = parse_flags(args,
+                                 {"--seed", "--steps", "--out", "--layers", "--heads", "--d-model", "--lr", "--batch", "--grad-clip",
+                                  "--weight-decay", "--eval-every", "--until-accuracy", "--init-out"},
+                                 {"--no-scale", "--all-tokens"});
+  for (const char* needed : {"--seed", "--steps", "--out"})
+    if (!flags.count(needed)) throw UsageError(std::string("train needs ") + needed);
+  const auto number = [&](const char* flag, float fallback) {
+    if (!flags.count(flag)) return fallback;
+    const std::string& text = flags.at(flag);
+    char* end = nullptr;
+    const float v = std::strtof(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) throw UsageError(std::string(flag) + " must be a number, got '" + text + "'");
+    return v;
+  };
+  const auto integer = [&](const char* flag, long long lo, long long hi, long long fallback) {
+    return flags.count(flag) ? parse_integer(flags.at(flag), flag, lo, hi) : fallback;
+  };
+  attn::TrainSettings s;
+  s.seed = static_cast<std::uint64_t>(integer("--seed", 0, 1LL << 53, 0));
+  const int steps = static_cast<int>(integer("--steps", 1, 1000000, 0));
+  // 0 and negatives go through to validate_train_settings, which names the setting
+  s.n_layer = static_cast<int>(integer("--layers", -1000, 1000, s.n_layer));
+  s.n_head = static_cast<int>(integer("--heads", -1000, 1000, s.n_head));
+  s.n_embd = static_cast<int>(integer("--d-model", -100000, 100000, s.n_embd));
+  s.batch = static_cast<int>(integer("--batch", -1000, 100000, s.batch));
+  s.lr = number("--lr", s.lr), s.grad_clip = number("--grad-clip", s.grad_clip);
+  s.weight_decay = number("--weight-decay", s.weight_decay);
+  s.scale = !flags.count("--no-scale");
+  s.answer_only = !flags.count("--all-tokens");
+  const int eval_every = static_cast<int>(integer("--eval-every", 1, 1000000, 50));
+  const float until = number("--until-accuracy", 2.0f);
+  attn::Trainer trainer;
+  trainer.init(s);
+  if (flags.count("--init-out")) {  // the starting point and the first batch, for the PyTorch comparison
+    attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--init-out"), s.scale);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  float loss = 0;
+  int reached = -1;
+  nlohmann::json first_batch;
+  for (int step = 1; step <= steps; ++step) {
+    loss = trainer.step();
+    if (step == 1) first_batch = trainer.last_batch();
+    if (step % eval_every == 0 || step == steps) {
+      const double acc = trainer.heldout_accuracy();
+      std::cerr << "step " << step << "  loss " << loss << "  held-out accuracy " << acc << "\n";
+      if (acc >= until) {
+        reached = step;
+        break;
+      }
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const attn::TrainEvaluation e = trainer.evaluate();
+  attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--out"), s.scale);
+  if (flags.count("--init-out")) {
+    std::ofstream out(std::filesystem::path(flags.at("--init-out")) / "batch.json");
+    out << nlohmann::json{{"batch", first_batch}, {"lr", s.lr}, {"weight_decay", s.weight_decay}, {"beta1", s.beta1},
+                          {"beta2", s.beta2}, {"eps", s.adam_eps}, {"grad_clip", s.grad_clip}, {"scale", s.scale},
+                          {"answer_only", s.answer_only}}
+               .dump()
+        << "\n";
+  }
+  nlohmann::json result = {{"steps", trainer.steps_done()}, {"seconds", seconds}, {"final_loss", loss},
+                           {"heldout_accuracy", e.accuracy}, {"twin_accuracy", e.twin_accuracy},
+                           {"best_head_share", e.head_share}, {"best_head", e.best_head},
+                           {"best_head_share_per_layer", e.layer_head_share}, {"heldout_sentences", e.sentences},
+                           {"scale", s.scale}, {"head_dim", s.n_embd / s.n_head}};
+  if (until <= 1) result["reached_accuracy_at"] = reached < 0 ? nlohmann::json(nullptr) : nlohmann::json(reached);
+  std::cout << result.dump() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -299,6 +390,7 @@ int main(int argc, char** argv) {
     if (command == "code") return run_code(args);
     if (command == "model") return run_model(args);
     if (command == "tokenize") return run_tokenize(args);
+    if (command == "train") return run_train(args);
     throw UsageError("unknown command '" + command + "' (see: attention_cli help)");
   } catch (const std::exception& e) {  // bad input of any kind: one line, exit 2
     std::cerr << "error: " << e.what() << "\n";

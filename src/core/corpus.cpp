@@ -1,0 +1,111 @@
+// The Train experiment's corpus: frames × creatures × things × adjectives, the held-out rule and a
+// seeded order. Not a tokenizer: the words are split here exactly as the WordLevel tokenizer splits.
+#include "corpus.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "random.h"
+
+namespace attn {
+
+namespace {
+
+// {C} the creature, {T} the thing, {A} the adjective; words and punctuation separated by spaces
+// (the apostrophe is its own token, as the WordLevel tokenizer splits "didn't").
+const char* const kFrames[] = {
+    "the {C} didn ' t cross the {T} because it was {A} .",
+    "the {C} did not walk over the {T} because it was too {A} .",
+    "the {T} was too much for the {C} because it was so {A} .",
+    "the {C} stayed off the {T} since it was {A} .",
+    "the {T} stopped the {C} because it was very {A} .",
+};
+const char* const kSuffix = "it refers to the";
+const char* const kCreatures[] = {"animal", "dog", "cat", "horse", "cow", "fox", "goat", "sheep"};
+const char* const kThings[] = {"street", "road", "river", "bridge", "path", "lane", "trail", "canal"};
+// The first half fits a creature, the second a thing; adjective k and k + half are twins.
+const char* const kCreatureAdjectives[] = {"tired", "hungry", "scared", "sleepy", "lazy", "weak"};
+const char* const kThingAdjectives[] = {"wide", "busy", "wet", "narrow", "icy", "steep"};
+
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+bool CorpusSentence::refers_to_creature() const { return answer_id != wrong_id && ids.size() > 1 && creature_pos >= 0 &&
+                                                         ids[static_cast<std::size_t>(creature_pos)] == answer_id; }
+
+bool corpus_heldout_triple(int creature, int thing, int adjective, int creature_adjectives) {
+  return (creature + thing + adjective % creature_adjectives) % 5 == 0;
+}
+
+int Corpus::id(const std::string& word) const {
+  const auto it = std::find(vocab.begin(), vocab.end(), word);
+  return it == vocab.end() ? -1 : static_cast<int>(it - vocab.begin());
+}
+
+std::string Corpus::text(const CorpusSentence& s) const {
+  std::string out;
+  for (std::size_t i = 0; i < s.ids.size(); ++i) {
+    const std::string& w = vocab[static_cast<std::size_t>(s.ids[i])];
+    const bool glue = w == "'" || (i > 0 && vocab[static_cast<std::size_t>(s.ids[i - 1])] == "'");
+    if (i > 0 && !glue) out += ' ';
+    out += w;
+  }
+  return out;
+}
+
+Corpus make_corpus(std::uint64_t seed) {
+  Corpus c;
+  for (const char* f : kFrames) c.frames.emplace_back(f);
+  for (const char* w : kCreatures) c.creatures.emplace_back(w);
+  for (const char* w : kThings) c.things.emplace_back(w);
+  for (const char* w : kCreatureAdjectives) c.adjectives.emplace_back(w);
+  for (const char* w : kThingAdjectives) c.adjectives.emplace_back(w);
+  c.creature_adjectives = static_cast<int>(std::size(kCreatureAdjectives));
+
+  // The vocabulary: <unk>, then every word in order of first appearance (frames, then the slots).
+  c.vocab.push_back("<unk>");
+  const auto add = [&](const std::string& w) {
+    if (c.id(w) < 0) c.vocab.push_back(w);
+  };
+  for (const auto& f : c.frames)
+    for (const auto& w : words(f + " " + kSuffix))
+      if (w[0] != '{') add(w);
+  for (const auto* list : {&c.creatures, &c.things, &c.adjectives})
+    for (const auto& w : *list) add(w);
+
+  for (int f = 0; f < static_cast<int>(c.frames.size()); ++f) {
+    const std::vector<std::string> frame = words(c.frames[static_cast<std::size_t>(f)] + " " + kSuffix);
+    for (int cr = 0; cr < static_cast<int>(c.creatures.size()); ++cr)
+      for (int th = 0; th < static_cast<int>(c.things.size()); ++th)
+        for (int a = 0; a < static_cast<int>(c.adjectives.size()); ++a) {
+          CorpusSentence s;
+          s.frame = f, s.creature = cr, s.thing = th, s.adjective = a;
+          for (const auto& w : frame) {
+            const int pos = static_cast<int>(s.ids.size());
+            if (w == "{C}") s.creature_pos = pos, s.ids.push_back(c.id(c.creatures[cr]));
+            else if (w == "{T}") s.thing_pos = pos, s.ids.push_back(c.id(c.things[th]));
+            else if (w == "{A}") s.ids.push_back(c.id(c.adjectives[a]));
+            else s.ids.push_back(c.id(w));
+          }
+          const int creature_id = c.id(c.creatures[cr]), thing_id = c.id(c.things[th]);
+          const bool creature_referent = a < c.creature_adjectives;
+          s.answer_id = creature_referent ? creature_id : thing_id;
+          s.wrong_id = creature_referent ? thing_id : creature_id;
+          s.ids.push_back(s.answer_id);
+          c.max_length = std::max(c.max_length, static_cast<int>(s.ids.size()));
+          (corpus_heldout_triple(cr, th, a, c.creature_adjectives) ? c.heldout : c.train).push_back(std::move(s));
+        }
+  }
+  // Fisher-Yates with the project's Rng (the same order natively and in wasm).
+  Rng rng(seed);
+  for (std::size_t i = c.train.size(); i > 1; --i) std::swap(c.train[i - 1], c.train[rng.next() % i]);
+  return c;
+}
+
+}  // namespace attn

@@ -1,0 +1,682 @@
+// The trainer: llm.c-style layer functions (forward and backward side by side), the packed-batch
+// GPT-2 graph built from them, AdamW and the held-out evaluation. Not inference (gpt2.cpp does that).
+#include "train.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+
+#include "kernels/matmul.h"
+
+namespace attn {
+
+namespace layers {
+
+namespace {
+
+// c (M, N) (+)= a · b in the given layout (+ bias). Float: the project's matmul kernels; double: the
+// same sums written out (the gradient checks).
+template <typename Real>
+void product(MatmulLayout layout, const Real* a, const Real* b, const Real* bias, int M, int K, int N, bool accumulate, Real* c) {
+  if (M == 0 || N == 0) return;
+  if constexpr (std::is_same_v<Real, float>) {
+    MatmulProblem p;
+    p.layout = layout, p.a = a, p.b = b, p.bias = bias, p.M = M, p.K = K, p.N = N, p.accumulate = accumulate;
+    matmul(Backend::Simd, p, c);
+  } else {
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        Real sum = bias ? bias[j] : Real(0);
+        for (int k = 0; k < K; ++k) {
+          const Real x = layout == MatmulLayout::TN ? a[static_cast<std::size_t>(k) * M + i] : a[static_cast<std::size_t>(i) * K + k];
+          const Real y = layout == MatmulLayout::NT ? b[static_cast<std::size_t>(j) * K + k] : b[static_cast<std::size_t>(k) * N + j];
+          sum += x * y;
+        }
+        Real& out = c[static_cast<std::size_t>(i) * N + j];
+        out = accumulate ? out + sum : sum;
+      }
+  }
+}
+
+}  // namespace
+
+// out (N, C) = wte[ids[n]] + wpe[pos[n]]
+template <typename Real>
+void encoder_forward(Real* out, const int* ids, const int* pos, const Real* wte, const Real* wpe, int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    const Real* token = wte + static_cast<std::size_t>(ids[n]) * C;
+    const Real* position = wpe + static_cast<std::size_t>(pos[n]) * C;
+    Real* out_n = out + static_cast<std::size_t>(n) * C;
+    for (int i = 0; i < C; ++i) out_n[i] = token[i] + position[i];
+  }
+}
+
+// backward of out[n] = wte[ids[n]] + wpe[pos[n]]: each row's gradient goes to both rows it read
+template <typename Real>
+void encoder_backward(Real* dwte, Real* dwpe, const Real* dout, const int* ids, const int* pos, int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    const Real* d = dout + static_cast<std::size_t>(n) * C;
+    Real* dtoken = dwte + static_cast<std::size_t>(ids[n]) * C;
+    Real* dposition = dwpe + static_cast<std::size_t>(pos[n]) * C;
+    for (int i = 0; i < C; ++i) dtoken[i] += d[i], dposition[i] += d[i];
+  }
+}
+
+// out (N, C): per row, norm = (x − mean) · rstd with rstd = 1/√(var + eps) (biased variance), then
+// norm · w + b; mean and rstd (N) kept for the backward.
+template <typename Real>
+void layernorm_forward(Real* out, Real* mean, Real* rstd, const Real* inp, const Real* w, const Real* b, int N, int C, Real eps) {
+  for (int n = 0; n < N; ++n) {
+    const Real* x = inp + static_cast<std::size_t>(n) * C;
+    Real m = 0;
+    for (int i = 0; i < C; ++i) m += x[i];
+    m /= C;
+    Real var = 0;
+    for (int i = 0; i < C; ++i) var += (x[i] - m) * (x[i] - m);
+    var /= C;
+    const Real s = Real(1) / std::sqrt(var + eps);
+    Real* o = out + static_cast<std::size_t>(n) * C;
+    for (int i = 0; i < C; ++i) o[i] = (x[i] - m) * s * w[i] + b[i];
+    mean[n] = m, rstd[n] = s;
+  }
+}
+
+// backward of out = norm · w + b, norm = (x − mean) · rstd:
+//   db += dout, dw += norm · dout, dx = rstd · (dnorm − mean(dnorm) − norm · mean(dnorm · norm)), dnorm = w · dout
+template <typename Real>
+void layernorm_backward(Real* dinp, Real* dw, Real* db, const Real* dout, const Real* inp, const Real* w, const Real* mean,
+                        const Real* rstd, int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    const Real* x = inp + static_cast<std::size_t>(n) * C;
+    const Real* d = dout + static_cast<std::size_t>(n) * C;
+    Real* dx = dinp + static_cast<std::size_t>(n) * C;
+    Real dnorm_mean = 0, dnorm_norm_mean = 0;
+    for (int i = 0; i < C; ++i) {
+      const Real norm = (x[i] - mean[n]) * rstd[n];
+      dnorm_mean += w[i] * d[i];
+      dnorm_norm_mean += w[i] * d[i] * norm;
+    }
+    dnorm_mean /= C, dnorm_norm_mean /= C;
+    for (int i = 0; i < C; ++i) {
+      const Real norm = (x[i] - mean[n]) * rstd[n];
+      db[i] += d[i];
+      dw[i] += norm * d[i];
+      dx[i] += (w[i] * d[i] - dnorm_mean - norm * dnorm_norm_mean) * rstd[n];
+    }
+  }
+}
+
+// out (N, OC) = inp (N, C) · w (C, OC) + bias
+template <typename Real>
+void matmul_forward(Real* out, const Real* inp, const Real* w, const Real* bias, int N, int C, int OC) {
+  product(MatmulLayout::NN, inp, w, bias, N, C, OC, false, out);
+}
+
+// backward of out = inp · w + bias: dinp += dout · wᵀ, dw += inpᵀ · dout, dbias += Σ_rows dout
+template <typename Real>
+void matmul_backward(Real* dinp, Real* dw, Real* dbias, const Real* dout, const Real* inp, const Real* w, int N, int C, int OC) {
+  product<Real>(MatmulLayout::NT, dout, w, nullptr, N, OC, C, true, dinp);
+  product<Real>(MatmulLayout::TN, inp, dout, nullptr, C, N, OC, true, dw);
+  if (dbias)
+    for (int n = 0; n < N; ++n)
+      for (int o = 0; o < OC; ++o) dbias[o] += dout[static_cast<std::size_t>(n) * OC + o];
+}
+
+// qkv (T, 3C) = [Q | K | V], head h owns columns h·hd … (h+1)·hd − 1 of each; preatt, att (H, T, T);
+// out (T, C). Causal: query t sees keys 0 … t; above the diagonal att is exactly 0.
+template <typename Real>
+void attention_forward(Real* out, Real* preatt, Real* att, const Real* qkv, int T, int C, int H, bool scale) {
+  const int hd = C / H;
+  const Real s = scale ? Real(1) / std::sqrt(static_cast<Real>(hd)) : Real(1);
+  const std::size_t C3 = static_cast<std::size_t>(3) * C;
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t) {
+      const Real* query_t = qkv + t * C3 + static_cast<std::size_t>(h) * hd;
+      Real* preatt_bth = preatt + (static_cast<std::size_t>(h) * T + t) * T;
+      Real* att_bth = att + (static_cast<std::size_t>(h) * T + t) * T;
+      // pass 1: scaled scores q·k and their max
+      Real maxval = -std::numeric_limits<Real>::infinity();
+      for (int t2 = 0; t2 <= t; ++t2) {
+        const Real* key_t2 = qkv + t2 * C3 + C + static_cast<std::size_t>(h) * hd;
+        Real dot = 0;
+        for (int i = 0; i < hd; ++i) dot += query_t[i] * key_t2[i];
+        preatt_bth[t2] = dot * s;
+        maxval = std::max(maxval, preatt_bth[t2]);
+      }
+      // pass 2: exp(score − max): the softmax is the same for any shift, and with the max subtracted
+      // no exp overflows (the largest term is exp(0) = 1)
+      Real sum = 0;
+      for (int t2 = 0; t2 <= t; ++t2) sum += att_bth[t2] = std::exp(preatt_bth[t2] - maxval);
+      // pass 3: normalise; the causal mask: future keys get weight 0
+      for (int t2 = 0; t2 < T; ++t2) {
+        att_bth[t2] = t2 <= t ? att_bth[t2] / sum : Real(0);
+        if (t2 > t) preatt_bth[t2] = 0;
+      }
+      // pass 4: out = Σ weights · values
+      Real* out_t = out + static_cast<std::size_t>(t) * C + static_cast<std::size_t>(h) * hd;
+      for (int i = 0; i < hd; ++i) out_t[i] = 0;
+      for (int t2 = 0; t2 <= t; ++t2) {
+        const Real* value_t2 = qkv + t2 * C3 + 2 * static_cast<std::size_t>(C) + static_cast<std::size_t>(h) * hd;
+        for (int i = 0; i < hd; ++i) out_t[i] += att_bth[t2] * value_t2[i];
+      }
+    }
+}
+
+template <typename Real>
+void attention_backward(Real* dqkv, Real* dpreatt, Real* datt, const Real* dout, const Real* qkv, const Real* att, int T, int C,
+                        int H, bool scale) {
+  const int hd = C / H;
+  const Real s = scale ? Real(1) / std::sqrt(static_cast<Real>(hd)) : Real(1);
+  const std::size_t C3 = static_cast<std::size_t>(3) * C;
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t) {
+      const std::size_t ho = static_cast<std::size_t>(h) * hd;
+      const Real* att_bth = att + (static_cast<std::size_t>(h) * T + t) * T;
+      Real* datt_bth = datt + (static_cast<std::size_t>(h) * T + t) * T;
+      Real* dpreatt_bth = dpreatt + (static_cast<std::size_t>(h) * T + t) * T;
+      const Real* dout_t = dout + static_cast<std::size_t>(t) * C + ho;
+      // backward of out_t = Σ att[t2] · v[t2]: datt[t2] = dout_t · v[t2], dv[t2] += att[t2] · dout_t
+      for (int t2 = 0; t2 <= t; ++t2) {
+        const Real* value_t2 = qkv + t2 * C3 + 2 * static_cast<std::size_t>(C) + ho;
+        Real* dvalue_t2 = dqkv + t2 * C3 + 2 * static_cast<std::size_t>(C) + ho;
+        Real d = 0;
+        for (int i = 0; i < hd; ++i) d += value_t2[i] * dout_t[i], dvalue_t2[i] += att_bth[t2] * dout_t[i];
+        datt_bth[t2] = d;
+      }
+      // the softmax VJP: att = softmax(preatt) → dpreatt[j] = att[j] · (datt[j] − Σ_k att[k] · datt[k]);
+      // masked keys (j > t) had weight 0 whatever their score: no gradient
+      Real weighted = 0;
+      for (int t2 = 0; t2 <= t; ++t2) weighted += att_bth[t2] * datt_bth[t2];
+      for (int t2 = 0; t2 < T; ++t2) dpreatt_bth[t2] = t2 <= t ? att_bth[t2] * (datt_bth[t2] - weighted) : Real(0);
+      // backward of preatt[t2] = s · q_t · k[t2]
+      const Real* query_t = qkv + t * C3 + ho;
+      Real* dquery_t = dqkv + t * C3 + ho;
+      for (int t2 = 0; t2 <= t; ++t2) {
+        const Real* key_t2 = qkv + t2 * C3 + C + ho;
+        Real* dkey_t2 = dqkv + t2 * C3 + C + ho;
+        const Real g = dpreatt_bth[t2] * s;
+        for (int i = 0; i < hd; ++i) dquery_t[i] += g * key_t2[i], dkey_t2[i] += g * query_t[i];
+      }
+    }
+}
+
+// out = 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))): GPT-2's gelu_new
+template <typename Real>
+void gelu_forward(Real* out, const Real* inp, int n) {
+  const Real k = std::sqrt(Real(2) / Real(3.14159265358979323846));
+  for (int i = 0; i < n; ++i) {
+    const Real x = inp[i];
+    out[i] = Real(0.5) * x * (Real(1) + std::tanh(k * (x + Real(0.044715) * x * x * x)));
+  }
+}
+
+// d/dx: 0.5 · (1 + tanh(u)) + 0.5 · x · sech²(u) · √(2/π) · (1 + 3 · 0.044715 · x²), u the tanh argument
+template <typename Real>
+void gelu_backward(Real* dinp, const Real* inp, const Real* dout, int n) {
+  const Real k = std::sqrt(Real(2) / Real(3.14159265358979323846));
+  for (int i = 0; i < n; ++i) {
+    const Real x = inp[i];
+    const Real u = k * (x + Real(0.044715) * x * x * x);
+    const Real th = std::tanh(u);
+    const Real sech2 = Real(1) - th * th;
+    const Real local = Real(0.5) * (Real(1) + th) + Real(0.5) * x * sech2 * k * (Real(1) + Real(3 * 0.044715) * x * x);
+    dinp[i] += local * dout[i];
+  }
+}
+
+template <typename Real>
+void residual_forward(Real* out, const Real* a, const Real* b, int n) {
+  for (int i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+// backward of out = a + b: both get dout
+template <typename Real>
+void residual_backward(Real* da, Real* db, const Real* dout, int n) {
+  for (int i = 0; i < n; ++i) da[i] += dout[i], db[i] += dout[i];
+}
+
+template <typename Real>
+Real lm_head_forward(Real* probs, Real* losses, const Real* x, const Real* wte, const int* targets, int N, int C, int V) {
+  product<Real>(MatmulLayout::NT, x, wte, nullptr, N, C, V, false, probs);  // logits, made probabilities in place
+  Real total = 0;
+  int count = 0;
+  for (int n = 0; n < N; ++n) {
+    Real* row = probs + static_cast<std::size_t>(n) * V;
+    const Real maxval = *std::max_element(row, row + V);
+    const Real target_logit = targets[n] >= 0 ? row[targets[n]] : Real(0);
+    Real sum = 0;
+    for (int v = 0; v < V; ++v) sum += row[v] = std::exp(row[v] - maxval);
+    for (int v = 0; v < V; ++v) row[v] /= sum;
+    // −log softmax(target) = log Σ exp(logits) − logit(target), from the logits (no log of a tiny p)
+    losses[n] = targets[n] >= 0 ? std::log(sum) + maxval - target_logit : Real(0);
+    if (targets[n] >= 0) total += losses[n], ++count;
+  }
+  return count ? total / count : Real(0);
+}
+
+// backward of the mean of −log softmax(logits)[target]: dlogits = (probs − onehot(target)) / count
+template <typename Real>
+void lm_head_backward(Real* dx, Real* dwte, Real* dlogits, const Real* probs, const Real* x, const Real* wte, const int* targets,
+                      int N, int C, int V) {
+  int count = 0;
+  for (int n = 0; n < N; ++n) count += targets[n] >= 0;
+  const Real inv = count ? Real(1) / count : Real(0);
+  for (int n = 0; n < N; ++n) {
+    const Real* p = probs + static_cast<std::size_t>(n) * V;
+    Real* d = dlogits + static_cast<std::size_t>(n) * V;
+    for (int v = 0; v < V; ++v) d[v] = targets[n] >= 0 ? p[v] * inv : Real(0);
+    if (targets[n] >= 0) d[targets[n]] -= inv;
+  }
+  product<Real>(MatmulLayout::NN, dlogits, wte, nullptr, N, V, C, true, dx);    // logits = x · wteᵀ → dx += dlogits · wte
+  product<Real>(MatmulLayout::TN, dlogits, x, nullptr, V, N, C, true, dwte);    // dwte += dlogitsᵀ · x
+}
+
+#define ATTN_LAYERS(Real)                                                                                                    \
+  template void encoder_forward<Real>(Real*, const int*, const int*, const Real*, const Real*, int, int);                   \
+  template void encoder_backward<Real>(Real*, Real*, const Real*, const int*, const int*, int, int);                        \
+  template void layernorm_forward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, int, int, Real);         \
+  template void layernorm_backward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, const Real*, const Real*, \
+                                         int, int);                                                                          \
+  template void matmul_forward<Real>(Real*, const Real*, const Real*, const Real*, int, int, int);                          \
+  template void matmul_backward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, int, int, int);           \
+  template void attention_forward<Real>(Real*, Real*, Real*, const Real*, int, int, int, bool);                             \
+  template void attention_backward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, int, int, int, bool);   \
+  template void gelu_forward<Real>(Real*, const Real*, int);                                                                \
+  template void gelu_backward<Real>(Real*, const Real*, const Real*, int);                                                  \
+  template void residual_forward<Real>(Real*, const Real*, const Real*, int);                                               \
+  template void residual_backward<Real>(Real*, Real*, const Real*, int);                                                    \
+  template Real lm_head_forward<Real>(Real*, Real*, const Real*, const Real*, const int*, int, int, int);                    \
+  template void lm_head_backward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, const int*, int, int, int);
+ATTN_LAYERS(float)
+ATTN_LAYERS(double)
+#undef ATTN_LAYERS
+
+}  // namespace layers
+
+// ---- the graph ------------------------------------------------------------------------------------
+
+template <typename Real>
+Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences, bool scale)
+    : config_(config), max_sequences_(max_sequences), scale_(scale) {
+  validate_config(config, "trainer");
+  if (max_sequences < 1) throw std::invalid_argument("trainer: the batch needs at least one sequence");
+  const std::size_t C = config.n_embd, L = config.n_layer, V = config.vocab_size, P = config.n_positions;
+  std::size_t at = 0;
+  const auto add = [&](const std::string& name, std::size_t size, bool decay) {
+    tensors_.push_back({name, at, size, decay});
+    const std::size_t start = at;
+    at += size;
+    return start;
+  };
+  // Parameters in one buffer, each kind for all layers in a row (llm.c's ParameterTensors).
+  p_.wte = add("wte.weight", V * C, true);
+  p_.wpe = add("wpe.weight", P * C, true);
+  const auto per_layer = [&](const std::string& suffix, std::size_t size, bool decay) {
+    const std::size_t start = at;
+    for (std::size_t l = 0; l < L; ++l) add("h." + std::to_string(l) + "." + suffix, size, decay);
+    return start;
+  };
+  p_.ln1w = per_layer("ln_1.weight", C, false);
+  p_.ln1b = per_layer("ln_1.bias", C, false);
+  p_.qkvw = per_layer("attn.c_attn.weight", C * 3 * C, true);
+  p_.qkvb = per_layer("attn.c_attn.bias", 3 * C, false);
+  p_.projw = per_layer("attn.c_proj.weight", C * C, true);
+  p_.projb = per_layer("attn.c_proj.bias", C, false);
+  p_.ln2w = per_layer("ln_2.weight", C, false);
+  p_.ln2b = per_layer("ln_2.bias", C, false);
+  p_.fcw = per_layer("mlp.c_fc.weight", C * 4 * C, true);
+  p_.fcb = per_layer("mlp.c_fc.bias", 4 * C, false);
+  p_.fcprojw = per_layer("mlp.c_proj.weight", 4 * C * C, true);
+  p_.fcprojb = per_layer("mlp.c_proj.bias", C, false);
+  p_.lnfw = add("ln_f.weight", C, false);
+  p_.lnfb = add("ln_f.bias", C, false);
+  // Activations for the largest batch, sized once. Refused up front when it all would not fit in
+  // kMaxTrainBytes (a wasm page has 4 GB at most), rather than failing halfway through.
+  max_tokens_ = max_sequences * config.n_positions;
+  const std::size_t NT = static_cast<std::size_t>(max_tokens_), H = config.n_head;
+  const std::size_t ATT = static_cast<std::size_t>(max_sequences) * H * P * P;
+  const double elements = 4.0 * at + double(L) * NT * (18.0 * C + 4) + 4.0 * L * ATT + (L + 6.0) * NT * C + 2.0 * NT * V + 16.0 * NT * C;
+  const double bytes = elements * sizeof(Real);
+  if (bytes > kMaxTrainBytes)
+    throw std::invalid_argument("trainer: this model and batch need about " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+                                " MB, over the limit of " + std::to_string(kMaxTrainBytes >> 20) + " MB (fewer layers, a narrower model or a smaller batch)");
+  params_.assign(at, Real(0));
+  grads_.assign(at, Real(0));
+  encoded_.assign(NT * C, 0);
+  for (auto* v : {&ln1_, &atty_, &attproj_, &residual2_, &ln2_, &fcproj_, &residual3_}) v->assign(L * NT * C, 0);
+  for (auto* v : {&ln1_mean_, &ln1_rstd_, &ln2_mean_, &ln2_rstd_}) v->assign(L * NT, 0);
+  qkv_.assign(L * NT * 3 * C, 0);
+  for (auto* v : {&fch_, &fch_gelu_}) v->assign(L * NT * 4 * C, 0);
+  for (auto* v : {&preatt_, &att_}) v->assign(L * ATT, 0);
+  lnf_.assign(NT * C, 0);
+  for (auto* v : {&lnf_mean_, &lnf_rstd_, &losses_}) v->assign(NT, 0);
+  probs_.assign(NT * V, 0);
+  d_residual_.assign((L + 1) * NT * C, 0);
+  for (auto* v : {&d_ln_, &d_atty_, &d_tmp_}) v->assign(NT * C, 0);
+  d_qkv_.assign(NT * 3 * C, 0);
+  for (auto* v : {&d_preatt_, &d_att_}) v->assign(ATT, 0);
+  for (auto* v : {&d_fch_, &d_fch_gelu_}) v->assign(NT * 4 * C, 0);
+  d_logits_.assign(NT * V, 0);
+  for (auto* v : {&ids_, &pos_, &targets_}) v->assign(NT, 0);
+  seq_start_.assign(static_cast<std::size_t>(max_sequences), 0);
+  seq_len_.assign(static_cast<std::size_t>(max_sequences), 0);
+  att_start_.assign(static_cast<std::size_t>(max_sequences), 0);
+}
+
+template <typename Real>
+void Gpt2TrainGraph<Real>::set_parameters(const Gpt2Model& model) {
+  if (!(model.config == config_)) throw std::invalid_argument("trainer: the starting model's shape differs from the trainer's");
+  if (model.lm_head.size() != 0) throw std::invalid_argument("trainer: the starting model has an untied lm_head (the trainer ties it to wte)");
+  std::size_t k = 0;
+  const auto put = [&](const float* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) params_[k++] = static_cast<Real>(data[i]);
+  };
+  // The same order as the buffer: each kind for every layer.
+  put(model.wte.data(), static_cast<std::size_t>(model.wte.size()));
+  put(model.wpe.data(), static_cast<std::size_t>(model.wpe.size()));
+  const auto each = [&](auto member) {
+    for (const Gpt2Block& b : model.blocks) put((b.*member).data(), static_cast<std::size_t>((b.*member).size()));
+  };
+  each(&Gpt2Block::ln_1_g), each(&Gpt2Block::ln_1_b), each(&Gpt2Block::c_attn_w), each(&Gpt2Block::c_attn_b);
+  each(&Gpt2Block::attn_c_proj_w), each(&Gpt2Block::attn_c_proj_b), each(&Gpt2Block::ln_2_g), each(&Gpt2Block::ln_2_b);
+  each(&Gpt2Block::c_fc_w), each(&Gpt2Block::c_fc_b), each(&Gpt2Block::mlp_c_proj_w), each(&Gpt2Block::mlp_c_proj_b);
+  put(model.ln_f_g.data(), static_cast<std::size_t>(model.ln_f_g.size()));
+  put(model.ln_f_b.data(), static_cast<std::size_t>(model.ln_f_b.size()));
+  if (k != params_.size()) throw std::invalid_argument("trainer: the starting model's tensors do not match its config");
+}
+
+template <typename Real>
+Gpt2Model Gpt2TrainGraph<Real>::to_model() const {
+  Gpt2Model model(config_);
+  std::size_t k = 0;
+  const auto get = [&](float* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<float>(params_[k++]);
+  };
+  get(model.wte.data(), static_cast<std::size_t>(model.wte.size()));
+  get(model.wpe.data(), static_cast<std::size_t>(model.wpe.size()));
+  const auto each = [&](auto member) {
+    for (Gpt2Block& b : model.blocks) get((b.*member).data(), static_cast<std::size_t>((b.*member).size()));
+  };
+  each(&Gpt2Block::ln_1_g), each(&Gpt2Block::ln_1_b), each(&Gpt2Block::c_attn_w), each(&Gpt2Block::c_attn_b);
+  each(&Gpt2Block::attn_c_proj_w), each(&Gpt2Block::attn_c_proj_b), each(&Gpt2Block::ln_2_g), each(&Gpt2Block::ln_2_b);
+  each(&Gpt2Block::c_fc_w), each(&Gpt2Block::c_fc_b), each(&Gpt2Block::mlp_c_proj_w), each(&Gpt2Block::mlp_c_proj_b);
+  get(model.ln_f_g.data(), static_cast<std::size_t>(model.ln_f_g.size()));
+  get(model.ln_f_b.data(), static_cast<std::size_t>(model.ln_f_b.size()));
+  return model;
+}
+
+template <typename Real>
+Real Gpt2TrainGraph<Real>::forward(const std::vector<std::vector<int>>& batch, bool answer_only) {
+  using namespace layers;
+  const int C = config_.n_embd, H = config_.n_head, L = config_.n_layer, V = config_.vocab_size, P = config_.n_positions;
+  if (batch.empty() || static_cast<int>(batch.size()) > max_sequences_)
+    throw std::invalid_argument("trainer: a batch of " + std::to_string(batch.size()) + " sequences (room for 1.." +
+                                std::to_string(max_sequences_) + ")");
+  // pack the sequences: token n of the batch is token pos_[n] of its sequence
+  int n = 0;
+  std::size_t att_at = 0;
+  for (std::size_t b = 0; b < batch.size(); ++b) {
+    const auto& seq = batch[b];
+    if (seq.size() < 2 || static_cast<int>(seq.size()) > P)
+      throw std::invalid_argument("trainer: a sequence of " + std::to_string(seq.size()) + " tokens (2.." + std::to_string(P) + ")");
+    seq_start_[b] = n, seq_len_[b] = static_cast<int>(seq.size()), att_start_[b] = att_at;
+    att_at += static_cast<std::size_t>(H) * seq.size() * seq.size();
+    for (std::size_t t = 0; t < seq.size(); ++t, ++n) {
+      if (seq[t] < 0 || seq[t] >= V) throw std::invalid_argument("trainer: token id " + std::to_string(seq[t]) + " outside the vocabulary");
+      ids_[n] = seq[t], pos_[n] = static_cast<int>(t), targets_[n] = t + 1 < seq.size() && (!answer_only || t + 2 == seq.size()) ? seq[t + 1] : -1;
+    }
+  }
+  N_ = n, B_ = static_cast<int>(batch.size());
+  const std::size_t NT = static_cast<std::size_t>(max_tokens_), ATT = static_cast<std::size_t>(max_sequences_) * H * P * P;
+  const Real* w = params_.data();
+  const Real eps = static_cast<Real>(config_.layer_norm_epsilon);
+
+  encoder_forward(encoded_.data(), ids_.data(), pos_.data(), w + p_.wte, w + p_.wpe, N_, C);
+  for (int l = 0; l < L; ++l) {
+    const std::size_t lc = l * NT * C, c1 = static_cast<std::size_t>(l) * C;
+    const Real* in = l == 0 ? encoded_.data() : residual3_.data() + (l - 1) * NT * C;
+    Real* qkv = qkv_.data() + lc * 3;
+    layernorm_forward(ln1_.data() + lc, ln1_mean_.data() + l * NT, ln1_rstd_.data() + l * NT, in, w + p_.ln1w + c1, w + p_.ln1b + c1, N_, C, eps);
+    matmul_forward(qkv, ln1_.data() + lc, w + p_.qkvw + c1 * 3 * C, w + p_.qkvb + c1 * 3, N_, C, 3 * C);
+    for (int b = 0; b < B_; ++b)
+      attention_forward(atty_.data() + lc + static_cast<std::size_t>(seq_start_[b]) * C, preatt_.data() + l * ATT + att_start_[b],
+                        att_.data() + l * ATT + att_start_[b], qkv + static_cast<std::size_t>(seq_start_[b]) * 3 * C, seq_len_[b], C, H, scale_);
+    matmul_forward(attproj_.data() + lc, atty_.data() + lc, w + p_.projw + c1 * C, w + p_.projb + c1, N_, C, C);
+    residual_forward(residual2_.data() + lc, in, attproj_.data() + lc, N_ * C);
+    layernorm_forward(ln2_.data() + lc, ln2_mean_.data() + l * NT, ln2_rstd_.data() + l * NT, residual2_.data() + lc, w + p_.ln2w + c1,
+                      w + p_.ln2b + c1, N_, C, eps);
+    matmul_forward(fch_.data() + lc * 4, ln2_.data() + lc, w + p_.fcw + c1 * 4 * C, w + p_.fcb + c1 * 4, N_, C, 4 * C);
+    gelu_forward(fch_gelu_.data() + lc * 4, fch_.data() + lc * 4, N_ * 4 * C);
+    matmul_forward(fcproj_.data() + lc, fch_gelu_.data() + lc * 4, w + p_.fcprojw + c1 * 4 * C, w + p_.fcprojb + c1, N_, 4 * C, C);
+    residual_forward(residual3_.data() + lc, residual2_.data() + lc, fcproj_.data() + lc, N_ * C);
+  }
+  const Real* last = residual3_.data() + (L - 1) * NT * C;
+  layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), last, w + p_.lnfw, w + p_.lnfb, N_, C, eps);
+  return lm_head_forward(probs_.data(), losses_.data(), lnf_.data(), w + p_.wte, targets_.data(), N_, C, V);
+}
+
+template <typename Real>
+void Gpt2TrainGraph<Real>::zero_grad() {
+  std::fill(grads_.begin(), grads_.end(), Real(0));
+}
+
+template <typename Real>
+void Gpt2TrainGraph<Real>::backward() {
+  using namespace layers;
+  const int C = config_.n_embd, H = config_.n_head, L = config_.n_layer, V = config_.vocab_size, P = config_.n_positions;
+  const std::size_t NT = static_cast<std::size_t>(max_tokens_), ATT = static_cast<std::size_t>(max_sequences_) * H * P * P;
+  const std::size_t NC = static_cast<std::size_t>(N_) * C;
+  const Real* w = params_.data();
+  Real* g = grads_.data();
+  const auto zero = [](std::vector<Real>& v, std::size_t n) { std::fill(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), Real(0)); };
+  // d_residual_ + l·NT·C: the gradient of the residual stream entering layer l (l = L: the last output)
+  const auto dres = [&](int l) { return d_residual_.data() + l * NT * C; };
+  for (int l = 0; l <= L; ++l) std::fill(dres(l), dres(l) + NC, Real(0));
+
+  zero(d_ln_, NC);
+  lm_head_backward(d_ln_.data(), g + p_.wte, d_logits_.data(), probs_.data(), lnf_.data(), w + p_.wte, targets_.data(), N_, C, V);
+  const Real* last = residual3_.data() + (L - 1) * NT * C;
+  layernorm_backward(dres(L), g + p_.lnfw, g + p_.lnfb, d_ln_.data(), last, w + p_.lnfw, lnf_mean_.data(), lnf_rstd_.data(), N_, C);
+  for (int l = L - 1; l >= 0; --l) {
+    const std::size_t lc = l * NT * C, c1 = static_cast<std::size_t>(l) * C;
+    const Real* in = l == 0 ? encoded_.data() : residual3_.data() + (l - 1) * NT * C;
+    // residual3 = residual2 + fcproj (d_atty_ holds d residual2 for now; d_tmp_ d fcproj)
+    Real* d_res2 = d_atty_.data();
+    zero(d_atty_, NC), zero(d_tmp_, NC);
+    residual_backward(d_res2, d_tmp_.data(), dres(l + 1), N_ * C);
+    // fcproj = gelu(fch) · W + b; fch = ln2 · W_fc + b_fc; ln2 = layernorm(residual2)
+    zero(d_fch_gelu_, NC * 4), zero(d_fch_, NC * 4), zero(d_ln_, NC);
+    matmul_backward(d_fch_gelu_.data(), g + p_.fcprojw + c1 * 4 * C, g + p_.fcprojb + c1, d_tmp_.data(), fch_gelu_.data() + lc * 4,
+                    w + p_.fcprojw + c1 * 4 * C, N_, 4 * C, C);
+    gelu_backward(d_fch_.data(), fch_.data() + lc * 4, d_fch_gelu_.data(), N_ * 4 * C);
+    matmul_backward(d_ln_.data(), g + p_.fcw + c1 * 4 * C, g + p_.fcb + c1 * 4, d_fch_.data(), ln2_.data() + lc, w + p_.fcw + c1 * 4 * C,
+                    N_, C, 4 * C);
+    layernorm_backward(d_res2, g + p_.ln2w + c1, g + p_.ln2b + c1, d_ln_.data(), residual2_.data() + lc, w + p_.ln2w + c1,
+                       ln2_mean_.data() + l * NT, ln2_rstd_.data() + l * NT, N_, C);
+    // residual2 = in + attproj
+    zero(d_tmp_, NC);
+    residual_backward(dres(l), d_tmp_.data(), d_res2, N_ * C);
+    // attproj = atty · W_proj + b; atty = attention(qkv); qkv = ln1 · W_attn + b; ln1 = layernorm(in)
+    Real* d_atty = d_fch_gelu_.data();  // free again: reused as the (N, C) gradient of atty
+    zero(d_fch_gelu_, NC), zero(d_qkv_, NC * 3), zero(d_ln_, NC);
+    matmul_backward(d_atty, g + p_.projw + c1 * C, g + p_.projb + c1, d_tmp_.data(), atty_.data() + lc, w + p_.projw + c1 * C, N_, C, C);
+    for (int b = 0; b < B_; ++b) {
+      const std::size_t s = static_cast<std::size_t>(seq_start_[b]);
+      attention_backward(d_qkv_.data() + s * 3 * C, d_preatt_.data() + att_start_[b], d_att_.data() + att_start_[b], d_atty + s * C,
+                         qkv_.data() + lc * 3 + s * 3 * C, att_.data() + l * ATT + att_start_[b], seq_len_[b], C, H, scale_);
+    }
+    matmul_backward(d_ln_.data(), g + p_.qkvw + c1 * 3 * C, g + p_.qkvb + c1 * 3, d_qkv_.data(), ln1_.data() + lc, w + p_.qkvw + c1 * 3 * C,
+                    N_, C, 3 * C);
+    layernorm_backward(dres(l), g + p_.ln1w + c1, g + p_.ln1b + c1, d_ln_.data(), in, w + p_.ln1w + c1, ln1_mean_.data() + l * NT,
+                       ln1_rstd_.data() + l * NT, N_, C);
+  }
+  encoder_backward(g + p_.wte, g + p_.wpe, dres(0), ids_.data(), pos_.data(), N_, C);
+}
+
+template <typename Real>
+const Real* Gpt2TrainGraph<Real>::probs(int b, int t) const {
+  return probs_.data() + static_cast<std::size_t>(seq_start_[b] + t) * config_.vocab_size;
+}
+
+template <typename Real>
+const Real* Gpt2TrainGraph<Real>::attention_row(int l, int b, int h, int t) const {
+  const std::size_t P = config_.n_positions, ATT = static_cast<std::size_t>(max_sequences_) * config_.n_head * P * P;
+  const std::size_t T = static_cast<std::size_t>(seq_len_[b]);
+  return att_.data() + l * ATT + att_start_[b] + (static_cast<std::size_t>(h) * T + t) * T;
+}
+
+template class Gpt2TrainGraph<float>;
+template class Gpt2TrainGraph<double>;
+
+// ---- the trainer ------------------------------------------------------------------------------------
+
+void validate_train_settings(const TrainSettings& s) {
+  const auto refuse = [](const std::string& what) { throw std::invalid_argument(what); };
+  if (s.n_layer < 1 || s.n_layer > 12) refuse("layers: must be 1 to 12, got " + std::to_string(s.n_layer));
+  if (s.n_head < 1 || s.n_head > 64) refuse("heads: must be 1 to 64, got " + std::to_string(s.n_head));
+  if (s.n_embd < 1 || s.n_embd > 2048) refuse("d_model: must be 1 to 2048, got " + std::to_string(s.n_embd));
+  if (s.n_embd % s.n_head != 0)
+    refuse("d_model: " + std::to_string(s.n_embd) + " is not divisible by the " + std::to_string(s.n_head) + " heads");
+  if (s.batch < 1 || s.batch > 1024) refuse("batch: must be 1 to 1024, got " + std::to_string(s.batch));
+  if (!std::isfinite(s.lr) || s.lr <= 0 || s.lr > 1) refuse("lr: must be a number above 0 and at most 1");
+  if (!std::isfinite(s.weight_decay) || s.weight_decay < 0 || s.weight_decay >= 1) refuse("weight_decay: must be in [0, 1)");
+  if (!std::isfinite(s.beta1) || s.beta1 < 0 || s.beta1 >= 1) refuse("beta1: must be in [0, 1)");
+  if (!std::isfinite(s.beta2) || s.beta2 < 0 || s.beta2 >= 1) refuse("beta2: must be in [0, 1)");
+  if (!std::isfinite(s.adam_eps) || s.adam_eps <= 0) refuse("adam_eps: must be above 0");
+  if (!std::isfinite(s.grad_clip) || s.grad_clip < 0) refuse("grad_clip: must be 0 (off) or above");
+}
+
+Gpt2Config Trainer::model_config() const {
+  Gpt2Config c;
+  c.n_layer = settings_.n_layer, c.n_head = settings_.n_head, c.n_embd = settings_.n_embd;
+  c.n_positions = corpus_.max_length, c.vocab_size = static_cast<int>(corpus_.vocab.size());
+  return c;
+}
+
+void Trainer::init(const TrainSettings& settings) {
+  prepare(settings);
+  graph_->set_parameters(random_gpt2(model_config(), settings.seed));  // after the size check in prepare
+}
+
+void Trainer::init(const TrainSettings& settings, const Gpt2Model& start) {
+  prepare(settings);
+  graph_->set_parameters(start);
+}
+
+void Trainer::prepare(const TrainSettings& settings) {
+  validate_train_settings(settings);
+  graph_.reset();
+  if (corpus_.vocab.empty() || settings.seed != settings_.seed) corpus_ = make_corpus(settings.seed);
+  settings_ = settings;
+  graph_ = std::make_unique<Gpt2TrainGraph<float>>(model_config(), settings.batch, settings.scale);
+  m_.assign(graph_->params().size(), 0.0f);
+  v_.assign(graph_->params().size(), 0.0f);
+  batch_.assign(static_cast<std::size_t>(settings.batch), {});
+  for (auto& seq : batch_) seq.reserve(static_cast<std::size_t>(corpus_.max_length));
+  order_.resize(corpus_.train.size());
+  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  cursor_ = 0, steps_ = 0;
+  rng_ = Rng(settings.seed ^ 0x7261696e5f746f6bull);  // its own stream, apart from the init's and the corpus's
+}
+
+// The next `batch` training sentences of an epoch order, reshuffled (Fisher-Yates) at each epoch.
+void Trainer::sample_batch() {
+  for (auto& seq : batch_) {
+    if (cursor_ == 0)
+      for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.next() % i]);
+    seq = corpus_.train[order_[cursor_]].ids;  // capacity reserved: no allocation
+    cursor_ = (cursor_ + 1) % order_.size();
+  }
+}
+
+float Trainer::step() {
+  if (!graph_) throw std::invalid_argument("trainer: step() before init()");
+  sample_batch();
+  const float loss = graph_->forward(batch_, settings_.answer_only);
+  graph_->zero_grad();
+  graph_->backward();
+  std::vector<float>& params = graph_->params();
+  std::vector<float>& grads = graph_->grads();
+  // optional clipping of the global gradient norm (as torch.nn.utils.clip_grad_norm_)
+  if (settings_.grad_clip > 0) {
+    double sum = 0;
+    for (float g : grads) sum += static_cast<double>(g) * g;
+    const double coef = settings_.grad_clip / (std::sqrt(sum) + 1e-6);
+    if (coef < 1)
+      for (float& g : grads) g = static_cast<float>(g * coef);
+  }
+  // AdamW as torch.optim.AdamW: decoupled decay p ← p·(1 − lr·wd) on the matrices, then
+  // p ← p − lr/(1 − β1ᵗ) · m / (√v / √(1 − β2ᵗ) + eps)
+  ++steps_;
+  const double bc1 = 1.0 - std::pow(static_cast<double>(settings_.beta1), steps_);
+  const double bc2 = 1.0 - std::pow(static_cast<double>(settings_.beta2), steps_);
+  const float step_size = static_cast<float>(settings_.lr / bc1), sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
+  const float b1 = settings_.beta1, b2 = settings_.beta2;
+  for (const auto& t : graph_->tensors()) {
+    const float decay = t.decay ? 1.0f - settings_.lr * settings_.weight_decay : 1.0f;
+    for (std::size_t i = t.offset; i < t.offset + t.size; ++i) {
+      const float g = grads[i];
+      m_[i] = b1 * m_[i] + (1 - b1) * g;
+      v_[i] = b2 * v_[i] + (1 - b2) * g * g;
+      params[i] *= decay;
+      params[i] -= step_size * m_[i] / (std::sqrt(v_[i]) / sqrt_bc2 + settings_.adam_eps);
+    }
+  }
+  return loss;
+}
+
+TrainEvaluation Trainer::evaluate() {
+  if (!graph_) throw std::invalid_argument("trainer: evaluate() before init()");
+  TrainEvaluation e;
+  const int H = settings_.n_head, last_layer = settings_.n_layer - 1, V = static_cast<int>(corpus_.vocab.size());
+  const int k = corpus_.creature_adjectives;
+  std::vector<int> head_right(static_cast<std::size_t>(H * settings_.n_layer), 0);  // [layer][head]
+  // twins: (frame, creature, thing, adjective mod k) → how many of the two are right
+  std::vector<int> twins(corpus_.frames.size() * corpus_.creatures.size() * corpus_.things.size() * static_cast<std::size_t>(k), 0);
+  std::vector<std::vector<int>> chunk;
+  const auto& held = corpus_.heldout;
+  int correct = 0;
+  for (std::size_t start = 0; start < held.size(); start += static_cast<std::size_t>(settings_.batch)) {
+    const std::size_t end = std::min(held.size(), start + static_cast<std::size_t>(settings_.batch));
+    chunk.clear();
+    for (std::size_t i = start; i < end; ++i) chunk.push_back(held[i].ids);
+    graph_->forward(chunk);
+    for (std::size_t i = start; i < end; ++i) {
+      const CorpusSentence& s = held[i];
+      const int b = static_cast<int>(i - start), t = s.predict_pos();
+      const float* p = graph_->probs(b, t);
+      const int top = static_cast<int>(std::max_element(p, p + V) - p);  // ties: the lower id
+      const bool right = top == s.answer_id;
+      correct += right;
+      const std::size_t key = ((static_cast<std::size_t>(s.frame) * corpus_.creatures.size() + s.creature) * corpus_.things.size() +
+                               s.thing) * k + s.adjective % k;
+      twins[key] += right;
+      const int right_pos = s.refers_to_creature() ? s.creature_pos : s.thing_pos;
+      const int wrong_pos = s.refers_to_creature() ? s.thing_pos : s.creature_pos;
+      for (int l = 0; l <= last_layer; ++l)
+        for (int h = 0; h < H; ++h) {
+          const float* row = graph_->attention_row(l, b, h, t);
+          head_right[static_cast<std::size_t>(l * H + h)] += row[right_pos] > row[wrong_pos];
+        }
+    }
+  }
+  e.sentences = static_cast<int>(held.size());
+  if (held.empty()) return e;
+  e.accuracy = static_cast<double>(correct) / held.size();
+  int both = 0;
+  for (int n : twins) both += n == 2;
+  // every key present in the held-out set is one twin pair (both adjectives are held out together)
+  const int pairs = static_cast<int>(held.size() / 2);
+  e.twin_accuracy = pairs ? static_cast<double>(both) / pairs : 0;
+  for (int l = 0; l <= last_layer; ++l) {
+    const auto first = head_right.begin() + l * H;
+    const int best = static_cast<int>(std::max_element(first, first + H) - first);
+    e.layer_head_share.push_back(static_cast<double>(first[best]) / held.size());
+    if (l == last_layer) e.best_head = best, e.head_share = e.layer_head_share.back();
+  }
+  return e;
+}
+
+}  // namespace attn

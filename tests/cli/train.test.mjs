@@ -1,0 +1,121 @@
+// `attention_cli train` against PyTorch and against the Train experiment's bars: one AdamW step
+// matches tests/models/torch_train_step.py within 1e-4 (loss and every updated weight); the default
+// recipe's folder opens with `model` and torch_reference.py reproduces its next-token probabilities;
+// held-out accuracy, the tired/wide twins and the last layer's heads are measured; bad settings are
+// refused by name.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ROOT, torchReference } from "../models/fixtures.mjs";
+
+const CLI = process.env.ATTN_CLI || path.join(ROOT, "build/native/attention_cli");
+const PYTHON = "/usr/bin/python3";
+
+function cli(args) {
+  const r = spawnSync(CLI, args, { encoding: "utf8", timeout: 300000, maxBuffer: 1 << 28 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+const tmp = (name) => fs.mkdtempSync(path.join(os.tmpdir(), `attn-train-${name}-`));
+
+test("train: one step equals PyTorch's (loss and every updated weight within 1e-4)", () => {
+  const cases = [
+    ["--seed", "4"],
+    ["--seed", "5", "--no-scale", "--all-tokens", "--heads", "4", "--d-model", "64", "--grad-clip", "0", "--lr", "0.01"],
+    ["--seed", "6", "--layers", "3", "--heads", "1", "--d-model", "16", "--batch", "5", "--weight-decay", "0.2"],
+  ];
+  for (const extra of cases) {
+    const init = tmp("init"), after = tmp("after");
+    const r = cli(["train", "--steps", "1", "--out", after, "--init-out", init, ...extra]);
+    assert.equal(r.status, 0, r.stderr);
+    const ours = JSON.parse(r.stdout);
+    const t = spawnSync(PYTHON, [path.join(ROOT, "tests/models/torch_train_step.py"), "--init", init, "--after", after],
+      { encoding: "utf8", cwd: path.join(ROOT, "tests/models") });
+    assert.equal(t.status, 0, t.stderr);
+    const ref = JSON.parse(t.stdout);
+    assert.equal(ref.tensors, 4 + 12 * (extra.includes("--layers") ? 3 : 2), "every tensor compared");
+    assert.ok(Math.abs(ours.final_loss - ref.loss) <= 1e-4, `${extra.join(" ")}: loss ${ours.final_loss} vs ${ref.loss}`);
+    assert.ok(ref.max_abs_diff <= 1e-4, `${extra.join(" ")}: worst weight ${ref.worst} differs by ${ref.max_abs_diff}`);
+    assert.ok(ref.max_abs_diff > 0 || ours.final_loss > 0);
+  }
+});
+
+test("train: the default recipe learns the referent; its folder opens in the CLI and in PyTorch alike", () => {
+  const out = tmp("model");
+  const r = cli(["train", "--seed", "1", "--steps", "600", "--out", out, "--eval-every", "600"]);
+  assert.equal(r.status, 0, r.stderr);
+  const result = JSON.parse(r.stdout);
+  console.log("default recipe:", JSON.stringify(result));
+  assert.deepEqual(Object.keys(result).filter((k) => ["steps", "seconds", "final_loss", "heldout_accuracy"].includes(k)).sort(),
+    ["final_loss", "heldout_accuracy", "seconds", "steps"]);
+  assert.equal(result.steps, 600);
+  assert.ok(result.heldout_accuracy >= 0.95, `held-out accuracy ${result.heldout_accuracy}`);
+  assert.ok(result.twin_accuracy >= 0.9, `tired/wide twins both right: ${result.twin_accuracy}`);
+  for (const f of ["config.json", "model.safetensors", "tokenizer.json"]) assert.ok(fs.existsSync(path.join(out, f)), f);
+  assert.match(r.stderr, /step 600 +loss/);
+
+  // the lesson's twins, through the loader: the top prediction follows the adjective
+  for (const [adjective, referent] of [["tired", "animal"], ["wide", "street"]]) {
+    const text = `the animal didn't cross the street because it was ${adjective} . it refers to the`;
+    const m = cli(["model", "--dir", out, "--text", text, "--top", "3"]);
+    assert.equal(m.status, 0, m.stderr);
+    const ours = JSON.parse(m.stdout);
+    assert.equal(ours.tokens.length, 17);
+    const last = ours.next[ours.next.length - 1];
+    assert.equal(last[0].token, referent, `${adjective}: ${JSON.stringify(last)}`);
+    // PyTorch from the same folder: the same next-token probabilities
+    const ids = [...new Set(ours.next.flat().map((n) => n.id))];
+    const ref = torchReference(out, ours.token_ids, { top: 3, probsAt: ids });
+    ours.next.forEach((options, t) => options.forEach((n) => {
+      const p = ref.probs_at[t][ids.indexOf(n.id)];
+      assert.ok(Math.abs(n.p - p) <= 1e-4 * Math.max(p, 1e-3), `position ${t} ${n.token}: ${n.p} vs ${p}`);
+    }));
+  }
+});
+
+test("train: a model trained without 1/sqrt(d) says so in config.json, and the loader refuses it by name", () => {
+  const out = tmp("noscale");
+  const r = cli(["train", "--seed", "1", "--steps", "2", "--no-scale", "--out", out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(fs.readFileSync(path.join(out, "config.json"), "utf8")).scale_attn_weights, false);
+  const m = cli(["model", "--dir", out, "--text", "the dog"]);
+  assert.equal(m.status, 2);
+  assert.match(m.stderr, /scale_attn_weights/);
+});
+
+test("train: bad settings are refused with the setting's name (exit 2, nothing on stdout)", () => {
+  const out = tmp("bad");
+  const cases = [
+    [["--heads", "0"], /heads/],
+    [["--d-model", "30", "--heads", "4"], /d_model.*divisible/],
+    [["--lr", "0"], /lr/],
+    [["--lr", "-0.1"], /lr/],
+    [["--lr", "nan"], /lr/],
+    [["--lr", "fast"], /--lr must be a number/],
+    [["--layers", "0"], /layers/],
+    [["--steps", "0"], /--steps/],
+  ];
+  for (const [extra, message] of cases) {
+    const args = ["train", "--seed", "1", "--steps", "1", "--out", out, ...extra];
+    const r = cli(args);
+    assert.equal(r.status, 2, `${extra.join(" ")} accepted`);
+    assert.equal(r.stdout, "");
+    assert.match(r.stderr, message);
+    assert.equal(r.stderr.trim().split("\n").length, 1);
+  }
+});
+
+// The issue's bar for the heads is not met yet: the trained models solve the task by copying both
+// nouns into the predicting position and choosing by the adjective downstream, so no single head of
+// the last layer looks at the right noun more than at the other for ≥ 90% of held-out sentences
+// (measured ~0.5–0.65). Kept visible as a TODO with the number it prints.
+test("train: a last-layer head weighs the right noun above the other for >= 90% of held-out sentences",
+  { todo: "the learned circuit does not select the noun by attention (see the report)" }, () => {
+    const out = tmp("heads");
+    const r = cli(["train", "--seed", "1", "--steps", "600", "--out", out, "--eval-every", "600"]);
+    assert.equal(r.status, 0, r.stderr);
+    const result = JSON.parse(r.stdout);
+    assert.ok(result.best_head_share >= 0.9, `best last-layer head: ${result.best_head_share}`);
+  });

@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""One training step in PyTorch, to check the trainer's: GPT-2 written out in torch from the starting
+model folder's state dict, the same batch (batch.json beside it), the same loss (mean cross-entropy
+over the targets), clipping and torch.optim.AdamW with the same hyper-parameters; then the updated
+weights compared with the trainer's folder. Prints {loss, max_abs_diff, worst}. Not our code path:
+numpy reads the files, torch computes and differentiates."""
+import argparse
+import json
+import math
+import os
+
+import torch
+import torch.nn.functional as F
+
+from torch_reference import read_safetensors
+
+
+def loss_of(sd, cfg, batch, scale, answer_only):
+    C, H, eps = cfg["n_embd"], cfg["n_head"], cfg.get("layer_norm_epsilon", 1e-5)
+    hd = C // H
+    total, count = 0.0, 0
+    for seq in batch:
+        T = len(seq)
+        ids = torch.tensor(seq)
+        x = sd["wte.weight"][ids] + sd["wpe.weight"][:T]
+        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        for i in range(cfg["n_layer"]):
+            p = f"h.{i}."
+            h = F.layer_norm(x, (C,), sd[p + "ln_1.weight"], sd[p + "ln_1.bias"], eps)
+            qkv = h @ sd[p + "attn.c_attn.weight"] + sd[p + "attn.c_attn.bias"]
+            q, k, v = (t.view(T, H, hd).transpose(0, 1) for t in qkv.split(C, dim=1))
+            scores = q @ k.transpose(1, 2)
+            if scale:
+                scores = scores / math.sqrt(hd)
+            w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+            y = (w @ v).transpose(0, 1).reshape(T, C)
+            x = x + y @ sd[p + "attn.c_proj.weight"] + sd[p + "attn.c_proj.bias"]
+            h = F.layer_norm(x, (C,), sd[p + "ln_2.weight"], sd[p + "ln_2.bias"], eps)
+            h = F.gelu(h @ sd[p + "mlp.c_fc.weight"] + sd[p + "mlp.c_fc.bias"], approximate="tanh")
+            x = x + h @ sd[p + "mlp.c_proj.weight"] + sd[p + "mlp.c_proj.bias"]
+        x = F.layer_norm(x, (C,), sd["ln_f.weight"], sd["ln_f.bias"], eps)
+        logits = x @ sd["wte.weight"].T
+        first = T - 2 if answer_only else 0
+        total = total + F.cross_entropy(logits[first:T - 1], ids[first + 1:], reduction="sum")
+        count += T - 1 - first
+    return total / count
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--init", required=True, help="the starting folder (config.json, model.safetensors, batch.json)")
+    ap.add_argument("--after", required=True, help="the trainer's folder after one step")
+    a = ap.parse_args()
+    with open(os.path.join(a.init, "config.json")) as f:
+        cfg = json.load(f)
+    with open(os.path.join(a.init, "batch.json")) as f:
+        run = json.load(f)
+    sd = {k: v.clone().requires_grad_(True) for k, v in read_safetensors(os.path.join(a.init, "model.safetensors")).items()}
+    decay = [v for v in sd.values() if v.dim() == 2]
+    no_decay = [v for v in sd.values() if v.dim() != 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": run["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=run["lr"], betas=(run["beta1"], run["beta2"]), eps=run["eps"])
+    loss = loss_of(sd, cfg, run["batch"], run["scale"], run["answer_only"])
+    loss.backward()
+    if run["grad_clip"] > 0:
+        torch.nn.utils.clip_grad_norm_(list(sd.values()), run["grad_clip"])
+    opt.step()
+    after = read_safetensors(os.path.join(a.after, "model.safetensors"))
+    worst, worst_name = 0.0, ""
+    for name, v in sd.items():
+        d = (v.detach() - after[name]).abs().max().item()
+        if d > worst:
+            worst, worst_name = d, name
+    print(json.dumps({"loss": loss.item(), "max_abs_diff": worst, "worst": worst_name, "tensors": len(sd)}))
+
+
+if __name__ == "__main__":
+    main()
