@@ -18,28 +18,39 @@
 #include "../ui/widgets.h"
 #include "platform.h"
 
-#if defined(__EMSCRIPTEN__)
-#include <emscripten.h>
-#define JS_EXPORT extern "C" EMSCRIPTEN_KEEPALIVE
-#else
-#define JS_EXPORT extern "C"
-#endif
-
 namespace {
 attn::AppState* g_state = nullptr;
-std::string g_reply;  // the last reply; JavaScript copies it out before the next call
-
-const char* reply(const nlohmann::json& j) {
-  g_reply = j.dump();
-  return g_reply.c_str();
-}
-const char* error_reply(const std::string& message) { return reply({{"error", message}}); }
+std::string g_reply;
+using clock_type = std::chrono::steady_clock;
+double ms_since(clock_type::time_point t0) { return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count(); }
 }  // namespace
 
 namespace js_api {
 void attach(attn::AppState* state) { g_state = state; }
 attn::AppState* attached_state() { return g_state; }
+
+const char* reply(const nlohmann::json& j) {
+  g_reply = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return g_reply.c_str();
+}
+const char* error_reply(const std::string& message) { return reply({{"error", message}}); }
+
+double median_ms(const std::function<void()>& call, int reps, double* estimate_ms) {
+  const int batch = std::max(1, static_cast<int>(std::ceil(5.0 / std::max(*estimate_ms, 1e-4))));
+  std::vector<double> samples(reps);
+  for (double& sample : samples) {
+    const auto t0 = clock_type::now();
+    for (int b = 0; b < batch; ++b) call();
+    sample = ms_since(t0) / batch;
+  }
+  std::sort(samples.begin(), samples.end());
+  *estimate_ms = samples[reps / 2];
+  return reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
+}
 }  // namespace js_api
+
+using js_api::error_reply;
+using js_api::reply;
 
 // {"state": {...}} with inputs and results, the open view's numbers and which backend is live.
 JS_EXPORT const char* attn_get_state() {
@@ -104,8 +115,6 @@ JS_EXPORT double attn_bench(int T, int d, int causal, const char* backend_name, 
     if (!backend_name || !attn::parse_backend(backend_name, &backend) || T < 1 || T > attn::kMaxSequence || d < 1 ||
         d > attn::kMaxWidth || reps < 1 || reps > 1000)
       return -1;
-    using clock = std::chrono::steady_clock;
-    const auto ms_since = [](clock::time_point t0) { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
     static std::vector<float> q, k, v, out;
     static int shape_T = 0, shape_d = 0;
     static std::string last_key;  // the previous call's backend and mask: no warm-up when unchanged
@@ -127,20 +136,11 @@ JS_EXPORT double attn_bench(int T, int d, int causal, const char* backend_name, 
     const auto call = [&] { attn::attention_forward(backend, p, out.data(), nullptr); };
     const std::string key = std::string(backend_name) + (p.causal ? "/causal" : "");
     if (key != last_key) {  // warm-up, and a first estimate for the batch size
-      const auto t0 = clock::now();
+      const auto t0 = clock_type::now();
       call();
       last_ms = ms_since(t0), last_key = key;
     }
-    const int batch = std::max(1, static_cast<int>(std::ceil(5.0 / std::max(last_ms, 1e-4))));
-    std::vector<double> samples(reps);
-    for (double& sample : samples) {
-      const auto t0 = clock::now();
-      for (int b = 0; b < batch; ++b) call();
-      sample = ms_since(t0) / batch;
-    }
-    std::sort(samples.begin(), samples.end());
-    last_ms = samples[reps / 2];
-    return reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
+    return js_api::median_ms(call, reps, &last_ms);
   } catch (...) {
     return -1;
   }
@@ -170,8 +170,6 @@ JS_EXPORT double attn_bench_matmul(int M, int K, int N, const char* layout_name,
     const std::size_t a_size = static_cast<std::size_t>(M) * K, b_size = static_cast<std::size_t>(K) * N,
                       c_size = static_cast<std::size_t>(M) * N;
     if (a_size + b_size + c_size > (std::size_t{80} << 20)) return -1;  // 320 MB of operands at most
-    using clock = std::chrono::steady_clock;
-    const auto ms_since = [](clock::time_point t0) { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
     static std::vector<float> a, b, bias, c;
     static std::size_t shape_a = 0, shape_b = 0, shape_n = 0;
     static std::string last_key;
@@ -193,25 +191,16 @@ JS_EXPORT double attn_bench_matmul(int M, int K, int N, const char* layout_name,
                             std::to_string(K) + "x" + std::to_string(N);
     if (key != last_key) {  // warm-up for >= 100 ms (the engine compiles hot code again, optimised,
       // in the background: the first calls of a kernel can run its baseline code), and a batch size
-      const auto t0 = clock::now();
+      const auto t0 = clock_type::now();
       int calls = 0;
       do {
-        const auto t1 = clock::now();
+        const auto t1 = clock_type::now();
         call();
         last_ms = ms_since(t1), ++calls;
       } while (ms_since(t0) < 100 && calls < 1000);
       last_key = key;
     }
-    const int batch = std::max(1, static_cast<int>(std::ceil(5.0 / std::max(last_ms, 1e-4))));
-    std::vector<double> samples(reps);
-    for (double& sample : samples) {
-      const auto t0 = clock::now();
-      for (int i = 0; i < batch; ++i) call();
-      sample = ms_since(t0) / batch;
-    }
-    std::sort(samples.begin(), samples.end());
-    last_ms = samples[reps / 2];
-    return reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
+    return js_api::median_ms(call, reps, &last_ms);
   } catch (...) {
     return -1;
   }

@@ -1,6 +1,16 @@
 // The functions the page's JavaScript calls (window.attentionExplainer is built on them in
 // web/explainer.js). Not used natively beyond attach().
 #pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#if defined(__EMSCRIPTEN__)
+#include <emscripten.h>
+#define JS_EXPORT extern "C" EMSCRIPTEN_KEEPALIVE
+#else
+#define JS_EXPORT extern "C"
+#endif
 
 namespace attn {
 struct AppState;
@@ -11,4 +21,14 @@ namespace js_api {
 void attach(attn::AppState* state);
 // The attached state (null before attach), for the other export files (js_model_api.cpp).
 attn::AppState* attached_state();
+
+// Every export answers with JSON text in one buffer that lives until the next call (JavaScript
+// copies it out at once). Bytes that are not UTF-8 (a token that is a piece of a character, as BPE
+// makes them) are written as U+FFFD rather than refused.
+const char* reply(const nlohmann::json& j);
+const char* error_reply(const std::string& message);
+
+// The median milliseconds of one `call`, over `reps` samples, each a batch of calls lasting about
+// 5 ms (the browser's clock is coarse) sized from *estimate_ms, which becomes the median.
+double median_ms(const std::function<void()>& call, int reps, double* estimate_ms);
 }  // namespace js_api

@@ -17,12 +17,6 @@
 #include "../ui/app_state.h"
 #include "js_api.h"
 
-#if defined(__EMSCRIPTEN__)
-#include <emscripten.h>
-#define JS_EXPORT extern "C" EMSCRIPTEN_KEEPALIVE
-#else
-#define JS_EXPORT extern "C"
-#endif
 
 namespace {
 
@@ -34,23 +28,10 @@ struct Load {
   double needed_bytes = 0;   // the model's floats once config.json is read (0: not yet)
 };
 Load g_load;
-std::string g_reply;
-
-const char* reply(const nlohmann::json& j) {
-  // A token's text can be part of a character (BPE splits bytes): replaced by U+FFFD, not refused.
-  g_reply = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return g_reply.c_str();
-}
+using js_api::error_reply;
+using js_api::reply;
 
 attn::AppState* state() { return js_api::attached_state(); }
-
-// Bytes of the model as floats: wte + wpe + per block (ln 4C, c_attn 3C² + 3C, attn c_proj C² + C,
-// c_fc 4C² + 4C, mlp c_proj 4C² + C) + ln_f 2C. What the browser has to give the page, at least.
-double float_bytes(const attn::Gpt2Config& c) {
-  const double C = c.n_embd;
-  const double per_block = 12 * C * C + 13 * C;
-  return 4 * (static_cast<double>(c.vocab_size) * C + static_cast<double>(c.n_positions) * C + c.n_layer * per_block + 2 * C);
-}
 
 std::string memory_message() {
   const std::string who = g_load.file.empty() ? g_load.name : g_load.file;
@@ -67,14 +48,14 @@ const char* fail(const std::string& message) {
     s->loading.active = false;
     s->loading.error = message;
   }
-  return reply({{"error", message}});
+  return error_reply(message);
 }
 
 // Runs one step of the load; every failure (a bad file, no memory) ends the load with its message.
 template <typename Step>
 const char* guarded(Step step) {
   try {
-    if (!state()) return reply({{"error", "the explainer is not running yet"}});
+    if (!state()) return error_reply("the explainer is not running yet");
     return step();
   } catch (const std::bad_alloc&) {
     return fail(memory_message());
@@ -124,7 +105,7 @@ JS_EXPORT const char* attn_model_add_text(const char* file_name, const std::uint
     if (n < 0 || (n > 0 && !data)) throw std::invalid_argument(file + ": no bytes");
     const std::string bytes(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
     g_load.assembler->add_text_file(file, bytes);
-    if (file == "config.json") g_load.needed_bytes = float_bytes(attn::parse_gpt2_config(bytes, file));
+    if (file == "config.json") g_load.needed_bytes = static_cast<double>(attn::gpt2_parameter_bytes(attn::parse_gpt2_config(bytes, file)));
     return ok();
   });
 }
@@ -186,7 +167,7 @@ JS_EXPORT const char* attn_model_cancel() {
 // (total 0: unknown). done < 0 keeps the count the feeds keep.
 JS_EXPORT const char* attn_model_progress(const char* label, double done, double total) {
   attn::AppState* s = state();
-  if (!s) return reply({{"error", "the explainer is not running yet"}});
+  if (!s) return error_reply("the explainer is not running yet");
   s->loading.active = true;
   s->loading.label = label ? label : "";
   if (done >= 0) s->loading.bytes_done = done;
@@ -196,7 +177,7 @@ JS_EXPORT const char* attn_model_progress(const char* label, double done, double
 
 // A failure the page found (a download's HTTP status, a missing file): the load ends with it.
 JS_EXPORT const char* attn_model_error(const char* message) {
-  if (!state()) return reply({{"error", "the explainer is not running yet"}});
+  if (!state()) return error_reply("the explainer is not running yet");
   fail(message ? message : "loading the model failed");
   return ok();
 }
@@ -204,7 +185,7 @@ JS_EXPORT const char* attn_model_error(const char* message) {
 // ?hub=owner/name: the repository offered for one click, and its download size (-1: unknown).
 JS_EXPORT const char* attn_model_offer(const char* repo, double bytes) {
   attn::AppState* s = state();
-  if (!s) return reply({{"error", "the explainer is not running yet"}});
+  if (!s) return error_reply("the explainer is not running yet");
   s->loading.offered_hub = repo ? repo : "";
   s->loading.offered_bytes = bytes >= 0 ? bytes : -1;
   return ok();
@@ -215,7 +196,7 @@ JS_EXPORT const char* attn_model_offer(const char* repo, double bytes) {
 JS_EXPORT const char* attn_model_trace(const char* json_text) {
   try {
     attn::AppState* s = state();
-    if (!s) return reply({{"error", "the explainer is not running yet"}});
+    if (!s) return error_reply("the explainer is not running yet");
     const nlohmann::json request = attn::parse_json_limited(json_text ? json_text : "");
     if (!request.is_object()) throw std::invalid_argument("modelTrace takes an object {text, top}");
     for (const auto& item : request.items())
@@ -230,9 +211,9 @@ JS_EXPORT const char* attn_model_trace(const char* json_text) {
     if (!model) throw std::invalid_argument("model: the current model is the hand-made one; load a model first (loadModel)");
     return reply({{"result", attn::model_trace_json(*model, request["text"].get<std::string>(), top)}});
   } catch (const std::bad_alloc&) {
-    return reply({{"error", "modelTrace: the browser refused to give the page enough memory for this text"}});
+    return error_reply("modelTrace: the browser refused to give the page enough memory for this text");
   } catch (const std::exception& e) {
-    return reply({{"error", e.what()}});
+    return error_reply(e.what());
   }
 }
 
@@ -261,9 +242,9 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
     const double flops = c.n_layer * (24 * t * C * C + 4 * t * t * C) + 2 * t * C * c.vocab_size;
     return reply({{"ms", samples[samples.size() / 2]}, {"flops", flops}});
   } catch (const std::bad_alloc&) {
-    return reply({{"error", "bench: out of memory"}});
+    return error_reply("bench: out of memory");
   } catch (const std::exception& e) {
-    return reply({{"error", e.what()}});
+    return error_reply(e.what());
   }
 }
 
@@ -271,7 +252,7 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
 // offered_hub, offered_bytes}, "models": [every loaded model's info]} (getState() adds both).
 JS_EXPORT const char* attn_model_status() {
   attn::AppState* s = state();
-  if (!s) return reply({{"error", "the explainer is not running yet"}});
+  if (!s) return error_reply("the explainer is not running yet");
   const attn::ModelLoadStatus& l = s->loading;
   nlohmann::json percent = nullptr;
   if (l.bytes_total > 0) percent = std::min(100.0, 100.0 * l.bytes_done / l.bytes_total);
