@@ -38,24 +38,26 @@ def read_safetensors(path):
     return out
 
 
-def forward(sd, cfg, ids):
+def gpt2(sd, cfg, ids, scale=True):
+    """The forward of a state dict on token ids: (weights per layer as (H, T, T) tensors, logits (T, V)).
+    Differentiable (the training-step check uses it too); scale=False drops the 1/sqrt(d)."""
     C, H, eps = cfg["n_embd"], cfg["n_head"], cfg.get("layer_norm_epsilon", 1e-5)
     hd = C // H
     T = len(ids)
     ids_t = torch.tensor(ids)
     x = sd["wte.weight"][ids_t] + sd["wpe.weight"][:T]
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    attention = []
+    weights = []
     for i in range(cfg["n_layer"]):
         p = f"h.{i}."
         h = F.layer_norm(x, (C,), sd[p + "ln_1.weight"], sd[p + "ln_1.bias"], eps)
         qkv = h @ sd[p + "attn.c_attn.weight"] + sd[p + "attn.c_attn.bias"]
-        q, k, v = qkv.split(C, dim=1)
-        q, k, v = (t.view(T, H, hd).transpose(0, 1) for t in (q, k, v))  # (H, T, hd)
-        scores = (q @ k.transpose(1, 2)) / math.sqrt(hd)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        w = torch.softmax(scores, dim=-1)
-        attention.append(w.tolist())
+        q, k, v = (t.view(T, H, hd).transpose(0, 1) for t in qkv.split(C, dim=1))  # (H, T, hd)
+        scores = q @ k.transpose(1, 2)
+        if scale:
+            scores = scores / math.sqrt(hd)
+        w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+        weights.append(w)
         y = (w @ v).transpose(0, 1).reshape(T, C)
         x = x + y @ sd[p + "attn.c_proj.weight"] + sd[p + "attn.c_proj.bias"]
         h = F.layer_norm(x, (C,), sd[p + "ln_2.weight"], sd[p + "ln_2.bias"], eps)
@@ -63,8 +65,12 @@ def forward(sd, cfg, ids):
         x = x + h @ sd[p + "mlp.c_proj.weight"] + sd[p + "mlp.c_proj.bias"]
     x = F.layer_norm(x, (C,), sd["ln_f.weight"], sd["ln_f.bias"], eps)
     head = sd.get("lm_head.weight", sd["wte.weight"])
-    probs = torch.softmax(x @ head.T, dim=-1)
-    return attention, probs
+    return weights, x @ head.T
+
+
+def forward(sd, cfg, ids):
+    weights, logits = gpt2(sd, cfg, ids)
+    return [w.tolist() for w in weights], torch.softmax(logits, dim=-1)
 
 
 def main():

@@ -6,42 +6,21 @@ weights compared with the trainer's folder. Prints {loss, max_abs_diff, worst}. 
 numpy reads the files, torch computes and differentiates."""
 import argparse
 import json
-import math
 import os
 
 import torch
 import torch.nn.functional as F
 
-from torch_reference import read_safetensors
+from torch_reference import gpt2, read_safetensors
 
 
 def loss_of(sd, cfg, batch, scale, answer_only):
-    C, H, eps = cfg["n_embd"], cfg["n_head"], cfg.get("layer_norm_epsilon", 1e-5)
-    hd = C // H
     total, count = 0.0, 0
     for seq in batch:
         T = len(seq)
-        ids = torch.tensor(seq)
-        x = sd["wte.weight"][ids] + sd["wpe.weight"][:T]
-        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
-        for i in range(cfg["n_layer"]):
-            p = f"h.{i}."
-            h = F.layer_norm(x, (C,), sd[p + "ln_1.weight"], sd[p + "ln_1.bias"], eps)
-            qkv = h @ sd[p + "attn.c_attn.weight"] + sd[p + "attn.c_attn.bias"]
-            q, k, v = (t.view(T, H, hd).transpose(0, 1) for t in qkv.split(C, dim=1))
-            scores = q @ k.transpose(1, 2)
-            if scale:
-                scores = scores / math.sqrt(hd)
-            w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-            y = (w @ v).transpose(0, 1).reshape(T, C)
-            x = x + y @ sd[p + "attn.c_proj.weight"] + sd[p + "attn.c_proj.bias"]
-            h = F.layer_norm(x, (C,), sd[p + "ln_2.weight"], sd[p + "ln_2.bias"], eps)
-            h = F.gelu(h @ sd[p + "mlp.c_fc.weight"] + sd[p + "mlp.c_fc.bias"], approximate="tanh")
-            x = x + h @ sd[p + "mlp.c_proj.weight"] + sd[p + "mlp.c_proj.bias"]
-        x = F.layer_norm(x, (C,), sd["ln_f.weight"], sd["ln_f.bias"], eps)
-        logits = x @ sd["wte.weight"].T
+        _, logits = gpt2(sd, cfg, seq, scale)
         first = T - 2 if answer_only else 0
-        total = total + F.cross_entropy(logits[first:T - 1], ids[first + 1:], reduction="sum")
+        total = total + F.cross_entropy(logits[first:T - 1], torch.tensor(seq)[first + 1:], reduction="sum")
         count += T - 1 - first
     return total / count
 
