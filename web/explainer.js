@@ -675,10 +675,16 @@
   const embedBridge = (() => {
     const parentOrigin = new URLSearchParams(location.search).get("origin");
     const PREFIX = "attention-explainer:";
-    const active = () => window.parent !== window && !!parentOrigin && /^https?:\/\/[^/]+$/.test(parentOrigin);
-    const send = (message) => { if (active()) window.parent.postMessage(message, parentOrigin); };
+    // A course page opened from file:// has no origin a message can name ("null" in Firefox,
+    // "file://" in Chromium): its frame is answered through "*" (the message still goes to the
+    // parent window only, and only the parent's messages are obeyed).
+    const opaque = (origin) => origin === "null" || origin === "file://";
+    const active = () => window.parent !== window && !!parentOrigin &&
+      (/^https?:\/\/[^/]+$/.test(parentOrigin) || opaque(parentOrigin));
+    const send = (message) => { if (active()) window.parent.postMessage(message, opaque(parentOrigin) ? "*" : parentOrigin); };
     function handle(event) {
-      if (event.source !== window.parent || event.origin !== parentOrigin) return;  // not our embedding page
+      const fromParent = event.origin === parentOrigin || (opaque(parentOrigin) && opaque(event.origin));
+      if (event.source !== window.parent || !fromParent) return;  // not our embedding page
       const m = event.data;
       if (!m || typeof m !== "object" || typeof m.type !== "string" || !m.type.startsWith(PREFIX)) return;
       const id = typeof m.id === "number" || typeof m.id === "string" ? m.id : null;
@@ -697,22 +703,28 @@
       active,
       listen() { if (active()) { window.addEventListener("message", handle); send({ type: PREFIX + "ready", state: api.getState() }); } },
       announce(state) { send({ type: PREFIX + "changed", state }); },
+      failed(reason) { send({ type: PREFIX + "failed", error: reason }); },
     };
   })();
+
+  // The explainer cannot start: the learner reads why, `ready` rejects, and an embedding page's
+  // loader is told (its `ready` rejects with the same reason).
+  function fail(message, reason) {
+    showError(message);
+    rejectReady(new Error(reason));
+    ready.catch(() => {});
+    embedBridge.failed(reason);
+  }
 
   // Feature checks before downloading anything.
   const gl = document.createElement("canvas").getContext("webgl2");
   if (!gl) {
-    showError("This explainer needs WebGL2, which this browser does not offer (or has turned off). " +
-              "Try a current Firefox, Chrome, Edge or Safari, or enable hardware acceleration.");
-    rejectReady(new Error("WebGL2 is not available"));
-    ready.catch(() => {});
+    fail("This explainer needs WebGL2, which this browser does not offer (or has turned off). " +
+         "Try a current Firefox, Chrome, Edge or Safari, or enable hardware acceleration.", "WebGL2 is not available");
     return;
   }
   if (typeof WebAssembly !== "object") {
-    showError("This explainer needs WebAssembly, which this browser does not offer.");
-    rejectReady(new Error("WebAssembly is not available"));
-    ready.catch(() => {});
+    fail("This explainer needs WebAssembly, which this browser does not offer.", "WebAssembly is not available");
     return;
   }
 
@@ -733,8 +745,8 @@
         Module.FS_createDataFile("/", "ui_font.ttf", new Uint8Array(bytes), true, false, false);
         Module.removeRunDependency("ui_font.ttf");
       }, (e) => {
-        showError("Could not load the font ui_font.ttf (" + e.message + "): is the site complete?");
-        rejectReady(new Error("could not load ui_font.ttf"));
+        fail("Could not load the font ui_font.ttf (" + e.message + "): is the site complete?",
+             "could not load ui_font.ttf (" + e.message + ")");
       });
     }],
     postRun: [() => {
@@ -791,8 +803,8 @@
       resolveReady(api);
     },
     onAbort: (what) => {
-      showError("The explainer stopped unexpectedly (" + what + "). Reloading the page usually helps.");
-      rejectReady(new Error(String(what)));
+      fail("The explainer stopped unexpectedly (" + what + "). Reloading the page usually helps.",
+           "the explainer stopped: " + String(what));
     },
   };
   canvas.addEventListener("webglcontextlost", (e) => e.preventDefault(), false);
@@ -814,6 +826,7 @@
   window.Module.locateFile = (file) => flavour + "/" + file;
   const script = document.createElement("script");
   script.src = flavour + "/explainer-wasm.js";
-  script.onerror = () => showError("Could not load explainer-wasm.js: is the site complete?");
+  script.onerror = () => fail("Could not load explainer-wasm.js: is the site complete?",
+                              "could not load " + flavour + "/explainer-wasm.js");
   document.body.appendChild(script);
 })();
