@@ -3,6 +3,7 @@
 #include "js_api.h"
 
 #include <imgui.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -155,6 +156,16 @@ JS_EXPORT double attn_bench(int T, int d, int causal, const char* backend_name, 
   } catch (...) {
     return -1;
   }
+}
+
+// Bytes of the heap in use by the program now (malloc's count, not the size of wasm memory, which
+// never shrinks): what the tests measure memory with.
+JS_EXPORT double attn_heap_in_use() {
+#ifdef __EMSCRIPTEN__
+  return static_cast<double>(mallinfo().uordblks);
+#else
+  return static_cast<double>(mallinfo2().uordblks);
+#endif
 }
 
 // Draws one frame now (soak tests: thousands of frames without waiting for animation frames).
