@@ -140,10 +140,13 @@ function inputRows(table) {
     `${url[f.url]} | ${f.group === "lesson" ? "reset" : "kept"} | ${f.doc} |`).join("\n");
 }
 
-test("the README's list of inputs is the table of inputs", async () => {
+test("the README's list of inputs is the table of inputs, and its list of views the app's", async () => {
   const { page, context } = await openExplainer(browser, server.url);
-  const expected = inputRows(await page.evaluate(() => window.attentionExplainer.inputs));
+  const table = await page.evaluate(() => window.attentionExplainer.inputs);
+  const expected = inputRows(table);
   const readme = fs.readFileSync(README, "utf8");
+  const views = readme.split("| view | what it shows |")[1].split("\n\n")[0].match(/^\| `[a-z_]+` \|/gm).map((r) => r.slice(3, -3));
+  assert.deepEqual(views, table.find((f) => f.name === "view").choices, "README's table of views, in tab order");
   const block = readme.split("<!-- inputs: begin -->")[1]?.split("<!-- inputs: end -->")[0];
   assert.ok(block, "README.md has the inputs block between <!-- inputs: begin --> and <!-- inputs: end -->");
   const rows = block.trim().split("\n").slice(2).join("\n");  // after the header and the rule
