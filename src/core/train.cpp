@@ -548,6 +548,14 @@ void validate_train_settings(const TrainSettings& s) {
   if (!std::isfinite(s.grad_clip) || s.grad_clip < 0) refuse("grad_clip: must be 0 (off) or above");
 }
 
+TrainSettings scale_experiment_settings(bool scale) {
+  TrainSettings s;
+  s.n_layer = 2, s.n_head = 1, s.n_embd = 256;  // one head of d_head = 256: q·k sums 256 products
+  s.lr = 1e-3f;
+  s.scale = scale;
+  return s;
+}
+
 Gpt2Config Trainer::model_config() const {
   Gpt2Config c;
   c.n_layer = settings_.n_layer, c.n_head = settings_.n_head, c.n_embd = settings_.n_embd;
