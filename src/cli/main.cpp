@@ -331,7 +331,7 @@ int run_train(const std::vector<std::string>& args) {
   attn::Trainer trainer;
   trainer.init(s);
   if (flags.count("--init-out")) {  // the starting point and the first batch, for the PyTorch comparison
-    attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--init-out"), s.scale);
+    attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--init-out"));
   }
   const auto start = std::chrono::steady_clock::now();
   float loss = 0;
@@ -351,11 +351,11 @@ int run_train(const std::vector<std::string>& args) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const attn::TrainEvaluation e = trainer.evaluate();
-  attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--out"), s.scale);
+  attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--out"));
   if (flags.count("--init-out")) {
     std::ofstream out(std::filesystem::path(flags.at("--init-out")) / "batch.json");
     out << nlohmann::json{{"batch", first_batch}, {"lr", s.lr}, {"weight_decay", s.weight_decay}, {"beta1", s.beta1},
-                          {"beta2", s.beta2}, {"eps", s.adam_eps}, {"grad_clip", s.grad_clip}, {"scale", s.scale},
+                          {"beta2", s.beta2}, {"eps", s.adam_eps}, {"grad_clip", s.grad_clip},
                           {"answer_only", s.answer_only}}
                .dump()
         << "\n";

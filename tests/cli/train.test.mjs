@@ -75,14 +75,31 @@ test("train: the default recipe learns the referent; its folder opens in the CLI
   }
 });
 
-test("train: a model trained without 1/sqrt(d) says so in config.json, and the loader refuses it by name", () => {
+test("train: a model trained without 1/sqrt(d) says so in config.json, opens unscaled, and PyTorch agrees", () => {
   const out = tmp("noscale");
-  const r = cli(["train", "--seed", "1", "--steps", "2", "--no-scale", "--out", out]);
+  const r = cli(["train", "--seed", "1", "--steps", "300", "--no-scale", "--out", out, "--eval-every", "300"]);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(fs.readFileSync(path.join(out, "config.json"), "utf8")).scale_attn_weights, false);
-  const m = cli(["model", "--dir", out, "--text", "the dog"]);
-  assert.equal(m.status, 2);
-  assert.match(m.stderr, /scale_attn_weights/);
+  const text = "the dog didn't cross the road because it was hungry . it refers to the";
+  const m = cli(["model", "--dir", out, "--text", text, "--top", "3"]);
+  assert.equal(m.status, 0, m.stderr);
+  const ours = JSON.parse(m.stdout);
+  assert.equal(ours.model.scale_attn_weights, false);
+  const ids = [...new Set(ours.next.flat().map((n) => n.id))];
+  const ref = torchReference(out, ours.token_ids, { top: 3, probsAt: ids });
+  ours.next.forEach((options, t) => options.forEach((n) => {
+    const p = ref.probs_at[t][ids.indexOf(n.id)];
+    assert.ok(Math.abs(n.p - p) <= 1e-4 * Math.max(p, 1e-3), `position ${t} ${n.token}: ${n.p} vs ${p}`);
+  }));
+  // the same weights read with the division would give other probabilities: the flag is what torch used
+  const scaledDir = tmp("noscale-as-scaled");
+  for (const f of ["model.safetensors", "tokenizer.json"]) fs.copyFileSync(path.join(out, f), path.join(scaledDir, f));
+  const config = JSON.parse(fs.readFileSync(path.join(out, "config.json"), "utf8"));
+  delete config.scale_attn_weights;
+  fs.writeFileSync(path.join(scaledDir, "config.json"), JSON.stringify(config));
+  const scaled = JSON.parse(cli(["model", "--dir", scaledDir, "--text", text, "--top", "3"]).stdout);
+  const last = (x) => x.next[x.next.length - 1][0].p;
+  assert.ok(Math.abs(last(scaled) - last(ours)) > 1e-3, `scaled ${last(scaled)} vs unscaled ${last(ours)}`);
 });
 
 test("train: bad settings are refused with the setting's name (exit 2, nothing on stdout)", () => {
