@@ -102,6 +102,27 @@ test("train: a model trained without 1/sqrt(d) says so in config.json, opens uns
   assert.ok(Math.abs(last(scaled) - last(ours)) > 1e-3, `scaled ${last(scaled)} vs unscaled ${last(ours)}`);
 });
 
+test("train --experiment scale: both arms from one seed at d_head 256, each with its loss curve and the step it reached 90%", () => {
+  const r = cli(["train", "--experiment", "scale", "--steps", "20", "--eval-every", "10", "--seed", "3"]);
+  assert.equal(r.status, 0, r.stderr);
+  const result = JSON.parse(r.stdout);
+  assert.equal(result.experiment, "scale");
+  assert.equal(result.steps, 20);
+  assert.deepEqual(result.arms.map((a) => a.scale), [true, false]);
+  for (const arm of result.arms) {
+    assert.equal(arm.head_dim, 256);
+    assert.equal(arm.loss_windows.length, 10);
+    assert.ok(arm.loss_windows.every((l) => Number.isFinite(l) && l > 0), JSON.stringify(arm.loss_windows));
+    assert.ok(arm.reached_90_at === null || (arm.reached_90_at % 10 === 0 && arm.reached_90_at <= 20), String(arm.reached_90_at));
+    assert.ok(arm.final_accuracy >= 0 && arm.final_accuracy <= 1);
+  }
+  const [scaled, raw] = result.arms;
+  assert.deepEqual([scaled.layers, scaled.heads, scaled.d_model, scaled.lr], [raw.layers, raw.heads, raw.d_model, raw.lr]);
+  assert.notEqual(scaled.loss_windows[0], raw.loss_windows[0], "the same batches, other scores: other losses");
+  assert.match(r.stderr, /scores \/ sqrt\(d\): (did not reach 90% held-out accuracy in 20 steps|90% held-out accuracy at step \d+)/);
+  assert.match(r.stderr, /raw scores: (did not reach 90% held-out accuracy in 20 steps|90% held-out accuracy at step \d+)/);
+});
+
 test("train: bad settings are refused with the setting's name (exit 2, nothing on stdout)", () => {
   const out = tmp("bad");
   const cases = [
@@ -113,6 +134,17 @@ test("train: bad settings are refused with the setting's name (exit 2, nothing o
     [["--lr", "fast"], /--lr must be a number/],
     [["--layers", "0"], /layers/],
     [["--steps", "0"], /--steps/],
+    [["--heads", "-2"], /heads/],
+    [["--d-model", "0"], /d_model/],
+    [["--lr", "inf"], /lr/],
+    [["--lr", "2"], /lr/],
+    [["--batch", "0"], /batch/],
+    [["--weight-decay", "-0.1"], /weight_decay/],
+    [["--weight-decay", "nan"], /weight_decay/],
+    [["--grad-clip", "nan"], /grad_clip/],
+    [["--grad-clip", "-1"], /grad_clip/],
+    [["--experiment", "temperature"], /--experiment must be 'scale'/],
+    [["--experiment", "scale", "--lr", "0.1"], /--experiment takes --steps, --seed and --eval-every only/],
   ];
   for (const [extra, message] of cases) {
     const args = ["train", "--seed", "1", "--steps", "1", "--out", out, ...extra];
