@@ -167,12 +167,17 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
   const std::string type = type_it->get<std::string>();
   if (type != "BPE" && type != "WordLevel")
     refuse(file, "model type '" + printable_excerpt(type) + "' is not supported (only BPE and WordLevel)");
+  // normalizer: none (GPT-2), or Lowercase for a WordLevel model (a trained model's tokenizer.json)
+  bool lowercase = false;
   const auto normalizer = root.find("normalizer");
   if (normalizer != root.end() && !normalizer->is_null()) {
     const std::string name = normalizer->is_object() && normalizer->contains("type") && (*normalizer)["type"].is_string()
                                  ? (*normalizer)["type"].get<std::string>()
                                  : std::string("?");
-    refuse(file, "normalizer '" + printable_excerpt(name) + "' is not supported (GPT-2 has none)");
+    if (name != "Lowercase" || type != "WordLevel")
+      refuse(file, "normalizer '" + printable_excerpt(name) +
+                       "' is not supported (GPT-2 has none; a WordLevel model may have Lowercase)");
+    lowercase = true;
   }
   const auto vocab_it = model.find("vocab");
   if (vocab_it == model.end()) refuse(file, "the model has no \"vocab\"");
@@ -205,7 +210,7 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
     const auto unk_id = ids.find(unk->get<std::string>());
     if (unk_id == ids.end())
       refuse(file, "the unk_token '" + printable_excerpt(unk->get<std::string>()) + "' is not in the vocabulary");
-    return build_or_refuse(file, [&] { return TextTokenizer::word_level(std::move(vocab), unk_id->second); });
+    return build_or_refuse(file, [&] { return TextTokenizer::word_level(std::move(vocab), unk_id->second, lowercase); });
   }
 
   check_byte_level_pre_tokenizer(root, file);

@@ -19,7 +19,7 @@ std::string corpus_tokenizer_json(const Corpus& corpus) {
       {"added_tokens",
        {{{"id", 0}, {"content", corpus.vocab.at(0)}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
          {"normalized", false}, {"special", true}}}},
-      {"normalizer", nullptr},
+      {"normalizer", {{"type", "Lowercase"}}},  // "The animal ..." reads as "the animal ..."
       {"pre_tokenizer", {{"type", "Whitespace"}}},
       {"post_processor", nullptr},
       {"decoder", nullptr},

@@ -278,9 +278,16 @@ TextTokenizer TextTokenizer::byte_level_bpe(std::vector<std::string> vocab,
   return t;
 }
 
-TextTokenizer TextTokenizer::word_level(std::vector<std::string> vocab, int unk_id) {
+TextTokenizer TextTokenizer::word_level(std::vector<std::string> vocab, int unk_id, bool lowercase) {
   TextTokenizer t;
   t.kind_ = Kind::WordLevel;
+  if (lowercase)
+    for (const std::string& word : vocab)
+      for (const char c : word)
+        if (static_cast<unsigned char>(c) >= 0x80)
+          throw std::invalid_argument("lowercasing is supported for an ASCII vocabulary only, and '" +
+                                      printable_excerpt(word) + "' is not ASCII");
+  t.lowercase_ = lowercase;
   index_vocab(vocab, t.ids_);
   if (unk_id < 0 || static_cast<std::size_t>(unk_id) >= vocab.size())
     throw std::invalid_argument("the unknown-word id " + std::to_string(unk_id) + " is not in the vocabulary (0.." +
@@ -371,6 +378,10 @@ std::vector<int> TextTokenizer::encode(const std::string& text) const {
       flush();
       word = static_cast<char>(cp);
       flush();
+    } else if (lowercase_ && cp >= 'A' && cp <= 'Z') {
+      word += static_cast<char>(cp - 'A' + 'a');
+    } else if (lowercase_ && cp == 0x212A) {  // KELVIN SIGN: its lowercase is 'k'
+      word += 'k';
     } else {
       word.append(text, cps[k].offset, len);
     }

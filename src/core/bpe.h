@@ -22,7 +22,10 @@ class TextTokenizer {
   static TextTokenizer byte_level_bpe(std::vector<std::string> vocab,
                                       std::vector<std::pair<std::string, std::string>> merges);
   // Whole words split on whitespace (and punctuation as its own token); unknown words map to unk_id.
-  static TextTokenizer word_level(std::vector<std::string> vocab, int unk_id);
+  // lowercase: Hugging Face's Lowercase normalizer first. Only for an ASCII vocabulary (throws
+  // otherwise), where lowercasing the letters whose lowercase is ASCII (A-Z and the Kelvin sign) is
+  // exactly Unicode's: a word with any other letter is unknown to such a vocabulary either way.
+  static TextTokenizer word_level(std::vector<std::string> vocab, int unk_id, bool lowercase = false);
 
   Kind kind() const { return kind_; }
   int vocab_size() const { return static_cast<int>(vocab_.size()); }
@@ -37,6 +40,7 @@ class TextTokenizer {
   // The vocabulary's own spelling of a token ("Ġit" for byte-level BPE, the word for WordLevel).
   const std::string& vocab_token(int id) const;
   int unk_id() const { return unk_id_; }  // WordLevel's unknown-word id; -1 for byte-level BPE
+  bool lowercase() const { return lowercase_; }
 
  private:
   struct Merge {
@@ -54,6 +58,7 @@ class TextTokenizer {
   std::unordered_map<unsigned long long, Merge> merges_;
   int byte_ids_[256] = {};  // id of the single-byte token of each byte; -1 when the vocabulary lacks it
   int unk_id_ = -1;
+  bool lowercase_ = false;
 };
 
 // GPT-2's pre-tokenisation: the text cut where the regex

@@ -221,6 +221,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       model.keys = model.queries;
       key = "options";
       o.causal = true;
+      o.scale = next.scale && c.scale_attn_weights;  // a model trained without ÷√d never divides
       model.trace = gpt2_head_trace(*model.forward, applied.layer, applied.head, c.head_dim(), o);
     } else {
       applied.layer = applied.head = 0;

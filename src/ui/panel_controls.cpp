@@ -339,8 +339,18 @@ void draw_controls(const AppState& state, AppInputs& next) {
     publish_item_rect("causal");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each token may look only at itself and earlier tokens (as in GPT).");
   }
-  ImGui::Checkbox("Divide by √d", &next.scale);
-  publish_item_rect("scale");
+  const LoadedModel* loaded = current_loaded_model(state);
+  if (loaded && !loaded->model->config.scale_attn_weights) {  // shown off, inactive, with the reason
+    bool never = false;
+    ImGui::BeginDisabled();
+    ImGui::Checkbox("Divide by √d", &never);
+    ImGui::EndDisabled();
+    publish_item_rect("scale");
+    not_for_this_model("Off: this model was trained without it (its config says scale_attn_weights: false).");
+  } else {
+    ImGui::Checkbox("Divide by √d", &next.scale);
+    publish_item_rect("scale");
+  }
   ImGui::TextUnformatted("Temperature");
   ImGui::SetNextItemWidth(-1);
   ImGui::SliderFloat("##temperature", &next.temperature, kMinTemperature, kMaxTemperature, "%.2f", ImGuiSliderFlags_Logarithmic);

@@ -173,6 +173,19 @@ TEST_CASE("WordLevel: words between spaces, punctuation alone, unknown words →
   CHECK_THROWS_AS(TextTokenizer::word_level({"a"}, -1), std::invalid_argument);
 }
 
+TEST_CASE("WordLevel with Lowercase: capitals read as the vocabulary's words, ASCII vocabularies only") {
+  const TextTokenizer t = TextTokenizer::word_level({"[UNK]", "the", "cat", ".", "ok"}, 0, true);
+  CHECK(t.lowercase());
+  CHECK(t.encode("The CAT.") == Ids{1, 2, 3});
+  CHECK(t.encode("O\xE2\x84\xAA") == Ids{4});          // O + KELVIN SIGN lowercases to "ok"
+  CHECK(t.encode("\xC3\x89t\xC3\xA9") == Ids{0});     // other letters: unknown either way
+  CHECK_FALSE(TextTokenizer::word_level({"[UNK]", "the"}, 0).lowercase());
+  CHECK(TextTokenizer::word_level({"[UNK]", "the"}, 0).encode("The") == Ids{0});
+  CHECK_THROWS_WITH_AS(TextTokenizer::word_level({"[UNK]", "caf\xC3\xA9"}, 0, true),
+                       "lowercasing is supported for an ASCII vocabulary only, and 'caf\xC3\xA9' is not ASCII",
+                       std::invalid_argument);
+}
+
 TEST_CASE("tokenizer files: vocab.json + merges.txt and tokenizer.json give the same tokenizer") {
   const std::string vocab = R"({"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4, "\u0120": 5})";
   const TextTokenizer from_pair = tokenizer_from_vocab_merges(vocab, "#version: 0.2\r\na b\r\nab c\r\n");
