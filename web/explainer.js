@@ -558,6 +558,7 @@
     const state = summaryState();
     const summary = summarise(state);
     if (summaryBox.textContent !== summary) summaryBox.textContent = summary;
+    window.dispatchEvent(new Event("attention-explainer-change"));  // web/a11y.js follows it
     if (state.checklist !== storedChecklistValue) {
       storedChecklistValue = state.checklist;
       try { localStorage.setItem(CHECKLIST_KEY, String(state.checklist)); } catch (e) { /* storage blocked */ }
