@@ -1,5 +1,6 @@
 // The open view's numbers as real HTML for screen readers: the weight matrix as a table with token
-// headers, the library shelf as a list, the current step's formula with its numbers. Visually hidden
+// headers, the library shelf as a list, the current step's formula with its numbers, where the token
+// looks in the chosen head, the other views' figures as a list. Visually hidden
 // (the canvas draws the same); rebuilt from getState() a moment after each change. And Tab moves the
 // focus, as on any page. Computes nothing.
 (function () {
@@ -11,6 +12,7 @@
   const TITLES = { flow: "Flow", weights: "Weights", heads: "Heads", library: "Library", steps: "Steps",
     derive: "Derive", break: "Break", mistakes: "Mistakes", build: "Build", cost: "Cost", practice: "Practice" };
   const number = (v, digits = 2) => (v === null || v === undefined ? "masked" : Number(v).toFixed(digits));
+  const figure = (v) => (Number.isInteger(v) ? String(v) : number(v, 3));  // counts stay whole
   const vector = (values) => "[" + values.map((v) => number(v)).join(", ") + "]";
 
   function element(tag, text, attributes = {}) {
@@ -77,9 +79,9 @@
     const list = element("ul");
     for (const [key, value] of Object.entries(data || {})) {
       const name = prefix + key.replace(/_/g, " ");
-      if (typeof value === "number") list.appendChild(element("li", `${name}: ${number(value, 3)}`));
+      if (typeof value === "number") list.appendChild(element("li", `${name}: ${figure(value)}`));
       else if (typeof value === "string" || typeof value === "boolean") list.appendChild(element("li", `${name}: ${value}`));
-      else if (Array.isArray(value) && value.length <= 16 && value.every((v) => typeof v === "number"))
+      else if (Array.isArray(value) && value.length && value.length <= 16 && value.every((v) => typeof v === "number"))
         list.appendChild(element("li", `${name}: ${vector(value)}`));
       else if (value && typeof value === "object" && !Array.isArray(value)) {
         const inner = plainFacts(value, name + ", ");
@@ -89,6 +91,14 @@
     return list;
   }
 
+  function headParts(s) {
+    const d = s.view_data;
+    const list = element("ol", undefined, { "aria-label": `Where "${s.token_text}" looks in layer ${d.chosen.layer + 1}, head ${d.chosen.head + 1}` });
+    for (const t of d.top_weights) list.appendChild(element("li", `${t.token}: ${number(t.weight)}`));
+    const summary = d.summaries[d.chosen.layer][d.chosen.head];
+    return [element("p", `Layers: ${d.layers}, heads per layer: ${d.heads}. The chosen head's pattern: ${summary.label}.`), list];
+  }
+
   function render() {
     const s = api.getState();
     const parts = [element("h2", `${TITLES[s.view] || s.view} view, in numbers`)];
@@ -96,6 +106,7 @@
     if (s.view === "library") parts.push(...libraryList(s));
     else if (s.view === "steps") parts.push(...stepParts(s));
     else if (s.view === "derive") parts.push(...deriveParts(s));
+    else if (s.view === "heads") parts.push(...headParts(s));
     else if (s.view !== "flow" && s.view !== "weights") parts.push(plainFacts(s.view_data));
     box.replaceChildren(...parts);
   }

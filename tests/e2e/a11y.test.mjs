@@ -61,7 +61,7 @@ test("the weight matrix is a real table with token headers, and follows every ch
   await context.close();
 });
 
-test("the library shelf is a list and the steps' formula comes with its numbers", async () => {
+test("the library shelf is a list, the steps' formula comes with its numbers, the heads view lists where the token looks", async () => {
   const { page, context, errors } = await openExplainer(browser, server.url + "?view=library");
   await settle(page, () => document.querySelector("#view-numbers ol"));
   const s = await page.evaluate(() => window.attentionExplainer.getState());
@@ -80,6 +80,11 @@ test("the library shelf is a list and the steps' formula comes with its numbers"
   await settle(page, () => document.querySelector("#view-numbers ul")?.getAttribute("aria-label") === 'The numbers of "animal"');
   text = await page.textContent("#view-numbers");
   assert.doesNotMatch(text, /q = \[3\.00, 1\.00, 0\.00, 0\.00\]/, "animal's query is not it's");
+  // the heads view: where the token looks in the chosen head, likeliest first
+  await page.evaluate(() => window.attentionExplainer.setState({ view: "heads", token: "it" }));
+  await settle(page, () => document.querySelector("#view-numbers ol li"));
+  const looks = await page.$$eval("#view-numbers ol li", (items) => items.map((li) => li.textContent));
+  assert.equal(looks[0], "animal: 0.65");
   assert.deepEqual(errors, []);
   await context.close();
 });
