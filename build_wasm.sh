@@ -19,7 +19,7 @@ usage: ./build_wasm.sh COMMAND [args]
 
   serve [--port N]   install, build the site into dist/ and serve it on 127.0.0.1 (prints the URL)
   test               install, build everything and run every test (unit: native + wasm under node,
-                     CLI, browser end-to-end in headless Chromium, native window under Xvfb)
+                     CLI, browser end-to-end in Chromium, Firefox and WebKitGTK, native window under Xvfb)
   site               build the deployable static site into dist/ (relative URLs; any static host)
   native [args]      build and open the explainer in a desktop window (args go to the app,
                      e.g. --state '{"view":"weights"}')
@@ -69,7 +69,7 @@ site() {
   build_web "$WEB_BASELINE_DIR" OFF attention_explainer
   rm -rf dist
   mkdir -p dist/simd dist/baseline
-  cp web/index.html web/explainer.js web/style.css web/embed.js web/embed-example.html dist/
+  cp web/index.html web/explainer.js web/a11y.js web/style.css web/embed.js web/embed-example.html dist/
   cp "$WEB_DIR/assets/ui_font.ttf" dist/  # one font file for both builds
   for flavour in simd baseline; do
     local dir="$WEB_DIR"
@@ -139,7 +139,7 @@ run_tests() {
   suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
   suite "CLI tests" node --test tests/cli/
   site
-  suite "browser end-to-end tests (headless Chromium)" node --test tests/e2e/
+  suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" node --test tests/e2e/
   suite "native window smoke test (Xvfb)" bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer"
   suite "GPU attention against the scalar reference (GL 3.3 under Mesa llvmpipe)" \
     bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer"

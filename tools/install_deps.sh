@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libglfw3-dev libgl-dev libgles-dev libegl-dev
   fonts-dejavu-core python3-fonttools python3-numpy python3-pil python3-torch
   xvfb xauth chromium imagemagick clang libclang-rt-14-dev cmake g++
+  firefox-esr webkit2gtk-driver
 )
 # Node.js may come from elsewhere (with its own npm); ask apt only when the commands are missing.
 command -v node >/dev/null || APT_PACKAGES+=(nodejs)

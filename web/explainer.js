@@ -591,6 +591,7 @@
     const state = summaryState();
     const summary = summarise(state);
     if (summaryBox.textContent !== summary) summaryBox.textContent = summary;
+    window.dispatchEvent(new Event("attention-explainer-change"));  // web/a11y.js follows it
     saveProgress(state.checklist);
     if (!state.embed) {
       // A slider drag changes the state every frame; history.replaceState costs ~3 ms in Chromium,

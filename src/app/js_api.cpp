@@ -64,6 +64,9 @@ JS_EXPORT const char* attn_get_state() {
   state["backend_live"] = {{"name", live.name}, {"reason", live.reason}};
   state["gpu"] = {{"available", gpu.available}, {"software", gpu.software}, {"renderer", gpu.renderer},
                   {"unavailable_reason", gpu.available ? "" : gpu.unavailable_reason}};
+  state["gpu"]["speed_check"] = nullptr;
+  if (gpu.speed_checked)
+    state["gpu"]["speed_check"] = {{"T", gpu.speed_check_T}, {"gpu_ms", gpu.gpu_ms}, {"cpu_ms", gpu.cpu_ms}};
   return reply({{"state", state}});
 }
 

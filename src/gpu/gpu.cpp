@@ -24,6 +24,7 @@ void on_context_restored() { g_restore_pending = true; }
 bool build() {
   const bool drawable = start_imgui_renderer();
   g_attention.create();
+  g_attention.check_speed();  // once per context: what auto trusts, not the GPU's name
   create_matrix_images();
   if (!g_attention.available())
     std::fprintf(stderr, "note: GPU attention is unavailable (%s); computing on the CPU\n",

@@ -10,7 +10,7 @@
 namespace gpu {
 
 // Needs the app's GL context current and ImGui's fonts built. Builds ImGui's renderer, the
-// attention passes and the colour pass and, in the browser, starts listening for context loss.
+// attention passes (timed once against the CPU: GpuAttention::check_speed), the colour pass and, in the browser, starts listening for context loss.
 // Never throws; false only when ImGui's renderer cannot be built (nothing could be drawn). When the
 // GPU cannot do attention, attention().available() is false, the reason is printed, and the app
 // stays on the CPU.

@@ -4,9 +4,12 @@
 #include "gpu_attention.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+
+#include "../core/random.h"
 
 namespace gpu {
 
@@ -28,6 +31,7 @@ GLint location(GLuint program, const char* name) { return name ? glGetUniformLoc
 
 void GpuAttention::create() {
   destroy();
+  speed_check_ = SpeedCheck();
   renderer_ = renderer_name();
   software_ = software_renderer(renderer_);
   if (!enable_float_render_targets()) {
@@ -72,6 +76,34 @@ void GpuAttention::create() {
     return;
   }
   unavailable_reason_.clear();
+}
+
+void GpuAttention::check_speed() {
+  if (!available() || software_ || speed_check_.measured) return;
+  attn::Rng rng(0x5eed5eedu);
+  const int T = kSpeedCheckTokens, d = kSpeedCheckWidth;
+  const attn::Matrix query = attn::normal_matrix(rng, T, d), key = attn::normal_matrix(rng, T, d),
+                     value = attn::normal_matrix(rng, T, d);
+  const attn::AttentionOptions options;
+  // The best of two calls after a warm-up each: the first draw of a pass also compiles it.
+  auto best_ms = [&](auto&& call) {
+    call();
+    double best = 0;
+    for (int rep = 0; rep < 2; ++rep) {
+      const auto start = std::chrono::steady_clock::now();
+      call();
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      best = rep == 0 ? ms : std::min(best, ms);
+    }
+    return best;
+  };
+  try {
+    const double gpu_ms = best_ms([&] { attend(query, key, value, options); });
+    const double cpu_ms = best_ms([&] { attn::attend_with(attn::Backend::Simd, query, key, value, options); });
+    speed_check_ = {true, gpu_ms, cpu_ms};
+  } catch (const std::exception&) {  // a GPU that fails here is not trusted with auto's problems
+    speed_check_ = SpeedCheck();
+  }
 }
 
 void GpuAttention::destroy() {

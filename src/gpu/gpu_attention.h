@@ -33,9 +33,21 @@ class GpuAttention {
 
   bool available() const { return unavailable_reason_.empty(); }
   const char* unavailable_reason() const { return unavailable_reason_.c_str(); }
-  // The GPU's name, and whether it is a software rasteriser (see gl_platform.h).
+  // The GPU's name, and whether it names a software rasteriser (see gl_platform.h).
   const std::string& renderer() const { return renderer_; }
   bool software() const { return software_; }
+
+  // A name proves nothing (WebKit calls llvmpipe "Apple GPU"): one problem of kSpeedCheckTokens
+  // tokens, d = kSpeedCheckWidth, timed once on this GPU (read-back included) and on the SIMD kernel.
+  static constexpr int kSpeedCheckTokens = 512;
+  static constexpr int kSpeedCheckWidth = 64;
+  struct SpeedCheck {
+    bool measured = false;  // false: not run (unavailable, or a software name) or the GPU failed
+    double gpu_ms = 0, cpu_ms = 0;
+  };
+  // Runs the check once (needs the context current; after create()); skipped for a software name.
+  void check_speed();
+  const SpeedCheck& speed_check() const { return speed_check_; }
 
   // Texel reads one draw may do (fragments x reads per fragment): about 16 ms on a software
   // rasteriser, far less on a GPU.
@@ -75,6 +87,7 @@ class GpuAttention {
   std::string unavailable_reason_ = "the GPU backend has not been started";
   std::string renderer_;
   bool software_ = false;
+  SpeedCheck speed_check_;
   int max_texture_size_ = 0;
   GLuint scores_program_ = 0, row_max_program_ = 0, row_sum_program_ = 0, normalise_program_ = 0, output_program_ = 0;
   GLuint vertex_array_ = 0;

@@ -95,16 +95,25 @@ int find_token(const EmbeddedSentence& sentence, const std::string& word) {
 
 BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts& gpu) {
   const std::string T_text = "T = " + std::to_string(T);
+  char measured[160] = "";
+  if (gpu.speed_checked)
+    std::snprintf(measured, sizeof measured, "measured at T = %d: GPU %.3g ms, CPU %.3g ms", gpu.speed_check_T,
+                  gpu.gpu_ms, gpu.cpu_ms);
+  const bool gpu_faster = gpu.speed_checked && gpu.gpu_ms < gpu.cpu_ms;
   if (requested == "webgl" && !gpu.available)
     return {"simd", "the GPU path is unavailable (" + gpu.unavailable_reason + "): the SIMD kernel computes instead"};
   if (requested == "webgl" && gpu.software)
     return {"webgl", "chosen by hand; this GPU is a software renderer, slower than the CPU"};
+  if (requested == "webgl" && gpu.speed_checked && !gpu_faster)
+    return {"webgl", std::string("chosen by hand; slower than the CPU here (") + measured + ")"};
   if (requested != "auto") return {requested, "chosen by hand"};
   if (!gpu.available) return {"simd", "auto: no GPU path here (" + gpu.unavailable_reason + ")"};
   if (gpu.software) return {"simd", "auto: the GPU here is a software renderer, slower than the CPU"};
+  if (!gpu.speed_checked) return {"simd", "auto: the GPU's speed could not be measured, so the CPU computes"};
+  if (!gpu_faster) return {"simd", std::string("auto: this GPU is slower than the CPU (") + measured + ")"};
   if (T < kGpuFromT)
     return {"simd", "auto: " + T_text + " is small; the GPU pays off from T = " + std::to_string(kGpuFromT)};
-  return {"webgl", "auto: " + T_text + " is large, and a hardware GPU is there"};
+  return {"webgl", "auto: " + T_text + " is large, and this GPU is faster (" + measured + ")"};
 }
 
 namespace {

@@ -76,9 +76,14 @@ constexpr int kGpuFromT = 512;
 // What the app knows of its GPU path (filled by the app, which owns the GL context).
 struct GpuFacts {
   bool available = false;      // the WebGL2 / GL 3.3 passes and float render targets work
-  bool software = false;       // the GL is a software rasteriser (SwiftShader, llvmpipe): slower than the CPU
-  std::string renderer;        // e.g. "ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device ...))"
+  bool software = false;       // the GL names a software rasteriser (SwiftShader, llvmpipe): slower than the CPU
+  std::string renderer;        // e.g. "ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device ...))"; may be masked
   std::string unavailable_reason;
+  // One problem of speed_check_T tokens timed at start on the GPU and on the SIMD kernel (ms);
+  // speed_checked false when it was not run or failed. Only a GPU measured faster is trusted.
+  bool speed_checked = false;
+  int speed_check_T = 0;
+  double gpu_ms = 0, cpu_ms = 0;
 };
 
 struct BackendChoice {
@@ -87,7 +92,7 @@ struct BackendChoice {
 };
 
 // The backend for a problem of T tokens: the requested one, or for "auto" the GPU from kGpuFromT
-// tokens when it is a hardware GPU, else the SIMD kernel. "webgl" without a GPU falls back to simd.
+// tokens when it was measured faster than the CPU (never on its name alone), else the SIMD kernel. "webgl" without a GPU falls back to simd.
 BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts& gpu);
 
 // What the core computed for the current inputs.

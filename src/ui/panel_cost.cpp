@@ -549,6 +549,11 @@ GpuFacts gpu_facts() {
   facts.available = g.available() && registered_backends().count(gpu::GpuAttention::kBackendName) > 0;
   facts.software = g.software();
   facts.renderer = g.renderer();
+  const gpu::GpuAttention::SpeedCheck& speed = g.speed_check();
+  facts.speed_checked = speed.measured;
+  facts.speed_check_T = gpu::GpuAttention::kSpeedCheckTokens;
+  facts.gpu_ms = speed.gpu_ms;
+  facts.cpu_ms = speed.cpu_ms;
   facts.unavailable_reason = g.available() ? "the GPU backend is not registered" : g.unavailable_reason();
   return facts;
 }

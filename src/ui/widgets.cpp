@@ -1,6 +1,8 @@
 // Drawing helpers shared by the panels (see widgets.h).
 #include "widgets.h"
 
+#include <imgui_internal.h>  // the nav cursor (kKeyboardFocus)
+
 #include "../gpu/matrix_image.h"
 
 #include <algorithm>
@@ -255,6 +257,14 @@ std::map<std::string, std::pair<ImVec2, ImVec2>>& item_rects() {
 void publish_item_rect(const char* name) { item_rects()[name] = {ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}; }
 
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max) {
+  if (name == kKeyboardFocus) {  // Dear ImGui's nav cursor, while the keyboard is driving it
+    const ImGuiContext& g = *GImGui;
+    if (!g.NavWindow || !g.NavId || g.NavDisableHighlight) return false;
+    const ImRect r = ImGui::WindowRectRelToAbs(g.NavWindow, g.NavWindow->NavRectRel[g.NavLayer]);
+    *min = r.Min;
+    *max = r.Max;
+    return true;
+  }
   const auto it = item_rects().find(name);
   if (it == item_rects().end()) return false;
   *min = it->second.first;

@@ -64,6 +64,8 @@ void hint(const char* text);
 
 // Remembers where the last drawn item is, under `name` (for tests and guided tours that click a
 // control for real: the page's attentionExplainer.itemRect(name)). Rect in device pixels.
+// kKeyboardFocus names the item the keyboard's arrows have reached (absent while the mouse drives).
+constexpr const char* kKeyboardFocus = "keyboard-focus";
 void publish_item_rect(const char* name);
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max);
 

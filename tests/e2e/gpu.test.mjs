@@ -3,50 +3,13 @@
 // and a browser without float render targets left on the CPU with the reason.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, compareInPage } from "./harness.mjs";
 
 const TOLERANCE = 1e-4;  // max|Δ| / max|scalar|, for weights and for output
 
 let server, browser;
 before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
 after(async () => { await browser?.close(); await server?.close(); });
-
-// Runs in the page: compute() once with "scalar", once with "webgl" on seeded random inputs;
-// returns the relative errors and how many hidden (masked) keys got a non-zero GPU weight.
-function compareInPage(cases) {
-  function randomMatrix(seed, rows, cols) {  // mulberry32: the same numbers on every run
-    let s = seed >>> 0;
-    const next = () => {
-      s = (s + 0x6d2b79f5) >>> 0;
-      let t = Math.imul(s ^ (s >>> 15), 1 | s);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-    // three decimals keep the request small: compute() copies its JSON text through the wasm stack
-    return Array.from({ length: rows }, () => Array.from({ length: cols }, () => Math.round(next() * 4000 - 2000) / 1000));
-  }
-  function relativeError(got, want) {
-    let diff = 0, largest = 0;
-    want.forEach((row, i) => row.forEach((w, j) => {
-      const g = got[i][j];
-      diff = Math.max(diff, Number.isFinite(g) ? Math.abs(g - w) : Infinity);
-      largest = Math.max(largest, Math.abs(w));
-    }));
-    return largest > 0 ? diff / largest : diff;
-  }
-  return cases.map(({ Tq, Tk, d, dv, causal, temperature = 1, magnitude = 2 }, index) => {
-    const sized = (m) => m.map((row) => row.map((v) => v * magnitude / 2));  // entries in [-magnitude, magnitude]
-    const request = { Q: sized(randomMatrix(index * 4 + 1, Tq, d)), K: sized(randomMatrix(index * 4 + 2, Tk, d)),
-      V: sized(randomMatrix(index * 4 + 3, Tk, dv)), causal, temperature };
-    const scalar = window.attentionExplainer.compute({ ...request, backend: "scalar" });
-    const gpu = window.attentionExplainer.compute({ ...request, backend: "webgl" });
-    let maskedNonzero = 0;
-    if (causal) gpu.weights.forEach((row, i) => row.forEach((w, j) => { if (j > i && w !== 0) maskedNonzero++; }));
-    return { shape: `(Tq ${Tq}, Tk ${Tk}, d ${d}, dv ${dv})${causal ? " causal" : ""} temperature ${temperature} |entries| <= ${magnitude}`, backend: gpu.backend,
-      weightsError: relativeError(gpu.weights, scalar.weights), outputError: relativeError(gpu.output, scalar.output),
-      maskedNonzero, rows: gpu.weights.length, cols: gpu.weights[0].length };
-  });
-}
 
 const ODD = [1, 3, 17, 64, 65, 300];
 const SELF_SHAPES = [[1, 1], [3, 3], [17, 17], [64, 64], [65, 65], [300, 64], [1, 300], [300, 1], [17, 65], [65, 3], [3, 300]];

@@ -13,8 +13,9 @@ export const OUT = path.join(ROOT, "tests/e2e/out");  // screenshots (ignored by
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript",
   ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".png": "image/png" };
 
-/** Serves `dir` on 127.0.0.1:<free port>; resolves { url, close }. */
-export function serveStatic(dir = DIST) {
+/** Serves `dir` on 127.0.0.1:<free port>; resolves { url, close }. `headHtml` goes right after
+ *  <head> in every HTML page (a probe script for drivers that cannot hear the console). */
+export function serveStatic(dir = DIST, { headHtml = "" } = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, "http://x");
     let file = path.normalize(path.join(dir, decodeURIComponent(url.pathname)));
@@ -23,7 +24,7 @@ export function serveStatic(dir = DIST) {
     fs.readFile(file, (err, data) => {
       if (err) { res.writeHead(404).end("not found"); return; }
       res.writeHead(200, { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream" });
-      res.end(data);
+      res.end(headHtml && path.extname(file) === ".html" ? String(data).replace("<head>", "<head>" + headHtml) : data);
     });
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => {
@@ -104,4 +105,42 @@ export async function holdKey(page, combo) {
   await frames(page, 2);
   for (const key of [...keys].reverse()) await page.keyboard.up(key);
   await frames(page, 2);
+}
+
+/** Runs in the page (pass it to evaluate): compute() once with "scalar", once with the case's `backend`
+ *  ("webgl" unless given) on seeded random inputs; returns the relative errors and how many hidden
+ *  (masked) keys got a non-zero weight. Self-contained: other engines get it as source text. */
+export function compareInPage(cases) {
+  function randomMatrix(seed, rows, cols) {  // mulberry32: the same numbers on every run
+    let s = seed >>> 0;
+    const next = () => {
+      s = (s + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(s ^ (s >>> 15), 1 | s);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    // three decimals keep the request small: compute() copies its JSON text through the wasm stack
+    return Array.from({ length: rows }, () => Array.from({ length: cols }, () => Math.round(next() * 4000 - 2000) / 1000));
+  }
+  function relativeError(got, want) {
+    let diff = 0, largest = 0;
+    want.forEach((row, i) => row.forEach((w, j) => {
+      const g = got[i][j];
+      diff = Math.max(diff, Number.isFinite(g) ? Math.abs(g - w) : Infinity);
+      largest = Math.max(largest, Math.abs(w));
+    }));
+    return largest > 0 ? diff / largest : diff;
+  }
+  return cases.map(({ Tq, Tk, d, dv, causal, temperature = 1, magnitude = 2, backend = "webgl" }, index) => {
+    const sized = (m) => m.map((row) => row.map((v) => v * magnitude / 2));  // entries in [-magnitude, magnitude]
+    const request = { Q: sized(randomMatrix(index * 4 + 1, Tq, d)), K: sized(randomMatrix(index * 4 + 2, Tk, d)),
+      V: sized(randomMatrix(index * 4 + 3, Tk, dv)), causal, temperature };
+    const scalar = window.attentionExplainer.compute({ ...request, backend: "scalar" });
+    const gpu = window.attentionExplainer.compute({ ...request, backend });
+    let maskedNonzero = 0;
+    if (causal) gpu.weights.forEach((row, i) => row.forEach((w, j) => { if (j > i && w !== 0) maskedNonzero++; }));
+    return { shape: `(Tq ${Tq}, Tk ${Tk}, d ${d}, dv ${dv})${causal ? " causal" : ""} temperature ${temperature} |entries| <= ${magnitude}`, backend: gpu.backend,
+      weightsError: relativeError(gpu.weights, scalar.weights), outputError: relativeError(gpu.output, scalar.output),
+      maskedNonzero, rows: gpu.weights.length, cols: gpu.weights[0].length };
+  });
 }

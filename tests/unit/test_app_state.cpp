@@ -18,6 +18,18 @@ GpuFacts hardware_gpu() {
   GpuFacts g;
   g.available = true;
   g.renderer = "ANGLE (NVIDIA GeForce)";
+  g.speed_checked = true;  // timed at start: a T = 512 problem in 0.8 ms on the GPU, 2.6 ms on the CPU
+  g.speed_check_T = 512;
+  g.gpu_ms = 0.8;
+  g.cpu_ms = 2.6;
+  return g;
+}
+// WebKit's name for any GPU, llvmpipe included: not a software name, and measured slower.
+GpuFacts masked_software_gpu() {
+  GpuFacts g = hardware_gpu();
+  g.renderer = "Apple GPU";
+  g.gpu_ms = 41.5;
+  g.cpu_ms = 2.6;
   return g;
 }
 GpuFacts software_gpu() {
@@ -48,6 +60,28 @@ TEST_CASE("auto never picks a software GPU or a missing one, and says why") {
   const BackendChoice missing = choose_backend("auto", 2048, no_gpu());
   CHECK(missing.name == "simd");
   CHECK(missing.reason.find("EXT_color_buffer_float") != std::string::npos);
+}
+
+TEST_CASE("auto trusts what was measured, not the GPU's name") {
+  const BackendChoice masked = choose_backend("auto", 2048, masked_software_gpu());
+  CHECK(masked.name == "simd");
+  CHECK(masked.reason.find("slower than the CPU") != std::string::npos);
+  CHECK(masked.reason.find("GPU 41.5 ms, CPU 2.6 ms") != std::string::npos);
+  GpuFacts unmeasured = hardware_gpu();  // the check failed or never ran: the CPU computes
+  unmeasured.speed_checked = false;
+  const BackendChoice unknown = choose_backend("auto", 2048, unmeasured);
+  CHECK(unknown.name == "simd");
+  CHECK(unknown.reason.find("could not be measured") != std::string::npos);
+  GpuFacts tie = hardware_gpu();  // as fast as the CPU is not faster
+  tie.gpu_ms = tie.cpu_ms;
+  CHECK(choose_backend("auto", 2048, tie).name == "simd");
+  const BackendChoice fast = choose_backend("auto", 2048, hardware_gpu());
+  CHECK(fast.name == "webgl");
+  CHECK(fast.reason.find("GPU 0.8 ms, CPU 2.6 ms") != std::string::npos);
+  // by hand the GPU is used anyway, and the reason says it is slower
+  const BackendChoice by_hand = choose_backend("webgl", 2048, masked_software_gpu());
+  CHECK(by_hand.name == "webgl");
+  CHECK(by_hand.reason.find("slower than the CPU") != std::string::npos);
 }
 
 TEST_CASE("a backend chosen by hand is used; webgl without a GPU falls back to simd with the reason") {

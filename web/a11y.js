@@ -1,0 +1,126 @@
+// The open view's numbers as real HTML for screen readers: the weight matrix as a table with token
+// headers, the library shelf as a list, the current step's formula with its numbers, where the token
+// looks in the chosen head, the other views' figures as a list. Visually hidden
+// (the canvas draws the same); rebuilt from getState() a moment after each change. And Tab moves the
+// focus, as on any page. Computes nothing.
+(function () {
+  "use strict";
+  const api = window.attentionExplainer;
+  const box = document.getElementById("view-numbers");
+  if (!api || !box) return;
+
+  const TITLES = { flow: "Flow", weights: "Weights", heads: "Heads", library: "Library", steps: "Steps",
+    derive: "Derive", break: "Break", mistakes: "Mistakes", build: "Build", cost: "Cost", practice: "Practice" };
+  const number = (v, digits = 2) => (v === null || v === undefined ? "masked" : Number(v).toFixed(digits));
+  const figure = (v) => (Number.isInteger(v) ? String(v) : number(v, 3));  // counts stay whole
+  const vector = (values) => "[" + values.map((v) => number(v)).join(", ") + "]";
+
+  function element(tag, text, attributes = {}) {
+    const e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    for (const [k, v] of Object.entries(attributes)) e.setAttribute(k, v);
+    return e;
+  }
+
+  // rows × columns of numbers with a header cell per column and per row; null cells read "masked".
+  function matrixTable(caption, rowNames, columnNames, values, digits = 2) {
+    const table = element("table");
+    table.appendChild(element("caption", caption));
+    const head = table.appendChild(element("thead")).appendChild(element("tr"));
+    head.appendChild(element("td"));
+    for (const name of columnNames) head.appendChild(element("th", name, { scope: "col" }));
+    const body = table.appendChild(element("tbody"));
+    values.forEach((row, i) => {
+      const tr = body.appendChild(element("tr"));
+      tr.appendChild(element("th", rowNames[i], { scope: "row" }));
+      row.forEach((v) => tr.appendChild(element("td", number(v, digits))));
+    });
+    return table;
+  }
+
+  function weightTable(s) {
+    // masked cells are the ones whose score is -∞ (null in the state)
+    const shown = s.weights.map((row, i) => row.map((w, j) => (s.scores[i][j] === null ? null : w)));
+    return matrixTable(`Attention weights: one row per query token, one column per key token; each row sums to 1` +
+      (s.causal ? "; masked cells are future tokens hidden by the causal mask" : ""), s.tokens, s.kv_tokens, shown);
+  }
+
+  function libraryList(s) {
+    const d = s.view_data;
+    const parts = [element("p", `The reader is "${s.tokens[d.reader]}". Each book on the shelf is a key token; ` +
+      `its share is how much of that book the reader takes home.`)];
+    const list = element("ol", undefined, { "aria-label": "The shelf" });
+    s.kv_tokens.forEach((title, j) => {
+      list.appendChild(element("li", `${title}: ${Math.round(100 * d.read[j])}% read` + (j === d.best ? " (the best match)" : "")));
+    });
+    parts.push(list);
+    return parts;
+  }
+
+  function stepParts(s) {
+    const d = s.view_data;
+    const parts = [element("p", `Step ${d.step + 1} of 7: ${d.title}.`), element("p", `Formula: ${d.formula}`)];
+    const list = element("ul", undefined, { "aria-label": `The numbers of "${d.token_text}"` });
+    for (const key of ["x", "q", "k", "v"]) if (Array.isArray(d[key])) list.appendChild(element("li", `${key} = ${vector(d[key])}`));
+    parts.push(list);
+    return parts;
+  }
+
+  function deriveParts(s) {
+    const d = s.view_data, names = ["token 1", "token 2", "token 3"];
+    return [matrixTable("Raw scores Q·Kᵀ", names, names, d.raw_scores),
+      matrixTable("Scores divided by √2", names, names, d.scaled_scores),
+      matrixTable("Weights after the softmax", names, names, d.weights),
+      matrixTable("Output: weighted sums of the values", names, ["output 1", "output 2"], d.output)];
+  }
+
+  // The numbers every other view shows, as "name: value" lines (scalars and short lists only).
+  function plainFacts(data, prefix = "") {
+    const list = element("ul");
+    for (const [key, value] of Object.entries(data || {})) {
+      const name = prefix + key.replace(/_/g, " ");
+      if (typeof value === "number") list.appendChild(element("li", `${name}: ${figure(value)}`));
+      else if (typeof value === "string" || typeof value === "boolean") list.appendChild(element("li", `${name}: ${value}`));
+      else if (Array.isArray(value) && value.length && value.length <= 16 && value.every((v) => typeof v === "number"))
+        list.appendChild(element("li", `${name}: ${vector(value)}`));
+      else if (value && typeof value === "object" && !Array.isArray(value)) {
+        const inner = plainFacts(value, name + ", ");
+        if (inner.childElementCount) list.append(...inner.children);
+      }
+    }
+    return list;
+  }
+
+  function headParts(s) {
+    const d = s.view_data;
+    const list = element("ol", undefined, { "aria-label": `Where "${s.token_text}" looks in layer ${d.chosen.layer + 1}, head ${d.chosen.head + 1}` });
+    for (const t of d.top_weights) list.appendChild(element("li", `${t.token}: ${number(t.weight)}`));
+    const summary = d.summaries[d.chosen.layer][d.chosen.head];
+    return [element("p", `Layers: ${d.layers}, heads per layer: ${d.heads}. The chosen head's pattern: ${summary.label}.`), list];
+  }
+
+  function render() {
+    const s = api.getState();
+    const parts = [element("h2", `${TITLES[s.view] || s.view} view, in numbers`)];
+    if (s.view === "flow" || s.view === "weights" || s.view === "mistakes") parts.push(weightTable(s));
+    if (s.view === "library") parts.push(...libraryList(s));
+    else if (s.view === "steps") parts.push(...stepParts(s));
+    else if (s.view === "derive") parts.push(...deriveParts(s));
+    else if (s.view === "heads") parts.push(...headParts(s));
+    else if (s.view !== "flow" && s.view !== "weights") parts.push(plainFacts(s.view_data));
+    box.replaceChildren(...parts);
+  }
+
+  // Tab belongs to the page: Emscripten's GLFW swallows it on window (preventDefault), which would trap
+  // keyboard users on the canvas, and inside a course page's iframe. The app's arrows, Space, Enter
+  // and [ ] are untouched.
+  for (const type of ["keydown", "keyup"])
+    window.addEventListener(type, (e) => { if (e.key === "Tab") e.stopImmediatePropagation(); }, true);
+
+  // A slider drag changes the state every frame: the structure follows once the change rests.
+  let timer = 0;
+  window.addEventListener("attention-explainer-change", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { try { render(); } catch (e) { console.warn("attention explainer: view numbers", e); } }, 150);
+  });
+})();
