@@ -13,6 +13,9 @@ void draw_app(AppState& state, double now);
 void apply_theme(float dpr, bool light);
 
 void draw_controls(const AppState& state, AppInputs& next);
+// The narrow layout's bar under the view menu: the sentence (unless `with_sentence` is false:
+// too little height), the token picker with its arrows, and the causal mask.
+void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence);
 // The embed's one-line strip: token picker, causal mask, √d scaling.
 void draw_compact_controls(const AppState& state, AppInputs& next);
 

@@ -65,6 +65,8 @@ void hint(const char* text);
 // Remembers where the last drawn item is, under `name` (for tests and guided tours that click a
 // control for real: the page's attentionExplainer.itemRect(name)). Rect in device pixels.
 void publish_item_rect(const char* name);
+// The same for a rect that is not one item (device pixels).
+void publish_rect(const char* name, ImVec2 min, ImVec2 max);
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max);
 
 // Text of a number: "−∞" for -inf, "NaN" never reaches the screen as a number.
