@@ -114,7 +114,7 @@
     const dt = Math.max(1, t1 - t0);
     let vx = (x1 - x0) / dt, vy = (y1 - y0) / dt, last = performance.now();
     const step = (now) => {
-      const ms = Math.min(50, now - last);
+      const ms = Math.max(0, Math.min(50, now - last));  // (a frame's time stamp may precede `last`)
       last = now;
       const decay = Math.exp(-FRICTION_PER_MS * ms);
       vx *= decay;

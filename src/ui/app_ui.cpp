@@ -1,6 +1,7 @@
 // The app's frame: title, view tabs, the controls column and the open view (see panels.h).
 // Not a panel itself: it only lays out the others and applies what they ask for.
 #include <imgui.h>
+#include <imgui_internal.h>  // FindWindowByName: whether a tooltip is open
 
 #include <algorithm>
 #include <cmath>
@@ -70,8 +71,27 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   ImGui::EndTabBar();
 }
 
-// The narrow layout's view menu: every offered view one tap away once it is open (a strip of
-// tabs would hide most of them behind arrows on a phone).
+// "tooltip": where the tooltip is this frame, or an empty rect (tests check that a long press
+// shows what hovering shows). ImGui names its first tooltip window "##Tooltip_00".
+void publish_tooltip_rect() {
+  const ImGuiWindow* tip = ImGui::FindWindowByName("##Tooltip_00");
+  if (tip && tip->Active) publish_rect("tooltip", tip->Pos, ImVec2(tip->Pos.x + tip->Size.x, tip->Pos.y + tip->Size.y));
+  else publish_rect("tooltip", ImVec2(0, 0), ImVec2(0, 0));
+}
+
+// Whether every offered view's tab fits in `width` (else the tab strip would hide some behind
+// arrows: a tablet, a narrow window, tall touch controls).
+bool tabs_fit(const AppState& state, float width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float total = 0;
+  for (int i = 0; i < kViewCount; ++i)
+    if (view_offered(state.inputs, static_cast<View>(i)))
+      total += ImGui::CalcTextSize(view_title(static_cast<View>(i))).x + style.FramePadding.x * 2.0f + style.ItemInnerSpacing.x;
+  return total <= width;
+}
+
+// The view menu: every offered view one tap away once it is open (a strip of tabs would hide
+// most of them behind arrows on a phone).
 void draw_view_menu(const AppState& state, AppInputs& next, float width) {
   const std::string preview = std::string("View: ") + view_title(state.inputs.view);
   ImGui::SetNextItemWidth(width);
@@ -132,7 +152,7 @@ Matrix weights_for_display(const AttentionTrace& t) {
   return shown;
 }
 
-void panel_intro(const char* text) {
+bool panel_intro(const char* text) {
   // With little height the picture comes first: one line of the intro and a button for the rest.
   static bool expanded = false;  // a throwaway UI toggle, shared by the views' intros
   if (layout().short_height) {
@@ -142,16 +162,17 @@ void panel_intro(const char* text) {
       const float width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize - button;
       const std::string line = fit_text(text, width);
       ImGui::TextDisabled("%s", line.c_str());
-      if (line == text) return;  // it fits: nothing more to read
+      if (line == text) return false;  // it fits: only the longer texts are behind "more" (none here)
       ImGui::SameLine();
     }
     if (expanded) hint(text);
     if (ImGui::SmallButton(label)) expanded = !expanded;
     publish_item_rect("intro:more");
-    return;
+    return expanded;
   }
   hint(text);
   ImGui::Spacing();
+  return true;
 }
 
 void draw_app(AppState& state, double now) {
@@ -204,7 +225,8 @@ void draw_app(AppState& state, double now) {
   }
   ImGui::BeginChild("view", ImVec2(0, 0), false, ImGuiWindowFlags_NavFlattened);
   if (offered > 1 && narrow && embed) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
-  else if (offered > 1 && !narrow) draw_view_tabs(state, next);
+  else if (offered > 1 && !narrow && tabs_fit(state, ImGui::GetContentRegionAvail().x)) draw_view_tabs(state, next);
+  else if (offered > 1 && !narrow) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
   // An embed that offers one view shows it even if the state names another.
   if (!view_offered(state.inputs, state.inputs.view))
     for (int i = 0; i < kViewCount; ++i)
@@ -220,13 +242,14 @@ void draw_app(AppState& state, double now) {
   ImGui::PopTextWrapPos();
   // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
   // views fit its width).
-  const ImVec2 visible = ImGui::GetWindowPos();
-  publish_rect("view:content", visible,
-               ImVec2(visible.x + ImGui::GetWindowWidth() + ImGui::GetScrollMaxX(), visible.y + ImGui::GetWindowHeight() + ImGui::GetScrollMaxY()));
+  const ImVec2 content(ImGui::GetWindowPos().x - ImGui::GetScrollX(), ImGui::GetWindowPos().y - ImGui::GetScrollY());
+  publish_rect("view:content", content,
+               ImVec2(content.x + ImGui::GetWindowWidth() + ImGui::GetScrollMaxX(), content.y + ImGui::GetWindowHeight() + ImGui::GetScrollMaxY()));
   ImGui::EndChild();
   ImGui::EndChild();
   ImGui::End();
   ImGui::PopStyleVar();
+  publish_tooltip_rect();
 
   if (next != state.inputs) apply_inputs(state, next, now);
 }

@@ -15,9 +15,9 @@ void set_screen(float css_width, float css_height, float dpr, bool touch) {
   l.touch = touch;
   l.narrow = css_width < kNarrowBelow;
   l.short_height = css_height < kShortBelow;
-  // A phone held upright, or any finger: big targets. A small embed on a desktop keeps the
-  // normal size (its height is too precious); a finger on it still gets big targets.
-  l.tall_controls = touch || (l.narrow && !l.short_height);
+  // A phone, or any finger: big targets, except where the height is too precious for them (a
+  // landscape phone, a small embed): there the picture comes first.
+  l.tall_controls = (touch || l.narrow) && !l.short_height;
   g_layout = l;
 }
 

@@ -770,6 +770,7 @@ void draw_flow_panel(const AppState& state, AppInputs& next) {
     }
     const ImVec2 box_min(origin.x + node->pos.x, origin.y + node->pos.y);
     const ImVec2 box_max(origin.x + node->max().x, origin.y + node->max().y);
+    publish_rect(("flow:" + node->name).c_str(), box_min, box_max);
     if (window_hovered && ImGui::IsMouseHoveringRect(box_min, box_max))
       node_tooltip(*node, hover, state, query_tokens, key_tokens);
   }

@@ -80,7 +80,9 @@ bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
 Matrix weights_for_display(const AttentionTrace& trace);
 // A mistake's short name for buttons and banners ("Forgot √d", ...).
 const char* mistake_label(Mistake m);
-// A short line under a panel title that says what the view shows.
-void panel_intro(const char* text);
+// A short line under a panel title that says what the view shows. With little height
+// (layout().short_height) it shrinks to one line and a "more" button; it returns whether the
+// view's longer explanations should be drawn too (false there until "more" is pressed).
+bool panel_intro(const char* text);
 
 }  // namespace attn::ui
