@@ -44,8 +44,9 @@
     if (gesture) { clearTimeout(gesture.timer); gesture = null; return; }
     const t = e.changedTouches[0];
     leave();
+    // Samples are stamped with the events' own times: a busy page hands over several moves at once.
     gesture = { id: t.identifier, x0: t.clientX, y0: t.clientY, x: t.clientX, y: t.clientY, moved: false,
-      longPressed: false, samples: [[performance.now(), t.clientX, t.clientY]] };
+      longPressed: false, samples: [[e.timeStamp, t.clientX, t.clientY]] };
     const g = gesture;
     g.timer = setTimeout(() => {
       if (gesture !== g || g.moved) return;
@@ -74,7 +75,7 @@
     if (g.moved) wheel(g.x0, g.y0, (g.x - t.clientX) * WHEEL_PER_PX, (g.y - t.clientY) * WHEEL_PER_PX);
     g.x = t.clientX;
     g.y = t.clientY;
-    const now = performance.now();
+    const now = e.timeStamp;
     g.samples.push([now, g.x, g.y]);
     while (g.samples.length > 2 && now - g.samples[0][0] > 100) g.samples.shift();
   }

@@ -277,7 +277,8 @@ void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence) 
   const bool real = real_model(state);  // a decoder always masks: no switch to offer
   const ImGuiStyle& style = ImGui::GetStyle();
   const float arrows = (ImGui::GetFrameHeight() + style.ItemSpacing.x) * 2.0f;
-  const float causal = real ? 0.0f : ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("Causal").x + style.ItemSpacing.x;
+  // (one more spacing of room: a label's glyphs may reach a pixel or two past their measured width)
+  const float causal = real ? 0.0f : ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("Causal").x + style.ItemSpacing.x * 2.0f;
   ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f, ImGui::GetContentRegionAvail().x - arrows - causal));
   token_picker(state, next);
   const int T = static_cast<int>(state.model.queries.tokens.size());

@@ -16,9 +16,9 @@ const DEVICES = [
 ];
 // Views whose content is still wider than the screen: they scroll sideways inside the view's own
 // box (its scroll bar is the visible hint), the rest of the screen stays put. On a phone: the
-// step buttons and tables of these four (and the code of build at 360 px); beside the controls
+// step buttons and tables of four, the code of build and the table of cost at 360 px; beside the controls
 // column (a tablet upright, a phone on its side): the cost view's table.
-const SCROLL_SIDEWAYS = { phone: new Set(["steps", "derive", "mistakes", "practice", "build"]), wide: new Set(["cost"]) };
+const SCROLL_SIDEWAYS = { phone: new Set(["steps", "derive", "mistakes", "practice", "build", "cost"]), wide: new Set(["cost"]) };
 
 let server, browser;
 before(async () => {
