@@ -97,12 +97,14 @@ void draw_view_menu(const AppState& state, AppInputs& next, float width) {
   ImGui::SetNextItemWidth(width);
   if (ImGui::BeginCombo("##views", preview.c_str(), ImGuiComboFlags_HeightLargest)) {
     const float row = layout().tall_controls ? ImGui::GetFrameHeight() : 0.0f;
+    ImGui::PushStyleVar(ImGuiStyleVar_SelectableTextAlign, ImVec2(0.0f, 0.5f));  // names centred in tall rows
     for (int i = 0; i < kViewCount; ++i) {
       const View v = static_cast<View>(i);
       if (!view_offered(state.inputs, v)) continue;
       if (ImGui::Selectable(view_title(v), v == state.inputs.view, 0, ImVec2(0, row))) next.view = v;
       publish_item_rect((std::string("tab:") + view_name(v)).c_str());
     }
+    ImGui::PopStyleVar();
     ImGui::EndCombo();
   }
   publish_item_rect("views");
