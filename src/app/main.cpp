@@ -188,9 +188,12 @@ int main(int argc, char** argv) {
       load_fonts(dpr);
       gpu::rebuild_imgui_font();
     }
+    platform::update_layout_screen(window);
+    platform::pump_text_field();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     attn::ui::draw_app(state, ImGui::GetTime());
+    platform::announce_text_field();
     if (state.revision != announced_revision) {  // changed by the learner, a URL or the JS API
       announced_revision = state.revision;
       platform::notify_state_changed(announced_revision);

@@ -19,6 +19,7 @@ extern const std::size_t ui_font_ttf_size;
 #include <GLFW/glfw3.h>
 #include <imgui_impl_glfw.h>
 
+#include "../ui/layout.h"
 #include "../ui/panels.h"
 
 namespace platform {
@@ -97,6 +98,23 @@ void notify_state_changed(unsigned revision) {
   EM_ASM({ if (Module.onStateChanged) Module.onStateChanged($0); }, revision);
 }
 
+void update_layout_screen(GLFWwindow* window) {
+  int w = 0, h = 0;
+  glfwGetWindowSize(window, &w, &h);  // the backing store: CSS size x DPR
+  const float dpr = device_pixel_ratio();
+  // A finger: the page's media query says the main pointer is coarse, or web/touch.js saw a touch.
+  const bool touch = EM_ASM_INT({
+    if (Module.touchInput === undefined)
+      Module.touchInput = !!(window.matchMedia && window.matchMedia("(pointer: coarse)").matches);
+    return Module.touchInput ? 1 : 0;
+  }) != 0;
+  attn::ui::set_screen(static_cast<float>(w) / dpr, static_cast<float>(h) / dpr, dpr, touch);
+}
+
+void notify_text_field(bool active) {
+  EM_ASM({ if (Module.onTextField) Module.onTextField(!!$0); }, active ? 1 : 0);
+}
+
 }  // namespace platform
 
 void attn::ui::open_url(const char* url) {
@@ -155,6 +173,13 @@ void notify_first_frame() {}
 void run_one_frame() {}
 void copy_to_clipboard(GLFWwindow* window, const char* text) { glfwSetClipboardString(window, text); }
 void notify_state_changed(unsigned) {}
+void notify_text_field(bool) {}
+
+void update_layout_screen(GLFWwindow* window) {
+  int w = 0, h = 0;
+  glfwGetWindowSize(window, &w, &h);
+  attn::ui::set_screen(static_cast<float>(w), static_cast<float>(h), 1.0f, false);
+}
 
 }  // namespace platform
 

@@ -46,6 +46,18 @@ void copy_to_clipboard(GLFWwindow* window, const char* text);
 // localStorage of the checklist, the address bar). Native: nothing.
 void notify_state_changed(unsigned revision);
 
+// The screen as the layout sees it (src/ui/layout.h): the window's size in CSS pixels and
+// whether the main pointer is a finger (web: a coarse pointer, or a touch seen on the canvas).
+// Call once a frame before drawing.
+void update_layout_screen(GLFWwindow* window);
+
+// The active text field and the page's hidden <input> (src/app/text_field.cpp, web/touch.js):
+// before each frame, the next queued edit goes to ImGui; after it, the page hears when a field
+// becomes active or stops being active.
+void pump_text_field();
+void announce_text_field();
+void notify_text_field(bool active);  // web: Module.onTextField(active); native: nothing
+
 // Native only: writes the current framebuffer to a binary PPM (for smoke tests and screenshots).
 bool save_screenshot(const std::string& path, int width, int height);
 

@@ -1,6 +1,7 @@
 // The app's frame: title, view tabs, the controls column and the open view (see panels.h).
 // Not a panel itself: it only lays out the others and applies what they ask for.
 #include <imgui.h>
+#include <imgui_internal.h>  // FindWindowByName: whether a tooltip is open
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "layout.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -68,6 +70,57 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   }
   ImGui::EndTabBar();
 }
+
+// "tooltip": where the tooltip is this frame, or an empty rect (tests check that a long press
+// shows what hovering shows). ImGui names its first tooltip window "##Tooltip_00".
+void publish_tooltip_rect() {
+  const ImGuiWindow* tip = ImGui::FindWindowByName("##Tooltip_00");
+  if (tip && tip->Active) publish_rect("tooltip", tip->Pos, ImVec2(tip->Pos.x + tip->Size.x, tip->Pos.y + tip->Size.y));
+  else publish_rect("tooltip", ImVec2(0, 0), ImVec2(0, 0));
+}
+
+// Whether every offered view's tab fits in `width` (else the tab strip would hide some behind
+// arrows: a tablet, a narrow window, tall touch controls).
+bool tabs_fit(const AppState& state, float width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float total = 0;
+  for (int i = 0; i < kViewCount; ++i)
+    if (view_offered(state.inputs, static_cast<View>(i)))
+      total += ImGui::CalcTextSize(view_title(static_cast<View>(i))).x + style.FramePadding.x * 2.0f + style.ItemInnerSpacing.x;
+  return total <= width;
+}
+
+// The view menu: every offered view one tap away once it is open (a strip of tabs would hide
+// most of them behind arrows on a phone).
+void draw_view_menu(const AppState& state, AppInputs& next, float width) {
+  const std::string preview = std::string("View: ") + view_title(state.inputs.view);
+  ImGui::SetNextItemWidth(width);
+  if (ImGui::BeginCombo("##views", preview.c_str(), ImGuiComboFlags_HeightLargest)) {
+    const float row = layout().tall_controls ? ImGui::GetFrameHeight() : 0.0f;
+    ImGui::PushStyleVar(ImGuiStyleVar_SelectableTextAlign, ImVec2(0.0f, 0.5f));  // names centred in tall rows
+    for (int i = 0; i < kViewCount; ++i) {
+      const View v = static_cast<View>(i);
+      if (!view_offered(state.inputs, v)) continue;
+      if (ImGui::Selectable(view_title(v), v == state.inputs.view, 0, ImVec2(0, row))) next.view = v;
+      publish_item_rect((std::string("tab:") + view_name(v)).c_str());
+    }
+    ImGui::PopStyleVar();
+    ImGui::EndCombo();
+  }
+  publish_item_rect("views");
+}
+
+// One column (layout().narrow): the view menu and a "More" button, then the few controls every
+// view needs; "More" swaps the view for the whole controls column until it is closed.
+void draw_narrow_bar(const AppState& state, AppInputs& next, bool& drawer_open) {
+  const char* more = drawer_open ? "Close" : "More…";
+  const float more_width = ImGui::CalcTextSize(more).x + ImGui::GetStyle().FramePadding.x * 2.0f;
+  draw_view_menu(state, next, ImGui::GetContentRegionAvail().x - more_width - ImGui::GetStyle().ItemSpacing.x);
+  ImGui::SameLine();
+  if (ImGui::Button(more)) drawer_open = !drawer_open;
+  publish_item_rect("more");
+  if (!drawer_open) draw_phone_bar(state, next, !layout().short_height);
+}
 }  // namespace
 
 std::vector<std::string> query_labels(const AppState& state) {
@@ -101,12 +154,36 @@ Matrix weights_for_display(const AttentionTrace& t) {
   return shown;
 }
 
-void panel_intro(const char* text) {
+bool panel_intro(const char* text) {
+  // With little height the picture comes first: one line of the intro and a button for the rest.
+  static bool expanded = false;  // a throwaway UI toggle, shared by the views' intros
+  if (layout().short_height) {
+    const char* label = expanded ? "less" : "more";
+    const float button = ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x * 2.0f;
+    if (!expanded) {
+      const float width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize - button;
+      const std::string line = fit_text(text, width);
+      ImGui::TextDisabled("%s", line.c_str());
+      if (line == text) return false;  // it fits: only the longer texts are behind "more" (none here)
+      ImGui::SameLine();
+    }
+    if (expanded) hint(text);
+    if (ImGui::SmallButton(label)) expanded = !expanded;
+    publish_item_rect("intro:more");
+    return expanded;
+  }
   hint(text);
   ImGui::Spacing();
+  return true;
 }
 
 void draw_app(AppState& state, double now) {
+  static bool drawer_open = false;  // the narrow layout's "More": the controls instead of the view
+  const Layout& screen = layout();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  // Fingers need big targets: every framed control (boxes, buttons, switches) kTouchTarget tall.
+  const float touch_padding = std::max(style.FramePadding.y, (screen.px(kTouchTarget) - ImGui::GetFontSize()) * 0.5f);
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(style.FramePadding.x, screen.tall_controls ? touch_padding : style.FramePadding.y));
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
@@ -119,8 +196,16 @@ void draw_app(AppState& state, double now) {
   unsigned offered = 0;
   for (int i = 0; i < kViewCount; ++i) offered += view_offered(state.inputs, static_cast<View>(i));
 
+  const bool narrow = screen.narrow;
   if (embed) {
     draw_compact_controls(state, next);
+  } else if (narrow) {
+    draw_narrow_bar(state, next, drawer_open);
+    if (drawer_open) {
+      ImGui::BeginChild("controls", ImVec2(0, 0), true, ImGuiWindowFlags_NavFlattened);
+      draw_controls(state, next);
+      ImGui::EndChild();
+    }
   } else {
     ImGui::TextUnformatted("Self-attention");
     ImGui::SameLine();
@@ -134,8 +219,16 @@ void draw_app(AppState& state, double now) {
     ImGui::EndChild();
     ImGui::SameLine();
   }
+  if (narrow && !embed && drawer_open) {  // the controls fill the screen until "Close"
+    ImGui::End();
+    ImGui::PopStyleVar();
+    if (next != state.inputs) apply_inputs(state, next, now);
+    return;
+  }
   ImGui::BeginChild("view", ImVec2(0, 0), false, ImGuiWindowFlags_NavFlattened);
-  if (offered > 1) draw_view_tabs(state, next);
+  if (offered > 1 && narrow && embed) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
+  else if (offered > 1 && !narrow && tabs_fit(state, ImGui::GetContentRegionAvail().x)) draw_view_tabs(state, next);
+  else if (offered > 1 && !narrow) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
   // An embed that offers one view shows it even if the state names another.
   if (!view_offered(state.inputs, state.inputs.view))
     for (int i = 0; i < kViewCount; ++i)
@@ -149,9 +242,16 @@ void draw_app(AppState& state, double now) {
   ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - ImGui::GetStyle().WindowPadding.x);
   if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
   ImGui::PopTextWrapPos();
+  // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
+  // views fit its width).
+  const ImVec2 content(ImGui::GetWindowPos().x - ImGui::GetScrollX(), ImGui::GetWindowPos().y - ImGui::GetScrollY());
+  publish_rect("view:content", content,
+               ImVec2(content.x + ImGui::GetWindowWidth() + ImGui::GetScrollMaxX(), content.y + ImGui::GetWindowHeight() + ImGui::GetScrollMaxY()));
   ImGui::EndChild();
   ImGui::EndChild();
   ImGui::End();
+  ImGui::PopStyleVar();
+  publish_tooltip_rect();
 
   if (next != state.inputs) apply_inputs(state, next, now);
 }

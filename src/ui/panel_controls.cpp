@@ -268,6 +268,32 @@ void not_for_this_model(const char* why) {
 
 }  // namespace
 
+void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence) {
+  static TextBox sentence;  // what is typed, kept while it is invalid
+  if (with_sentence) {
+    if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
+    publish_item_rect("sentence");
+    error_line(state, "sentence");
+  }
+  const bool real = real_model(state);  // a decoder always masks: no switch to offer
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float arrows = (ImGui::GetFrameHeight() + style.ItemSpacing.x) * 2.0f;
+  // (one more spacing of room: a label's glyphs may reach a pixel or two past their measured width)
+  const float causal = real ? 0.0f : ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("Causal").x + style.ItemSpacing.x * 2.0f;
+  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f, ImGui::GetContentRegionAvail().x - arrows - causal));
+  token_picker(state, next);
+  const int T = static_cast<int>(state.model.queries.tokens.size());
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##prev", ImGuiDir_Left) && next.token > 0) --next.token;
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##next", ImGuiDir_Right) && next.token + 1 < T) ++next.token;
+  if (!real) {
+    ImGui::SameLine();
+    ImGui::Checkbox("Causal", &next.causal);
+    publish_item_rect("causal");
+  }
+}
+
 void draw_compact_controls(const AppState& state, AppInputs& next) {
   const float font = ImGui::GetFontSize();
   const bool real = real_model(state);

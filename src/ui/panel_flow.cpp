@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
@@ -260,6 +261,10 @@ struct FlowLayout {
   float gap = 0, softmax_gap = 0, column_gap_v = 0;
   float output_tag_width = 0;  // room right of the output box for the selected token's name
   float v_route_y = 0;         // height at which the V → output arrow passes under scores/weights
+  // Vertical: for a phone (layout().narrow). Top to bottom: X | Q K V | scores → weights | output,
+  // and V reaches the output down the right-hand side, at v_route_x.
+  bool vertical = false;
+  float v_route_x = 0;
   ImVec2 total;
   bool show_row_labels = true;
 };
@@ -273,7 +278,9 @@ std::vector<std::string> header_lines(const FlowNode& node, bool compact) {
 // Box sizes for a cell size, then positions: X | Q K V | scores | weights | output.
 // Q, K, V stack in one column; scores and weights sit between Q and K (they are made from them);
 // output sits between weights and the V arrow, the two things it is made from.
-FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_token) {
+FlowLayout layout_nodes_vertical(FlowNodes& n, FlowLayout L);
+
+FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_token, bool vertical) {
   const float font = ImGui::GetFontSize();
   const float line = ImGui::GetTextLineHeight();
   FlowLayout L;
@@ -301,6 +308,8 @@ FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_tok
     node->size = ImVec2(L.pad * 2 + width, L.pad * 2 + L.header + cell * node->row_count());
     node->grid = ImVec2(L.pad + label, L.pad + L.header);  // relative to the box until placed
   }
+
+  if (vertical) return layout_nodes_vertical(n, L);
 
   auto column_width = [](std::initializer_list<const FlowNode*> nodes) {
     float w = 0;
@@ -346,10 +355,36 @@ FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_tok
   return L;
 }
 
+// The boxes are sized (node->size, node->grid relative to the box); this places them in rows.
+FlowLayout layout_nodes_vertical(FlowNodes& n, FlowLayout L) {
+  L.vertical = true;
+  L.output_tag_width = 0;  // the V arrow runs where the tag would be; the output row stays highlighted
+  const float gap = L.gap, side = L.column_gap_v;
+  auto place_row = [&](std::initializer_list<FlowNode*> row, float y, float x_gap) {
+    float x = 0, bottom = y;
+    for (FlowNode* node : row) {
+      node->pos = ImVec2(x, y);
+      x += node->size.x + x_gap;
+      bottom = std::max(bottom, node->max().y);
+    }
+    return bottom;
+  };
+  float y = n.cross ? place_row({&n.x, &n.x_kv}, 0, side) : place_row({&n.x}, 0, side);
+  y = place_row({&n.q, &n.k, &n.v}, y + gap, side);
+  y = place_row({&n.scores, &n.weights}, y + gap, L.softmax_gap);
+  n.output.pos = ImVec2(n.weights.pos.x, y + gap);
+  float right = 0;
+  for (FlowNode* node : n.all()) right = std::max(right, node->max().x);
+  L.v_route_x = right + gap * 0.5f;
+  L.total = ImVec2(L.v_route_x + gap * 0.3f, n.output.max().y);
+  for (FlowNode* node : n.all()) node->grid = ImVec2(node->pos.x + node->grid.x, node->pos.y + node->grid.y);
+  return L;
+}
+
 // The largest cell size (whole pixels) that fits the width, in the normal layout if it can fit
 // at all, else in the compact one. It also fits the height unless that would make cells smaller
 // than half a line: there, scrolling down reads better than specks.
-FlowLayout fit_layout(FlowNodes& n, const AppState& state, ImVec2 avail) {
+FlowLayout fit_layout(FlowNodes& n, const AppState& state, ImVec2 avail, bool vertical) {
   const float font = ImGui::GetFontSize();
   const float largest = std::floor(font * 1.5f), smallest = std::max(1.0f, std::floor(font * 0.2f));
   const float height_floor = font * 0.5f;
@@ -359,9 +394,10 @@ FlowLayout fit_layout(FlowNodes& n, const AppState& state, ImVec2 avail) {
   FlowLayout L;
   for (const bool compact : {false, true})
     for (float cell = largest; cell >= smallest; cell -= 1.0f) {
-      L = layout_nodes(n, cell, compact, widest_token);
+      L = layout_nodes(n, cell, compact, widest_token, vertical);
       const bool fits_width = L.total.x <= avail.x;
-      const bool fits_height = L.total.y <= avail.y || cell <= height_floor;
+      // Top to bottom, the diagram is meant to be scrolled through: only the width must fit.
+      const bool fits_height = vertical || L.total.y <= avail.y || cell <= height_floor;
       if (fits_width && fits_height) return L;
     }
   return L;  // compact with the smallest cells: the view scrolls
@@ -408,7 +444,10 @@ float stage_glow(float pulse, int stage) {
   return std::max(0.0f, 1.0f - (pulse - static_cast<float>(stage)));
 }
 
+std::vector<FlowArrow> make_vertical_arrows(const FlowNodes& n, const FlowLayout& L, ImVec2 o);
+
 std::vector<FlowArrow> make_arrows(const FlowNodes& n, const FlowLayout& L, ImVec2 o) {
+  if (L.vertical) return make_vertical_arrows(n, L, o);
   auto at = [o](float x, float y) { return ImVec2(o.x + x, o.y + y); };
   auto left_at = [&](const FlowNode& node, float fraction) {
     return at(node.pos.x, node.pos.y + node.size.y * fraction);
@@ -443,6 +482,36 @@ std::vector<FlowArrow> make_arrows(const FlowNodes& n, const FlowLayout& L, ImVe
   v_to_output.points.push_back(at(turn_x, L.v_route_y));
   v_to_output.points.push_back(left_at(n.output, 0.65f));
   arrows.push_back(v_to_output);
+  return arrows;
+}
+
+// Top to bottom: each arrow leaves the bottom of its source and enters the top of its target;
+// scores → weights goes sideways, and V → output down the right-hand side into the output's side.
+std::vector<FlowArrow> make_vertical_arrows(const FlowNodes& n, const FlowLayout& L, ImVec2 o) {
+  auto at = [o](float x, float y) { return ImVec2(o.x + x, o.y + y); };
+  auto bottom_at = [&](const FlowNode& node, float fraction) {
+    return at(node.pos.x + node.size.x * fraction, node.max().y);
+  };
+  auto top_at = [&](const FlowNode& node, float fraction) { return at(node.pos.x + node.size.x * fraction, node.pos.y); };
+  auto link = [](const FlowNode& from, const FlowNode& to, std::vector<ImVec2> points) {
+    FlowArrow a;
+    a.points = std::move(points);
+    a.from_stage = from.stage;
+    a.to_stage = to.stage;
+    return a;
+  };
+  const FlowNode& k_source = n.cross ? n.x_kv : n.x;
+  std::vector<FlowArrow> arrows;
+  arrows.push_back(link(n.x, n.q, {bottom_at(n.x, 0.5f), top_at(n.q, 0.5f)}));
+  arrows.push_back(link(k_source, n.k, {bottom_at(k_source, 0.5f), top_at(n.k, 0.5f)}));
+  arrows.push_back(link(k_source, n.v, {bottom_at(k_source, 0.5f), top_at(n.v, 0.5f)}));
+  arrows.push_back(link(n.q, n.scores, {bottom_at(n.q, 0.5f), top_at(n.scores, 0.35f)}));
+  arrows.push_back(link(n.k, n.scores, {bottom_at(n.k, 0.5f), top_at(n.scores, 0.65f)}));
+  arrows.push_back(link(n.scores, n.weights, {at(n.scores.max().x, n.scores.center_y()), at(n.weights.pos.x, n.weights.center_y())}));
+  if (!L.compact) arrows.back().label = "softmax";
+  arrows.push_back(link(n.weights, n.output, {bottom_at(n.weights, 0.5f), top_at(n.output, 0.5f)}));
+  arrows.push_back(link(n.v, n.output, {at(n.v.max().x, n.v.center_y()), at(L.v_route_x, n.v.center_y()),
+                                        at(L.v_route_x, n.output.center_y()), at(n.output.max().x, n.output.center_y())}));
   return arrows;
 }
 
@@ -684,7 +753,7 @@ void draw_flow_panel(const AppState& state, AppInputs& next) {
   FlowNodes nodes = make_nodes(state);
   // Room for the readout (four lines) under the diagram.
   const ImVec2 avail(visible_width, ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 5.0f);
-  const FlowLayout layout = fit_layout(nodes, state, avail);
+  const FlowLayout layout = fit_layout(nodes, state, avail, attn::ui::layout().narrow);
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -701,6 +770,7 @@ void draw_flow_panel(const AppState& state, AppInputs& next) {
     }
     const ImVec2 box_min(origin.x + node->pos.x, origin.y + node->pos.y);
     const ImVec2 box_max(origin.x + node->max().x, origin.y + node->max().y);
+    publish_rect(("flow:" + node->name).c_str(), box_min, box_max);
     if (window_hovered && ImGui::IsMouseHoveringRect(box_min, box_max))
       node_tooltip(*node, hover, state, query_tokens, key_tokens);
   }

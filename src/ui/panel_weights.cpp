@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
@@ -309,14 +310,14 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   const float font = ImGui::GetFontSize();
   const ImGuiStyle& style = ImGui::GetStyle();
 
-  panel_intro("All the attention weights at once; they follow every control.");
+  const bool explain = panel_intro("All the attention weights at once; they follow every control.");
   head_banner(state);
-  paragraph(cross_shown(state)
+  if (explain) paragraph(cross_shown(state)
                       ? "Rows: the query tokens (first sentence), doing the looking. Columns: the key tokens (second "
                         "sentence), being looked at. A row is how one query spreads its attention over the keys."
                       : "Rows: the tokens doing the looking (queries). Columns: the tokens being looked at (keys). "
                         "A row is how one token spreads its attention.");
-  hint("Click a row or a cell to select its token; hover a cell to see how its number was computed.");
+  if (explain) hint("Click a row or a cell to select its token; hover a cell to see how its number was computed.");
 
   HeatmapStyle heat;
   heat.range = 1.0f;
@@ -328,7 +329,8 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
 
   // Sizes: the cells share what is left of the width once labels and the sums column are placed.
   const std::vector<std::string> queries = query_labels(state), keys = key_labels(state);
-  const float max_label = font * 6.0f;
+  const bool fit_height = layout().short_height;  // a small embed: the whole matrix on screen first
+  const float max_label = font * (fit_height ? 4.0f : 6.0f);
   std::vector<std::string> fitted(queries.size());
   for (std::size_t i = 0; i < queries.size(); ++i) fitted[i] = fit_text(queries[i], max_label);
   const float label_width = widest(fitted) + style.ItemSpacing.x;
@@ -339,9 +341,14 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   const float line = ImGui::GetTextLineHeight();
   const float bars_height = (cols + 3) * (line + font * 0.15f);
   const float by_width = room / static_cast<float>(cols);
-  const float by_height = (ImGui::GetContentRegionAvail().y - line * 3.0f - bars_height) / static_cast<float>(rows);
+  // With little height the whole matrix comes first, numbers or not, under its column labels
+  // (turned upright, up to max_label long); the bars follow.
+  const float by_height = fit_height
+      ? (ImGui::GetContentRegionAvail().y - max_label - line * 2.0f) / static_cast<float>(rows)
+      : (ImGui::GetContentRegionAvail().y - line * 3.0f - bars_height) / static_cast<float>(rows);
   const float shows_numbers = ImGui::CalcTextSize("0.00").x + font * 0.3f;
-  const float cell = std::clamp(std::min(by_width, std::max(by_height, shows_numbers)), font * 0.4f, font * 2.8f);
+  const float cell = std::clamp(std::min(by_width, fit_height ? by_height : std::max(by_height, shows_numbers)),
+                                font * 0.4f, font * 2.8f);
 
   // Masked cells go to the heatmap as −∞ so it hatches them instead of printing a 0.00 look-alike.
   Matrix shown = t.weights;
@@ -364,6 +371,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   const ImVec2 size = heatmap_size(rows, cols, heat);
   const float header_height = size.y - cell * rows;
   const HeatmapHover hover = heatmap("##weights", shown.data(), rows, cols, heat);
+  publish_item_rect("weights:matrix");
   const bool matrix_hovered = ImGui::IsItemHovered(), matrix_clicked = ImGui::IsItemClicked();
   const ImVec2 after_matrix = ImGui::GetCursorScreenPos();
   const float grid_top = origin.y + header_height;

@@ -13,6 +13,9 @@ void draw_app(AppState& state, double now);
 void apply_theme(float dpr, bool light);
 
 void draw_controls(const AppState& state, AppInputs& next);
+// The narrow layout's bar under the view menu: the sentence (unless `with_sentence` is false:
+// too little height), the token picker with its arrows, and the causal mask.
+void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence);
 // The embed's one-line strip: token picker, causal mask, √d scaling.
 void draw_compact_controls(const AppState& state, AppInputs& next);
 
@@ -77,7 +80,9 @@ bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
 Matrix weights_for_display(const AttentionTrace& trace);
 // A mistake's short name for buttons and banners ("Forgot √d", ...).
 const char* mistake_label(Mistake m);
-// A short line under a panel title that says what the view shows.
-void panel_intro(const char* text);
+// A short line under a panel title that says what the view shows. With little height
+// (layout().short_height) it shrinks to one line and a "more" button; it returns whether the
+// view's longer explanations should be drawn too (false there until "more" is pressed).
+bool panel_intro(const char* text);
 
 }  // namespace attn::ui

@@ -254,7 +254,9 @@ std::map<std::string, std::pair<ImVec2, ImVec2>>& item_rects() {
 }
 }  // namespace
 
-void publish_item_rect(const char* name) { item_rects()[name] = {ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}; }
+void publish_item_rect(const char* name) { publish_rect(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
+
+void publish_rect(const char* name, ImVec2 min, ImVec2 max) { item_rects()[name] = {min, max}; }
 
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max) {
   if (name == kKeyboardFocus) {  // Dear ImGui's nav cursor, while the keyboard is driving it

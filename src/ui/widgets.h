@@ -67,6 +67,8 @@ void hint(const char* text);
 // kKeyboardFocus names the item the keyboard's arrows have reached (absent while the mouse drives).
 constexpr const char* kKeyboardFocus = "keyboard-focus";
 void publish_item_rect(const char* name);
+// The same for a rect that is not one item (device pixels).
+void publish_rect(const char* name, ImVec2 min, ImVec2 max);
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max);
 
 // Text of a number: "−∞" for -inf, "NaN" never reaches the screen as a number.

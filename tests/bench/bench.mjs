@@ -93,10 +93,14 @@ async function firstFrameTimes(browser, url, runs) {
   return times;
 }
 
+// A phone as the issue measures it: 390 × 844 CSS px, 3 device pixels each, touch.
+const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true };
+
 // Per-frame main-thread CPU time (sum of the rAF callbacks of a frame) at T = 64, in every view:
 // idle frames, and frames that follow a setState change (temperature: a recompute and redraw).
-async function frameTimes(browser, url, frames) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+// `device`: the browser context's options (a desktop window, or a phone: PHONE below).
+async function frameTimes(browser, url, frames, device = { viewport: { width: 1280, height: 800 } }) {
+  const context = await browser.newContext(device);
   const page = await context.newPage();
   await page.addInitScript(instrumentPage);
   await page.goto(url);
@@ -210,9 +214,10 @@ function printTables(results) {
     lines.push(`App: dist/ ${(a.dist.bytes / 1024).toFixed(0)} KiB, ${(a.dist.gzip / 1024).toFixed(0)} KiB gzip ` +
       `(without baseline/, what a SIMD browser can load: ${(a.dist.simd_browser_gzip / 1024).toFixed(0)} KiB gzip); ` +
       `navigation -> first frame: median ${fmt(a.first_frame_ms.median)} ms (runs: ${a.first_frame_ms.runs.map(fmt).join(", ")})`);
-    if (a.frames) {
-      lines.push(`Per-frame main-thread CPU time at T = ${a.frames.tokens} tokens (median / p90 ms; setState = recompute + state JSON):`);
-      for (const [view, v] of Object.entries(a.frames.views))
+    for (const [frames, where] of [[a.frames, "1280 × 800"], [a.phone_frames, "a phone, 390 × 844 CSS px at DPR 3 (touch)"]]) {
+      if (!frames) continue;
+      lines.push(`Per-frame main-thread CPU time in ${where}, T = ${frames.tokens} tokens (median / p90 ms; setState = recompute + state JSON):`);
+      for (const [view, v] of Object.entries(frames.views))
         lines.push(v.error ? `  ${view.padEnd(9)} error: ${v.error}` :
           `  ${view.padEnd(9)} idle ${fmt(v.idle_frame_ms)} / ${fmt(v.idle_frame_p90_ms)}   after a change ` +
           `${fmt(v.changed_frame_ms)} / ${fmt(v.changed_frame_p90_ms)}   setState ${fmt(v.set_state_ms)}`);
@@ -282,6 +287,8 @@ async function main() {
     const sorted = [...runs].sort((a, b) => a - b);
     results.app = { dist: distSize(DIST), first_frame_ms: { median: sorted[sorted.length >> 1], runs } };
     results.app.frames = await frameTimes(browser, appUrlPlain, QUICK ? 10 : 30);
+    log("app: frame times on a phone (390 × 844, DPR 3)");
+    results.app.phone_frames = await frameTimes(browser, appUrlPlain, QUICK ? 10 : 30, PHONE);
   } finally {
     await browser.close();
     await server.close();
