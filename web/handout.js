@@ -112,7 +112,7 @@
   }
 
   // The seven steps: one block each, its title and formula, and the numbers the Steps view shows.
-  function stepBlock(step, s) {
+  function stepBlock(step, s, outputDims) {
     const keys = s.kv_tokens;
     const dims = (n) => Array.from({ length: n }, (_, i) => `${i + 1}`);
     const parts = [];
@@ -124,7 +124,7 @@
     const vectors = [["x", "embedding x"], ["q", "query q"], ["k", "key k"], ["v", "value v"], ["output", "output"]]
       .filter(([f]) => Array.isArray(step[f]));
     for (const [f, label] of vectors) {
-      const columns = f === "output" && Array.isArray(step.output_dims) ? step.output_dims : dims(step[f].length);
+      const columns = f === "output" && outputDims && outputDims.length === step[f].length ? outputDims : dims(step[f].length);
       parts.push(rowsTable(columns, [[label, step[f], f]], { "data-step": String(step.step), class: "vector" }));
     }
     const facts = [];
@@ -139,7 +139,7 @@
     if (Array.isArray(step.masked_keys)) facts.push(["keys hidden by the mask",
       step.masked_keys.length ? step.masked_keys.map((k) => keys[k]).join(", ") : (step.causal ? "none for this query" : "none (the mask is off)")]);
     if (Array.isArray(step.contributors)) facts.push(["largest shares first",
-      step.contributors.slice(0, 5).map((c) => `${c.text} ${number(c.weight)}`).join(" · ")]);
+      step.contributors.filter((c) => c.weight >= 0.005).slice(0, 5).map((c) => `${c.text} ${number(c.weight)}`).join(" · ")]);
     if (facts.length) parts.push(el("dl", { class: "facts" }, ...facts.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })])));
     return el("div", { class: "step", "data-step": String(step.step) },
       el("h3", { text: `Step ${step.step + 1}: ${step.title}` }),
@@ -151,7 +151,8 @@
       el("h2", { text: `3. The seven steps for “${s.token_text}”` }),
       el("p", { text: "The same query followed through every step, with the numbers the Steps view shows " +
         "(rounded here to two decimals; the explainer carries on with the unrounded values)." }),
-      ...data.steps.map((step) => stepBlock(step, s)));
+      // The output's dimensions by name where one step names them (the hand-made model's word classes).
+      ...data.steps.map((step) => stepBlock(step, s, (data.steps.find((x) => Array.isArray(x.output_dims)) || {}).output_dims)));
   }
 
   function exercisesSection(practice) {
