@@ -69,7 +69,8 @@ site() {
   build_web "$WEB_BASELINE_DIR" OFF attention_explainer
   rm -rf dist
   mkdir -p dist/simd dist/baseline
-  cp web/index.html web/explainer.js web/a11y.js web/touch.js web/style.css web/embed.js web/embed-example.html dist/
+  cp web/index.html web/explainer.js web/a11y.js web/touch.js web/handout.html web/handout.js web/style.css web/embed.js \
+    web/embed-example.html dist/
   cp "$WEB_DIR/assets/ui_font.ttf" dist/  # one font file for both builds
   for flavour in simd baseline; do
     local dir="$WEB_DIR"

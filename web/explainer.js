@@ -1,5 +1,5 @@
 // The page glue: feature checks, loading state, URL parameters, and window.attentionExplainer
-// (ready, getState, setState, compute, loadModel, modelTrace) over the functions the wasm exports,
+// (ready, getState, setState, compute, loadModel, modelTrace, handout) over the functions the wasm exports,
 // and the bytes of model files and downloads on their way into the wasm. Computes nothing itself.
 (function () {
   "use strict";
@@ -494,6 +494,10 @@
   // The inputs and tokens with the selected query's row of weights: the light part of getState().
   const summaryState = () => call("attn_get_summary").state;
   api.permalink = () => location.origin + location.pathname + permalinkSearch(summaryState());
+  /** Opens the printable handout (web/handout.html) of the current state in a new tab; returns its window. */
+  api.handout = () => window.open(new URL("handout.html", location.href).pathname + permalinkSearch(summaryState()), "_blank");
+  /** What the handout shows: {state: getState(), steps: the seven steps' numbers, practice: the exercises}. */
+  api.handoutData = () => ({ state: api.getState(), ...call("attn_get_handout").handout });
 
   function download(name, blob) {
     const url = URL.createObjectURL(blob);
@@ -787,6 +791,7 @@
     downloadText: (name, mime, text) => download(name, new Blob([text], { type: mime })),
     downloadWeightsPng: () => weightsPng().then((blob) => download("attention-weights.png", blob)),
     copyPermalink: () => window.Module.copyText(api.permalink()),
+    openHandout: () => api.handout(),
     copyText: (text) => {
       const fallback = () => {
         const area = document.createElement("textarea");

@@ -83,6 +83,20 @@ JS_EXPORT const char* attn_get_summary() {
   return reply({{"state", state}});
 }
 
+// {"handout": {"steps": [...], "practice": {...}}}: what the printable handout (web/handout.js)
+// shows besides getState(): each of the seven steps' numbers for the selected query (whichever
+// step is open) and the Practice view's exercises. Reads only.
+JS_EXPORT const char* attn_get_handout() {
+  if (!g_state) return error_reply("the explainer is not running yet");
+  try {
+    nlohmann::json steps = nlohmann::json::array();
+    for (int step = 0; step < attn::ui::kStepCount; ++step) steps.push_back(attn::ui::step_view_data(*g_state, step));
+    return reply({{"handout", {{"steps", steps}, {"practice", attn::ui::practice_view_data(*g_state)}}}});
+  } catch (const std::exception& e) {
+    return error_reply(e.what());
+  }
+}
+
 // {"inputs": [...]}: the table of inputs (input_table.h), from which the page makes its URL
 // parameters and permalinks.
 JS_EXPORT const char* attn_inputs_table() {

@@ -134,6 +134,10 @@ bool attn::ui::copy_permalink() {
   return EM_ASM_INT({ return Module.copyPermalink ? (Module.copyPermalink(), 1) : 0; }) != 0;
 }
 
+bool attn::ui::open_handout() {
+  return EM_ASM_INT({ return Module.openHandout ? (Module.openHandout(), 1) : 0; }) != 0;
+}
+
 // Loading models: web/explainer.js reads or downloads the files and feeds them to js_model_api.cpp.
 void attn::ui::request_model_files() {
   EM_ASM({ if (Module.requestModelFiles) Module.requestModelFiles(); });
@@ -194,6 +198,7 @@ void attn::ui::save_text_file(const char* name, const char*, const std::string& 
 
 bool attn::ui::export_weights_png() { return false; }
 bool attn::ui::copy_permalink() { return false; }
+bool attn::ui::open_handout() { return false; }
 
 // Natively a model is a folder on disk, opened at start-up.
 void attn::ui::request_model_files() {

@@ -300,6 +300,14 @@ void draw_references() {
 void draw_practice_panel(const AppState& state, AppInputs& next) {
   panel_intro("Four exercises from the lesson. Try each on paper, out loud or in code first, then open the "
               "answer and compare.");
+  if (ImGui::Button("Printable handout  ↗") && !open_handout()) ImGui::OpenPopup("handout-unavailable");
+  publish_item_rect("handout");
+  hint("A page to print, search or translate: the sentence, the weights, the seven steps' numbers and these "
+       "exercises, as they are now.");
+  if (ImGui::BeginPopup("handout-unavailable")) {
+    ImGui::TextUnformatted("The handout works in the browser version.");
+    ImGui::EndPopup();
+  }
   ImGui::Separator();
   draw_exercises(state, next);
   draw_checklist(state, next);

@@ -37,8 +37,6 @@ const ImVec4 kMistakeColor(1.0f, 0.55f, 0.45f, 1.0f);  // same as the weights vi
 // [SECTION] The seven steps and the numbers they show
 // ---------------------------------------------------------------------------------------------
 
-constexpr int kStepCount = 7;
-
 struct StepText {
   const char* title;
   const char* formula;
@@ -1088,9 +1086,11 @@ void draw_steps_panel(const AppState& state, AppInputs& next) {
   ImGui::PopTextWrapPos();
 }
 
-json steps_view_data(const AppState& state) {
+json steps_view_data(const AppState& state) { return step_view_data(state, state.inputs.step); }
+
+json step_view_data(const AppState& state, int shown_step) {
   const AttentionTrace& t = state.model.trace;
-  const int step = std::clamp(state.inputs.step, 0, kStepCount - 1), row = state.inputs.token;
+  const int step = std::clamp(shown_step, 0, kStepCount - 1), row = state.inputs.token;
   json j;
   j["step"] = step;
   j["title"] = kSteps[step].title;

@@ -35,6 +35,9 @@ void draw_practice_panel(const AppState& state, AppInputs& next);
 nlohmann::json heads_view_data(const AppState& state);
 nlohmann::json library_view_data(const AppState& state);
 nlohmann::json steps_view_data(const AppState& state);
+constexpr int kStepCount = 7;  // the Steps view's steps
+// The numbers of step `step` (0..6) of the Steps view for the selected query, whichever step is open.
+nlohmann::json step_view_data(const AppState& state, int step);
 nlohmann::json derive_view_data(const AppState& state);
 nlohmann::json break_view_data(const AppState& state);
 nlohmann::json mistakes_view_data(const AppState& state);
@@ -54,6 +57,8 @@ void save_text_file(const char* name, const char* mime, const std::string& text)
 bool export_weights_png();
 // Copies a link that reopens the current state (web only; returns false where not available).
 bool copy_permalink();
+// Opens the printable handout of the current state in a new tab (web only; false where not available).
+bool open_handout();
 
 // Loading models, at the platform edge (src/app): the page reads the chosen files or downloads a
 // repository and feeds the bytes to the loader (ModelAssembler); natively these print how to open
