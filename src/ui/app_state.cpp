@@ -26,6 +26,7 @@ constexpr ViewInfo kViews[kViewCount] = {
     {View::Derive, "derive", "Derive"},     {View::Break, "break", "Break"},
     {View::Mistakes, "mistakes", "Mistakes"}, {View::Build, "build", "Build"},
     {View::Cost, "cost", "Cost T²"},        {View::Practice, "practice", "Practice"},
+    {View::Train, "train", "Train"},
 };
 [[noreturn]] void bad(const std::string& key, const std::string& why) {
   throw std::invalid_argument(key + ": " + why);
@@ -63,7 +64,7 @@ bool AppInputs::operator==(const AppInputs& o) const {
          break_d == o.break_d && break_T == o.break_T && break_seed == o.break_seed && checklist == o.checklist &&
          embed == o.embed && embed_views == o.embed_views && light_theme == o.light_theme &&
          reduced_motion == o.reduced_motion && backend == o.backend && cost_T == o.cost_T && model == o.model &&
-         layer == o.layer && head == o.head;
+         layer == o.layer && head == o.head && train == o.train;
 }
 
 std::string weights_csv(const AppState& s) {
@@ -332,6 +333,7 @@ json state_to_json(const AppState& s) {
     for (const NextToken& n : top_next_tokens(*s.model.forward, s.inputs.token, 5))
       next.push_back({{"token", m->tokenizer->display(n.id)}, {"id", n.id}, {"p", n.p}});
   j["next"] = next;
+  j["train"] = train_state_json(*s.train, s.inputs.train);
   return j;
 }
 
@@ -426,6 +428,8 @@ void apply_state_json(AppState& s, const json& partial, double now) {
         bad(key, "must be the name of a loaded model: " + names);
       }
       next.model = v.get<std::string>();
+    } else if (key == "train") {
+      apply_train_form_json(next.train, v);  // its messages name "train.<setting>"
     } else if (key != "token" && key != "layer" && key != "head") {
       bad(key, "is not an input of the explainer");
     }
