@@ -121,7 +121,10 @@ Gpt2Config parse_gpt2_config(const std::string& text, const std::string& file_na
                        std::to_string(4 * c.n_embd) + " wide");
   if (flag(root, "scale_attn_by_inverse_layer_idx", false))
     bad(file_name, "scale_attn_by_inverse_layer_idx is not supported (scores are scaled by 1/sqrt(head width) only)");
-  if (!flag(root, "scale_attn_weights", true)) bad(file_name, "scale_attn_weights false is not supported");
+  const auto scale = root.find("scale_attn_weights");
+  if (scale != root.end() && !scale->is_null() && !scale->is_boolean())
+    bad(file_name, "scale_attn_weights must be true or false, got " + value_text(*scale));
+  c.scale_attn_weights = flag(root, "scale_attn_weights", true);
   if (flag(root, "add_cross_attention", false)) bad(file_name, "add_cross_attention is not supported (decoder only)");
   validate_config(c, file_name);
   return c;
@@ -453,6 +456,7 @@ std::string gpt2_config_json(const Gpt2Config& c) {
   j["n_ctx"] = c.n_positions;
   j["vocab_size"] = c.vocab_size;
   j["layer_norm_epsilon"] = std::strtod(eps, nullptr);
+  if (!c.scale_attn_weights) j["scale_attn_weights"] = false;  // Hugging Face's default is true
   return j.dump(2) + "\n";
 }
 

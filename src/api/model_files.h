@@ -20,8 +20,9 @@ namespace attn {
 // config.json → Gpt2Config: model_type must be "gpt2" (any other is refused by name), n_layer,
 // n_head, n_embd, n_positions (or n_ctx), vocab_size as whole numbers within gpt2.h's limits,
 // layer_norm_epsilon (default 1e-5); activation_function, when present, gelu_new or
-// gelu_pytorch_tanh; options that change the architecture (n_inner other than 4·n_embd,
-// scale_attn_by_inverse_layer_idx, add_cross_attention, scale_attn_weights false) are refused.
+// gelu_pytorch_tanh; scale_attn_weights (default true; false: scores not divided by √head_dim);
+// options that change the architecture (n_inner other than 4·n_embd,
+// scale_attn_by_inverse_layer_idx, add_cross_attention) are refused.
 // Other keys are ignored. Throws std::invalid_argument("config.json: ...").
 Gpt2Config parse_gpt2_config(const std::string& text, const std::string& file_name = "config.json");
 

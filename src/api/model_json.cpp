@@ -17,7 +17,8 @@ json model_info_json(const LoadedModel& m) {
   const Gpt2Config& c = m.model->config;
   return {{"name", m.name},          {"family", "gpt2"},        {"layers", c.n_layer},
           {"heads", c.n_head},       {"d_model", c.n_embd},     {"d_head", c.head_dim()},
-          {"vocab_size", c.vocab_size}, {"n_positions", c.n_positions}, {"params", m.model->parameter_count()}};
+          {"vocab_size", c.vocab_size}, {"n_positions", c.n_positions}, {"params", m.model->parameter_count()},
+          {"scale_attn_weights", c.scale_attn_weights}};
 }
 
 json model_trace_json(const LoadedModel& m, const std::string& text, int top) {

@@ -2,10 +2,7 @@
 // save_model_dir. Not a reader: load_model_dir opens what this writes.
 #include "train_files.h"
 
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "model_files.h"
@@ -31,15 +28,8 @@ std::string corpus_tokenizer_json(const Corpus& corpus) {
   return root.dump(2) + "\n";
 }
 
-void save_trained_model(const Gpt2Model& model, const Corpus& corpus, const std::string& dir, bool scaled) {
+void save_trained_model(const Gpt2Model& model, const Corpus& corpus, const std::string& dir) {
   save_model_dir(model, {{"tokenizer.json", corpus_tokenizer_json(corpus)}}, dir);
-  if (scaled) return;
-  nlohmann::ordered_json config = nlohmann::ordered_json::parse(gpt2_config_json(model.config));
-  config["scale_attn_weights"] = false;
-  const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << config.dump(2) << "\n";
-  if (!out) throw std::runtime_error(path + ": cannot write");
 }
 
 }  // namespace attn

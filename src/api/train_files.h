@@ -14,8 +14,8 @@ std::string corpus_tokenizer_json(const Corpus& corpus);
 
 // dir/config.json, dir/model.safetensors (F32, GPT-2's names) and dir/tokenizer.json; the folder
 // loads through load_model_dir. A model trained without 1/√d says so in config.json
-// ("scale_attn_weights": false, Hugging Face's key), which the loader refuses rather than run it
-// with the scaling it never had. Throws std::runtime_error when a file cannot be written.
-void save_trained_model(const Gpt2Model& model, const Corpus& corpus, const std::string& dir, bool scaled = true);
+// ("scale_attn_weights": false, Hugging Face's key, from model.config), and loads back unscaled.
+// Throws std::runtime_error when a file cannot be written.
+void save_trained_model(const Gpt2Model& model, const Corpus& corpus, const std::string& dir);
 
 }  // namespace attn

@@ -71,6 +71,11 @@ const char* const kUsage =
     "                               stops once the held-out accuracy (checked every K steps,\n"
     "                               default 50) reaches A;\n"
     "                               --init-out saves the starting model and the first batch\n"
+    "  train --experiment scale --steps N [--seed S] [--eval-every K]\n"
+    "                               the sqrt(d) experiment: the same seed trained with and without\n"
+    "                               the division at d_head 256; for each arm the loss curve in ten\n"
+    "                               windows and the step held-out accuracy first reached 90%\n"
+    "                               (checked every K steps, default 10), or null: not in N steps\n"
     "  help                         this text\n"
     "\n"
     "exit status: 0 ok, 2 bad input (one line on stderr)\n";
@@ -295,12 +300,63 @@ int run_tokenize(const std::vector<std::string>& args) {
 }
 
 
+// train --experiment scale: both arms of scale_experiment_settings from one seed, one after the other.
+int run_scale_experiment(const std::map<std::string, std::string>& flags) {
+  if (flags.at("--experiment") != "scale") throw UsageError("--experiment must be 'scale', got '" + flags.at("--experiment") + "'");
+  for (const auto& [flag, value] : flags)
+    if (flag != "--experiment" && flag != "--steps" && flag != "--seed" && flag != "--eval-every")
+      throw UsageError("train --experiment takes --steps, --seed and --eval-every only, not " + flag);
+  if (!flags.count("--steps")) throw UsageError("train --experiment needs --steps");
+  const int steps = static_cast<int>(parse_integer(flags.at("--steps"), "--steps", 10, 1000000));
+  const std::uint64_t seed = flags.count("--seed") ? static_cast<std::uint64_t>(parse_integer(flags.at("--seed"), "--seed", 0, 1LL << 53)) : 1;
+  const int eval_every = flags.count("--eval-every") ? static_cast<int>(parse_integer(flags.at("--eval-every"), "--eval-every", 1, steps)) : 10;
+  constexpr double kTarget = 0.9;
+  constexpr int kWindows = 10;
+  nlohmann::json arms = nlohmann::json::array();
+  for (const bool scale : {true, false}) {
+    attn::TrainSettings s = attn::scale_experiment_settings(scale);
+    s.seed = seed;
+    attn::Trainer trainer;
+    trainer.init(s);
+    const char* arm = scale ? "scores / sqrt(d)" : "raw scores";
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<double> window_sum(kWindows, 0.0);
+    std::vector<int> window_count(kWindows, 0);
+    nlohmann::json reached = nullptr;
+    double accuracy = 0;
+    for (int step = 1; step <= steps; ++step) {
+      const float loss = trainer.step();
+      const int w = static_cast<int>((static_cast<long long>(step - 1) * kWindows) / steps);
+      window_sum[w] += loss, ++window_count[w];
+      if (step % eval_every == 0 || step == steps) {
+        accuracy = trainer.heldout_accuracy();
+        std::cerr << arm << ": step " << step << "  loss " << loss << "  held-out accuracy " << accuracy << "\n";
+        if (reached.is_null() && accuracy >= kTarget) reached = step;
+      }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    nlohmann::json curve = nlohmann::json::array();
+    for (int w = 0; w < kWindows; ++w) curve.push_back(window_count[w] ? window_sum[w] / window_count[w] : 0.0);
+    std::cerr << arm << ": " << (reached.is_null() ? "did not reach 90% held-out accuracy in " + std::to_string(steps) + " steps"
+                                                   : "90% held-out accuracy at step " + std::to_string(reached.get<int>()))
+              << "\n";
+    arms.push_back({{"scale", scale}, {"layers", s.n_layer}, {"heads", s.n_head}, {"d_model", s.n_embd},
+                    {"head_dim", s.n_embd / s.n_head}, {"lr", s.lr}, {"seconds", seconds}, {"loss_windows", curve},
+                    {"final_accuracy", accuracy}, {"reached_90_at", reached}});
+  }
+  std::cout << nlohmann::json{{"experiment", "scale"}, {"seed", seed}, {"steps", steps}, {"eval_every", eval_every},
+                              {"arms", arms}}.dump()
+            << "\n";
+  return 0;
+}
+
 // train: the Train experiment's trainer on the pronoun corpus, the model saved as a folder.
 int run_train(const std::vector<std::string>& args) {
   const auto flags = parse_flags(args,
                                  {"--seed", "--steps", "--out", "--layers", "--heads", "--d-model", "--lr", "--batch", "--grad-clip",
-                                  "--weight-decay", "--eval-every", "--until-accuracy", "--init-out"},
+                                  "--weight-decay", "--eval-every", "--until-accuracy", "--init-out", "--experiment"},
                                  {"--no-scale", "--all-tokens"});
+  if (flags.count("--experiment")) return run_scale_experiment(flags);
   for (const char* needed : {"--seed", "--steps", "--out"})
     if (!flags.count(needed)) throw UsageError(std::string("train needs ") + needed);
   const auto number = [&](const char* flag, float fallback) {
@@ -331,7 +387,7 @@ int run_train(const std::vector<std::string>& args) {
   attn::Trainer trainer;
   trainer.init(s);
   if (flags.count("--init-out")) {  // the starting point and the first batch, for the PyTorch comparison
-    attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--init-out"), s.scale);
+    attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--init-out"));
   }
   const auto start = std::chrono::steady_clock::now();
   float loss = 0;
@@ -351,11 +407,11 @@ int run_train(const std::vector<std::string>& args) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const attn::TrainEvaluation e = trainer.evaluate();
-  attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--out"), s.scale);
+  attn::save_trained_model(trainer.model(), trainer.corpus(), flags.at("--out"));
   if (flags.count("--init-out")) {
     std::ofstream out(std::filesystem::path(flags.at("--init-out")) / "batch.json");
     out << nlohmann::json{{"batch", first_batch}, {"lr", s.lr}, {"weight_decay", s.weight_decay}, {"beta1", s.beta1},
-                          {"beta2", s.beta2}, {"eps", s.adam_eps}, {"grad_clip", s.grad_clip}, {"scale", s.scale},
+                          {"beta2", s.beta2}, {"eps", s.adam_eps}, {"grad_clip", s.grad_clip},
                           {"answer_only", s.answer_only}}
                .dump()
         << "\n";

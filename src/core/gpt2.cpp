@@ -65,7 +65,8 @@ Matrix columns(const Matrix& m, Eigen::Index first, Eigen::Index width) { return
 
 bool Gpt2Config::operator==(const Gpt2Config& o) const {
   return n_layer == o.n_layer && n_head == o.n_head && n_embd == o.n_embd && n_positions == o.n_positions &&
-         vocab_size == o.vocab_size && layer_norm_epsilon == o.layer_norm_epsilon;
+         vocab_size == o.vocab_size && layer_norm_epsilon == o.layer_norm_epsilon &&
+         scale_attn_weights == o.scale_attn_weights;
 }
 
 void validate_config(const Gpt2Config& c, const std::string& what) {
@@ -157,7 +158,7 @@ ModelTrace gpt2_forward(const Gpt2Model& model, const std::vector<int>& token_id
       AttentionProblem p;
       p.query = q_h.data(), p.key = k_h.data(), p.value = v_h.data();
       p.Tq = p.Tk = T, p.d = p.dv = hd;
-      p.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+      p.scale = cfg.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f;
       p.causal = true;  // a decoder: position t reads positions 0 … t only
       layer.weights[h].resize(T, T);
       attention_forward(backend, p, out_h.data(), layer.weights[h].data());

@@ -20,6 +20,7 @@ struct Gpt2Config {
   int n_positions = 0;  // longest sequence (rows of the position embedding)
   int vocab_size = 0;   // rows of the token embedding
   float layer_norm_epsilon = 1e-5f;
+  bool scale_attn_weights = true;  // scores · 1/√head_dim (GPT-2's rule); false: raw q·k (the √d experiment)
   int head_dim() const { return n_head > 0 ? n_embd / n_head : 0; }
   bool operator==(const Gpt2Config& o) const;
 };

@@ -300,6 +300,7 @@ ATTN_LAYERS(double)
 template <typename Real>
 Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences, bool scale)
     : config_(config), max_sequences_(max_sequences), scale_(scale) {
+  config_.scale_attn_weights = scale;  // the model it returns says how its scores were scaled
   validate_config(config, "trainer");
   if (max_sequences < 1) throw std::invalid_argument("trainer: the batch needs at least one sequence");
   const std::size_t C = config.n_embd, L = config.n_layer, V = config.vocab_size, P = config.n_positions;
@@ -367,7 +368,9 @@ Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences
 
 template <typename Real>
 void Gpt2TrainGraph<Real>::set_parameters(const Gpt2Model& model) {
-  if (!(model.config == config_)) throw std::invalid_argument("trainer: the starting model's shape differs from the trainer's");
+  Gpt2Config shape = model.config;
+  shape.scale_attn_weights = scale_;  // the weights are taken whichever way they were trained
+  if (!(shape == config_)) throw std::invalid_argument("trainer: the starting model's shape differs from the trainer's");
   if (model.lm_head.size() != 0) throw std::invalid_argument("trainer: the starting model has an untied lm_head (the trainer ties it to wte)");
   std::size_t k = 0;
   const auto put = [&](const float* data, std::size_t n) {
@@ -548,10 +551,19 @@ void validate_train_settings(const TrainSettings& s) {
   if (!std::isfinite(s.grad_clip) || s.grad_clip < 0) refuse("grad_clip: must be 0 (off) or above");
 }
 
+TrainSettings scale_experiment_settings(bool scale) {
+  TrainSettings s;
+  s.n_layer = 2, s.n_head = 1, s.n_embd = 256;  // one head of d_head = 256: q·k sums 256 products
+  s.lr = 1e-3f;
+  s.scale = scale;
+  return s;
+}
+
 Gpt2Config Trainer::model_config() const {
   Gpt2Config c;
   c.n_layer = settings_.n_layer, c.n_head = settings_.n_head, c.n_embd = settings_.n_embd;
   c.n_positions = corpus_.max_length, c.vocab_size = static_cast<int>(corpus_.vocab.size());
+  c.scale_attn_weights = settings_.scale;
   return c;
 }
 

@@ -119,6 +119,10 @@ struct TrainSettings {
 // heads, lr ≤ 0 or not finite, and other settings out of range.
 void validate_train_settings(const TrainSettings& settings);
 
+// The √d experiment: the settings of one arm (scale: divide the scores by √d_head or not), the same
+// seed and everything else equal, at a head size (d_head = 256) where unscaled scores are large.
+TrainSettings scale_experiment_settings(bool scale);
+
 struct TrainEvaluation {
   double accuracy = 0;          // held-out sentences whose top next token at predict_pos is the referent
   double twin_accuracy = 0;     // held-out (frame, creature, thing, twin adjectives) pairs where both are right

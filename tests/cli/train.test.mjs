@@ -75,14 +75,52 @@ test("train: the default recipe learns the referent; its folder opens in the CLI
   }
 });
 
-test("train: a model trained without 1/sqrt(d) says so in config.json, and the loader refuses it by name", () => {
+test("train: a model trained without 1/sqrt(d) says so in config.json, opens unscaled, and PyTorch agrees", () => {
   const out = tmp("noscale");
-  const r = cli(["train", "--seed", "1", "--steps", "2", "--no-scale", "--out", out]);
+  const r = cli(["train", "--seed", "1", "--steps", "300", "--no-scale", "--out", out, "--eval-every", "300"]);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(fs.readFileSync(path.join(out, "config.json"), "utf8")).scale_attn_weights, false);
-  const m = cli(["model", "--dir", out, "--text", "the dog"]);
-  assert.equal(m.status, 2);
-  assert.match(m.stderr, /scale_attn_weights/);
+  const text = "the dog didn't cross the road because it was hungry . it refers to the";
+  const m = cli(["model", "--dir", out, "--text", text, "--top", "3"]);
+  assert.equal(m.status, 0, m.stderr);
+  const ours = JSON.parse(m.stdout);
+  assert.equal(ours.model.scale_attn_weights, false);
+  const ids = [...new Set(ours.next.flat().map((n) => n.id))];
+  const ref = torchReference(out, ours.token_ids, { top: 3, probsAt: ids });
+  ours.next.forEach((options, t) => options.forEach((n) => {
+    const p = ref.probs_at[t][ids.indexOf(n.id)];
+    assert.ok(Math.abs(n.p - p) <= 1e-4 * Math.max(p, 1e-3), `position ${t} ${n.token}: ${n.p} vs ${p}`);
+  }));
+  // the same weights read with the division would give other probabilities: the flag is what torch used
+  const scaledDir = tmp("noscale-as-scaled");
+  for (const f of ["model.safetensors", "tokenizer.json"]) fs.copyFileSync(path.join(out, f), path.join(scaledDir, f));
+  const config = JSON.parse(fs.readFileSync(path.join(out, "config.json"), "utf8"));
+  delete config.scale_attn_weights;
+  fs.writeFileSync(path.join(scaledDir, "config.json"), JSON.stringify(config));
+  const scaled = JSON.parse(cli(["model", "--dir", scaledDir, "--text", text, "--top", "3"]).stdout);
+  const last = (x) => x.next[x.next.length - 1][0].p;
+  assert.ok(Math.abs(last(scaled) - last(ours)) > 1e-3, `scaled ${last(scaled)} vs unscaled ${last(ours)}`);
+});
+
+test("train --experiment scale: both arms from one seed at d_head 256, each with its loss curve and the step it reached 90%", () => {
+  const r = cli(["train", "--experiment", "scale", "--steps", "20", "--eval-every", "10", "--seed", "3"]);
+  assert.equal(r.status, 0, r.stderr);
+  const result = JSON.parse(r.stdout);
+  assert.equal(result.experiment, "scale");
+  assert.equal(result.steps, 20);
+  assert.deepEqual(result.arms.map((a) => a.scale), [true, false]);
+  for (const arm of result.arms) {
+    assert.equal(arm.head_dim, 256);
+    assert.equal(arm.loss_windows.length, 10);
+    assert.ok(arm.loss_windows.every((l) => Number.isFinite(l) && l > 0), JSON.stringify(arm.loss_windows));
+    assert.ok(arm.reached_90_at === null || (arm.reached_90_at % 10 === 0 && arm.reached_90_at <= 20), String(arm.reached_90_at));
+    assert.ok(arm.final_accuracy >= 0 && arm.final_accuracy <= 1);
+  }
+  const [scaled, raw] = result.arms;
+  assert.deepEqual([scaled.layers, scaled.heads, scaled.d_model, scaled.lr], [raw.layers, raw.heads, raw.d_model, raw.lr]);
+  assert.notEqual(scaled.loss_windows[0], raw.loss_windows[0], "the same batches, other scores: other losses");
+  assert.match(r.stderr, /scores \/ sqrt\(d\): (did not reach 90% held-out accuracy in 20 steps|90% held-out accuracy at step \d+)/);
+  assert.match(r.stderr, /raw scores: (did not reach 90% held-out accuracy in 20 steps|90% held-out accuracy at step \d+)/);
 });
 
 test("train: bad settings are refused with the setting's name (exit 2, nothing on stdout)", () => {
@@ -96,6 +134,17 @@ test("train: bad settings are refused with the setting's name (exit 2, nothing o
     [["--lr", "fast"], /--lr must be a number/],
     [["--layers", "0"], /layers/],
     [["--steps", "0"], /--steps/],
+    [["--heads", "-2"], /heads/],
+    [["--d-model", "0"], /d_model/],
+    [["--lr", "inf"], /lr/],
+    [["--lr", "2"], /lr/],
+    [["--batch", "0"], /batch/],
+    [["--weight-decay", "-0.1"], /weight_decay/],
+    [["--weight-decay", "nan"], /weight_decay/],
+    [["--grad-clip", "nan"], /grad_clip/],
+    [["--grad-clip", "-1"], /grad_clip/],
+    [["--experiment", "temperature"], /--experiment must be 'scale'/],
+    [["--experiment", "scale", "--lr", "0.1"], /--experiment takes --steps, --seed and --eval-every only/],
   ];
   for (const [extra, message] of cases) {
     const args = ["train", "--seed", "1", "--steps", "1", "--out", out, ...extra];

@@ -38,10 +38,12 @@ def read_safetensors(path):
     return out
 
 
-def gpt2(sd, cfg, ids, scale=True):
+def gpt2(sd, cfg, ids):
     """The forward of a state dict on token ids: (weights per layer as (H, T, T) tensors, logits (T, V)).
-    Differentiable (the training-step check uses it too); scale=False drops the 1/sqrt(d)."""
+    Differentiable (the training-step check uses it too). As Hugging Face's GPT2Attention, the scores
+    are divided by sqrt(head width) unless config.json says "scale_attn_weights": false."""
     C, H, eps = cfg["n_embd"], cfg["n_head"], cfg.get("layer_norm_epsilon", 1e-5)
+    scale = cfg.get("scale_attn_weights", True)
     hd = C // H
     T = len(ids)
     ids_t = torch.tensor(ids)

@@ -14,11 +14,11 @@ import torch.nn.functional as F
 from torch_reference import gpt2, read_safetensors
 
 
-def loss_of(sd, cfg, batch, scale, answer_only):
+def loss_of(sd, cfg, batch, answer_only):
     total, count = 0.0, 0
     for seq in batch:
         T = len(seq)
-        _, logits = gpt2(sd, cfg, seq, scale)
+        _, logits = gpt2(sd, cfg, seq)
         first = T - 2 if answer_only else 0
         total = total + F.cross_entropy(logits[first:T - 1], torch.tensor(seq)[first + 1:], reduction="sum")
         count += T - 1 - first
@@ -39,7 +39,7 @@ def main():
     no_decay = [v for v in sd.values() if v.dim() != 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": run["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=run["lr"], betas=(run["beta1"], run["beta2"]), eps=run["eps"])
-    loss = loss_of(sd, cfg, run["batch"], run["scale"], run["answer_only"])
+    loss = loss_of(sd, cfg, run["batch"], run["answer_only"])
     loss.backward()
     if run["grad_clip"] > 0:
         torch.nn.utils.clip_grad_norm_(list(sd.values()), run["grad_clip"])

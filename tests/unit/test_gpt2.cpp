@@ -60,6 +60,13 @@ TEST_CASE("gpt2: one layer, one head, worked by hand") {
   CHECK(t.layers[0].x(1, 0) == doctest::Approx(-1.0).epsilon(1e-4));
   // The output row 1 = 0.1957·(1, −1) + 0.8043·(−1, 1) = (−0.6086, 0.6086).
   CHECK(t.layers[0].head_outputs(1, 0) == doctest::Approx(-0.6086).epsilon(1e-3));
+
+  // scale_attn_weights false (Hugging Face's switch): the same scores −1, 1 undivided:
+  // w = softmax(−1, 1) = (1/(1 + e²), e²/(1 + e²)) = (0.1192, 0.8808).
+  m.config.scale_attn_weights = false;
+  const attn::ModelTrace raw = attn::gpt2_forward(m, {0, 1});
+  CHECK(raw.layers[0].weights[0](1, 0) == doctest::Approx(0.1192).epsilon(1e-3));
+  CHECK(raw.layers[0].weights[0](1, 1) == doctest::Approx(0.8808).epsilon(1e-3));
 }
 
 TEST_CASE("gpt2: the fast path agrees with the scalar reference; head traces match; rows sum to 1") {

@@ -148,6 +148,14 @@ TEST_CASE("model files: config.json read as GPT-2's shape") {
       R"({"model_type":"gpt2","n_layer":1,"n_head":2,"n_embd":4,"n_ctx":7,"vocab_size":9,"activation_function":"gelu_pytorch_tanh","n_inner":16})");
   CHECK(d.n_positions == 7);
   CHECK(d.layer_norm_epsilon == 1e-5f);
+  CHECK(d.scale_attn_weights);  // Hugging Face's default
+  // scale_attn_weights false: read, and written back (the writer leaves the default out)
+  const attn::Gpt2Config raw = attn::parse_gpt2_config(
+      R"({"model_type":"gpt2","n_layer":1,"n_head":2,"n_embd":4,"n_ctx":7,"vocab_size":9,"scale_attn_weights":false})");
+  CHECK_FALSE(raw.scale_attn_weights);
+  CHECK(attn::parse_gpt2_config(attn::gpt2_config_json(raw)) == raw);
+  CHECK_FALSE(raw == d);
+  CHECK(kConfig.find("scale_attn_weights") == std::string::npos);
   // The writer's config reads back as the same config.
   CHECK(attn::parse_gpt2_config(kConfig) == tiny_config());
   CHECK(kConfig.find("\"layer_norm_epsilon\": 1e-05") != std::string::npos);
@@ -187,6 +195,7 @@ TEST_CASE("model files: config.json refused by name") {
       {with(R"(,"n_inner":64)"), "config.json: n_inner 64 is not supported: the MLP here is 4 × n_embd = 32 wide"},
       {with(R"(,"scale_attn_by_inverse_layer_idx":true)"), "scale_attn_by_inverse_layer_idx is not supported"},
       {with(R"(,"add_cross_attention":true)"), "add_cross_attention is not supported"},
+      {with(R"(,"scale_attn_weights":"no")"), "config.json: scale_attn_weights must be true or false, got \"no\""},
       {R"({"model_type":"gpt2","n_layer":)" + std::string(100000, '[') + std::string(100000, ']') + "}",
        "config.json: n_layer must be a whole number (got array)"},
   };

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -344,7 +345,25 @@ TEST_CASE("trainer: bad settings are refused by name") {
   CHECK(refused([](auto& s) { s.lr = std::nanf(""); }, "lr") == "lr");
   CHECK(refused([](auto& s) { s.n_layer = 0; }, "layers") == "layers");
   CHECK(refused([](auto& s) { s.batch = 0; }, "batch") == "batch");
+  CHECK(refused([](auto& s) { s.n_head = -3; }, "heads") == "heads");
+  CHECK(refused([](auto& s) { s.n_embd = 0; }, "d_model") == "d_model");
+  CHECK(refused([](auto& s) { s.lr = std::numeric_limits<float>::infinity(); }, "lr") == "lr");
+  CHECK(refused([](auto& s) { s.lr = 2; }, "lr") == "lr");
+  CHECK(refused([](auto& s) { s.weight_decay = -0.1f; }, "weight_decay") == "weight_decay");
+  CHECK(refused([](auto& s) { s.weight_decay = std::nanf(""); }, "weight_decay") == "weight_decay");
+  CHECK(refused([](auto& s) { s.beta1 = 1; }, "beta1") == "beta1");
+  CHECK(refused([](auto& s) { s.beta2 = -0.5f; }, "beta2") == "beta2");
+  CHECK(refused([](auto& s) { s.adam_eps = 0; }, "adam_eps") == "adam_eps");
+  CHECK(refused([](auto& s) { s.grad_clip = std::nanf(""); }, "grad_clip") == "grad_clip");
+  CHECK(refused([](auto& s) { s.grad_clip = -1; }, "grad_clip") == "grad_clip");
   CHECK(refused([](auto&) {}, "accepted") == "accepted");
+  // both arms of the √d experiment are valid, differ only in the switch, and have d_head = 256
+  for (const bool scale : {true, false}) {
+    const attn::TrainSettings arm = attn::scale_experiment_settings(scale);
+    CHECK(refused([&](auto& s) { s = arm; }, "accepted") == "accepted");
+    CHECK(arm.scale == scale);
+    CHECK(arm.n_embd / arm.n_head == 256);
+  }
   // valid one by one, too large together: refused before anything is allocated
   attn::TrainSettings huge;
   huge.n_layer = 12, huge.n_head = 16, huge.n_embd = 2048, huge.batch = 1024;
