@@ -6,9 +6,10 @@
   const PREFIX = "attention-explainer:";
   const script = document.currentScript;
   const base = new URL(".", script ? script.src : location.href);  // where index.html lives
-  // data-* attribute -> URL parameter of the explainer
-  const PARAMS = { view: "view", views: "views", sentence: "sentence", token: "token", causal: "causal",
-    scale: "scale", temperature: "temperature", cross: "cross", kvSentence: "kv_sentence", theme: "theme" };
+  // The loader's own data- attributes; every other one is an input of the explainer (data-kv-sentence
+  // -> ?kv_sentence=), checked by the explainer against its table of inputs (unknown: a warning).
+  const OWN_DATA = new Set(["attentionExplainer", "title", "height"]);
+  const paramName = (key) => key.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
 
   class Explainer {
     constructor(host) {
@@ -17,10 +18,10 @@
       this.pending = new Map();
       this.nextId = 1;
       const url = new URL("index.html", base);
+      for (const [key, value] of Object.entries(host.dataset))
+        if (!OWN_DATA.has(key)) url.searchParams.set(paramName(key), value);
       url.searchParams.set("embed", "1");
       url.searchParams.set("origin", location.origin);
-      for (const [data, param] of Object.entries(PARAMS))
-        if (host.dataset[data] !== undefined) url.searchParams.set(param, host.dataset[data]);
       this.origin = url.origin;
       const frame = document.createElement("iframe");
       frame.src = url.href;

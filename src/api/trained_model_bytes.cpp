@@ -2,7 +2,6 @@
 // Not a reader: ModelAssembler opens what this returns.
 #include "trained_model_bytes.h"
 
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "model_files.h"
@@ -10,12 +9,10 @@
 
 namespace attn {
 
-std::vector<ModelFileBytes> trained_model_files(const Gpt2Model& model, const Corpus& corpus, bool scaled) {
-  nlohmann::ordered_json config = nlohmann::ordered_json::parse(gpt2_config_json(model.config));
-  if (!scaled) config["scale_attn_weights"] = false;  // Hugging Face's key, as save_trained_model writes it
+std::vector<ModelFileBytes> trained_model_files(const Gpt2Model& model, const Corpus& corpus) {
   std::ostringstream weights(std::ios::binary);
   write_gpt2_safetensors(weights, model);
-  return {{"config.json", config.dump(2) + "\n"}, {"model.safetensors", weights.str()},
+  return {{"config.json", gpt2_config_json(model.config)}, {"model.safetensors", weights.str()},
           {"tokenizer.json", corpus_tokenizer_json(corpus)}};
 }
 

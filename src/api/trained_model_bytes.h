@@ -16,7 +16,7 @@ struct ModelFileBytes {
 };
 
 // The same three files save_trained_model writes (F32 weights under GPT-2's names; a model trained
-// without 1/√d says "scale_attn_weights": false in config.json).
-std::vector<ModelFileBytes> trained_model_files(const Gpt2Model& model, const Corpus& corpus, bool scaled);
+// without 1/√d says "scale_attn_weights": false in config.json, from its config).
+std::vector<ModelFileBytes> trained_model_files(const Gpt2Model& model, const Corpus& corpus);
 
 }  // namespace attn

@@ -14,6 +14,7 @@
 #include "../api/compute_json.h"
 #include "../core/kernels/matmul.h"
 #include "../ui/app_state.h"
+#include "../ui/input_table.h"
 #include "../ui/panels.h"
 #include "../ui/widgets.h"
 #include "platform.h"
@@ -76,6 +77,16 @@ JS_EXPORT const char* attn_get_summary() {
   for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(g_state->inputs.token, j));
   state["selected_weights"] = row;
   return reply({{"state", state}});
+}
+
+// {"inputs": [...]}: the table of inputs (input_table.h), from which the page makes its URL
+// parameters and permalinks.
+JS_EXPORT const char* attn_inputs_table() {
+  try {
+    return reply({{"inputs", attn::input_table_json()}});
+  } catch (const std::exception& e) {
+    return error_reply(e.what());
+  }
 }
 
 // Applies a partial state; {"ok": true} or {"error": "key: what is wrong"}.

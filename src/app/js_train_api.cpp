@@ -66,7 +66,7 @@ JS_EXPORT const char* attn_train_files() {
   if (!s.run.started()) return error_reply("download: train a model first");
   try {
     const attn::Trainer& trainer = s.run.trainer();
-    g_files = attn::trained_model_files(trainer.model(), trainer.corpus(), trainer.settings().scale);
+    g_files = attn::trained_model_files(trainer.model(), trainer.corpus());
   } catch (const std::exception& e) {
     return error_reply(std::string("download: ") + e.what());
   }
@@ -86,7 +86,7 @@ void attn::ui::save_trained_model_zip(const AppState&) {
 void attn::ui::save_trained_model_zip(const AppState& state) {
   const Trainer& trainer = state.train->run.trainer();
   try {
-    save_trained_model(trainer.model(), trainer.corpus(), "trained-model", trainer.settings().scale);
+    save_trained_model(trainer.model(), trainer.corpus(), "trained-model");
     std::printf("wrote the trained model into trained-model/\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -391,7 +391,7 @@ std::string use_trained_model(AppState& state, double now) {
   const std::string name = "trained (seed " + std::to_string(settings.seed) + ")";
   try {
     ModelAssembler assembler(name);
-    for (const ModelFileBytes& f : trained_model_files(trainer.model(), trainer.corpus(), settings.scale)) {
+    for (const ModelFileBytes& f : trained_model_files(trainer.model(), trainer.corpus())) {
       if (f.name == "model.safetensors") {
         assembler.begin_weights(f.name, f.bytes.size());
         assembler.feed_weights(reinterpret_cast<const std::uint8_t*>(f.bytes.data()), f.bytes.size());

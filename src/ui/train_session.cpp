@@ -2,6 +2,8 @@
 // held-out evaluation, the probe, the √d experiment, and their JSON. Not drawn here.
 #include "train_session.h"
 
+#include "input_table.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -31,7 +33,7 @@ TrainSettings train_settings(const TrainForm& form) {
 }
 
 json train_form_to_json(const TrainForm& f) {
-  return {{"seed", f.seed},     {"lr", f.lr},       {"layers", f.layers},           {"heads", f.heads},
+  return {{"seed", f.seed},     {"lr", exact_float(f.lr)},       {"layers", f.layers},           {"heads", f.heads},
           {"d_model", f.d_model}, {"scale", f.scale}, {"steps", f.steps},           {"probe_frame", f.probe_frame},
           {"probe_creature", f.probe_creature},     {"probe_thing", f.probe_thing}, {"probe_adjective", f.probe_adjective}};
 }
@@ -74,10 +76,8 @@ void apply_train_form_json(TrainForm& form, const json& partial) {
 }
 
 TrainSettings sqrt_d_experiment_settings(std::uint64_t seed, bool scale) {
-  TrainSettings s;
+  TrainSettings s = scale_experiment_settings(scale);
   s.seed = seed;
-  s.n_layer = 1, s.n_head = 1, s.n_embd = 256;  // one head of d_head 256
-  s.scale = scale;
   return s;
 }
 

@@ -36,7 +36,7 @@ nlohmann::json train_form_to_json(const TrainForm& form);
 // recipe's range are accepted here (the view shows why they cannot train).
 void apply_train_form_json(TrainForm& form, const nlohmann::json& partial);
 
-// The √d experiment's recipe: the same seed with and without the division at d_head 256.
+// The √d experiment's arm (train.h's scale_experiment_settings) with the form's seed.
 TrainSettings sqrt_d_experiment_settings(std::uint64_t seed, bool scale);
 constexpr int kExperimentSteps = 300;   // each run stops here if it has not reached the bar
 constexpr double kExperimentBar = 0.9;  // held-out accuracy the experiment times
