@@ -432,6 +432,19 @@
     });
     return fflateLoad;
   }
+  // Training also uses the idle time between frames: slices of at most 8 ms while the browser has
+  // nothing else to do (requestIdleCallback), so a slow frame rate does not slow training down and
+  // no slice delays a frame. Nothing trains: a look four times a second.
+  function trainWhenIdle(deadline) {
+    let more = false;
+    try {
+      const budget = Math.min(8, deadline.timeRemaining());
+      if (running && budget >= 1) more = Module.ccall("attn_train_idle", "number", ["number"], [budget]) === 1;
+    } catch (e) { console.error(e); }
+    if (more) requestIdleCallback(trainWhenIdle, { timeout: 100 });
+    else setTimeout(() => requestIdleCallback(trainWhenIdle, { timeout: 100 }), 250);
+  }
+  if (window.requestIdleCallback) setTimeout(() => requestIdleCallback(trainWhenIdle, { timeout: 100 }), 250);
   /** The folder as one zip: a Promise of {name: "trained-....zip", zip: Uint8Array} (files under the folder's name). */
   api.trainedModelZip = async () => {
     const { name, files } = api.trainedModelFiles();

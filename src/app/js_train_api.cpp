@@ -2,6 +2,7 @@
 // trainedModelZip) and the Download button's platform edge. Not the session (ui/train_session.h).
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -48,6 +49,17 @@ JS_EXPORT const char* attn_train(const char* json_text) {
   } catch (const std::exception& e) {
     return error_reply(e.what());
   }
+}
+
+// One slice of training in the page's idle time between frames (requestIdleCallback), at most
+// budget_ms; 1 while a run or the experiment goes on, 0 when nothing trains.
+JS_EXPORT int attn_train_idle(double budget_ms) {
+  attn::AppState* state = js_api::attached_state();
+  if (!state) return 0;
+  attn::TrainSession& s = *state->train;
+  if (!s.running && !s.experiment_running) return 0;
+  attn::train_frame(s, state->inputs.train, std::min(budget_ms, attn::kTrainSliceMs), false);
+  return s.running || s.experiment_running ? 1 : 0;
 }
 
 // {"run": {loss, accuracy_steps, accuracy}, "scaled": {...}, "unscaled": {...}}: every point drawn.

@@ -196,8 +196,12 @@ void draw_progress(const TrainSession& s) {
     ImGui::TextUnformatted("Not started: step 0.");
     return;
   }
-  std::snprintf(buf, sizeof buf, "step %d of %d  ·  %.0f steps/s  ·  training took %.1f ms of the last frame", r.steps(), goal,
-                s.steps_per_second, s.slice_ms);
+  if (r.evaluating())
+    std::snprintf(buf, sizeof buf, "step %d of %d  ·  measuring the held-out accuracy  ·  %.1f ms of the last frame", r.steps(),
+                  goal, s.slice_ms);
+  else
+    std::snprintf(buf, sizeof buf, "step %d of %d  ·  %.0f steps/s  ·  training took %.1f ms of the last frame", r.steps(), goal,
+                  s.steps_per_second, s.slice_ms);
   ImGui::TextUnformatted(buf);
   publish_item_rect("train:progress");
   if (!r.losses().empty()) {

@@ -291,7 +291,7 @@ void experiment_start(TrainSession& session, const TrainForm& form) {
   session.experiment_running = true;
 }
 
-void train_frame(TrainSession& session, const TrainForm& form, double budget_ms) {
+void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh) {
   const double start = train_clock_ms();
   const double deadline = start + budget_ms;
   bool changed = false;
@@ -323,9 +323,12 @@ void train_frame(TrainSession& session, const TrainForm& form, double budget_ms)
     };
     if (finished(session.experiment[0]) && finished(session.experiment[1])) session.experiment_running = false;
   }
-  if (changed || (session.probe.at_step < 0 && session.run.started()) ||
-      (session.probe.words.empty() && probe_problem(train_picker_corpus(), form).empty()))
+  session.probe_stale = session.probe_stale || changed;
+  if (refresh && (session.probe_stale || (session.probe.at_step < 0 && session.run.started()) ||
+                  (session.probe.words.empty() && probe_problem(train_picker_corpus(), form).empty()))) {
     refresh_probe(session, form);
+    session.probe_stale = false;
+  }
   if (session.running || session.experiment_running) session.slice_ms = train_clock_ms() - start;
 }
 

@@ -103,6 +103,7 @@ struct TrainSession {
   std::string error;             // why the last start was refused ("" when it was not)
   std::string message;           // the last action's outcome for the learner ("Now the current model ...")
   ProbeView probe;
+  bool probe_stale = false;      // steps were taken since the probe was computed
   double steps_per_second = 0;
   double slice_ms = 0;           // training time of the last frame's slice
   double rate_mark_ms = -1;      // steps per second: measured over ≥ 0.5 s windows
@@ -120,9 +121,10 @@ constexpr int kExperimentEvalEvery = 20;
 
 double train_clock_ms();  // steady clock, ms
 
-// Runs the session for one frame: the run while running (pausing at form.steps), then the
-// experiment, within budget_ms together; refreshes the probe. Cheap when nothing runs.
-void train_frame(TrainSession& session, const TrainForm& form, double budget_ms);
+// Runs the session for one slice: the run while running (pausing at form.steps), then the
+// experiment, within budget_ms together; refreshes the probe (a frame's slice; the page's idle
+// slices between frames leave that to the next frame). Cheap when nothing runs.
+void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh = true);
 // Start (or continue) the run with the form; a bad form sets session.error and returns false.
 bool train_start(TrainSession& session, const TrainForm& form);
 void train_reset(TrainSession& session);
