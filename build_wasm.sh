@@ -53,14 +53,18 @@ build_web() {  # build_web DIR SIMD(ON|OFF) [targets...]
   deps
   local imgui
   imgui="$(imgui_dir)"
+  # the shipped trained model comes from the native build (site trains it first)
   emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DIMGUI_DIR="$imgui" -DATTN_SIMD="$simd" \
-    -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" >&2
+    -DATTN_TRAINED_MODEL_DIR="$ROOT/$NATIVE_DIR/trained" -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" >&2
   cmake --build "$dir" -j "$JOBS" ${1:+--target "$@"} >&2
 }
 
 site() {
   # Two builds of the same program: with WASM SIMD, and a baseline for browsers without it
-  # (web/explainer.js picks one by feature detection at load).
+  # (web/explainer.js picks one by feature detection at load). Both embed the trained model the
+  # native CLI makes first (the default recipe, seed 1: seconds).
+  build_native trained_model
+  log "shipped model: $(cat "$NATIVE_DIR/trained.json")"
   build_web "$WEB_DIR" ON attention_explainer
   build_web "$WEB_BASELINE_DIR" OFF attention_explainer
   rm -rf dist

@@ -139,6 +139,17 @@ int main(int argc, char** argv) {
   }
 
   static attn::AppState state = attn::make_initial_state();
+#ifdef ATTN_TRAINED_MODEL_DIR
+  // The model trained at build time (the default recipe, seed 1), through the same loader as any
+  // folder: offered in the model picker from the first frame, not chosen.
+  try {
+    attn::LoadedModel model = attn::load_model_dir(ATTN_TRAINED_MODEL_DIR);
+    model.name = "trained (built in)";
+    attn::add_model(state, std::move(model));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: the built-in trained model did not load (%s)\n", e.what());
+  }
+#endif
   if (!options.model_dir.empty()) {
     try {
       attn::LoadedModel model = attn::load_model_dir(options.model_dir);

@@ -553,8 +553,11 @@ void validate_train_settings(const TrainSettings& s) {
 
 TrainSettings scale_experiment_settings(bool scale) {
   TrainSettings s;
-  s.n_layer = 2, s.n_head = 1, s.n_embd = 256;  // one head of d_head = 256: q·k sums 256 products
-  s.lr = 1e-3f;
+  // One head of d_head = 256 per layer: q·k sums 256 products. lr 3e-4 (3e-3 · 32/256, the default
+  // recipe's rate scaled down with the width; 1e-3 stayed at 50% held-out for 600 steps): measured,
+  // the scaled arm reaches 100% held-out by step 200 (seed 1).
+  s.n_layer = 2, s.n_head = 1, s.n_embd = 256;
+  s.lr = 3e-4f;
   s.scale = scale;
   return s;
 }

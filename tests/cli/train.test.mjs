@@ -53,6 +53,10 @@ test("train: the default recipe learns the referent; its folder opens in the CLI
   assert.equal(result.steps, 600);
   assert.ok(result.heldout_accuracy >= 0.95, `held-out accuracy ${result.heldout_accuracy}`);
   assert.ok(result.twin_accuracy >= 0.9, `tired/wide twins both right: ${result.twin_accuracy}`);
+  // In layer 0 a head's weights at the predict position cannot depend on the adjective (its keys are
+  // token + position only), so of each tired/wide twin pair exactly one sentence has the right noun
+  // above the other: exactly half. The last layer's share is the heads bar (printed above).
+  assert.equal(result.best_head_share_per_layer[0], 0.5);
   for (const f of ["config.json", "model.safetensors", "tokenizer.json"]) assert.ok(fs.existsSync(path.join(out, f)), f);
   assert.match(r.stderr, /step 600 +loss/);
 
