@@ -342,8 +342,12 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
   publish_item_rect("train:experiment");
   ImGui::EndDisabled();
   ImGui::SameLine();
-  hint(("seed " + std::to_string(state.inputs.train.seed) + ", 1 layer, 1 head, d_model 256, up to " +
-        std::to_string(kExperimentSteps) + " steps each; the two runs take turns").c_str());
+  const TrainSettings recipe = sqrt_d_experiment_settings(state.inputs.train.seed, true);
+  char recipe_text[200];
+  std::snprintf(recipe_text, sizeof recipe_text, "seed %llu, %d layers, %d head of %d, lr %g, up to %d steps each; the two runs take turns",
+                static_cast<unsigned long long>(recipe.seed), recipe.n_layer, recipe.n_head, recipe.n_embd / recipe.n_head, recipe.lr,
+                kExperimentSteps);
+  hint(recipe_text);
   const TrainRun& scaled = s.experiment[0];
   const TrainRun& unscaled = s.experiment[1];
   const float w = plot_width(2), h = ImGui::GetFontSize() * 11;

@@ -117,7 +117,7 @@ struct TrainSession {
 // The slice budget: how much of a frame training may take (frames stay under 16 ms).
 constexpr double kTrainSliceMs = 8.0;
 constexpr int kTrainEvalEvery = 50;
-constexpr int kExperimentEvalEvery = 20;
+constexpr int kExperimentEvalEvery = 25;  // an evaluation costs ~16 steps of d_head 256
 
 double train_clock_ms();  // steady clock, ms
 
