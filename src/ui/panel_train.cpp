@@ -199,18 +199,17 @@ void draw_progress(const TrainSession& s) {
   if (r.evaluating())
     std::snprintf(buf, sizeof buf, "step %d of %d  ·  measuring the held-out accuracy  ·  %.1f ms of the last frame", r.steps(),
                   goal, s.slice_ms);
-  else
+  else if (s.running)
     std::snprintf(buf, sizeof buf, "step %d of %d  ·  %.0f steps/s  ·  training took %.1f ms of the last frame", r.steps(), goal,
                   s.steps_per_second, s.slice_ms);
+  else
+    std::snprintf(buf, sizeof buf, "step %d of %d  ·  paused", r.steps(), goal);
   ImGui::TextUnformatted(buf);
   publish_item_rect("train:progress");
-  if (!r.losses().empty()) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLossColor), " loss %.3f", r.losses().back());
-  }
+  if (!r.losses().empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLossColor), "loss %.3f", r.losses().back());
   if (!r.accuracies().empty()) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccuracyColor), " held-out accuracy %.1f%% (step %d)",
+    if (!r.losses().empty()) ImGui::SameLine();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccuracyColor), "held-out accuracy %.1f%% (step %d)",
                        100.0 * r.accuracies().back(), r.accuracy_steps().back());
   }
 }
