@@ -409,6 +409,51 @@
   /** Benchmark: median ms of the current model's whole forward on T tokens ({ms, flops}). */
   api.benchModel = ({ T = 64, reps = 3 } = {}) => modelCall("attn_model_bench", ["number", "number"], [T, reps]);
 
+  // [Train] The train view's actions and its model's files (src/app/js_train_api.cpp). The zip is
+  // made by fflate (dist/fflate.js), fetched on the first Download: it is not in the first page load.
+  /** train("start" | "pause" | "reset" | "use" | "experiment") → getState().train; a refused Start
+   *  throws an Error that names the setting. */
+  api.train = (action) => call("attn_train", JSON.stringify({ action })).train;
+  /** Every point of the curves: {run, scaled, unscaled}, each {loss [per step], accuracy_steps, accuracy}. */
+  api.trainCurves = () => call("attn_train_curves");
+  /** The trained model's folder: {name, files: [{name, data: Uint8Array}]} (config.json, model.safetensors, tokenizer.json). */
+  api.trainedModelFiles = () => {
+    const reply = call("attn_train_files");
+    return { name: reply.name, files: reply.files.map((f) => ({ name: f.name, data: Module.HEAPU8.slice(f.pointer >>> 0, (f.pointer >>> 0) + f.size) })) };
+  };
+  let fflateLoad = null;
+  function loadFflate() {
+    if (window.fflate) return Promise.resolve(window.fflate);
+    if (!fflateLoad) fflateLoad = new Promise((resolve, reject) => {
+      const script = Object.assign(document.createElement("script"), { src: "fflate.js" });
+      script.onload = () => (window.fflate ? resolve(window.fflate) : reject(new Error("fflate.js: loaded, but it defines no fflate")));
+      script.onerror = () => { fflateLoad = null; reject(new Error("fflate.js: could not be loaded (is the site complete?)")); };
+      document.head.appendChild(script);
+    });
+    return fflateLoad;
+  }
+  // Training also uses the idle time between frames: slices of at most 8 ms while the browser has
+  // nothing else to do (requestIdleCallback), so a slow frame rate does not slow training down and
+  // no slice delays a frame. Nothing trains: a look four times a second.
+  function trainWhenIdle(deadline) {
+    let more = false;
+    try {
+      const budget = Math.min(8, deadline.timeRemaining());
+      if (running && budget >= 1) more = Module.ccall("attn_train_idle", "number", ["number"], [budget]) === 1;
+    } catch (e) { console.error(e); }
+    if (more) requestIdleCallback(trainWhenIdle, { timeout: 100 });
+    else setTimeout(() => requestIdleCallback(trainWhenIdle, { timeout: 100 }), 250);
+  }
+  if (window.requestIdleCallback) setTimeout(() => requestIdleCallback(trainWhenIdle, { timeout: 100 }), 250);
+  /** The folder as one zip: a Promise of {name: "trained-....zip", zip: Uint8Array} (files under the folder's name). */
+  api.trainedModelZip = async () => {
+    const { name, files } = api.trainedModelFiles();
+    const fflate = await loadFflate();
+    const entries = {};
+    for (const f of files) entries[`${name}/${f.name}`] = f.data;
+    return { name: `${name}.zip`, zip: fflate.zipSync(entries, { level: 6 }) };
+  };
+
   // The model picker's buttons (drawn by the app) and drag and drop onto the page.
   const fileInput = document.getElementById("model-files");
   const folderInput = document.getElementById("model-folder");
@@ -790,6 +835,9 @@
     cancelModelLoad: () => api.cancelModelLoad(),
     downloadText: (name, mime, text) => download(name, new Blob([text], { type: mime })),
     downloadWeightsPng: () => weightsPng().then((blob) => download("attention-weights.png", blob)),
+    downloadTrainedModel: () => api.trainedModelZip()
+      .then(({ name, zip }) => download(name, new Blob([zip], { type: "application/zip" })))
+      .catch((e) => console.warn(`attention explainer: ${e.message}`)),
     copyPermalink: () => window.Module.copyText(api.permalink()),
     openHandout: () => api.handout(),
     copyText: (text) => {

@@ -27,6 +27,7 @@ constexpr ViewInfo kViews[kViewCount] = {
     {View::Derive, "derive", "Derive"},     {View::Break, "break", "Break"},
     {View::Mistakes, "mistakes", "Mistakes"}, {View::Build, "build", "Build"},
     {View::Cost, "cost", "Cost T²"},        {View::Practice, "practice", "Practice"},
+    {View::Train, "train", "Train"},
 };
 [[noreturn]] void bad(const std::string& key, const std::string& why) {
   throw std::invalid_argument(key + ": " + why);
@@ -313,6 +314,7 @@ json state_to_json(const AppState& s) {
     for (const NextToken& n : top_next_tokens(*s.model.forward, s.inputs.token, 5))
       next.push_back({{"token", m->tokenizer->display(n.id)}, {"id", n.id}, {"p", n.p}});
   j["next"] = next;
+  j["train"] = train_state_json(*s.train, s.inputs.train);
   return j;
 }
 

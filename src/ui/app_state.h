@@ -11,12 +11,13 @@
 #include "../api/model_files.h"
 #include "../core/gpt2.h"
 #include "../core/model.h"
+#include "train_session.h"
 
 namespace attn {
 
 // Every view of the app, in tab order. The names are the public ones (?view=NAME, getState().view).
-enum class View { Flow, Weights, Heads, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice };
-constexpr int kViewCount = 11;
+enum class View { Flow, Weights, Heads, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice, Train };
+constexpr int kViewCount = 12;
 const char* view_name(View v);    // "flow", "weights", ...
 const char* view_title(View v);   // "Flow diagram", "Weight matrix", ...
 bool parse_view(const std::string& name, View* v);
@@ -52,6 +53,7 @@ struct AppInputs {
   // what computes the app's large problems (the cost view): "auto" or one of kBackendNames
   std::string backend = "auto";
   int cost_T = 2048;                 // cost view: T of the whole weight matrix it shows (d = 64)
+  TrainForm train;                   // train view: the recipe and the probe sentence as typed
   // presentation (set by the embedding page or the learner's system settings)
   bool embed = false;                // no surrounding chrome: a compact control strip and the view(s)
   unsigned embed_views = 0;          // which views an embed offers, one bit per View (0: all)
@@ -130,6 +132,9 @@ struct AppState {
   std::string error_key;     // which input it was about ("sentence", "temperature", ...)
   unsigned revision = 0;     // +1 for every accepted change (panels animate on it)
   double changed_at = -1e9;  // time of the last accepted change, seconds (for the flow animation)
+  // The train view's run (a trainer and its curves): not an input, it grows between frames.
+  // Shared so the state stays copyable; one session per app.
+  std::shared_ptr<TrainSession> train = std::make_shared<TrainSession>();
 };
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)

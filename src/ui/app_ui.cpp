@@ -31,6 +31,7 @@ constexpr Panel kPanels[kViewCount] = {
     {draw_derive_panel, derive_view_data},   {draw_break_panel, break_view_data},
     {draw_mistakes_panel, mistakes_view_data}, {draw_build_panel, build_view_data},
     {draw_cost_panel, cost_view_data},       {draw_practice_panel, practice_view_data},
+    {nullptr, train_view_data},  // drawn with its wish (draw_app)
 };
 
 PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }
@@ -190,7 +191,10 @@ void draw_app(AppState& state, double now) {
   ImGui::Begin("Self-attention explainer", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
+  // Training runs between frames in slices of a fixed budget, whichever view is open.
+  train_frame(*state.train, state.inputs.train, kTrainSliceMs);
   AppInputs next = state.inputs;
+  TrainWish train_wish;
   keyboard_shortcuts(state, next);
   const bool embed = state.inputs.embed;
   unsigned offered = 0;
@@ -240,7 +244,8 @@ void draw_app(AppState& state, double now) {
   // Wrap text at the visible edge, leaving room for the vertical scrollbar: in a window that can
   // scroll sideways, ImGui's own wrap width is last frame's content width.
   ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - ImGui::GetStyle().WindowPadding.x);
-  if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
+  if (state.inputs.view == View::Train) draw_train_panel(state, next, train_wish);
+  else if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
   ImGui::PopTextWrapPos();
   // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
   // views fit its width).
@@ -254,6 +259,7 @@ void draw_app(AppState& state, double now) {
   publish_tooltip_rect();
 
   if (next != state.inputs) apply_inputs(state, next, now);
+  apply_train_wish(state, train_wish, now);
 }
 
 }  // namespace attn::ui

@@ -303,6 +303,16 @@ std::vector<InputField> make_fields() {
   t.push_back(theme);
   t.push_back(boolean<&AppInputs::reduced_motion>("reduced_motion", G::Setting, U::Read,
                                                   "no animations (default: the system's)"));
+
+  // The train view's recipe and probe as typed (a recipe that cannot train is kept: the view says why).
+  InputField train = row<&AppInputs::train>("train", "object", G::Place, U::None,
+                                            "Train view: {seed, lr, layers, heads, d_model, scale, steps, probe_frame, "
+                                            "probe_creature, probe_thing, probe_adjective}");
+  train.get = [](const AppInputs& in) { return train_form_to_json(in.train); };
+  train.set = [](const InputField&, const AppState&, AppInputs& next, const json& v) {
+    apply_train_form_json(next.train, v);  // its messages name "train.<setting>"
+  };
+  t.push_back(train);
   return t;
 }
 

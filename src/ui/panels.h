@@ -32,6 +32,17 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next);
 void draw_build_panel(const AppState& state, AppInputs& next);
 void draw_cost_panel(const AppState& state, AppInputs& next);
 void draw_practice_panel(const AppState& state, AppInputs& next);
+// The train view also asks for actions that are not inputs (they act on state.train).
+struct TrainWish {
+  bool start = false, pause = false, reset = false, use_model = false, download = false, experiment = false;
+};
+void draw_train_panel(const AppState& state, AppInputs& next, TrainWish& wish);
+// Applies the wish after the frame (Start, Pause, Reset, Use this model, Download, the experiment).
+void apply_train_wish(AppState& state, const TrainWish& wish, double now);
+// Makes the trained model the current model of every view (through the one loader, as its
+// downloaded folder would open); returns "" or why not.
+std::string use_trained_model(AppState& state, double now);
+nlohmann::json train_view_data(const AppState& state);
 nlohmann::json heads_view_data(const AppState& state);
 nlohmann::json library_view_data(const AppState& state);
 nlohmann::json steps_view_data(const AppState& state);
@@ -55,6 +66,9 @@ void open_url(const char* url);
 void save_text_file(const char* name, const char* mime, const std::string& text);
 // The weight matrix as a PNG image download (web only; returns false where not available).
 bool export_weights_png();
+// Offers the trained model's folder (config.json, model.safetensors, tokenizer.json) as one zip
+// download (web: the page zips with fflate; natively: writes the folder trained-model/).
+void save_trained_model_zip(const AppState& state);
 // Copies a link that reopens the current state (web only; returns false where not available).
 bool copy_permalink();
 // Opens the printable handout of the current state in a new tab (web only; false where not available).

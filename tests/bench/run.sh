@@ -108,4 +108,10 @@ if [ "${BENCH_SKIP_MODELS:-0}" != 1 ]; then
   node tests/bench/model_bench.mjs --dist dist --out "$OUT/results.json" "${quick_flag[@]}" ||
     log "the model benchmark failed: no model rows"
 fi
+# -- the train view: frame time while a model trains in the page (BENCH_SKIP_TRAIN=1: skip) ---------
+if [ "${BENCH_SKIP_TRAIN:-0}" != 1 ]; then
+  log "train view in headless Chromium (per-frame CPU time while training)"
+  node tests/bench/train_bench.mjs --dist dist --out "$OUT/results.json" "${quick_flag[@]}" ||
+    log "the train benchmark failed: no train rows"
+fi
 log "done in $(( $(date +%s) - start )) s"

@@ -130,6 +130,11 @@ nlohmann::json other_value(const InputField& f, const nlohmann::json& fallback) 
   if (type == "choice") return f.choices[0] == fallback ? f.choices[1] : f.choices[0];
   if (type == "views") return {"weights", "cost"};
   if (type == "matrix") return {{1, 2}, {3, 4}, {5, 6.5}};
+  if (type == "object") {  // the train view's form: another seed
+    nlohmann::json other = fallback;
+    other["seed"] = 7;
+    return other;
+  }
   return nullptr;
 }
 }  // namespace

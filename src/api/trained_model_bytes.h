@@ -1,0 +1,22 @@
+// The Train experiment's model folder in memory: config.json, model.safetensors and tokenizer.json
+// as bytes (for the page's Download zip and for loading a trained model through the one loader).
+// Not a writer of folders (train_files.h) and not a zip maker (the page zips with fflate).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "../core/corpus.h"
+#include "../core/gpt2.h"
+
+namespace attn {
+
+struct ModelFileBytes {
+  std::string name;   // "config.json", "model.safetensors", "tokenizer.json"
+  std::string bytes;
+};
+
+// The same three files save_trained_model writes (F32 weights under GPT-2's names; a model trained
+// without 1/√d says "scale_attn_weights": false in config.json, from its config).
+std::vector<ModelFileBytes> trained_model_files(const Gpt2Model& model, const Corpus& corpus);
+
+}  // namespace attn

@@ -1,0 +1,384 @@
+// The train view's session (see train_session.h): slices of training between frames, chunked
+// held-out evaluation, the probe, the √d experiment, and their JSON. Not drawn here.
+#include "train_session.h"
+
+#include "input_table.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace attn {
+
+using nlohmann::json;
+
+bool TrainForm::operator==(const TrainForm& o) const {
+  return seed == o.seed && lr == o.lr && layers == o.layers && heads == o.heads && d_model == o.d_model &&
+         scale == o.scale && steps == o.steps && probe_frame == o.probe_frame && probe_creature == o.probe_creature &&
+         probe_thing == o.probe_thing && probe_adjective == o.probe_adjective;
+}
+
+TrainSettings train_settings(const TrainForm& form) {
+  TrainSettings s;
+  s.seed = form.seed;
+  s.lr = form.lr;
+  s.n_layer = form.layers, s.n_head = form.heads, s.n_embd = form.d_model;
+  s.scale = form.scale;
+  validate_train_settings(s);  // names layers, heads, d_model, lr
+  if (form.steps < 1 || form.steps > kMaxTrainSteps)
+    throw std::invalid_argument("steps: must be 1 to " + std::to_string(kMaxTrainSteps) + ", got " + std::to_string(form.steps));
+  return s;
+}
+
+json train_form_to_json(const TrainForm& f) {
+  return {{"seed", f.seed},     {"lr", exact_float(f.lr)},       {"layers", f.layers},           {"heads", f.heads},
+          {"d_model", f.d_model}, {"scale", f.scale}, {"steps", f.steps},           {"probe_frame", f.probe_frame},
+          {"probe_creature", f.probe_creature},     {"probe_thing", f.probe_thing}, {"probe_adjective", f.probe_adjective}};
+}
+
+void apply_train_form_json(TrainForm& form, const json& partial) {
+  if (!partial.is_object()) throw std::invalid_argument("train: must be an object, e.g. {\"seed\": 2}");
+  TrainForm next = form;
+  for (const auto& item : partial.items()) {
+    const std::string& key = item.key();
+    const json& v = item.value();
+    const auto bad = [&](const std::string& why) { throw std::invalid_argument("train." + key + ": " + why); };
+    const auto whole = [&](int* target) {
+      // whole numbers within int range; the recipe's own range is checked by train_settings
+      if (!v.is_number_integer() || v.get<long long>() < -1000000000LL || v.get<long long>() > 1000000000LL)
+        bad("must be a whole number");
+      *target = static_cast<int>(v.get<long long>());
+    };
+    if (key == "seed") {
+      if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > (1LL << 53))
+        bad("must be a whole number from 0 to 2^53");
+      next.seed = static_cast<std::uint64_t>(v.get<long long>());
+    } else if (key == "lr") {
+      if (!v.is_number()) bad("must be a number");  // NaN cannot arrive as JSON; ≤ 0 is refused at start
+      next.lr = v.get<float>();
+    } else if (key == "scale") {
+      if (!v.is_boolean()) bad("must be true or false");
+      next.scale = v.get<bool>();
+    } else if (key == "layers") whole(&next.layers);
+    else if (key == "heads") whole(&next.heads);
+    else if (key == "d_model") whole(&next.d_model);
+    else if (key == "steps") whole(&next.steps);
+    else if (key == "probe_frame") whole(&next.probe_frame);
+    else if (key == "probe_creature") whole(&next.probe_creature);
+    else if (key == "probe_thing") whole(&next.probe_thing);
+    else if (key == "probe_adjective") whole(&next.probe_adjective);
+    else bad("is not a setting of the train view (seed, lr, layers, heads, d_model, scale, steps, probe_frame, "
+             "probe_creature, probe_thing, probe_adjective)");
+  }
+  form = next;
+}
+
+TrainSettings sqrt_d_experiment_settings(std::uint64_t seed, bool scale) {
+  TrainSettings s = scale_experiment_settings(scale);
+  s.seed = seed;
+  return s;
+}
+
+double train_clock_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// ---- one run ------------------------------------------------------------------------------------
+
+void TrainRun::start(const TrainSettings& settings, int eval_every) {
+  auto trainer = std::make_unique<Trainer>();
+  trainer->init(settings);  // throws for a bad recipe: the old run stays
+  trainer_ = std::move(trainer);
+  eval_graph_ = std::make_unique<Gpt2TrainGraph<float>>(trainer_->model_config(), settings.batch, settings.scale);
+  losses_.clear(), accuracies_.clear(), accuracy_steps_.clear();
+  eval_every_ = eval_every;
+  step_ms_ = chunk_ms_ = 0;
+  begin_evaluation();  // step 0: the untrained model's accuracy
+}
+
+void TrainRun::begin_evaluation() {
+  eval_graph_->set_parameters(trainer_->model());
+  eval_pending_ = true;
+  eval_next_ = 0;
+  eval_correct_ = 0;
+}
+
+// One batch of held-out sentences: is the top next word at the predicting position the referent?
+// (Trainer::evaluate's accuracy, in pieces; its batches are the same, so are its numbers.)
+void TrainRun::evaluate_chunk() {
+  const Corpus& corpus = trainer_->corpus();
+  const auto& held = corpus.heldout;
+  const std::size_t end = std::min(held.size(), eval_next_ + static_cast<std::size_t>(trainer_->settings().batch));
+  chunk_.clear();
+  for (std::size_t i = eval_next_; i < end; ++i) chunk_.push_back(held[i].ids);
+  if (!chunk_.empty()) eval_graph_->forward(chunk_);
+  const int V = static_cast<int>(corpus.vocab.size());
+  for (std::size_t i = eval_next_; i < end; ++i) {
+    const float* p = eval_graph_->probs(static_cast<int>(i - eval_next_), held[i].predict_pos());
+    eval_correct_ += static_cast<int>(std::max_element(p, p + V) - p) == held[i].answer_id;  // ties: the lower id
+  }
+  eval_next_ = end;
+  if (eval_next_ >= held.size()) {
+    eval_pending_ = false;
+    accuracy_steps_.push_back(trainer_->steps_done());
+    accuracies_.push_back(held.empty() ? 0.0f : static_cast<float>(eval_correct_) / static_cast<float>(held.size()));
+  }
+}
+
+int TrainRun::work(double deadline_ms, int until_step) {
+  if (!trainer_) return 0;
+  int taken = 0;
+  bool first = true;
+  while (first || train_clock_ms() + (eval_pending_ ? chunk_ms_ : step_ms_) < deadline_ms) {
+    first = false;
+    if (eval_pending_) {
+      const double t0 = train_clock_ms();
+      evaluate_chunk();
+      const double ms = train_clock_ms() - t0;
+      chunk_ms_ = chunk_ms_ == 0 ? ms : 0.8 * chunk_ms_ + 0.2 * ms;
+      continue;
+    }
+    if (trainer_->steps_done() >= until_step) break;
+    const double t0 = train_clock_ms();
+    losses_.push_back(trainer_->step());
+    const double ms = train_clock_ms() - t0;
+    step_ms_ = step_ms_ == 0 ? ms : 0.8 * step_ms_ + 0.2 * ms;
+    ++taken;
+    if (trainer_->steps_done() % eval_every_ == 0 || trainer_->steps_done() == until_step) begin_evaluation();
+  }
+  return taken;
+}
+
+int TrainRun::first_step_at(double bar) const {
+  for (std::size_t i = 0; i < accuracies_.size(); ++i)
+    if (accuracies_[i] >= bar) return accuracy_steps_[i];
+  return -1;
+}
+
+// ---- the session --------------------------------------------------------------------------------
+
+const Corpus& train_picker_corpus() {
+  static const Corpus corpus = make_corpus(1);
+  return corpus;
+}
+
+namespace {
+
+const CorpusSentence* find_sentence(const Corpus& c, const TrainForm& f, bool* heldout) {
+  for (const auto* list : {&c.train, &c.heldout})
+    for (const CorpusSentence& s : *list)
+      if (s.frame == f.probe_frame && s.creature == f.probe_creature && s.thing == f.probe_thing &&
+          s.adjective == f.probe_adjective) {
+        *heldout = list == &c.heldout;
+        return &s;
+      }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string probe_problem(const Corpus& c, const TrainForm& f) {
+  const auto check = [](const char* what, int v, std::size_t n) {
+    return v < 0 || v >= static_cast<int>(n)
+               ? std::string("train.") + what + ": must be 0 to " + std::to_string(n - 1) + ", got " + std::to_string(v)
+               : std::string();
+  };
+  for (const std::string& why : {check("probe_frame", f.probe_frame, c.frames.size()),
+                                 check("probe_creature", f.probe_creature, c.creatures.size()),
+                                 check("probe_thing", f.probe_thing, c.things.size()),
+                                 check("probe_adjective", f.probe_adjective, c.adjectives.size())})
+    if (!why.empty()) return why;
+  return "";
+}
+
+void refresh_probe(TrainSession& session, const TrainForm& form) {
+  const bool trained = session.run.started();
+  const Corpus& corpus = trained ? session.run.trainer().corpus() : train_picker_corpus();
+  ProbeView p;
+  bool heldout = false;
+  const CorpusSentence* s = probe_problem(corpus, form).empty() ? find_sentence(corpus, form, &heldout) : nullptr;
+  if (!s) {
+    session.probe = p;
+    return;
+  }
+  p.predict_pos = s->predict_pos();
+  for (int i = 0; i <= p.predict_pos; ++i) p.words.push_back(corpus.vocab[static_cast<std::size_t>(s->ids[static_cast<std::size_t>(i)])]);
+  p.creature_pos = s->creature_pos, p.thing_pos = s->thing_pos;
+  p.creature = corpus.creatures[static_cast<std::size_t>(s->creature)];
+  p.thing = corpus.things[static_cast<std::size_t>(s->thing)];
+  p.answer = corpus.vocab[static_cast<std::size_t>(s->answer_id)];
+  p.heldout = heldout;
+  if (trained) {
+    const Trainer& trainer = session.run.trainer();
+    const Gpt2Config config = trainer.model_config();
+    Gpt2TrainGraph<float> graph(config, 1, trainer.settings().scale);
+    graph.set_parameters(trainer.model());
+    graph.forward({s->ids});
+    const int t = p.predict_pos;
+    p.attention.assign(static_cast<std::size_t>(config.n_layer), {});
+    for (int l = 0; l < config.n_layer; ++l)
+      for (int h = 0; h < config.n_head; ++h) {
+        const float* row = graph.attention_row(l, 0, h, t);
+        p.attention[static_cast<std::size_t>(l)].emplace_back(row, row + t + 1);
+      }
+    const float* probs = graph.probs(0, t);
+    std::vector<int> order(static_cast<std::size_t>(config.vocab_size));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + std::min<std::size_t>(5, order.size()), order.end(),
+                      [&](int a, int b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); });
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, order.size()); ++i)
+      p.top.push_back({corpus.vocab[static_cast<std::size_t>(order[i])], probs[order[i]]});
+    p.p_creature = probs[s->ids[static_cast<std::size_t>(s->creature_pos)]];
+    p.p_thing = probs[s->ids[static_cast<std::size_t>(s->thing_pos)]];
+    p.at_step = trainer.steps_done();
+  }
+  session.probe = std::move(p);
+}
+
+bool train_start(TrainSession& session, const TrainForm& form) {
+  session.message.clear();
+  TrainSettings settings;
+  try {
+    settings = train_settings(form);
+  } catch (const std::invalid_argument& e) {
+    session.error = e.what();
+    session.running = false;
+    return false;
+  }
+  session.error.clear();
+  // The same recipe continues (a raised step target, a new probe); another one starts afresh.
+  TrainForm recipe = form, before = session.form_started;
+  recipe.steps = before.steps = 0;
+  recipe.probe_frame = recipe.probe_creature = recipe.probe_thing = recipe.probe_adjective = 0;
+  before.probe_frame = before.probe_creature = before.probe_thing = before.probe_adjective = 0;
+  if (!session.run.started() || recipe != before) {
+    try {
+      session.run.start(settings, kTrainEvalEvery);
+    } catch (const std::invalid_argument& e) {  // over the trainer's memory bound
+      session.error = e.what();
+      session.running = false;
+      return false;
+    }
+    session.used_model.clear();
+  }
+  session.form_started = form;
+  if (session.run.steps() >= form.steps && !session.run.evaluating()) {
+    session.message = "The run is at " + std::to_string(session.run.steps()) + " steps already: raise Steps to go on.";
+    session.running = false;
+    return true;
+  }
+  session.running = true;
+  session.rate_mark_ms = -1;
+  refresh_probe(session, form);
+  return true;
+}
+
+void train_reset(TrainSession& session) {
+  session.run = TrainRun{};
+  session.running = false;
+  session.error.clear();
+  session.message.clear();
+  session.used_model.clear();
+  session.steps_per_second = 0;
+  session.probe = ProbeView{};
+}
+
+void experiment_start(TrainSession& session, const TrainForm& form) {
+  for (int i = 0; i < 2; ++i) session.experiment[i].start(sqrt_d_experiment_settings(form.seed, i == 0), kExperimentEvalEvery);
+  session.experiment_running = true;
+}
+
+void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh) {
+  const double start = train_clock_ms();
+  const double deadline = start + budget_ms;
+  bool changed = false;
+  if (session.running && session.run.started()) {
+    const int goal = session.form_started.steps;
+    changed = session.run.work(deadline, goal) > 0 || changed;
+    if (session.run.steps() >= goal && !session.run.evaluating()) session.running = false;
+    const double now = train_clock_ms();
+    if (session.rate_mark_ms < 0) {
+      session.rate_mark_ms = now, session.rate_mark_steps = session.run.steps();
+    } else if (now - session.rate_mark_ms >= 500) {
+      session.steps_per_second = 1000.0 * (session.run.steps() - session.rate_mark_steps) / (now - session.rate_mark_ms);
+      session.rate_mark_ms = now, session.rate_mark_steps = session.run.steps();
+    }
+    changed = true;
+  }
+  if (session.experiment_running) {
+    // the two runs take turns, each a share of what is left of the budget
+    for (int i = 0; i < 2; ++i) {
+      TrainRun& r = session.experiment[i];
+      const bool done = r.steps() >= kExperimentSteps || r.first_step_at(kExperimentBar) >= 0;
+      if (!done || r.evaluating()) {
+        const double left = deadline - train_clock_ms();
+        r.work(train_clock_ms() + std::max(0.0, left / (2 - i)), kExperimentSteps);
+      }
+    }
+    const auto finished = [](const TrainRun& r) {
+      return !r.evaluating() && (r.steps() >= kExperimentSteps || r.first_step_at(kExperimentBar) >= 0);
+    };
+    if (finished(session.experiment[0]) && finished(session.experiment[1])) session.experiment_running = false;
+  }
+  session.probe_stale = session.probe_stale || changed;
+  if (refresh && (session.probe_stale || (session.probe.at_step < 0 && session.run.started()) ||
+                  (session.probe.words.empty() && probe_problem(train_picker_corpus(), form).empty()))) {
+    refresh_probe(session, form);
+    session.probe_stale = false;
+  }
+  if (session.running || session.experiment_running) session.slice_ms = train_clock_ms() - start;
+}
+
+// ---- JSON ---------------------------------------------------------------------------------------
+
+json train_state_json(const TrainSession& s, const TrainForm& form) {
+  const TrainRun& r = s.run;
+  json j = train_form_to_json(form);
+  j["running"] = s.running;
+  j["started"] = r.started();
+  j["steps_done"] = r.steps();
+  j["loss"] = r.losses().empty() ? json(nullptr) : json(r.losses().back());
+  j["accuracy"] = r.accuracies().empty() ? json(nullptr) : json(r.accuracies().back());
+  j["accuracy_step"] = r.accuracy_steps().empty() ? json(nullptr) : json(r.accuracy_steps().back());
+  j["evaluating"] = r.evaluating();
+  j["steps_per_second"] = s.steps_per_second;
+  j["slice_ms"] = s.slice_ms;
+  j["step_ms"] = r.step_ms();
+  std::string problem;
+  try {
+    train_settings(form);
+  } catch (const std::invalid_argument& e) {
+    problem = e.what();
+  }
+  j["form_error"] = problem;  // what is wrong with the form as typed ("" when it can train)
+  j["error"] = s.error;       // why the last Start was refused
+  j["message"] = s.message;
+  j["used_model"] = s.used_model;
+  const ProbeView& p = s.probe;
+  json top = json::array();
+  for (const ProbeView::Guess& g : p.top) top.push_back({{"word", g.word}, {"p", g.p}});
+  j["probe"] = {{"words", p.words}, {"answer", p.answer}, {"creature", p.creature}, {"thing", p.thing},
+                {"heldout", p.heldout}, {"p_creature", p.p_creature}, {"p_thing", p.p_thing}, {"top", top},
+                {"attention", p.attention}, {"at_step", p.at_step}};
+  json runs = json::array();
+  for (const TrainRun& e : s.experiment)
+    runs.push_back({{"steps_done", e.steps()},
+                    {"loss", e.losses().empty() ? json(nullptr) : json(e.losses().back())},
+                    {"accuracy", e.accuracies().empty() ? json(nullptr) : json(e.accuracies().back())},
+                    {"reached_at", e.first_step_at(kExperimentBar) < 0 ? json(nullptr) : json(e.first_step_at(kExperimentBar))}});
+  j["experiment"] = {{"running", s.experiment_running}, {"scaled", runs[0]}, {"unscaled", runs[1]},
+                     {"max_steps", kExperimentSteps}, {"bar", kExperimentBar}};
+  return j;
+}
+
+json train_curves_json(const TrainSession& s) {
+  const auto curves = [](const TrainRun& r) {
+    return json{{"loss", r.losses()}, {"accuracy_steps", r.accuracy_steps()}, {"accuracy", r.accuracies()}};
+  };
+  return {{"run", curves(s.run)}, {"scaled", curves(s.experiment[0])}, {"unscaled", curves(s.experiment[1])}};
+}
+
+}  // namespace attn

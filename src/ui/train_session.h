@@ -1,0 +1,144 @@
+// The train view's session: a Trainer stepped in slices between frames (a time budget per frame),
+// its loss and held-out accuracy curves, the probe sentence's attention and prediction, and the √d
+// experiment's two runs. Not a panel (no ImGui: panel_train.cpp draws it) and not the trainer.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../core/train.h"
+
+namespace attn {
+
+// What the learner typed in the train view (part of AppInputs: the URL and setState({train}) set
+// it). It may be a bad recipe: train_settings() then says which setting and why.
+struct TrainForm {
+  std::uint64_t seed = 1;
+  float lr = 3e-3f;
+  int layers = 2, heads = 2, d_model = 32;
+  bool scale = true;
+  int steps = 600;  // the run pauses when it gets here
+  // the probe sentence, picked from the corpus: frame, creature, thing, adjective (indices); the
+  // default is the lesson's "the animal didn ' t cross the street because it was tired"
+  int probe_frame = 0, probe_creature = 0, probe_thing = 0, probe_adjective = 0;
+  bool operator==(const TrainForm& o) const;
+  bool operator!=(const TrainForm& o) const { return !(*this == o); }
+};
+constexpr int kMaxTrainSteps = 100000;
+// The trainer's settings for the form; throws std::invalid_argument("<setting>: ...") naming the
+// form's field (layers, heads, d_model, lr, steps, ...).
+TrainSettings train_settings(const TrainForm& form);
+nlohmann::json train_form_to_json(const TrainForm& form);
+// Applies the keys of a partial {seed, lr, layers, heads, d_model, scale, steps, probe_*} object;
+// a value of the wrong type throws std::invalid_argument("train.<key>: ..."). Numbers out of the
+// recipe's range are accepted here (the view shows why they cannot train).
+void apply_train_form_json(TrainForm& form, const nlohmann::json& partial);
+
+// The √d experiment's arm (train.h's scale_experiment_settings) with the form's seed.
+TrainSettings sqrt_d_experiment_settings(std::uint64_t seed, bool scale);
+constexpr int kExperimentSteps = 300;   // each run stops here if it has not reached the bar
+constexpr double kExperimentBar = 0.9;  // held-out accuracy the experiment times
+
+// One training run: a Trainer, the loss of every step and the held-out accuracy every
+// eval_every steps. The accuracy is computed in chunks (one batch of held-out sentences at a time)
+// on a copy of the weights, so a slice of a frame can stop between chunks; training waits for a due
+// evaluation, so each point is the model exactly at that step.
+class TrainRun {
+ public:
+  void start(const TrainSettings& settings, int eval_every);  // throws std::invalid_argument
+  bool started() const { return trainer_ != nullptr; }
+  // Does work until `deadline_ms` (steady clock, ms) or `until_step`: evaluation chunks first, then
+  // steps. At least one unit of work is done per call. Returns the steps taken.
+  int work(double deadline_ms, int until_step);
+  int steps() const { return trainer_ ? trainer_->steps_done() : 0; }
+  bool evaluating() const { return eval_pending_; }
+  const std::vector<float>& losses() const { return losses_; }
+  const std::vector<int>& accuracy_steps() const { return accuracy_steps_; }
+  const std::vector<float>& accuracies() const { return accuracies_; }
+  // The first evaluated step with accuracy ≥ bar, or -1.
+  int first_step_at(double bar) const;
+  Trainer& trainer() { return *trainer_; }
+  const Trainer& trainer() const { return *trainer_; }
+  double step_ms() const { return step_ms_; }  // running mean of one step's time
+
+ private:
+  void begin_evaluation();
+  void evaluate_chunk();
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<Gpt2TrainGraph<float>> eval_graph_;  // the weights of the step being evaluated
+  std::vector<float> losses_, accuracies_;
+  std::vector<int> accuracy_steps_;
+  std::vector<std::vector<int>> chunk_;
+  int eval_every_ = 50;
+  bool eval_pending_ = false;
+  std::size_t eval_next_ = 0;
+  int eval_correct_ = 0;
+  double step_ms_ = 0, chunk_ms_ = 0;  // running means: one step, one evaluation chunk
+};
+
+// The probe sentence as the view shows it: every head's attention from the position that predicts
+// the referent, and the model's next words there.
+struct ProbeView {
+  std::vector<std::string> words;                      // the sentence up to the predicting position
+  int predict_pos = 0;                                 // the last of words
+  int creature_pos = 0, thing_pos = 0;                 // where the two nouns are
+  std::string creature, thing, answer;                 // the two nouns and the right one
+  bool heldout = false;                                // a triple the model never trained on
+  std::vector<std::vector<std::vector<float>>> attention;  // [layer][head][key ≤ predict_pos]
+  struct Guess {
+    std::string word;
+    float p = 0;
+  };
+  std::vector<Guess> top;                              // the 5 likeliest next words
+  float p_creature = 0, p_thing = 0;
+  int at_step = -1;                                    // the step it was computed at (-1: none)
+};
+
+struct TrainSession {
+  TrainForm form_started;        // the form the current run was started with
+  TrainRun run;
+  bool running = false;
+  std::string error;             // why the last start was refused ("" when it was not)
+  std::string message;           // the last action's outcome for the learner ("Now the current model ...")
+  ProbeView probe;
+  bool probe_stale = false;      // steps were taken since the probe was computed
+  double steps_per_second = 0;
+  double slice_ms = 0;           // training time of the last frame's slice
+  double rate_mark_ms = -1;      // steps per second: measured over ≥ 0.5 s windows
+  int rate_mark_steps = 0;
+  std::string used_model;        // the name the trained model got among the loaded models
+  // the √d experiment: runs[0] with the division, runs[1] without
+  TrainRun experiment[2];
+  bool experiment_running = false;
+};
+
+// The slice budget: how much of a frame training may take (frames stay under 16 ms).
+constexpr double kTrainSliceMs = 8.0;
+constexpr int kTrainEvalEvery = 50;
+constexpr int kExperimentEvalEvery = 25;  // an evaluation costs ~16 steps of d_head 256
+
+double train_clock_ms();  // steady clock, ms
+
+// Runs the session for one slice: the run while running (pausing at form.steps), then the
+// experiment, within budget_ms together; refreshes the probe (a frame's slice; the page's idle
+// slices between frames leave that to the next frame). Cheap when nothing runs.
+void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh = true);
+// Start (or continue) the run with the form; a bad form sets session.error and returns false.
+bool train_start(TrainSession& session, const TrainForm& form);
+void train_reset(TrainSession& session);
+void experiment_start(TrainSession& session, const TrainForm& form);
+// The probe for the form's picked sentence on the run's current weights.
+void refresh_probe(TrainSession& session, const TrainForm& form);
+// The corpus whose lists the probe picker offers (its sets are the same for every seed).
+const Corpus& train_picker_corpus();
+// Whether the form's probe indices name a sentence of the corpus (else: why not).
+std::string probe_problem(const Corpus& corpus, const TrainForm& form);
+
+// getState().train: the form, running, steps, loss, accuracy, rates, the probe and the experiment's
+// summary (no curves: trainCurves() has them).
+nlohmann::json train_state_json(const TrainSession& session, const TrainForm& form);
+nlohmann::json train_curves_json(const TrainSession& session);
+
+}  // namespace attn

@@ -1,0 +1,188 @@
+// End-to-end: the train view in headless Chromium. The default recipe trained in the page reaches
+// the native CLI's numbers for the same seed; "Use this model" makes every view show it; Download's
+// zip holds a folder that the CLI and the page open with the same predictions; bad recipes are
+// refused with the setting named. Not the trainer's unit tests (tests/unit/test_train*.cpp).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot } from "./harness.mjs";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const CLI = path.join(ROOT, "build/native/attention_cli");
+const fflate = createRequire(import.meta.url)(path.join(ROOT, "node_modules/fflate"));
+const SEED = 1, STEPS = 600;  // the default recipe: 2 layers, 2 heads, d_model 32, lr 3e-3
+// Over 600 AdamW steps the page's wasm kernels and the native ones round differently (another
+// summation order in the SIMD products), so the losses agree to rounding, not to the last bit.
+const LOSS_TOLERANCE = 2e-3;
+const PROBE = "the animal didn ' t cross the street because it was tired . it refers to the";
+
+let server, browser, work, cli;
+
+async function cliJson(args) {
+  const { stdout } = await run(CLI, args, { maxBuffer: 64 << 20 });
+  return JSON.parse(stdout);
+}
+
+// Polls getState().train until `done(train)`; resolves the last train state.
+async function waitTrain(page, done, timeoutMs = 240000) {
+  const start = Date.now();
+  for (;;) {
+    const train = await page.evaluate(() => window.attentionExplainer.getState().train);
+    if (done(train)) return train;
+    if (Date.now() - start > timeoutMs) throw new Error(`train view: gave up after ${timeoutMs} ms at ${JSON.stringify({ steps: train.steps_done, running: train.running })}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+before(async () => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), "attn-train-"));
+  cli = await cliJson(["train", "--seed", String(SEED), "--steps", String(STEPS), "--out", path.join(work, "cli")]);
+  server = await serveStatic();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+test("the default recipe trained in the page reaches the native CLI's accuracy and loss (same seed)", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url + "?view=train");
+  try {
+    assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).view, "train");
+    const t0 = Date.now();
+    // Start for real: the button on the canvas.
+    const start = await page.evaluate(() => window.attentionExplainer.itemRect("train:start"));
+    await page.mouse.click(start.x + start.w / 2, start.y + start.h / 2);
+    const mid = await waitTrain(page, (t) => t.steps_done >= 150);
+    assert.ok(mid.running, "training runs after Start");
+    await screenshot(page, "train-mid-1280x800");
+    const end = await waitTrain(page, (t) => !t.running && t.steps_done === STEPS);
+    const seconds = (Date.now() - t0) / 1000;
+    await frames(page, 3);
+    await screenshot(page, "train-end-1280x800");
+    console.log(`train view: ${STEPS} steps in ${seconds.toFixed(1)} s in headless Chromium (CLI natively: ${cli.seconds.toFixed(1)} s); ` +
+      `held-out accuracy page ${end.accuracy} vs CLI ${cli.heldout_accuracy}; final loss page ${end.loss} vs CLI ${cli.final_loss}`);
+    assert.equal(end.accuracy_step, STEPS);
+    assert.ok(end.accuracy >= 0.95, `held-out accuracy ${end.accuracy} < 95%`);
+    assert.ok(Math.abs(end.accuracy - cli.heldout_accuracy) <= 1 / 760 + 1e-12,
+      `page ${end.accuracy} vs CLI ${cli.heldout_accuracy}: more than one held-out sentence apart`);
+    assert.ok(Math.abs(end.loss - cli.final_loss) <= LOSS_TOLERANCE, `final loss page ${end.loss} vs CLI ${cli.final_loss}`);
+    const curves = await page.evaluate(() => window.attentionExplainer.trainCurves());
+    assert.equal(curves.run.loss.length, STEPS);
+    assert.equal(curves.run.accuracy_steps[0], 0);
+    assert.ok(curves.run.loss[0] > 2 * curves.run.loss[STEPS - 1], "the loss falls");
+    // The probe's guess: "it was tired" → the animal, most likely by far.
+    assert.equal(end.probe.words.join(" "), PROBE);
+    assert.equal(end.probe.top[0].word, "animal");
+    assert.ok(end.probe.p_creature > 0.9, `p(animal) = ${end.probe.p_creature}`);
+    assert.equal(end.probe.attention.length, 2);
+    assert.equal(end.probe.attention[1].length, 2);
+
+    // The phone's portrait: the same view, laid out for 390 px.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await frames(page, 5);
+    await screenshot(page, "train-end-390x844");
+
+    // "Use this model": every view shows the trained model; Weights shows its attention.
+    const used = await page.evaluate(() => window.attentionExplainer.train("use"));
+    assert.equal(used.used_model, `trained (seed ${SEED})`);
+    const weights = await page.evaluate(() => window.attentionExplainer.setState({ view: "weights" }));
+    assert.equal(weights.model, `trained (seed ${SEED})`);
+    assert.deepEqual([weights.model_info.layers, weights.model_info.heads, weights.model_info.d_model], [2, 2, 32]);
+    assert.equal(weights.tokens.join(" "), PROBE);
+    assert.equal(weights.next[0].token, "animal");
+    assert.ok(Math.abs(weights.next[0].p - end.probe.p_creature) < 1e-4, `Weights' next ${weights.next[0].p} vs the probe ${end.probe.p_creature}`);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await frames(page, 3);
+    await screenshot(page, "train-used-weights-1280x800");
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("Download gives one zip whose folder the CLI and the page open with the same predictions", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url + "?view=train");
+  try {
+    await page.evaluate(() => window.attentionExplainer.setState({ train: { steps: 100, seed: 4 } }));
+    await page.evaluate(() => window.attentionExplainer.train("start"));
+    const end = await waitTrain(page, (t) => !t.running && t.steps_done === 100);
+    await frames(page, 2);
+    // The button for real: a browser download of one zip (fflate fetched on this click).
+    const button = await page.evaluate(() => window.attentionExplainer.itemRect("train:download"));
+    const [download] = await Promise.all([page.waitForEvent("download"),
+      page.mouse.click(button.x + button.w / 2, button.y + button.h / 2)]);
+    const zipPath = path.join(work, "download.zip");
+    await download.saveAs(zipPath);
+    assert.match(download.suggestedFilename(), /^trained-seed4-step100\.zip$/);
+    const entries = fflate.unzipSync(new Uint8Array(fs.readFileSync(zipPath)));
+    const names = Object.keys(entries).sort();
+    assert.deepEqual(names, ["trained-seed4-step100/config.json", "trained-seed4-step100/model.safetensors",
+      "trained-seed4-step100/tokenizer.json"]);
+    const dir = path.join(work, "downloaded");
+    fs.mkdirSync(dir, { recursive: true });
+    for (const name of names) fs.writeFileSync(path.join(dir, path.basename(name)), entries[name]);
+    // The CLI opens it: the same next-word probabilities at the predicting position as the probe.
+    const trace = await cliJson(["model", "--dir", dir, "--text", PROBE, "--top", "5"]);
+    const last = trace.next[trace.next.length - 1];
+    assert.deepEqual(last.map((n) => n.token), end.probe.top.map((g) => g.word));
+    last.forEach((n, i) => assert.ok(Math.abs(n.p - end.probe.top[i].p) < 1e-4, `${n.token}: CLI ${n.p} vs page ${end.probe.top[i].p}`));
+    // The page opens it too, through loadModel({files}).
+    const files = names.map((name) => ({ name, data: Array.from(entries[name]) }));
+    const info = await page.evaluate(async (list) => {
+      const api = window.attentionExplainer;
+      const model = await api.loadModel({ files: list.map((f) => ({ name: f.name, data: new Uint8Array(f.data) })) });
+      api.setState({ model: model.name, sentence: "the animal didn't cross the street because it was tired . it refers to the" });
+      const s = api.getState();
+      api.setState({ token: s.tokens.length - 1 });
+      return { model, next: api.getState().next };
+    }, files);
+    assert.equal(info.model.name, "trained-seed4-step100");
+    assert.deepEqual([info.model.layers, info.model.heads, info.model.d_model], [2, 2, 32]);
+    info.next.forEach((n, i) => {
+      assert.equal(n.token, last[i].token);
+      assert.ok(Math.abs(n.p - last[i].p) < 1e-4, `${n.token}: page loadModel ${n.p} vs CLI ${last[i].p}`);
+    });
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("bad recipes are refused with the setting named, in red in the view and by train('start')", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url + "?view=train");
+  try {
+    const cases = [[{ heads: 0 }, /^heads: /], [{ heads: 2, d_model: 33 }, /^d_model: 33 is not divisible by the 2 heads/],
+      [{ d_model: 32, lr: 0 }, /^lr: /], [{ lr: -1 }, /^lr: /], [{ lr: 0.003, layers: 0 }, /^layers: /]];
+    for (const [form, message] of cases) {
+      const state = await page.evaluate((f) => window.attentionExplainer.setState({ train: f }), form);
+      assert.match(state.train.form_error, message);
+      const refused = await page.evaluate(() => {
+        try { window.attentionExplainer.train("start"); return null; } catch (e) { return e.message; }
+      });
+      assert.match(refused, message);
+      assert.equal((await page.evaluate(() => window.attentionExplainer.getState().train)).running, false);
+    }
+    await frames(page, 3);
+    const box = await page.evaluate(() => window.attentionExplainer.itemRect("train:form_error"));
+    assert.ok(box.w > 0, "the message is drawn in the view");
+    await screenshot(page, "train-bad-recipe-1280x800");
+    // A wrong type is refused by setState itself, naming the key.
+    const typeError = await page.evaluate(() => {
+      try { window.attentionExplainer.setState({ train: { heads: "two" } }); return null; } catch (e) { return e.message; }
+    });
+    assert.equal(typeError, "train.heads: must be a whole number");
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});

@@ -1,0 +1,116 @@
+// The train view's session without a window: slices give the same run as the trainer stepped in
+// one go, the chunked held-out accuracy equals Trainer::evaluate's, bad recipes name the setting,
+// and the trained model's folder bytes load back through the one loader with the same predictions.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "../../src/api/model_files.h"
+#include "../../src/api/trained_model_bytes.h"
+#include "../../src/ui/app_state.h"
+
+using namespace attn;
+
+namespace {
+TrainForm small_form(int steps) {
+  TrainForm f;
+  f.seed = 3;
+  f.steps = steps;
+  return f;
+}
+// Runs the session to its step target in slices of `budget_ms`.
+void run_to_end(TrainSession& s, const TrainForm& f, double budget_ms) {
+  REQUIRE(train_start(s, f));
+  for (int frame = 0; frame < 100000 && s.running; ++frame) train_frame(s, f, budget_ms);
+  REQUIRE_FALSE(s.running);
+}
+}  // namespace
+
+TEST_CASE("train session: slices reproduce the trainer stepped in one go, accuracy as Trainer::evaluate") {
+  const int steps = 50;  // a multiple of kTrainEvalEvery: the last point is an evaluation
+  const TrainForm form = small_form(steps);
+  TrainSession s;
+  run_to_end(s, form, 0.5);  // tiny slices: evaluation is spread over many frames
+  Trainer reference;
+  reference.init(train_settings(form));
+  float last = 0;
+  for (int i = 0; i < steps; ++i) last = reference.step();
+  CHECK(s.run.steps() == steps);
+  REQUIRE(s.run.losses().size() == static_cast<std::size_t>(steps));
+  CHECK(s.run.losses().back() == last);  // same floats: the same code on the same batches
+  REQUIRE(s.run.accuracy_steps().size() == 2);  // step 0 and step 50
+  CHECK(s.run.accuracy_steps().front() == 0);
+  CHECK(s.run.accuracy_steps().back() == steps);
+  CHECK(s.run.accuracies().back() == static_cast<float>(reference.evaluate().accuracy));  // the same sentences right
+  // Continue: a raised target goes on from step 50 instead of starting over.
+  TrainForm more = form;
+  more.steps = steps + 5;
+  run_to_end(s, more, 1000);
+  CHECK(s.run.steps() == steps + 5);
+  CHECK(s.run.losses().size() == static_cast<std::size_t>(steps + 5));
+}
+
+TEST_CASE("train session: bad recipes are refused naming the setting") {
+  const auto refused = [](TrainForm f) {
+    TrainSession s;
+    CHECK_FALSE(train_start(s, f));
+    CHECK_FALSE(s.running);
+    return s.error;
+  };
+  TrainForm f = small_form(10);
+  f.heads = 0;
+  CHECK(refused(f).rfind("heads:", 0) == 0);
+  f = small_form(10), f.d_model = 33, f.heads = 2;
+  CHECK(refused(f).rfind("d_model:", 0) == 0);
+  f = small_form(10), f.lr = 0;
+  CHECK(refused(f).rfind("lr:", 0) == 0);
+  f = small_form(10), f.lr = std::numeric_limits<float>::quiet_NaN();
+  CHECK(refused(f).rfind("lr:", 0) == 0);
+  f = small_form(0);
+  CHECK(refused(f).rfind("steps:", 0) == 0);
+  TrainForm json_form;
+  CHECK_THROWS_WITH_AS(apply_train_form_json(json_form, {{"heads", "two"}}), "train.heads: must be a whole number",
+                       std::invalid_argument);
+  CHECK_THROWS_AS(apply_train_form_json(json_form, {{"width", 3}}), std::invalid_argument);
+  apply_train_form_json(json_form, {{"heads", 0}, {"seed", 9}});
+  CHECK(json_form.heads == 0);  // accepted as typed: the view shows why it cannot train
+  CHECK(json_form.seed == 9);
+}
+
+TEST_CASE("train session: the probe shows every head at the predicting position; the folder bytes load back") {
+  const TrainForm form = small_form(20);
+  TrainSession s;
+  run_to_end(s, form, 1000);
+  const ProbeView& p = s.probe;
+  REQUIRE(p.attention.size() == 2);
+  REQUIRE(p.attention[0].size() == 2);
+  CHECK(p.words.size() == static_cast<std::size_t>(p.predict_pos + 1));
+  CHECK(p.words.front() == "the");
+  CHECK(p.words[static_cast<std::size_t>(p.creature_pos)] == "animal");
+  CHECK(p.words[static_cast<std::size_t>(p.thing_pos)] == "street");
+  CHECK(p.answer == "animal");  // tired fits a creature
+  for (const auto& layer : p.attention)
+    for (const auto& row : layer) {
+      double sum = 0;
+      for (float w : row) sum += w;
+      CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
+    }
+  // The folder through the loader: the same next-word probabilities at the predicting position.
+  const Trainer& trainer = s.run.trainer();
+  ModelAssembler assembler("trained");
+  for (const ModelFileBytes& f : trained_model_files(trainer.model(), trainer.corpus())) {
+    if (f.name == "model.safetensors") {
+      assembler.begin_weights(f.name, f.bytes.size());
+      assembler.feed_weights(reinterpret_cast<const std::uint8_t*>(f.bytes.data()), f.bytes.size());
+    } else {
+      assembler.add_text_file(f.name, f.bytes);
+    }
+  }
+  const LoadedModel loaded = assembler.finish();
+  std::vector<int> ids;
+  for (const std::string& w : p.words) ids.push_back(trainer.corpus().id(w));
+  const ModelTrace trace = gpt2_forward(*loaded.model, ids, Backend::Scalar);
+  const int creature_id = trainer.corpus().id(p.creature);
+  CHECK(trace.probs(p.predict_pos, creature_id) == doctest::Approx(p.p_creature).epsilon(1e-4));
+}
