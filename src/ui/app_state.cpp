@@ -241,6 +241,8 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     const bool same_break = state.revision > 0 && old.d == next.break_d && old.T == next.break_T &&
                             old.seed == static_cast<std::uint64_t>(next.break_seed);
     model.saturation = same_break ? old : run_break_experiment(next.break_d, next.break_T, next.break_seed);
+    const bool same_range = state.revision > 0 && old.d == next.break_d && old.T == next.break_T;
+    model.saturation_range = same_range ? state.model.saturation_range : break_ratio_range(next.break_d, next.break_T, 0);
   } catch (const std::invalid_argument& e) {
     state.error = e.what();
     state.error_key = key;

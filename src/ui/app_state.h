@@ -103,6 +103,7 @@ struct AppModel {
   AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)
+  BreakRatioRange saturation_range;  // its gradient factor over seeds 0-7 at (break_d, break_T)
 };
 
 // A model download or file read in progress, or offered (?hub=), as the model picker shows it.

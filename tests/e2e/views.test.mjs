@@ -58,6 +58,15 @@ test("break: at d = 512, T = 64 the lesson's regime, side by side", async () => 
   assert.ok(b.unscaled.mean_entropy < 0.5);
   assert.ok(b.scaled.median_row_grad >= 10 * b.unscaled.median_row_grad);
   assert.ok(close(b.unscaled.score_std, Math.sqrt(512), 3));
+  // Two ratios, said apart: at each side's softmax input (~244x, seed 0) and at the raw q·k, where
+  // the scaled side is also divided by √512 (~11x); the headline is the range over seeds 0-7.
+  assert.ok(close(b.gradient_ratio, 243.6, 2), `ratio ${b.gradient_ratio}`);
+  assert.ok(close(b.gradient_ratio_raw, b.gradient_ratio / Math.sqrt(512), 1e-3), `raw ratio ${b.gradient_ratio_raw}`);
+  assert.equal(b.seed_range.seeds, 8);
+  assert.ok(close(b.seed_range.min, 20.68, 0.2) && close(b.seed_range.max, 243.6, 2), JSON.stringify(b.seed_range));
+  assert.ok(b.seed_range.min <= b.seed_range.median && b.seed_range.median <= b.seed_range.max);
+  // the caveat: the total gradient into q is larger without ÷√d
+  assert.ok(b.unscaled.q_grad_norm > 5 * b.scaled.q_grad_norm);
   const total = (h) => h.reduce((a, c) => a + c, 0);
   assert.equal(total(b.histogram_scaled), 64);
   assert.equal(total(b.histogram_unscaled), 64);
