@@ -24,7 +24,7 @@ struct Panel {
 
 // In View order (app_state.h).
 constexpr Panel kPanels[kViewCount] = {
-    {draw_flow_panel, nullptr},           {draw_weights_panel, nullptr},  {draw_heads_panel, heads_view_data},
+    {draw_flow_panel, flow_view_data},           {draw_weights_panel, nullptr},  {draw_heads_panel, heads_view_data},
     {draw_library_panel, library_view_data}, {draw_steps_panel, steps_view_data},
     {draw_derive_panel, derive_view_data},   {draw_break_panel, break_view_data},
     {draw_mistakes_panel, mistakes_view_data}, {draw_build_panel, build_view_data},

@@ -303,7 +303,7 @@ void draw_explanation(const BreakResult& r) {
                 r.d, std::sqrt(static_cast<double>(r.d)), r.unscaled.score_std);
   paragraph(text);
   std::snprintf(text, sizeof text,
-                "2. Softmax picks one winner. It weighs scores through exp, so two scores only 5 apart already "
+                "2. Softmax all but crowns one winner. It weighs scores through exp, so two scores only 5 apart already "
                 "get weights about 150 times apart. With scores spread by about %.0f, nearly all of a row's "
                 "weight goes to its largest score: the row is almost one-hot.",
                 r.unscaled.score_std);

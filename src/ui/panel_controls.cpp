@@ -258,7 +258,7 @@ void model_loader(const AppState& state, bool& show_loader) {
   if (!load.error.empty()) error_text(load.error);
 }
 
-// What a control that does not apply to a GPT-2 model says instead (dimmed, one line).
+// What a control that does not apply here says instead (dimmed, one line, indented).
 void not_for_this_model(const char* why) {
   ImGui::Indent();
   hint(why);
@@ -307,7 +307,8 @@ void draw_controls(const AppState& state, AppInputs& next) {
   }
   ImGui::Separator();
 
-  ImGui::TextUnformatted(real ? "Text" : "Sentence (queries)");
+  // Self-attention reads Q, K and V all from this sentence; only cross-attention splits them.
+  ImGui::TextUnformatted(real ? "Text" : cross_shown(state) ? "Sentence (gives the queries)" : "Sentence (gives Q, K and V)");
   if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
   publish_item_rect("sentence");
   error_line(state, "sentence");
@@ -320,7 +321,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   ImGui::SameLine();
   if (ImGui::ArrowButton("##next", ImGuiDir_Right) && next.token + 1 < static_cast<int>(tokens.size())) ++next.token;
   ImGui::SameLine();
-  hint("or keys [ ]");
+  hint("or the keyboard's [ and ] keys");
   if (real) {
     ImGui::Spacing();
     next_token_strip(state);
@@ -338,8 +339,19 @@ void draw_controls(const AppState& state, AppInputs& next) {
     publish_item_rect("causal");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each token may look only at itself and earlier tokens (as in GPT).");
   }
-  ImGui::Checkbox("Divide by √d", &next.scale);
-  publish_item_rect("scale");
+  if (state.inputs.mistake == Mistake::ForgetScale) {  // the mistake already leaves the division out
+    bool off = false;
+    ImGui::BeginDisabled();
+    ImGui::Checkbox("Divide by √d", &off);
+    ImGui::EndDisabled();
+    publish_item_rect("scale");
+    not_for_this_model("Off: the \"Forget √d\" mistake is on (Mistakes view), which compares with and without it.");
+  } else {
+    ImGui::Checkbox("Divide by √d", &next.scale);
+    publish_item_rect("scale");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Off: every view computes without ÷√d. To see both side by side: Mistakes → Forget √d.");
+  }
   ImGui::TextUnformatted("Temperature");
   ImGui::SetNextItemWidth(-1);
   ImGui::SliderFloat("##temperature", &next.temperature, kMinTemperature, kMaxTemperature, "%.2f", ImGuiSliderFlags_Logarithmic);

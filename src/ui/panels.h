@@ -29,6 +29,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next);
 void draw_build_panel(const AppState& state, AppInputs& next);
 void draw_cost_panel(const AppState& state, AppInputs& next);
 void draw_practice_panel(const AppState& state, AppInputs& next);
+nlohmann::json flow_view_data(const AppState& state);
 nlohmann::json heads_view_data(const AppState& state);
 nlohmann::json library_view_data(const AppState& state);
 nlohmann::json steps_view_data(const AppState& state);
