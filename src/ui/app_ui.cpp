@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -20,15 +21,17 @@ using DataFn = nlohmann::json (*)(const AppState&);
 struct Panel {
   PanelFn draw;
   DataFn data;  // nullptr: the main state already carries everything the view shows
+  bool banner;  // it shows the current model's attention, with head_banner (and the toy's notes)
 };
 
 // In View order (app_state.h).
 constexpr Panel kPanels[kViewCount] = {
-    {draw_flow_panel, flow_view_data},           {draw_weights_panel, nullptr},  {draw_heads_panel, heads_view_data},
-    {draw_library_panel, library_view_data}, {draw_steps_panel, steps_view_data},
-    {draw_derive_panel, derive_view_data},   {draw_break_panel, break_view_data},
-    {draw_mistakes_panel, mistakes_view_data}, {draw_build_panel, build_view_data},
-    {draw_cost_panel, cost_view_data},       {draw_practice_panel, practice_view_data},
+    {draw_flow_panel, flow_view_data, true},          {draw_weights_panel, nullptr, true},
+    {draw_heads_panel, heads_view_data, true},        {draw_library_panel, library_view_data, true},
+    {draw_steps_panel, steps_view_data, true},        {draw_derive_panel, derive_view_data, false},
+    {draw_break_panel, break_view_data, false},       {draw_mistakes_panel, mistakes_view_data, true},
+    {draw_build_panel, build_view_data, true},        {draw_cost_panel, cost_view_data, false},
+    {draw_practice_panel, practice_view_data, false},
 };
 
 PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }
@@ -84,7 +87,14 @@ std::vector<std::string> key_labels(const AppState& state) {
 
 nlohmann::json view_data(const AppState& state) {
   const DataFn data = kPanels[static_cast<int>(state.inputs.view)].data;
-  return data ? data(state) : nlohmann::json(nullptr);
+  nlohmann::json j = data ? data(state) : nlohmann::json(nullptr);
+  // Where the toy fails on this sentence, the views that show its attention say so.
+  const std::vector<ModelNote> notes = toy_model_notes(state);
+  if (!notes.empty() && kPanels[static_cast<int>(state.inputs.view)].banner) {
+    if (j.is_null()) j = nlohmann::json::object();
+    for (const ModelNote& n : notes) j["model_notes"].push_back({{"id", n.id}, {"text", n.text}});
+  }
+  return j;
 }
 
 bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col) {

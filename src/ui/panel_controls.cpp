@@ -404,6 +404,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   if (unknown)
     hint("Words outside the small lexicon get a fixed pseudo-random vector: their attention means little.");
   hint("The model is hand-made, not trained: its numbers were chosen so you can read why each token looks where it does.");
+  hint(toy_model_description());
 }
 
 }  // namespace attn::ui
