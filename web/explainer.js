@@ -461,13 +461,15 @@
   // The address bar follows the inputs (a permalink at any moment); defaults are left out.
   const DEFAULTS = { view: "flow", sentence: "The animal didn't cross the street because it was tired", token: "it",
     causal: false, scale: true, temperature: 1, cross: false, kv_sentence: "The tired animal slept under a tree",
-    mistake: "none", backend: "auto", cost_T: 2048, model: "handmade", layer: 0, head: 0 };
+    mistake: "none", backend: "auto", cost_T: 2048, model: "handmade", layer: 0, head: 0,
+    compare_sentence: "The animal didn't cross the street because it was wide", compare_tokens: false, compare_token: 1 };
   function permalinkSearch(state) {
     const params = new URLSearchParams();
     const current = { view: state.view, sentence: state.sentence, token: state.token_text, causal: state.causal,
       scale: state.scale, temperature: Math.round(state.temperature * 1000) / 1000, cross: state.cross,
       kv_sentence: state.kv_sentence, mistake: state.mistake, backend: state.backend, cost_T: state.cost_T,
-      model: state.model, layer: state.layer, head: state.head };
+      model: state.model, layer: state.layer, head: state.head, compare_sentence: state.compare_sentence,
+      compare_tokens: state.compare_tokens, compare_token: state.compare_token };
     // A model from the hub comes back as an offer (?hub=) that loads with one click.
     const hub = state.model !== undefined && hubModels.get(state.model);
     if (hub) {
@@ -477,6 +479,7 @@
     }
     for (const [key, value] of Object.entries(current)) {
       if (key === "kv_sentence" && !state.cross) continue;
+      if (key.startsWith("compare_") && state.view !== "compare") continue;
       if (value === undefined || value === DEFAULTS[key]) continue;
       params.set(key, typeof value === "boolean" ? (value ? "1" : "0") : String(value));
     }
@@ -582,8 +585,8 @@
   }
 
   // URL parameters -> inputs. Each is applied on its own, so one bad value only warns.
-  const BOOLEAN_PARAMS = ["causal", "scale", "cross", "library_best_only", "embed", "reduced_motion"];
-  const STRING_PARAMS = ["view", "sentence", "kv_sentence", "mistake", "theme", "backend", "model"];
+  const BOOLEAN_PARAMS = ["causal", "scale", "cross", "library_best_only", "embed", "reduced_motion", "compare_tokens"];
+  const STRING_PARAMS = ["view", "sentence", "kv_sentence", "mistake", "theme", "backend", "model", "compare_sentence"];
   // read by the page itself: the embedding page's origin, a repository offered from the hub
   const PAGE_PARAMS = ["origin", "hub", "revision", "hub_base"];
   function paramValue(key, raw) {
@@ -598,7 +601,7 @@
       if (raw.trim() === "" || !Number.isFinite(v)) throw new Error("temperature: must be a number");
       return v;
     }
-    if (key === "token") return /^\d+$/.test(raw) ? Number(raw) : raw;
+    if (key === "token" || key === "compare_token") return /^\d+$/.test(raw) ? Number(raw) : raw;
     if (key === "layer" || key === "head") {
       if (!/^\d+$/.test(raw)) throw new Error(key + ": must be a whole number");
       return Number(raw);
@@ -612,7 +615,8 @@
   }
   function applyUrlParameters() {
     const params = new URLSearchParams(window.location.search);
-    const ordered = [...params.keys()].sort((a, b) => (a === "token") - (b === "token"));  // token last
+    const late = (key) => key === "token" || key === "compare_token";  // looked up in the sentence: last
+    const ordered = [...params.keys()].sort((a, b) => late(a) - late(b));
     // A model is never loaded when the page opens: ?hub= offers it, and its layer and head wait
     // for it; any other model name only warns (the hand-made model stays).
     const hub = params.get("hub");

@@ -26,6 +26,7 @@ constexpr ViewInfo kViews[kViewCount] = {
     {View::Derive, "derive", "Derive"},     {View::Break, "break", "Break"},
     {View::Mistakes, "mistakes", "Mistakes"}, {View::Build, "build", "Build"},
     {View::Cost, "cost", "Cost T²"},        {View::Practice, "practice", "Practice"},
+    {View::Compare, "compare", "Compare"},
 };
 [[noreturn]] void bad(const std::string& key, const std::string& why) {
   throw std::invalid_argument(key + ": " + why);
@@ -63,7 +64,8 @@ bool AppInputs::operator==(const AppInputs& o) const {
          break_d == o.break_d && break_T == o.break_T && break_seed == o.break_seed && checklist == o.checklist &&
          embed == o.embed && embed_views == o.embed_views && light_theme == o.light_theme &&
          reduced_motion == o.reduced_motion && backend == o.backend && cost_T == o.cost_T && model == o.model &&
-         layer == o.layer && head == o.head;
+         layer == o.layer && head == o.head && compare_sentence == o.compare_sentence &&
+         compare_tokens == o.compare_tokens && compare_token == o.compare_token;
 }
 
 std::string weights_csv(const AppState& s) {
@@ -233,6 +235,28 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
       model.forward = handmade_forward(model.queries, model.trace);
     }
+    key = "compare_sentence";
+    applied.compare_token = std::clamp(next.compare_token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
+    if (next.view == View::Compare && !next.compare_tokens) {
+      if (loaded) {
+        const Gpt2Config& c = loaded->model->config;
+        const bool same = state.model.compare_forward && state.model.compare_forward_model == loaded->model &&
+                          state.inputs.compare_sentence == next.compare_sentence;
+        const std::vector<int> ids = model_token_ids(*loaded, next.compare_sentence);
+        model.compare_forward = same ? state.model.compare_forward
+                                     : std::make_shared<const ModelTrace>(gpt2_forward(*loaded->model, ids));
+        model.compare_forward_model = loaded->model;
+        model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
+        model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
+        model.compare_queries.x = model.compare_forward->layers[applied.layer].x;
+        model.compare = gpt2_head_trace(*model.compare_forward, applied.layer, applied.head, c.head_dim(), o);
+      } else {
+        model.compare_queries = embed_sentence(next.compare_sentence);
+        const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;
+        const WorkedModel& w = worked_model();
+        model.compare = attend_projected(model.compare_queries.x, keys.x, w.wq, w.wk, w.wv, o);
+      }
+    }
     key = "derive";
     AttentionOptions derive_options;  // the derive view follows the lesson: scaled, no mask
     model.derive = attend(next.derive_q, next.derive_k, next.derive_v, derive_options);
@@ -304,6 +328,9 @@ json inputs_to_json(const AppState& s) {
   j["break_T"] = in.break_T;
   j["break_seed"] = in.break_seed;
   j["checklist"] = in.checklist;
+  j["compare_sentence"] = in.compare_sentence;
+  j["compare_tokens"] = in.compare_tokens;
+  j["compare_token"] = in.compare_token;
   j["backend"] = in.backend;
   j["cost_T"] = in.cost_T;
   j["embed"] = in.embed;
@@ -344,13 +371,15 @@ void apply_state_json(AppState& s, const json& partial, double now) {
   for (const auto& item : partial.items()) {
     const std::string& key = item.key();
     const json& v = item.value();
-    if (key == "sentence" || key == "kv_sentence") {
+    if (key == "sentence" || key == "kv_sentence" || key == "compare_sentence") {
       if (!v.is_string()) bad(key, "must be a string");
-      (key == "sentence" ? next.sentence : next.kv_sentence) = v.get<std::string>();
+      (key == "sentence" ? next.sentence : key == "kv_sentence" ? next.kv_sentence : next.compare_sentence) =
+          v.get<std::string>();
     } else if (key == "cross" || key == "causal" || key == "scale" || key == "library_best_only" || key == "embed" ||
-               key == "reduced_motion") {
+               key == "reduced_motion" || key == "compare_tokens") {
       if (!v.is_boolean()) bad(key, "must be true or false");
       const bool b = v.get<bool>();
+      if (key == "compare_tokens") next.compare_tokens = b;
       if (key == "cross") next.cross = b;
       if (key == "causal") next.causal = b;
       if (key == "scale") next.scale = b;
@@ -428,7 +457,7 @@ void apply_state_json(AppState& s, const json& partial, double now) {
         bad(key, "must be the name of a loaded model: " + names);
       }
       next.model = v.get<std::string>();
-    } else if (key != "token" && key != "layer" && key != "head") {
+    } else if (key != "token" && key != "compare_token" && key != "layer" && key != "head") {
       bad(key, "is not an input of the explainer");
     }
   }
@@ -450,20 +479,25 @@ void apply_state_json(AppState& s, const json& partial, double now) {
   } catch (const std::invalid_argument& e) {
     bad("sentence", e.what());
   }
-  if (partial.contains("token")) {
-    const json& v = partial["token"];
+  // "token" and "compare_token": a word of the sentence or an index.
+  const auto token_input = [&](const char* key, int* target) {
+    const json& v = partial[key];
     const int T = static_cast<int>(queries.tokens.size());
     if (v.is_number_integer()) {
       const long long i = v.get<long long>();
-      if (i < 0 || i >= T) bad("token", "index must be from 0 to " + std::to_string(T - 1));
-      next.token = static_cast<int>(i);
+      if (i < 0 || i >= T) bad(key, "index must be from 0 to " + std::to_string(T - 1));
+      *target = static_cast<int>(i);
     } else if (v.is_string()) {
       const int i = find_token(queries, v.get<std::string>());
-      if (i < 0) bad("token", "\"" + v.get<std::string>() + "\" is not a token of the sentence");
-      next.token = i;
+      if (i < 0) bad(key, "\"" + v.get<std::string>() + "\" is not a token of the sentence");
+      *target = i;
     } else {
-      bad("token", "must be a word of the sentence or its index");
+      bad(key, "must be a word of the sentence or its index");
     }
+  };
+  if (partial.contains("compare_token")) token_input("compare_token", &next.compare_token);
+  if (partial.contains("token")) {
+    token_input("token", &next.token);
   } else if (partial.contains("sentence") || partial.contains("model")) {
     // A new sentence: keep the same word selected if it is still there ("it" by default).
     const int same = find_token(queries, s.model.queries.tokens[s.inputs.token].lower);

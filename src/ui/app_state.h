@@ -15,8 +15,8 @@
 namespace attn {
 
 // Every view of the app, in tab order. The names are the public ones (?view=NAME, getState().view).
-enum class View { Flow, Weights, Heads, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice };
-constexpr int kViewCount = 11;
+enum class View { Flow, Weights, Heads, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice, Compare };
+constexpr int kViewCount = 12;
 const char* view_name(View v);    // "flow", "weights", ...
 const char* view_title(View v);   // "Flow diagram", "Weight matrix", ...
 bool parse_view(const std::string& name, View* v);
@@ -48,6 +48,11 @@ struct AppInputs {
   int break_d = 512, break_T = 64;
   int break_seed = 0;
   unsigned checklist = 0;            // practice view: ticked "prove it" items, one bit each
+  // compare view: the sentence beside `sentence` (the lesson's twin by default), or with
+  // compare_tokens a second query token of the same sentence
+  std::string compare_sentence = kLessonTwinSentence;
+  bool compare_tokens = false;
+  int compare_token = 1;             // "animal" in the lesson's sentence
   // what computes the app's large problems (the cost view): "auto" or one of kBackendNames
   std::string backend = "auto";
   int cost_T = 2048;                 // cost view: T of the whole weight matrix it shows (d = 64)
@@ -104,6 +109,12 @@ struct AppModel {
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)
   BreakRatioRange saturation_range;  // its gradient factor over seeds 0-7 at (break_d, break_T)
+  // The compare view's second sentence through the same model, layer, head and switches (computed
+  // only while that view is open and compares sentences; else empty).
+  EmbeddedSentence compare_queries;
+  AttentionTrace compare;
+  std::shared_ptr<const ModelTrace> compare_forward;  // a loaded model's forward of compare_sentence
+  std::shared_ptr<const Gpt2Model> compare_forward_model;
 };
 
 // A model download or file read in progress, or offered (?hub=), as the model picker shows it.

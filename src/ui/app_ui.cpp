@@ -31,7 +31,7 @@ constexpr Panel kPanels[kViewCount] = {
     {draw_steps_panel, steps_view_data, true},        {draw_derive_panel, derive_view_data, false},
     {draw_break_panel, break_view_data, false},       {draw_mistakes_panel, mistakes_view_data, true},
     {draw_build_panel, build_view_data, true},        {draw_cost_panel, cost_view_data, false},
-    {draw_practice_panel, practice_view_data, false},
+    {draw_practice_panel, practice_view_data, false}, {draw_compare_panel, compare_view_data, true},
 };
 
 PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }

@@ -29,6 +29,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next);
 void draw_build_panel(const AppState& state, AppInputs& next);
 void draw_cost_panel(const AppState& state, AppInputs& next);
 void draw_practice_panel(const AppState& state, AppInputs& next);
+void draw_compare_panel(const AppState& state, AppInputs& next);
 nlohmann::json flow_view_data(const AppState& state);
 nlohmann::json heads_view_data(const AppState& state);
 nlohmann::json library_view_data(const AppState& state);
@@ -39,6 +40,7 @@ nlohmann::json mistakes_view_data(const AppState& state);
 nlohmann::json build_view_data(const AppState& state);
 nlohmann::json cost_view_data(const AppState& state);
 nlohmann::json practice_view_data(const AppState& state);
+nlohmann::json compare_view_data(const AppState& state);
 
 // The numbers the open view shows (null for views whose numbers are all in the main state).
 nlohmann::json view_data(const AppState& state);
