@@ -6,9 +6,13 @@
   const PREFIX = "attention-explainer:";
   const script = document.currentScript;
   const base = new URL(".", script ? script.src : location.href);  // where index.html lives
-  // data-* attribute -> URL parameter of the explainer
-  const PARAMS = { view: "view", views: "views", sentence: "sentence", token: "token", causal: "causal",
-    scale: "scale", temperature: "temperature", cross: "cross", kvSentence: "kv_sentence", theme: "theme" };
+  // The loader's own data- attributes; every other one is an input of the explainer (data-kv-sentence
+  // -> ?kv_sentence=), checked by the explainer against its table of inputs (unknown: a warning).
+  const OWN_DATA = new Set(["attentionExplainer", "title", "height", "timeout"]);
+  // How long, after its page has loaded, a frame may take to start before `ready` rejects
+  // (data-timeout="ms" to change it); a request without an answer for as long rejects too.
+  const DEFAULT_TIMEOUT_MS = 20000;
+  const paramName = (key) => key.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
 
   class Explainer {
     constructor(host) {
@@ -17,11 +21,25 @@
       this.pending = new Map();
       this.nextId = 1;
       const url = new URL("index.html", base);
+      for (const [key, value] of Object.entries(host.dataset))
+        if (!OWN_DATA.has(key)) url.searchParams.set(paramName(key), value);
       url.searchParams.set("embed", "1");
       url.searchParams.set("origin", location.origin);
-      for (const [data, param] of Object.entries(PARAMS))
-        if (host.dataset[data] !== undefined) url.searchParams.set(param, host.dataset[data]);
       this.origin = url.origin;
+      this.timeoutMs = Number(host.dataset.timeout) > 0 ? Number(host.dataset.timeout) : DEFAULT_TIMEOUT_MS;
+      this.ready = new Promise((resolve, reject) => { this.resolveReady = resolve; this.rejectReady = reject; });
+      this.ready.catch(() => {});  // fail() says it on the console; a page that awaits ready gets the Error
+      if (url.protocol === "file:") {
+        // Browsers do not let a page from file:// fetch the explainer's WebAssembly and font.
+        const message = `the explainer at ${url.href} is a file: it must be served over http(s) ` +
+          "(e.g. ./build_wasm.sh serve, or any static web server), since browsers do not load WebAssembly from file://";
+        const note = document.createElement("p");
+        note.textContent = "Self-attention explainer: " + message;
+        note.setAttribute("role", "alert");
+        host.appendChild(note);
+        this.fail(message);
+        return;
+      }
       const frame = document.createElement("iframe");
       frame.src = url.href;
       frame.title = host.dataset.title || "Self-attention explainer";
@@ -29,9 +47,24 @@
       frame.allow = "clipboard-write";
       frame.style.cssText = "display:block;width:100%;border:0;border-radius:6px;background:#17191e;";
       this.frame = frame;
-      this.ready = new Promise((resolve) => { this.resolveReady = resolve; });
+      // The clock starts when the frame's page has loaded (a lazy frame below the fold loads late).
+      frame.addEventListener("load", () => {
+        if (!this.settled) this.startTimer = setTimeout(() => this.fail(`the explainer did not start within ` +
+          `${this.timeoutMs / 1000} s of its page loading (${url.origin + url.pathname})`), this.timeoutMs);
+      });
       host.appendChild(frame);
       this.resize();
+    }
+    // `ready` rejects with the reason, and so does every request waiting for an answer and any later one.
+    fail(reason) {
+      if (this.settled) return;
+      this.settled = true;
+      this.error = new Error(reason);
+      clearTimeout(this.startTimer);
+      console.error("attention explainer: " + reason);
+      this.rejectReady(this.error);
+      for (const { reject, timer } of this.pending.values()) { clearTimeout(timer); reject(this.error); }
+      this.pending.clear();
     }
     // Width follows the container; height is data-height (px) or 3/4 of the width, at least 240.
     resize() {
@@ -40,22 +73,36 @@
       this.frame.style.height = (fixed > 0 ? fixed : Math.max(240, Math.round(width * 0.75))) + "px";
     }
     receive(message) {
-      if (message.type === PREFIX + "ready") { this.state = message.state; this.resolveReady(this); return; }
+      if (message.type === PREFIX + "ready") {
+        if (this.settled) return;
+        this.settled = true;
+        clearTimeout(this.startTimer);
+        this.state = message.state;
+        this.resolveReady(this);
+        return;
+      }
+      if (message.type === PREFIX + "failed") { this.fail("the explainer could not start: " + message.error); return; }
       if (message.type === PREFIX + "changed") {
         this.state = message.state;
         for (const fn of this.listeners) fn(message.state);
         return;
       }
       if (message.type === PREFIX + "reply" && this.pending.has(message.id)) {
-        const { resolve, reject } = this.pending.get(message.id);
+        const { resolve, reject, timer } = this.pending.get(message.id);
+        clearTimeout(timer);
         this.pending.delete(message.id);
         if (message.ok) resolve(message.state); else reject(new Error(message.error));
       }
     }
     request(type, body) {
       return this.ready.then(() => new Promise((resolve, reject) => {
+        if (this.error) { reject(this.error); return; }
         const id = this.nextId++;
-        this.pending.set(id, { resolve, reject });
+        const timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject(new Error(`${type}: no answer from the explainer within ${this.timeoutMs / 1000} s`));
+        }, this.timeoutMs);
+        this.pending.set(id, { resolve, reject, timer });
         this.frame.contentWindow.postMessage({ type: PREFIX + type, id, ...body }, this.origin);
       }));
     }
@@ -80,10 +127,10 @@
   window.addEventListener("message", (event) => {
     const m = event.data;
     if (!m || typeof m !== "object" || typeof m.type !== "string" || !m.type.startsWith(PREFIX)) return;
-    const target = mounted.find((e) => e.frame.contentWindow === event.source && e.origin === event.origin);
+    const target = mounted.find((e) => e.frame && e.frame.contentWindow === event.source && e.origin === event.origin);
     if (target) target.receive(m);
   });
-  window.addEventListener("resize", () => mounted.forEach((e) => e.resize()));
+  window.addEventListener("resize", () => mounted.forEach((e) => e.frame && e.resize()));
   window.AttentionExplainerEmbed = { mountAll, mounted };
   // Mount what is already parsed now (so a script right after can use host.attentionExplainer),
   // and whatever comes later in the page once it is all there.

@@ -458,18 +458,20 @@
       .catch((error) => console.warn(`attention explainer: ${error.message}`));
   });
 
-  // The address bar follows the inputs (a permalink at any moment); defaults are left out.
-  const DEFAULTS = { view: "flow", sentence: "The animal didn't cross the street because it was tired", token: "it",
-    causal: false, scale: true, temperature: 1, cross: false, kv_sentence: "The tired animal slept under a tree",
-    mistake: "none", backend: "auto", cost_T: 2048, model: "handmade", layer: 0, head: 0,
-    compare_sentence: "The animal didn't cross the street because it was wide", compare_tokens: false, compare_token: 1 };
+  // The address bar follows the inputs (a permalink at any moment). Which inputs it carries, their
+  // types and defaults come from the wasm's table of inputs (src/ui/input_table.cpp): every
+  // "permalink" input that is not at its default, numbers exact (getState gives each float as the
+  // shortest text that reads back as the same float).
+  let inputTable = [];
+  const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  function urlText(field, value) {
+    if (field.type === "boolean") return value ? "1" : "0";
+    if (field.type === "matrix") return value.map((row) => row.join(",")).join(";");
+    if (field.type === "views") return value.join(",");
+    return String(value);
+  }
   function permalinkSearch(state) {
     const params = new URLSearchParams();
-    const current = { view: state.view, sentence: state.sentence, token: state.token_text, causal: state.causal,
-      scale: state.scale, temperature: Math.round(state.temperature * 1000) / 1000, cross: state.cross,
-      kv_sentence: state.kv_sentence, mistake: state.mistake, backend: state.backend, cost_T: state.cost_T,
-      model: state.model, layer: state.layer, head: state.head, compare_sentence: state.compare_sentence,
-      compare_tokens: state.compare_tokens, compare_token: state.compare_token };
     // A model from the hub comes back as an offer (?hub=) that loads with one click.
     const hub = state.model !== undefined && hubModels.get(state.model);
     if (hub) {
@@ -477,11 +479,14 @@
       if (hub.revision !== "main") params.set("revision", hub.revision);
       if (hub.base !== HUB_BASE) params.set("hub_base", hub.base);
     }
-    for (const [key, value] of Object.entries(current)) {
-      if (key === "kv_sentence" && !state.cross) continue;
-      if (key.startsWith("compare_") && state.view !== "compare") continue;
-      if (value === undefined || value === DEFAULTS[key]) continue;
-      params.set(key, typeof value === "boolean" ? (value ? "1" : "0") : String(value));
+    const changed = (name) => { const f = inputTable.find((x) => x.name === name); return f && !sameValue(state[name], f.default); };
+    for (const field of inputTable) {
+      if (field.url !== "permalink") continue;
+      // The token by its index; written with any other sentence or model, whose default token may
+      // not be the same word.
+      const always = field.name === "token" && (changed("sentence") || changed("model"));
+      if (!always && sameValue(state[field.name], field.default)) continue;
+      params.set(field.name, urlText(field, state[field.name]));
     }
     const text = params.toString();
     return text ? "?" + text : "";
@@ -540,10 +545,35 @@
     return new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
   }
 
-  const CHECKLIST_KEY = "attention-explainer:checklist";
-  function storedChecklist() {
-    try { const v = Number(localStorage.getItem(CHECKLIST_KEY)); return Number.isInteger(v) && v >= 0 && v <= 0xffff ? v : 0; }
-    catch (e) { return 0; }  // storage blocked (private mode, sandboxed iframe): nothing to restore
+  // The learner's progress (the Prove-it ticks) kept in the browser as {"version": 1, "checklist": N}.
+  // The first releases stored the bare number: read as version 0. Anything unreadable (corrupt, or
+  // from a newer version) is ignored with a warning and kept aside under KEY + ":unreadable"
+  // before the next save. A save changes only the ticks this page changed, so two open pages do
+  // not undo each other's ticks.
+  const PROGRESS_KEY = "attention-explainer:checklist";
+  const PROGRESS_VERSION = 1;
+  const validTicks = (v) => Number.isInteger(v) && v >= 0 && v <= 0xffff;
+  function readProgress() {
+    let raw;
+    try { raw = localStorage.getItem(PROGRESS_KEY); } catch (e) { return null; }  // storage blocked (private mode, sandbox)
+    if (raw === null) return null;
+    if (/^\d+$/.test(raw) && validTicks(Number(raw))) return Number(raw);  // version 0
+    let stored;
+    try { stored = JSON.parse(raw); } catch (e) { stored = undefined; }
+    if (stored && stored.version === PROGRESS_VERSION && validTicks(stored.checklist)) return stored.checklist;
+    console.warn(`attention explainer: stored progress ignored (${stored && stored.version > PROGRESS_VERSION ?
+      "from a newer version" : "unreadable"}): ${raw.slice(0, 80)}; kept as ${PROGRESS_KEY}:unreadable`);
+    try { localStorage.setItem(PROGRESS_KEY + ":unreadable", raw); } catch (e) { /* storage blocked */ }
+    return null;
+  }
+  let savedTicks = 0;  // the ticks as this page last read or wrote them
+  function saveProgress(ticks) {
+    if (ticks === savedTicks) return;
+    const stored = readProgress();
+    const changed = ticks ^ savedTicks;
+    const merged = ((stored === null ? savedTicks : stored) & ~changed) | (ticks & changed);
+    savedTicks = ticks;
+    try { localStorage.setItem(PROGRESS_KEY, JSON.stringify({ version: PROGRESS_VERSION, checklist: merged })); } catch (e) { /* storage blocked */ }
   }
   // The selected token's attention in words, for screen readers (a hidden live region).
   const summaryBox = document.getElementById("summary");
@@ -556,15 +586,12 @@
       (state.causal ? " Causal mask on." : "") + (state.scale ? "" : " No square-root scaling.");
   }
 
-  let announceTimer = 0, addressTimer = 0, storedChecklistValue;
+  let announceTimer = 0, addressTimer = 0;
   function stateChanged() {
     const state = summaryState();
     const summary = summarise(state);
     if (summaryBox.textContent !== summary) summaryBox.textContent = summary;
-    if (state.checklist !== storedChecklistValue) {
-      storedChecklistValue = state.checklist;
-      try { localStorage.setItem(CHECKLIST_KEY, String(state.checklist)); } catch (e) { /* storage blocked */ }
-    }
+    saveProgress(state.checklist);
     if (!state.embed) {
       // A slider drag changes the state every frame; history.replaceState costs ~3 ms in Chromium,
       // which also throttles pages that call it too often: the address bar follows 200 ms later.
@@ -584,39 +611,37 @@
     }
   }
 
-  // URL parameters -> inputs. Each is applied on its own, so one bad value only warns.
-  const BOOLEAN_PARAMS = ["causal", "scale", "cross", "library_best_only", "embed", "reduced_motion", "compare_tokens"];
-  const STRING_PARAMS = ["view", "sentence", "kv_sentence", "mistake", "theme", "backend", "model", "compare_sentence"];
+  // URL parameters -> inputs, as the table of inputs says. Each is applied on its own, so one bad
+  // value only warns.
   // read by the page itself: the embedding page's origin, a repository offered from the hub
   const PAGE_PARAMS = ["origin", "hub", "revision", "hub_base"];
-  function paramValue(key, raw) {
-    if (key === "views") return raw.split(",").map((v) => v.trim()).filter(Boolean);
-    if (BOOLEAN_PARAMS.includes(key)) {
-      if (["1", "true", "on", "yes"].includes(raw)) return true;
-      if (["0", "false", "off", "no"].includes(raw)) return false;
-      throw new Error(key + ": must be 1/0 or true/false");
-    }
-    if (key === "temperature") {
-      const v = Number(raw);
-      if (raw.trim() === "" || !Number.isFinite(v)) throw new Error("temperature: must be a number");
+  function paramValue(field, raw) {
+    const key = field.name;
+    const number = (text) => {
+      const v = Number(text);
+      if (text.trim() === "" || !Number.isFinite(v)) throw new Error(`${key}: "${text}" is not a number`);
       return v;
+    };
+    switch (field.type) {
+      case "boolean":
+        if (["1", "true", "on", "yes"].includes(raw)) return true;
+        if (["0", "false", "off", "no"].includes(raw)) return false;
+        throw new Error(key + ": must be 1/0 or true/false");
+      case "integer":
+        if (!/^-?\d+$/.test(raw)) throw new Error(key + ": must be a whole number");
+        return Number(raw);
+      case "number": return number(raw);
+      case "token": return /^\d+$/.test(raw) ? Number(raw) : raw;
+      case "views": return raw.split(",").map((v) => v.trim()).filter(Boolean);
+      case "matrix": return raw.split(";").map((row) => row.split(",").map(number));
+      default: return raw;
     }
-    if (key === "token" || key === "compare_token") return /^\d+$/.test(raw) ? Number(raw) : raw;
-    if (key === "layer" || key === "head") {
-      if (!/^\d+$/.test(raw)) throw new Error(key + ": must be a whole number");
-      return Number(raw);
-    }
-    if (key === "cost_T") {
-      if (!/^\d+$/.test(raw)) throw new Error("cost_T: must be a whole number");
-      return Number(raw);
-    }
-    if (STRING_PARAMS.includes(key)) return raw;
-    return undefined;
   }
   function applyUrlParameters() {
     const params = new URLSearchParams(window.location.search);
-    const late = (key) => key === "token" || key === "compare_token";  // looked up in the sentence: last
-    const ordered = [...params.keys()].sort((a, b) => late(a) - late(b));
+    // In the table's order: the sentence and the model before the token, the layer and the head.
+    const rank = (key) => { const i = inputTable.findIndex((f) => f.name === key); return i < 0 ? inputTable.length : i; };
+    const ordered = [...params.keys()].sort((a, b) => rank(a) - rank(b));
     // A model is never loaded when the page opens: ?hub= offers it, and its layer and head wait
     // for it; any other model name only warns (the hand-made model stays).
     const hub = params.get("hub");
@@ -633,9 +658,11 @@
     for (const key of ordered) {
       try {
         if (PAGE_PARAMS.includes(key) || skip.has(key)) continue;
-        const value = paramValue(key, params.get(key));
-        if (value === undefined) { console.warn(`attention explainer: unknown URL parameter "${key}" ignored`); continue; }
-        api.setState({ [key]: value });
+        // (case-insensitively too: data-break-t of the embed loader arrives as break_t)
+        const field = inputTable.find((f) => f.name === key && f.url !== "no") ||
+          inputTable.find((f) => f.name.toLowerCase() === key.toLowerCase() && f.url !== "no");
+        if (!field) { console.warn(`attention explainer: unknown URL parameter "${key}" ignored`); continue; }
+        api.setState({ [key]: paramValue(field, params.get(key)) });
       } catch (e) {
         console.warn(`attention explainer: URL parameter ignored: ${e.message}`);
       }
@@ -648,10 +675,16 @@
   const embedBridge = (() => {
     const parentOrigin = new URLSearchParams(location.search).get("origin");
     const PREFIX = "attention-explainer:";
-    const active = () => window.parent !== window && !!parentOrigin && /^https?:\/\/[^/]+$/.test(parentOrigin);
-    const send = (message) => { if (active()) window.parent.postMessage(message, parentOrigin); };
+    // A course page opened from file:// has no origin a message can name ("null" in Firefox,
+    // "file://" in Chromium): its frame is answered through "*" (the message still goes to the
+    // parent window only, and only the parent's messages are obeyed).
+    const opaque = (origin) => origin === "null" || origin === "file://";
+    const active = () => window.parent !== window && !!parentOrigin &&
+      (/^https?:\/\/[^/]+$/.test(parentOrigin) || opaque(parentOrigin));
+    const send = (message) => { if (active()) window.parent.postMessage(message, opaque(parentOrigin) ? "*" : parentOrigin); };
     function handle(event) {
-      if (event.source !== window.parent || event.origin !== parentOrigin) return;  // not our embedding page
+      const fromParent = event.origin === parentOrigin || (opaque(parentOrigin) && opaque(event.origin));
+      if (event.source !== window.parent || !fromParent) return;  // not our embedding page
       const m = event.data;
       if (!m || typeof m !== "object" || typeof m.type !== "string" || !m.type.startsWith(PREFIX)) return;
       const id = typeof m.id === "number" || typeof m.id === "string" ? m.id : null;
@@ -670,22 +703,28 @@
       active,
       listen() { if (active()) { window.addEventListener("message", handle); send({ type: PREFIX + "ready", state: api.getState() }); } },
       announce(state) { send({ type: PREFIX + "changed", state }); },
+      failed(reason) { send({ type: PREFIX + "failed", error: reason }); },
     };
   })();
+
+  // The explainer cannot start: the learner reads why, `ready` rejects, and an embedding page's
+  // loader is told (its `ready` rejects with the same reason).
+  function fail(message, reason) {
+    showError(message);
+    rejectReady(new Error(reason));
+    ready.catch(() => {});
+    embedBridge.failed(reason);
+  }
 
   // Feature checks before downloading anything.
   const gl = document.createElement("canvas").getContext("webgl2");
   if (!gl) {
-    showError("This explainer needs WebGL2, which this browser does not offer (or has turned off). " +
-              "Try a current Firefox, Chrome, Edge or Safari, or enable hardware acceleration.");
-    rejectReady(new Error("WebGL2 is not available"));
-    ready.catch(() => {});
+    fail("This explainer needs WebGL2, which this browser does not offer (or has turned off). " +
+         "Try a current Firefox, Chrome, Edge or Safari, or enable hardware acceleration.", "WebGL2 is not available");
     return;
   }
   if (typeof WebAssembly !== "object") {
-    showError("This explainer needs WebAssembly, which this browser does not offer.");
-    rejectReady(new Error("WebAssembly is not available"));
-    ready.catch(() => {});
+    fail("This explainer needs WebAssembly, which this browser does not offer.", "WebAssembly is not available");
     return;
   }
 
@@ -706,14 +745,19 @@
         Module.FS_createDataFile("/", "ui_font.ttf", new Uint8Array(bytes), true, false, false);
         Module.removeRunDependency("ui_font.ttf");
       }, (e) => {
-        showError("Could not load the font ui_font.ttf (" + e.message + "): is the site complete?");
-        rejectReady(new Error("could not load ui_font.ttf"));
+        fail("Could not load the font ui_font.ttf (" + e.message + "): is the site complete?",
+             "could not load ui_font.ttf (" + e.message + ")");
       });
     }],
     postRun: [() => {
       running = true;
-      const checklist = storedChecklist();
-      if (checklist) api.setState({ checklist });
+      inputTable = call("attn_inputs_table").inputs;
+      api.inputs = inputTable;
+      const ticks = readProgress();
+      if (ticks !== null) {
+        savedTicks = ticks;
+        api.setState({ checklist: ticks });
+      }
       // The learner's system settings first; URL parameters may override them.
       const prefers = (query) => window.matchMedia && window.matchMedia(query).matches;
       api.setState({ reduced_motion: prefers("(prefers-reduced-motion: reduce)"),
@@ -759,8 +803,8 @@
       resolveReady(api);
     },
     onAbort: (what) => {
-      showError("The explainer stopped unexpectedly (" + what + "). Reloading the page usually helps.");
-      rejectReady(new Error(String(what)));
+      fail("The explainer stopped unexpectedly (" + what + "). Reloading the page usually helps.",
+           "the explainer stopped: " + String(what));
     },
   };
   canvas.addEventListener("webglcontextlost", (e) => e.preventDefault(), false);
@@ -782,6 +826,7 @@
   window.Module.locateFile = (file) => flavour + "/" + file;
   const script = document.createElement("script");
   script.src = flavour + "/explainer-wasm.js";
-  script.onerror = () => showError("Could not load explainer-wasm.js: is the site complete?");
+  script.onerror = () => fail("Could not load explainer-wasm.js: is the site complete?",
+                              "could not load " + flavour + "/explainer-wasm.js");
   document.body.appendChild(script);
 })();

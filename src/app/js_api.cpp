@@ -3,6 +3,7 @@
 #include "js_api.h"
 
 #include <imgui.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "../api/compute_json.h"
 #include "../core/kernels/matmul.h"
 #include "../ui/app_state.h"
+#include "../ui/input_table.h"
 #include "../ui/panels.h"
 #include "../ui/widgets.h"
 #include "platform.h"
@@ -76,6 +78,16 @@ JS_EXPORT const char* attn_get_summary() {
   for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(g_state->inputs.token, j));
   state["selected_weights"] = row;
   return reply({{"state", state}});
+}
+
+// {"inputs": [...]}: the table of inputs (input_table.h), from which the page makes its URL
+// parameters and permalinks.
+JS_EXPORT const char* attn_inputs_table() {
+  try {
+    return reply({{"inputs", attn::input_table_json()}});
+  } catch (const std::exception& e) {
+    return error_reply(e.what());
+  }
 }
 
 // Applies a partial state; {"ok": true} or {"error": "key: what is wrong"}.
@@ -144,6 +156,16 @@ JS_EXPORT double attn_bench(int T, int d, int causal, const char* backend_name, 
   } catch (...) {
     return -1;
   }
+}
+
+// Bytes of the heap in use by the program now (malloc's count, not the size of wasm memory, which
+// never shrinks): what the tests measure memory with.
+JS_EXPORT double attn_heap_in_use() {
+#ifdef __EMSCRIPTEN__
+  return static_cast<double>(mallinfo().uordblks);
+#else
+  return static_cast<double>(mallinfo2().uordblks);
+#endif
 }
 
 // Draws one frame now (soak tests: thousands of frames without waiting for animation frames).

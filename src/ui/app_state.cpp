@@ -9,6 +9,7 @@
 
 #include "../api/compute_json.h"
 #include "../api/model_json.h"
+#include "input_table.h"
 
 namespace attn {
 
@@ -57,15 +58,9 @@ Matrix AppInputs::derive_default_v() {
 }
 
 bool AppInputs::operator==(const AppInputs& o) const {
-  return sentence == o.sentence && cross == o.cross && kv_sentence == o.kv_sentence && token == o.token &&
-         causal == o.causal && scale == o.scale && temperature == o.temperature && mistake == o.mistake &&
-         library_best_only == o.library_best_only && view == o.view && step == o.step && derive_q == o.derive_q &&
-         derive_k == o.derive_k && derive_v == o.derive_v && derive_revealed == o.derive_revealed &&
-         break_d == o.break_d && break_T == o.break_T && break_seed == o.break_seed && checklist == o.checklist &&
-         embed == o.embed && embed_views == o.embed_views && light_theme == o.light_theme &&
-         reduced_motion == o.reduced_motion && backend == o.backend && cost_T == o.cost_T && model == o.model &&
-         layer == o.layer && head == o.head && compare_sentence == o.compare_sentence &&
-         compare_tokens == o.compare_tokens && compare_token == o.compare_token;
+  for (const InputField& f : input_fields())
+    if (!f.equal(*this, o)) return false;
+  return true;
 }
 
 std::string weights_csv(const AppState& s) {
@@ -145,7 +140,9 @@ std::vector<int> model_token_ids(const LoadedModel& m, const std::string& senten
   return ids;
 }
 
-EmbeddedSentence sentence_tokens(const AppState& state, const std::string& model, const std::string& sentence) {
+}  // namespace
+
+EmbeddedSentence query_tokens(const AppState& state, const std::string& model, const std::string& sentence) {
   const LoadedModel* m = find_model(state, model);
   if (!m) return embed_sentence(sentence);
   EmbeddedSentence e;
@@ -153,6 +150,8 @@ EmbeddedSentence sentence_tokens(const AppState& state, const std::string& model
   e.unknown.assign(e.tokens.size(), false);
   return e;
 }
+
+namespace {
 
 // The hand-made model's one layer and one head, in the shape every model's trace has.
 std::shared_ptr<const ModelTrace> handmade_forward(const EmbeddedSentence& queries, const AttentionTrace& trace) {
@@ -304,42 +303,10 @@ json inputs_to_json(const AppState& s) {
   json unknown = json::array();
   for (bool u : s.model.queries.unknown) unknown.push_back(u);
   json j;
-  j["view"] = view_name(in.view);
-  j["model"] = in.model;
-  j["layer"] = in.layer;
-  j["head"] = in.head;
+  for (const InputField& f : input_fields()) j[f.name] = f.get(in);
+  // what the inputs mean now
   j["model_info"] = current_model_info(s);
-  j["sentence"] = in.sentence;
-  j["cross"] = in.cross;
-  j["kv_sentence"] = in.kv_sentence;
-  j["token"] = in.token;
   j["token_text"] = s.model.queries.tokens[in.token].text;
-  j["causal"] = in.causal;
-  j["scale"] = in.scale;
-  j["temperature"] = in.temperature;
-  j["mistake"] = mistake_name(in.mistake);
-  j["library_best_only"] = in.library_best_only;
-  j["step"] = in.step;
-  j["derive_q"] = matrix_to_json(in.derive_q);
-  j["derive_k"] = matrix_to_json(in.derive_k);
-  j["derive_v"] = matrix_to_json(in.derive_v);
-  j["derive_revealed"] = in.derive_revealed;
-  j["break_d"] = in.break_d;
-  j["break_T"] = in.break_T;
-  j["break_seed"] = in.break_seed;
-  j["checklist"] = in.checklist;
-  j["compare_sentence"] = in.compare_sentence;
-  j["compare_tokens"] = in.compare_tokens;
-  j["compare_token"] = in.compare_token;
-  j["backend"] = in.backend;
-  j["cost_T"] = in.cost_T;
-  j["embed"] = in.embed;
-  json views = json::array();
-  for (const ViewInfo& info : kViews)
-    if (in.embed_views & (1u << static_cast<int>(info.view))) views.push_back(info.name);
-  j["views"] = views;
-  j["theme"] = in.light_theme ? "light" : "dark";
-  j["reduced_motion"] = in.reduced_motion;
   j["tokens"] = token_texts(s.model.queries);
   j["kv_tokens"] = token_texts(s.model.keys);
   j["unknown"] = unknown;
@@ -366,139 +333,20 @@ json state_to_json(const AppState& s) {
 
 void apply_state_json(AppState& s, const json& partial, double now) {
   if (!partial.is_object()) throw std::invalid_argument("state: setState takes an object of inputs");
+  for (const auto& item : partial.items())
+    if (!find_input(item.key())) bad(item.key(), "is not an input of the explainer");
   AppInputs next = s.inputs;
-  // Resolve "token" after the sentence, since a word is looked up in the new sentence.
-  for (const auto& item : partial.items()) {
-    const std::string& key = item.key();
-    const json& v = item.value();
-    if (key == "sentence" || key == "kv_sentence" || key == "compare_sentence") {
-      if (!v.is_string()) bad(key, "must be a string");
-      (key == "sentence" ? next.sentence : key == "kv_sentence" ? next.kv_sentence : next.compare_sentence) =
-          v.get<std::string>();
-    } else if (key == "cross" || key == "causal" || key == "scale" || key == "library_best_only" || key == "embed" ||
-               key == "reduced_motion" || key == "compare_tokens") {
-      if (!v.is_boolean()) bad(key, "must be true or false");
-      const bool b = v.get<bool>();
-      if (key == "compare_tokens") next.compare_tokens = b;
-      if (key == "cross") next.cross = b;
-      if (key == "causal") next.causal = b;
-      if (key == "scale") next.scale = b;
-      if (key == "library_best_only") next.library_best_only = b;
-      if (key == "embed") next.embed = b;
-      if (key == "reduced_motion") next.reduced_motion = b;
-    } else if (key == "backend") {
-      const auto known = [](const std::string& name) {
-        return name == "auto" || std::find(std::begin(kBackendNames), std::end(kBackendNames), name) != std::end(kBackendNames);
-      };
-      if (!v.is_string() || !known(v.get<std::string>())) bad(key, "must be one of auto, scalar, eigen, simd, webgl");
-      next.backend = v.get<std::string>();
-    } else if (key == "theme") {
-      if (!v.is_string() || (v != "dark" && v != "light")) bad(key, "must be \"dark\" or \"light\"");
-      next.light_theme = v == "light";
-    } else if (key == "views") {
-      if (!v.is_array()) bad(key, "must be an array of view names, e.g. [\"flow\", \"weights\"]");
-      unsigned mask = 0;
-      for (const json& name : v) {
-        View view;
-        if (!name.is_string() || !parse_view(name.get<std::string>(), &view))
-          bad(key, "unknown view " + name.dump());
-        mask |= 1u << static_cast<int>(view);
-      }
-      next.embed_views = mask;
-    } else if (key == "temperature") {
-      if (!v.is_number() || !temperature_in_domain(v.get<double>()))  // attention.h's numeric domain
-        bad(key, "must be a number from 0.05 to 20");
-      next.temperature = v.get<float>();
-    } else if (key == "mistake") {
-      if (!v.is_string() || !parse_mistake(v.get<std::string>(), &next.mistake))
-        bad(key, "must be one of none, forget_scale, softmax_wrong_axis, mask_after_softmax, mask_with_zero, "
-                 "swap_keys_values");
-    } else if (key == "view") {
-      if (!v.is_string() || !parse_view(v.get<std::string>(), &next.view)) {
-        std::string names;
-        for (const ViewInfo& info : kViews) names += std::string(names.empty() ? "" : ", ") + info.name;
-        bad(key, "must be one of " + names);
-      }
-    } else if (key == "step" || key == "derive_revealed" || key == "break_d" || key == "break_T" ||
-               key == "break_seed" || key == "checklist" || key == "cost_T") {
-      struct Range {
-        const char* key;
-        long long lo, hi;
-        int* target;
-      };
-      int checklist_bits = static_cast<int>(next.checklist);
-      const Range ranges[] = {{"step", 0, 6, &next.step},
-                              {"derive_revealed", 0, AppInputs::kDeriveStages, &next.derive_revealed},
-                              {"break_d", 1, kMaxBreakD, &next.break_d},
-                              {"break_T", 1, 256, &next.break_T},
-                              {"break_seed", 0, 1000000, &next.break_seed},
-                              {"cost_T", 16, 2048, &next.cost_T},
-                              {"checklist", 0, 0xffff, &checklist_bits}};
-      for (const Range& r : ranges)
-        if (key == r.key) {
-          if (!v.is_number_integer() || v.get<long long>() < r.lo || v.get<long long>() > r.hi)
-            bad(key, "must be a whole number from " + std::to_string(r.lo) + " to " + std::to_string(r.hi));
-          *r.target = static_cast<int>(v.get<long long>());
-        }
-      next.checklist = static_cast<unsigned>(checklist_bits);
-    } else if (key == "derive_q" || key == "derive_k" || key == "derive_v") {
-      Matrix m;
-      try {
-        m = matrix_from_json(v, key.c_str());
-      } catch (const std::invalid_argument& e) {
-        bad(key, e.what());
-      }
-      if (m.rows() != 3 || m.cols() != 2) bad(key, "must be 3 rows of 2 numbers");
-      (key == "derive_q" ? next.derive_q : key == "derive_k" ? next.derive_k : next.derive_v) = m;
-    } else if (key == "model") {
-      if (!v.is_string() || (v != kHandmadeModel && !find_model(s, v.get<std::string>()))) {
-        std::string names = std::string("\"") + kHandmadeModel + "\"";
-        for (const LoadedModel& m : s.models) names += ", \"" + m.name + "\"";
-        bad(key, "must be the name of a loaded model: " + names);
-      }
-      next.model = v.get<std::string>();
-    } else if (key != "token" && key != "compare_token" && key != "layer" && key != "head") {
-      bad(key, "is not an input of the explainer");
-    }
-  }
-  // Layer and head after the model, since they are checked against its shape.
-  const LoadedModel* model = find_model(s, next.model);
-  if (next.model != s.inputs.model) next.layer = next.head = 0;  // another model: its first head unless named
-  for (const char* key : {"layer", "head"}) {
-    if (!partial.contains(key)) continue;
-    const json& v = partial[key];
-    const int count = model ? (std::string(key) == "layer" ? model->model->config.n_layer : model->model->config.n_head) : 1;
-    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() >= count)
-      bad(key, "must be a whole number from 0 to " + std::to_string(count - 1) + " (" + next.model + " has " +
-                   std::to_string(count) + " " + key + (count == 1 ? "" : "s") + ")");
-    (std::string(key) == "layer" ? next.layer : next.head) = static_cast<int>(v.get<long long>());
-  }
+  // In the table's order, not the object's: the sentence and the model come before the token,
+  // the layer and the head, which are checked against them.
+  for (const InputField& f : input_fields())
+    if (partial.contains(f.name)) f.set(f, s, next, partial[f.name]);
   EmbeddedSentence queries;
   try {
-    queries = sentence_tokens(s, next.model, next.sentence);
+    queries = query_tokens(s, next.model, next.sentence);
   } catch (const std::invalid_argument& e) {
     bad("sentence", e.what());
   }
-  // "token" and "compare_token": a word of the sentence or an index.
-  const auto token_input = [&](const char* key, int* target) {
-    const json& v = partial[key];
-    const int T = static_cast<int>(queries.tokens.size());
-    if (v.is_number_integer()) {
-      const long long i = v.get<long long>();
-      if (i < 0 || i >= T) bad(key, "index must be from 0 to " + std::to_string(T - 1));
-      *target = static_cast<int>(i);
-    } else if (v.is_string()) {
-      const int i = find_token(queries, v.get<std::string>());
-      if (i < 0) bad(key, "\"" + v.get<std::string>() + "\" is not a token of the sentence");
-      *target = i;
-    } else {
-      bad(key, "must be a word of the sentence or its index");
-    }
-  };
-  if (partial.contains("compare_token")) token_input("compare_token", &next.compare_token);
-  if (partial.contains("token")) {
-    token_input("token", &next.token);
-  } else if (partial.contains("sentence") || partial.contains("model")) {
+  if (!partial.contains("token") && (partial.contains("sentence") || partial.contains("model"))) {
     // A new sentence: keep the same word selected if it is still there ("it" by default).
     const int same = find_token(queries, s.model.queries.tokens[s.inputs.token].lower);
     next.token = same >= 0 ? same : std::min(next.token, static_cast<int>(queries.tokens.size()) - 1);

@@ -24,7 +24,8 @@ bool parse_view(const std::string& name, View* v);
 // The name of the hand-made worked-example model (always there, the default).
 constexpr const char* kHandmadeModel = "handmade";
 
-// What a learner can change. Plain values, so it can be copied, compared and serialised.
+// What a learner can change. Plain values, so it can be copied, compared and serialised. Every
+// member is a row of the table of inputs (input_table.cpp): its name, domain, URL use and Reset.
 struct AppInputs {
   std::string sentence = kLessonSentence;
   bool cross = false;                // cross-attention: keys and values come from kv_sentence
@@ -164,6 +165,10 @@ void apply_state_json(AppState& state, const nlohmann::json& partial, double now
 
 // The weight matrix as CSV (a header row of key tokens, one row per query token) for export.
 std::string weights_csv(const AppState& state);
+
+// The query tokens `sentence` has under `model` (the hand-made lexicon or a loaded tokenizer);
+// throws std::invalid_argument for text the model cannot read.
+EmbeddedSentence query_tokens(const AppState& state, const std::string& model, const std::string& sentence);
 
 // Index of the first token whose lowercased text is `word` (case-insensitive), or -1.
 int find_token(const EmbeddedSentence& sentence, const std::string& word);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -136,8 +137,7 @@ std::string build_key(const AppState& state) {
          std::to_string(in.temperature);
 }
 
-// `complete`: run the slow backends now too (the JS API asks for a finished table).
-BuildCache& cached(const AppState& state, double now, bool complete) {
+BuildCache& cached(const AppState& state, double now) {
   static BuildCache cache;
   const AttentionTrace& t = state.model.trace;
   const AttentionOptions options = backend_options(state);
@@ -207,7 +207,7 @@ BuildCache& cached(const AppState& state, double now, bool complete) {
     cache.slow_pending = !registered_backends().empty();
     cache.key = key;
   }
-  if (cache.slow_pending && (complete || now - state.changed_at >= kSlowCheckDelay)) {
+  if (cache.slow_pending && now - state.changed_at >= kSlowCheckDelay) {
     // Float32 shaders: a looser tolerance.
     for (const auto& [name, compute] : registered_backends()) {
       BackendAgreement a;
@@ -310,7 +310,7 @@ void agreement_table(const std::vector<BackendAgreement>& rows, bool light) {
 }  // namespace
 
 void draw_build_panel(const AppState& state, AppInputs&) {
-  BuildCache& cache = cached(state, ImGui::GetTime(), false);
+  BuildCache& cache = cached(state, ImGui::GetTime());
   static double copied_at = -1e9;
   Language& language = chosen_language();
   const float font = ImGui::GetFontSize();
@@ -367,7 +367,9 @@ void draw_build_panel(const AppState& state, AppInputs&) {
 }
 
 nlohmann::json build_view_data(const AppState& state) {
-  const BuildCache& cache = cached(state, ImGui::GetTime(), true);
+  // getState reads what the view shows: the code and the CPU rows are made once per change of the
+  // inputs, the GPU rows only by the view once they rest (never here: no read-backs per getState).
+  const BuildCache& cache = cached(state, -std::numeric_limits<double>::infinity());
   nlohmann::json agreement = nlohmann::json::array();
   for (const BackendAgreement& a : cache.agreement)
     agreement.push_back({{"backend", a.backend},
@@ -382,6 +384,7 @@ nlohmann::json build_view_data(const AppState& state) {
           {"torch", cache.torch},
           {"agreement", agreement},
           {"tolerance", kRelativeTolerance},
+          {"gpu_check_pending", cache.slow_pending},
           {"simd_flavour", simd_flavour()}};
 }
 

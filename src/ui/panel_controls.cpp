@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "input_table.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
@@ -379,13 +380,8 @@ void draw_controls(const AppState& state, AppInputs& next) {
   }
 
   ImGui::Separator();
-  if (ImGui::Button("Reset", ImVec2(-1, 0))) {  // the lesson's inputs; the view and the model stay
-    const View keep = next.view;
-    const std::string model = next.model;
-    next = AppInputs{};
-    next.view = keep;
-    next.model = model;
-  }
+  // The lesson's inputs only: the view, the model, the Prove-it ticks and the settings stay.
+  if (ImGui::Button("Reset", ImVec2(-1, 0))) reset_lesson_inputs(next);
   publish_item_rect("reset");
   ImGui::Separator();
   backend_picker(state, next);

@@ -152,6 +152,7 @@ struct WholeMatrix {
   double ms = 0;
   float max_weight = 0;
   float colour_top = 0;  // the weight drawn in the last colour: a typical row's largest weight
+  float max_row_sum_error = 0;  // max over rows of |sum of the visible weights - 1|, for getState
   std::uint64_t version = 0;  // +1 per computation (the GPU image redraws on a new version)
 };
 
@@ -202,6 +203,7 @@ const WholeMatrix& update_whole_matrix(const AppState& state) {
   if (m.causal)
     for (int i = 0; i < m.T; ++i) m.weights.row(i).tail(m.T - 1 - i).setConstant(-std::numeric_limits<float>::infinity());
   m.max_weight = m.weights.size() ? m.weights.maxCoeff() : 0.0f;
+  m.max_row_sum_error = m.weights.size() ? (m.weights.array().isFinite().select(m.weights.array(), 0.0f).rowwise().sum() - 1.0f).abs().maxCoeff() : 0.0f;
   // Scaled to the whole range, the few rows with one or two keys (the first rows under the causal
   // mask, weight 1) would leave everything else in the darkest colour.
   m.colour_top = m.weights.size() ? m.weights.rowwise().maxCoeff().mean() : 0.0f;
@@ -649,7 +651,7 @@ nlohmann::json cost_view_data(const AppState& state) {
   const nlohmann::json matrix = {{"T", m.T},          {"d", kWidth},
                                  {"causal", m.causal}, {"backend", m.choice.name},
                                  {"reason", m.choice.reason}, {"ms", m.ms},
-                                 {"max_weight", m.max_weight}, {"colour_top", m.colour_top}, {"max_row_sum_error", (m.weights.array().isFinite().select(m.weights.array(), 0.0f).rowwise().sum() - 1.0f).abs().maxCoeff()}};
+                                 {"max_weight", m.max_weight}, {"colour_top", m.colour_top}, {"max_row_sum_error", m.max_row_sum_error}};
   return {{"d", kWidth}, {"points", points}, {"done", run.done()}, {"matrix", matrix}};
 }
 

@@ -2,7 +2,12 @@
 // "it" → "animal", compute() against the core's known numbers, real mouse clicks, DPR 1 and 2.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, clickRect } from "./harness.mjs";
+
+const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../README.md");
 
 let server, browser;
 before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
@@ -118,3 +123,135 @@ for (const dpr of [1, 2]) {
     await context.close();
   });
 }
+
+// [SECTION] The table of inputs: the README, permalinks, Reset and the learner's stored progress
+
+/** The README's rows for the table of inputs (attentionExplainer.inputs), one per input. */
+function inputRows(table) {
+  const domain = (f) => {
+    if (f.type === "integer" || f.type === "number") return `${f.min} to ${f.max}`;
+    if (f.type === "token") return `0 to T − 1, or a word`;
+    if (f.type === "choice" || f.type === "views") return f.choices.map((c) => `\`${c}\``).join(" ");
+    if (f.type === "matrix") return `${f.rows} rows of ${f.cols} numbers`;
+    return "";
+  };
+  const url = { permalink: "yes", read: "read", no: "no" };
+  return table.map((f) => `| \`${f.name}\` | ${f.type} | \`${JSON.stringify(f.default)}\` | ${domain(f)} | ` +
+    `${url[f.url]} | ${f.group === "lesson" ? "reset" : "kept"} | ${f.doc} |`).join("\n");
+}
+
+test("the README's list of inputs is the table of inputs, and its list of views the app's", async () => {
+  const { page, context } = await openExplainer(browser, server.url);
+  const table = await page.evaluate(() => window.attentionExplainer.inputs);
+  const expected = inputRows(table);
+  const readme = fs.readFileSync(README, "utf8");
+  const views = readme.split("| view | what it shows |")[1].split("\n\n")[0].match(/^\| `[a-z_]+` \|/gm).map((r) => r.slice(3, -3));
+  assert.deepEqual(views, table.find((f) => f.name === "view").choices, "README's table of views, in tab order");
+  const block = readme.split("<!-- inputs: begin -->")[1]?.split("<!-- inputs: end -->")[0];
+  assert.ok(block, "README.md has the inputs block between <!-- inputs: begin --> and <!-- inputs: end -->");
+  const rows = block.trim().split("\n").slice(2).join("\n");  // after the header and the rule
+  assert.equal(rows, expected, "README.md's inputs differ from the table (src/ui/input_table.cpp), which says:\n" + expected);
+  await context.close();
+});
+
+const STATES = Number(process.env.PERMALINK_STATES || 200);
+test(`${STATES} random valid states -> permalink -> a fresh page: the same inputs and the same weights`, async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  const table = await page.evaluate(() => window.attentionExplainer.inputs);
+  const linked = table.filter((f) => f.url === "permalink");
+  let seed = 20261201;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const pick = (list) => list[Math.floor(rand() * list.length)];
+  const SENTENCES = ["the cat saw the dog and the bird saw the cat", "Ça va? the animal & the street = 1+1 #it %20",
+    "it", "The animal didn't cross the street because it was tired", "a b a b a"];
+  const fresh = await context.newPage();
+  fresh.on("pageerror", (e) => errors.push(String(e)));
+  for (let n = 0; n < STATES; n++) {
+    const partial = {};
+    for (const f of linked) {
+      if (["model", "layer", "head"].includes(f.name) || f.type === "token") continue;  // no loaded model; tokens below
+      if (rand() < 0.3) continue;  // some inputs stay at their defaults
+      if (f.type === "boolean") partial[f.name] = rand() < 0.5;
+      else if (f.type === "integer") partial[f.name] = f.min + Math.floor(rand() * (f.max - f.min + 1));
+      else if (f.type === "number") partial[f.name] = Math.max(f.min, Math.fround(f.min + rand() * (f.max - f.min)));
+      else if (f.type === "choice") partial[f.name] = pick(f.choices);
+      else if (f.type === "string") partial[f.name] = pick(SENTENCES);
+      else if (f.type === "matrix")  // doubles: the state keeps floats, and the link must carry those exactly
+        partial[f.name] = Array.from({ length: f.rows }, () => Array.from({ length: f.cols }, () => rand() * 20 - 10));
+    }
+    if (partial.break_d) partial.break_d = Math.min(partial.break_d, 1024);  // the full range is slow, not different
+    const { state, link } = await page.evaluate(([p, r]) => {
+      const api = window.attentionExplainer;
+      const defaults = Object.fromEntries(api.inputs.filter((f) => f.url === "permalink" && f.type !== "token")
+        .map((f) => [f.name, f.default]));
+      api.setState({ ...defaults, ...p });
+      api.setState({ token: Math.floor(r * api.getState().tokens.length) });
+      return { state: api.getState(), link: api.permalink() };
+    }, [partial, rand()]);
+    await fresh.goto(link);
+    const reopened = await fresh.evaluate(() => window.attentionExplainer.ready.then((api) => api.getState()));
+    for (const f of linked) assert.deepEqual(reopened[f.name], state[f.name], `${f.name} after ${link}`);
+    assert.equal(reopened.token_text, state.token_text, link);
+    assert.deepEqual(reopened.weights, state.weights, `weights after ${link}`);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("Reset restores the lesson's inputs and keeps the Prove-it ticks, the theme, the motion and the view", async () => {
+  const { page, context } = await openExplainer(browser, server.url);
+  await page.evaluate(() => window.attentionExplainer.setState({ checklist: 5, theme: "light", reduced_motion: true,
+    view: "weights", causal: true, temperature: 3, sentence: "the cat saw the dog" }));
+  await frames(page);
+  await clickRect(page, await page.evaluate(() => window.attentionExplainer.itemRect("reset")));
+  const s = await page.evaluate(() => window.attentionExplainer.getState());
+  assert.equal(s.causal, false);
+  assert.equal(s.temperature, 1);
+  assert.equal(s.sentence, "The animal didn't cross the street because it was tired");
+  assert.deepEqual([s.checklist, s.theme, s.reduced_motion, s.view], [5, "light", true, "weights"]);
+  await context.close();
+});
+
+test("stored progress: the old format is read, corrupt or newer data is ignored with a warning and kept aside", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const warnings = [], errors = [];
+  page.on("console", (m) => {
+    if (m.type() === "warning") warnings.push(m.text());
+    if (m.type() === "error" && !m.location().url.endsWith("favicon.ico")) errors.push(m.text());  // style.css's page asks for one
+  });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const KEY = "attention-explainer:checklist";
+  const open = async (stored) => {
+    await page.goto(server.url + "style.css");  // the same origin without the explainer: storage set before it starts
+    await page.evaluate(([k, v]) => { localStorage.clear(); if (v !== null) localStorage.setItem(k, v); }, [KEY, stored]);
+    await page.goto(server.url + "index.html?view=practice");
+    return page.evaluate(() => window.attentionExplainer.ready.then((api) => api.getState().checklist));
+  };
+  const stored = () => page.evaluate((k) => [localStorage.getItem(k), localStorage.getItem(k + ":unreadable")], KEY);
+  const tick = async (ticks) => { await page.evaluate((t) => window.attentionExplainer.setState({ checklist: t }), ticks); await frames(page, 3); };
+
+  assert.equal(await open("5"), 5, "version 0: the bare number");
+  await tick(7);
+  assert.deepEqual(await stored(), [JSON.stringify({ version: 1, checklist: 7 }), null]);
+  assert.equal(await open(JSON.stringify({ version: 1, checklist: 9 })), 9);
+
+  for (const bad of ["{not json", JSON.stringify({ version: 99, checklist: 3, more: [] }), JSON.stringify({ version: 1, checklist: -4 })]) {
+    warnings.length = 0;
+    assert.equal(await open(bad), 0, bad);
+    assert.ok(warnings.some((w) => w.includes("stored progress ignored")), `a warning for ${bad}: ${warnings}`);
+    await tick(2);
+    assert.deepEqual(await stored(), [JSON.stringify({ version: 1, checklist: 2 }), bad], "kept aside, not lost");
+  }
+  // Two pages of the same learner: each save changes only the ticks its page changed.
+  await open(JSON.stringify({ version: 1, checklist: 0 }));
+  const other = await context.newPage();
+  await other.goto(server.url + "index.html?view=practice");
+  await other.evaluate(() => window.attentionExplainer.ready);
+  await tick(1);
+  await other.evaluate(() => window.attentionExplainer.setState({ checklist: 4 }));
+  await frames(other, 3);
+  assert.equal(JSON.parse((await stored())[0]).checklist, 5, "both pages' ticks are kept");
+  assert.deepEqual(errors, []);
+  await context.close();
+});

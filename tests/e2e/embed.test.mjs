@@ -1,11 +1,12 @@
 // Embedding: the course-page example (iframe + loader), the postMessage API and its origin checks,
-// URL parameters, permalinks, keyboard-only use, and embeds at 320×240 and 800×600.
+// URL parameters, permalinks, keyboard-only use, embeds at 320×240 and 800×600, and the loader's
+// failures (the frame's reason, a timeout, file:// pages).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, holdKey } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, holdKey, DIST } from "./harness.mjs";
 
 let server, other, browser, otherDir;
 before(async () => {
@@ -195,5 +196,74 @@ test("the screen-reader summary names the selected token's top keys", async () =
   const text = await page.textContent("#summary");
   assert.match(text, /"it".*animal 0\.6/);
   assert.equal(await page.getAttribute("#summary", "aria-live"), "polite");
+  await context.close();
+});
+
+// [SECTION] The loader fails loudly: the frame's reason, a timeout, file:// pages
+
+/** A folder that serves dist/ as links, less the files `without`, plus `extra` {name: text}. */
+function siteCopy(without, extra = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-site-"));
+  for (const entry of fs.readdirSync(DIST))
+    if (!without.includes(entry)) fs.symlinkSync(path.join(DIST, entry), path.join(dir, entry));
+  for (const [name, text] of Object.entries(extra)) fs.writeFileSync(path.join(dir, name), text);
+  return dir;
+}
+const hostPage = (embedSrc, attributes = "") => `<!doctype html><link rel="icon" href="data:,"><body>
+  <div id="host" data-attention-explainer data-view="weights" ${attributes}></div>
+  <script src="${embedSrc}"></script>
+  <script>
+    const e = document.getElementById("host").attentionExplainer;
+    const settle = (p) => p.then(() => "resolved", (err) => "rejected: " + err.message);
+    window.early = settle(e.getState());  // a request made before the frame is ready
+    window.readyResult = settle(e.ready);
+    window.late = e.ready.catch(() => {}).then(() => settle(e.setState({ causal: true })));
+  </script></body>`;
+
+test("a frame that cannot start: ready and every request reject with the frame's own reason", async () => {
+  const dir = siteCopy(["ui_font.ttf"], { "host.html": hostPage("embed.js") });
+  const site = await serveStatic(dir);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(site.url + "host.html");
+  const results = await page.evaluate(async () => [await window.readyResult, await window.early, await window.late]);
+  for (const r of results) assert.match(r, /^rejected: the explainer could not start: could not load ui_font\.ttf/, r);
+  await context.close();
+  await site.close();
+});
+
+test("a frame that never answers: ready rejects after data-timeout, and so do the requests", async () => {
+  const dir = siteCopy(["index.html"], { "index.html": "<!doctype html><title>not the explainer</title>",
+    "host.html": hostPage("embed.js", 'data-timeout="1500"') });
+  const site = await serveStatic(dir);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const t0 = Date.now();
+  await page.goto(site.url + "host.html");
+  const results = await page.evaluate(async () => [await window.readyResult, await window.early, await window.late]);
+  for (const r of results) assert.match(r, /^rejected: the explainer did not start within 1\.5 s/, r);
+  assert.ok(Date.now() - t0 >= 1500, "not before the timeout");
+  await context.close();
+  await site.close();
+});
+
+test("file:// course pages: with the explainer on http(s) they work; with it on file:// they say why not", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-file-page-"));
+  fs.writeFileSync(path.join(dir, "remote.html"), hostPage(server.url + "embed.js"));
+  fs.copyFileSync(path.join(DIST, "embed.js"), path.join(dir, "embed.js"));
+  fs.writeFileSync(path.join(dir, "local.html"), hostPage("embed.js"));
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto("file://" + path.join(dir, "remote.html"));
+  assert.equal(await page.evaluate(() => window.readyResult), "resolved", "an http explainer in a file:// page");
+  assert.equal(await page.evaluate(() => window.late), "resolved");
+  const state = await page.evaluate(() => document.getElementById("host").attentionExplainer.getState());
+  assert.equal(state.causal, true);
+  assert.equal(state.view, "weights");
+
+  await page.goto("file://" + path.join(dir, "local.html"));
+  const results = await page.evaluate(async () => [await window.readyResult, await window.early, await window.late]);
+  for (const r of results) assert.match(r, /^rejected: .*must be served over http\(s\)/, r);
+  assert.match(await page.textContent("#host [role=alert]"), /served over http\(s\)/);
   await context.close();
 });

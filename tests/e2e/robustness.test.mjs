@@ -158,22 +158,33 @@ test("soak: 10 000 frames with inputs changing every frame, no memory growth, no
   const figures = await page.evaluate(async () => {
     const api = window.attentionExplainer;
     const memory = () => window.Module.HEAP8.buffer.byteLength;
+    const inUse = () => window.Module._attn_heap_in_use();  // malloc's bytes in use: a leak shows here first
     const sentences = ["The animal didn't cross the street because it was tired", "The dog saw it",
       "A cat sat on the mat because it was warm and it was happy"];
-    const views = ["flow", "weights", "heads", "library", "steps", "derive", "mistakes", "build", "practice", "break"];
+    // every view (Cost with a whole matrix of T = 256, recomputed whenever the mask flips)
+    const views = api.inputs.find((f) => f.name === "view").choices;
+    api.setState({ cost_T: 256 });
+    const cycle = 50 * views.length;  // frames until every view has been shown once
+    const total = 10000;
     let afterWarmup = 0;
-    const total = 10000, warmup = 500;
+    const cycleStarts = [];  // heap in use at the start of each later cycle: the same view, the same inputs
     for (let i = 0; i < total; i++) {
       api.setState({ sentence: sentences[i % 3], token: i % 4, causal: i % 2 === 0, temperature: 0.5 + (i % 7) / 4,
         view: views[Math.floor(i / 50) % views.length] });
       window.Module._attn_run_frame();
       if (i % 500 === 0) await new Promise((r) => setTimeout(r, 0));  // let the page breathe
-      if (i === warmup) afterWarmup = memory();
+      if (i === cycle) afterWarmup = memory();
+      if (i >= cycle && i % (3 * cycle) === 0) cycleStarts.push(inUse());  // 3 cycles: the same sentence too
     }
-    return { start: afterWarmup, end: memory(), frames: total };
+    return { start: afterWarmup, end: memory(), frames: total, views, cycleStarts };
   });
-  console.log(`soak: ${figures.frames} frames; wasm memory after warm-up ${figures.start} bytes, at the end ${figures.end} bytes`);
+  console.log(`soak: ${figures.frames} frames over ${figures.views.join(", ")}; wasm memory after warm-up ` +
+    `${figures.start} bytes, at the end ${figures.end} bytes; heap in use at the same point of each cycle: ${figures.cycleStarts.join(", ")}`);
+  assert.ok(figures.views.includes("cost"));
   assert.equal(figures.end, figures.start, "wasm memory did not grow after warm-up");
+  assert.ok(figures.cycleStarts.length >= 4);
+  const spread = Math.max(...figures.cycleStarts) - Math.min(...figures.cycleStarts);
+  assert.ok(spread < 64 * 1024, `heap in use at the same point of each cycle varies by ${spread} bytes (a leak?)`);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -1,11 +1,15 @@
-// The app's state without a window: which backend computes the large problems, and the inputs
-// that choose it (backend, cost_T) through the same JSON the URL and setState use.
+// The app's state without a window: which backend computes the large problems, the inputs that
+// choose it (backend, cost_T), and the table of inputs behind setState, getState and Reset.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
 
 #include "../../src/ui/app_state.h"
+#include "../../src/ui/input_table.h"
 
 using namespace attn;
 
@@ -75,4 +79,119 @@ TEST_CASE("backend and cost_T are inputs: set by JSON, refused with the key name
     CHECK(s.inputs.backend == "eigen");  // nothing changed
     CHECK(s.inputs.cost_T == 512);
   }
+}
+
+// [SECTION] The table of inputs (src/ui/input_table.cpp)
+
+namespace {
+// A valid value other than the default for each input the hand-made model allows to change
+// (layer and head have one value there, the model one name): null when there is none.
+nlohmann::json other_value(const InputField& f, const nlohmann::json& fallback) {
+  const std::string type = f.type;
+  if (type == "boolean") return !fallback.get<bool>();
+  if (type == "integer") return fallback == f.max ? nlohmann::json(static_cast<long long>(f.min)) : nlohmann::json(static_cast<long long>(f.max));
+  if (type == "token") return 2;
+  if (type == "number") return 0.3;
+  if (type == "string") return std::string(f.name) == "model" ? nlohmann::json(nullptr) : nlohmann::json("the cat saw the dog");
+  if (type == "choice") return f.choices[0] == fallback ? f.choices[1] : f.choices[0];
+  if (type == "views") return {"weights", "cost"};
+  if (type == "matrix") return {{1, 2}, {3, 4}, {5, 6.5}};
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("every input of the table: set by its name, read back the same, seen by ==, restored by Reset for the lesson only") {
+  const AppInputs defaults;
+  int changed = 0;
+  for (const InputField& f : input_fields()) {
+    CAPTURE(f.name);
+    AppState s = make_initial_state();
+    nlohmann::json value = other_value(f, f.get(defaults));
+    if (std::string(f.name) == "layer" || std::string(f.name) == "head" || std::string(f.name) == "model") {
+      // the hand-made model: one layer, one head; anything else is refused with the key named
+      CHECK_THROWS_WITH_AS(apply_state_json(s, {{f.name, std::string(f.name) == "model" ? nlohmann::json("gpt9") : nlohmann::json(1)}}, 0.0),
+                           doctest::Contains(f.name), std::invalid_argument);
+      continue;
+    }
+    REQUIRE_FALSE(value.is_null());
+    apply_state_json(s, {{f.name, value}}, 0.0);
+    CHECK(f.get(s.inputs) == value);
+    CHECK(inputs_to_json(s)[f.name] == value);
+    CHECK_FALSE(f.equal(s.inputs, defaults));
+    CHECK(s.inputs != defaults);  // AppInputs' == sees every row
+    AppInputs reset = s.inputs;
+    reset_lesson_inputs(reset);
+    CHECK(f.equal(reset, defaults) == (f.group == InputGroup::Lesson));
+    ++changed;
+  }
+  CHECK(changed >= 25);
+}
+
+TEST_CASE("Reset restores the lesson and keeps the view, the model, the Prove-it ticks, the theme and the motion") {
+  AppState s = make_initial_state();
+  apply_state_json(s, {{"view", "break"}, {"checklist", 5}, {"theme", "light"}, {"reduced_motion", true},
+                       {"backend", "scalar"}, {"causal", true}, {"temperature", 2.5}, {"break_d", 7}, {"step", 3},
+                       {"sentence", "the cat saw the dog"}},
+                   0.0);
+  AppInputs next = s.inputs;
+  reset_lesson_inputs(next);
+  CHECK(next.view == View::Break);
+  CHECK(next.checklist == 5u);
+  CHECK(next.light_theme);
+  CHECK(next.reduced_motion);
+  CHECK(next.backend == "scalar");
+  CHECK_FALSE(next.causal);
+  CHECK(next.temperature == 1.0f);
+  CHECK(next.break_d == 512);
+  CHECK(next.step == 0);
+  CHECK(next.sentence == kLessonSentence);
+}
+
+TEST_CASE("numbers leave the state exactly: the shortest text that reads back as the same float") {
+  CHECK(exact_float(0.1f) == 0.1);  // not 0.10000000149011612
+  CHECK(exact_float(1.0f) == 1.0);
+  CHECK(exact_float(kMinTemperature) == 0.05);
+  std::uint32_t seed = 7;
+  AppState s = make_initial_state();
+  for (int i = 0; i < 20000; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    const float x = kMinTemperature + (kMaxTemperature - kMinTemperature) * static_cast<float>(seed >> 8) / 16777216.0f;
+    CAPTURE(x);
+    REQUIRE(static_cast<float>(exact_float(x)) == x);
+    if (i % 400 == 0) {  // and through the JSON text that getState and a permalink carry
+      apply_state_json(s, {{"temperature", x}}, 0.0);
+      const std::string text = inputs_to_json(s)["temperature"].dump();
+      apply_state_json(s, {{"temperature", 1}}, 0.0);
+      apply_state_json(s, nlohmann::json::parse("{\"temperature\":" + text + "}"), 0.0);
+      CHECK(s.inputs.temperature == x);
+    }
+  }
+}
+
+TEST_CASE("the token by index: the second \"the\" stays the second") {
+  AppState s = make_initial_state();
+  apply_state_json(s, {{"sentence", "the cat saw the dog"}, {"token", 3}}, 0.0);
+  CHECK(s.inputs.token == 3);
+  CHECK(inputs_to_json(s)["token"] == 3);
+  apply_state_json(s, {{"token", "the"}}, 0.0);  // a word: its first
+  CHECK(s.inputs.token == 0);
+  CHECK_THROWS_WITH_AS(apply_state_json(s, {{"token", 5}}, 0.0), doctest::Contains("token"), std::invalid_argument);
+}
+
+TEST_CASE("the table for the page: names unique, every default valid, URL use and data- attribute named") {
+  const nlohmann::json table = input_table_json();
+  std::set<std::string> names;
+  for (const nlohmann::json& row : table) {
+    CAPTURE(row.dump());
+    CHECK(names.insert(row["name"].get<std::string>()).second);
+    CHECK(row["doc"].get<std::string>().size() > 5);
+    AppState s = make_initial_state();
+    CHECK_NOTHROW(apply_state_json(s, {{row["name"].get<std::string>(), row["default"]}}, 0.0));
+    CHECK(s.inputs == AppInputs{});
+    if (row["url"] == "no") CHECK(row["data"].is_null());
+  }
+  CHECK(table[0]["name"] == "view");
+  CHECK(find_input("kv_sentence") != nullptr);
+  CHECK((*std::find_if(table.begin(), table.end(), [](const nlohmann::json& r) { return r["name"] == "kv_sentence"; }))["data"] ==
+        "data-kv-sentence");
 }
