@@ -62,6 +62,7 @@ struct AppInputs {
   unsigned embed_views = 0;          // which views an embed offers, one bit per View (0: all)
   bool light_theme = false;
   bool reduced_motion = false;       // no animations (prefers-reduced-motion)
+  bool advanced = false;             // the controls show developer internals (backend, GPU, state JSON)
 
   static constexpr int kDeriveStages = 6;  // Q·Kᵀ, ÷√d, exp, row sums, weights, weighted sums
   static Matrix derive_default_qk();

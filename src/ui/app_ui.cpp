@@ -34,6 +34,13 @@ constexpr Panel kPanels[kViewCount] = {
     {draw_practice_panel, practice_view_data, false}, {draw_compare_panel, compare_view_data, true},
 };
 
+// The tabs in teaching order (the enum's order is the public one and stays): the lesson from the
+// picture to the exercises, then the views that are about the model.
+constexpr View kTabOrder[] = {View::Library, View::Steps,   View::Flow,  View::Weights,  View::Derive,
+                              View::Mistakes, View::Break,  View::Cost,  View::Build,    View::Practice,
+                              View::Heads,   View::Compare};
+static_assert(sizeof kTabOrder / sizeof kTabOrder[0] == kViewCount, "every view has its place among the tabs");
+
 PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }
 
 // In an embed, only the views the page chose (all when it chose none).
@@ -57,8 +64,7 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   const bool external = first || shown != state.inputs.view;
   first = false;
   if (!ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
-  for (int i = 0; i < kViewCount; ++i) {
-    const View v = static_cast<View>(i);
+  for (const View v : kTabOrder) {
     if (!view_offered(state.inputs, v)) continue;
     const ImGuiTabItemFlags flags = external && v == state.inputs.view ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(view_title(v), nullptr, flags);

@@ -321,6 +321,8 @@ std::vector<InputField> make_fields() {
   t.push_back(theme);
   t.push_back(boolean<&AppInputs::reduced_motion>("reduced_motion", G::Setting, U::Read,
                                                   "no animations (default: the system's)"));
+  t.push_back(boolean<&AppInputs::advanced>("advanced", G::Setting, U::Read,
+                                            "the controls show developer internals: the backend, the GPU, the state JSON"));
   return t;
 }
 

@@ -71,10 +71,12 @@ void export_buttons(const AppState& state) {
   ImGui::SameLine();
   if (ImGui::SmallButton("Weights PNG") && !export_weights_png()) ImGui::OpenPopup("png-unavailable");
   publish_item_rect("export:png");
-  if (ImGui::SmallButton("State JSON"))
-    save_text_file("attention-state.json", "application/json", state_to_json(state).dump(2));
-  publish_item_rect("export:json");
-  ImGui::SameLine();
+  if (state.inputs.advanced) {
+    if (ImGui::SmallButton("State JSON"))
+      save_text_file("attention-state.json", "application/json", state_to_json(state).dump(2));
+    publish_item_rect("export:json");
+    ImGui::SameLine();
+  }
   if (ImGui::SmallButton("Copy link") && !copy_permalink()) ImGui::OpenPopup("link-unavailable");
   publish_item_rect("copy-link");
   if (ImGui::BeginPopup("png-unavailable")) {
@@ -308,6 +310,12 @@ void draw_controls(const AppState& state, AppInputs& next) {
   }
   ImGui::Separator();
 
+  // Derive, Break and Cost compute their own small problems: the sentence and the switches below
+  // change nothing there, so they are shown inactive, with why.
+  const View view = state.inputs.view;
+  const bool own_problem = view == View::Derive || view == View::Break || view == View::Cost;
+  if (own_problem) hint("This view has its own small problem: the sentence, token and switches below do not change it.");
+  ImGui::BeginDisabled(own_problem);
   // Self-attention reads Q, K and V all from this sentence; only cross-attention splits them.
   ImGui::TextUnformatted(real ? "Text" : cross_shown(state) ? "Sentence (gives the queries)" : "Sentence (gives Q, K and V)");
   if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
@@ -378,16 +386,22 @@ void draw_controls(const AppState& state, AppInputs& next) {
       next.kv_sentence = kv_sentence.buffer;
     error_line(state, "kv_sentence");
   }
+  ImGui::EndDisabled();
 
   ImGui::Separator();
   // The lesson's inputs only: the view, the model, the Prove-it ticks and the settings stay.
   if (ImGui::Button("Reset", ImVec2(-1, 0))) reset_lesson_inputs(next);
   publish_item_rect("reset");
   ImGui::Separator();
-  backend_picker(state, next);
-  ImGui::Separator();
   export_buttons(state);
   ImGui::Checkbox("Light theme", &next.light_theme);
+  ImGui::Checkbox("Advanced", &next.advanced);
+  publish_item_rect("advanced");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Developer internals: which backend computes, the GPU, the state JSON.");
+  if (state.inputs.advanced) {
+    ImGui::Separator();
+    backend_picker(state, next);
+  }
   ImGui::Spacing();
   const auto& e = state.model.queries;
   int unknown = 0;

@@ -86,3 +86,22 @@ test("compare at 800×600 draws without console errors", async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test("tabs in teaching order; developer internals only behind Advanced; inactive controls say why", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url + "?view=derive");
+  await frames(page, 4);
+  const order = ["library", "steps", "flow", "weights", "derive", "mistakes", "break", "cost", "build", "practice",
+    "heads", "compare"];
+  const xs = await page.evaluate((names) => names.map((n) => window.attentionExplainer.itemRect("tab:" + n).x), order);
+  xs.slice(1).forEach((x, i) => assert.ok(x > xs[i], `tab ${order[i + 1]} after ${order[i]}`));
+  // off by default: no backend picker; a real click on Advanced shows it
+  const backendRect = () => page.evaluate(() => { try { return window.attentionExplainer.itemRect("backend"); } catch (e) { return null; } });
+  assert.equal(await backendRect(), null);
+  await clickRect(page, await page.evaluate(() => window.attentionExplainer.itemRect("advanced")), { atX: 10 });
+  await frames(page, 3);
+  assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).advanced, true);
+  assert.ok(await backendRect(), "the backend picker is shown");
+  await screenshot(page, "view-derive-advanced");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
