@@ -34,6 +34,25 @@ constexpr ViewInfo kViews[kViewCount] = {
 }
 }  // namespace
 
+const std::vector<TourStop>& tour_stops() {
+  static const std::vector<TourStop> stops = {
+      {View::Library, "A reader with a question walks along a shelf. Before you look: which book will 'it' read most? "
+                      "Then compare with the shelf and press Next."},
+      {View::Steps, "The same reading as seven steps of arithmetic. Step through them and follow the numbers of 'it'."},
+      {View::Flow, "Now every token at once: X gives Q, K and V, then scores, weights and outputs. Click another "
+                   "word and see which boxes change."},
+      {View::Weights, "Each row is one token's attention. Predict where 'it' looks, then find its row."},
+      {View::Derive, "Your turn by hand: 3 tokens, d = 2. Hide all stages, work each on paper, reveal and compare."},
+      {View::Mistakes, "Switch on each common mistake and find its symptom before reading the explanation."},
+      {View::Break, "Why divide by √d? At d = 512 without it most rows go one-hot. Which gradient shrinks, and "
+                    "which does not?"},
+      {View::Cost, "Every query meets every key: guess how much longer twice as many tokens take, then watch."},
+      {View::Compare, "One word changed: tired or wide. Does the toy model's 'it' change its mind? Why not?"},
+      {View::Practice, "Last: the four exercises. Try each one before you open its answer."},
+  };
+  return stops;
+}
+
 const char* view_name(View v) { return kViews[static_cast<int>(v)].name; }
 const char* view_title(View v) { return kViews[static_cast<int>(v)].title; }
 bool parse_view(const std::string& name, View* v) {

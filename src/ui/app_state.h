@@ -21,6 +21,13 @@ const char* view_name(View v);    // "flow", "weights", ...
 const char* view_title(View v);   // "Flow diagram", "Weight matrix", ...
 bool parse_view(const std::string& name, View* v);
 
+// The guided tour (?tour=1): the views in teaching order, one prompt each.
+struct TourStop {
+  View view;
+  const char* prompt;
+};
+const std::vector<TourStop>& tour_stops();
+
 // The name of the hand-made worked-example model (always there, the default).
 constexpr const char* kHandmadeModel = "handmade";
 
@@ -62,6 +69,7 @@ struct AppInputs {
   unsigned embed_views = 0;          // which views an embed offers, one bit per View (0: all)
   bool light_theme = false;
   bool reduced_motion = false;       // no animations (prefers-reduced-motion)
+  int tour_step = -1;                // the guided tour's stop (index into tour_stops()), -1: no tour
   bool advanced = false;             // the controls show developer internals (backend, GPU, state JSON)
 
   static constexpr int kDeriveStages = 6;  // Q·Kᵀ, ÷√d, exp, row sums, weights, weighted sums

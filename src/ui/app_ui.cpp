@@ -77,6 +77,33 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   }
   ImGui::EndTabBar();
 }
+// The tour's bar above the tabs: where we are, the stop's prompt, Back / Next / End.
+void draw_tour_bar(const AppState& state, AppInputs& next) {
+  const std::vector<TourStop>& stops = tour_stops();
+  const int step = std::clamp(state.inputs.tour_step, 0, static_cast<int>(stops.size()) - 1);
+  const auto go = [&](int to) {
+    next.tour_step = to;
+    if (to >= 0) next.view = stops[static_cast<std::size_t>(to)].view;
+  };
+  ImGui::Text("Tour %d of %d · %s", step + 1, static_cast<int>(stops.size()), view_title(stops[step].view));
+  ImGui::SameLine();
+  ImGui::BeginDisabled(step == 0);
+  if (ImGui::SmallButton("Back")) go(step - 1);
+  ImGui::EndDisabled();
+  publish_item_rect("tour:back");
+  ImGui::SameLine();
+  const bool last = step + 1 == static_cast<int>(stops.size());
+  if (ImGui::SmallButton(last ? "Finish" : "Next")) go(last ? -1 : step + 1);
+  publish_item_rect("tour:next");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("End tour")) go(-1);
+  publish_item_rect("tour:end");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
+  ImGui::TextWrapped("%s", stops[step].prompt);
+  ImGui::PopStyleColor();
+  if (state.inputs.view != stops[step].view) hint("You left the tour's view: Next or Back bring you back to the tour.");
+  ImGui::Separator();
+}
 }  // namespace
 
 std::vector<std::string> query_labels(const AppState& state) {
@@ -151,6 +178,7 @@ void draw_app(AppState& state, double now) {
     ImGui::SameLine();
   }
   ImGui::BeginChild("view", ImVec2(0, 0), false, ImGuiWindowFlags_NavFlattened);
+  if (state.inputs.tour_step >= 0) draw_tour_bar(state, next);
   if (offered > 1) draw_view_tabs(state, next);
   // An embed that offers one view shows it even if the state names another.
   if (!view_offered(state.inputs, state.inputs.view))
