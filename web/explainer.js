@@ -635,6 +635,20 @@
       (state.causal ? " Causal mask on." : "") + (state.scale ? "" : " No square-root scaling.");
   }
 
+  // The guided tour's stop, kept in the browser so ?tour=1 resumes where the learner left it.
+  const TOUR_KEY = "attention-explainer:tour";
+  function storedTourStep() {
+    try { const v = Number(localStorage.getItem(TOUR_KEY)); return Number.isInteger(v) && v >= 0 ? v : 0; }
+    catch (e) { return 0; }  // storage blocked: the tour starts at its first stop
+  }
+  let savedTourStep = null;
+  function saveTourStep(step) {
+    if (step === savedTourStep) return;
+    savedTourStep = step;
+    try { if (step >= 0) localStorage.setItem(TOUR_KEY, String(step)); else localStorage.removeItem(TOUR_KEY); }
+    catch (e) { /* storage blocked */ }
+  }
+
   let announceTimer = 0, addressTimer = 0;
   function stateChanged() {
     const state = summaryState();
@@ -642,6 +656,7 @@
     if (summaryBox.textContent !== summary) summaryBox.textContent = summary;
     window.dispatchEvent(new Event("attention-explainer-change"));  // web/a11y.js follows it
     saveProgress(state.checklist);
+    if (state.tour_step >= 0 || savedTourStep !== null) saveTourStep(state.tour_step);
     if (!state.embed) {
       // A slider drag changes the state every frame; history.replaceState costs ~3 ms in Chromium,
       // which also throttles pages that call it too often: the address bar follows 200 ms later.
@@ -664,7 +679,7 @@
   // URL parameters -> inputs, as the table of inputs says. Each is applied on its own, so one bad
   // value only warns.
   // read by the page itself: the embedding page's origin, a repository offered from the hub
-  const PAGE_PARAMS = ["origin", "hub", "revision", "hub_base"];
+  const PAGE_PARAMS = ["origin", "hub", "revision", "hub_base", "tour"];
   function paramValue(field, raw) {
     const key = field.name;
     const number = (text) => {
@@ -813,6 +828,10 @@
       api.setState({ reduced_motion: prefers("(prefers-reduced-motion: reduce)"),
         theme: prefers("(prefers-color-scheme: light)") ? "light" : "dark" });
       applyUrlParameters();
+      if (["1", "true", "on", "yes"].includes(pageParams.get("tour"))) {  // start, or resume, the tour
+        const step = storedTourStep(), last = inputTable.find((f) => f.name === "tour_step").max;
+        api.setState({ tour_step: Math.min(step, last) });
+      }
       if (summaryState().embed) openFull.classList.remove("hidden");
       embedBridge.listen();
       stateChanged();

@@ -13,8 +13,16 @@ namespace attn {
 
 namespace {
 
-SaturationStats saturation(const Matrix& scores, const Matrix& grad_weights, Matrix* weights_out,
-                           std::vector<float>* row_max_out) {
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// scores = raw · input_scale (the softmax input), k: (T, d) for the gradient into q.
+SaturationStats saturation(const Matrix& raw, float input_scale, const Matrix& k, const Matrix& grad_weights,
+                           Matrix* weights_out, std::vector<float>* row_max_out) {
+  const Matrix scores = raw * input_scale;
   const int T = static_cast<int>(scores.rows()), n = static_cast<int>(scores.cols());
   SaturationStats s;
   const double mean = scores.cast<double>().mean();
@@ -33,9 +41,12 @@ SaturationStats saturation(const Matrix& scores, const Matrix& grad_weights, Mat
   }
   s.frac_one_hot /= T;
   s.mean_entropy /= T;
-  std::sort(row_grad.begin(), row_grad.end());
-  s.median_row_grad = T % 2 ? row_grad[T / 2] : 0.5 * (row_grad[T / 2 - 1] + row_grad[T / 2]);
-  s.min_row_grad = row_grad.front();
+  s.median_row_grad = median_of(row_grad);
+  s.min_row_grad = *std::min_element(row_grad.begin(), row_grad.end());
+  // Back one more step: scores = raw · input_scale, so dL/draw = dL/dscores · input_scale, and
+  // raw = q·kᵀ, so dL/dq = dL/draw · k.
+  s.median_row_grad_raw = s.median_row_grad * input_scale;
+  s.q_grad_norm = (grad_scores.cast<double>() * static_cast<double>(input_scale) * k.cast<double>()).norm();
   *weights_out = std::move(weights);
   return s;
 }
@@ -52,9 +63,36 @@ BreakResult run_break_experiment(int d, int T, std::uint64_t seed) {
   r.d = d;
   r.T = T;
   r.seed = seed;
-  r.scaled = saturation(raw / std::sqrt(static_cast<float>(d)), g, &r.weights_scaled, &r.row_max_scaled);
-  r.unscaled = saturation(raw, g, &r.weights_unscaled, &r.row_max_unscaled);
+  r.scaled = saturation(raw, 1.0f / std::sqrt(static_cast<float>(d)), k, g, &r.weights_scaled, &r.row_max_scaled);
+  r.unscaled = saturation(raw, 1.0f, k, g, &r.weights_unscaled, &r.row_max_unscaled);
   return r;
+}
+
+double break_gradient_ratio(const BreakResult& r, bool raw) {
+  const double scaled = raw ? r.scaled.median_row_grad_raw : r.scaled.median_row_grad;
+  const double unscaled = raw ? r.unscaled.median_row_grad_raw : r.unscaled.median_row_grad;
+  if (unscaled > 0) return scaled / unscaled;
+  return scaled > 0 ? HUGE_VAL : -1.0;
+}
+
+BreakRatioRange break_ratio_range(int d, int T, std::uint64_t first_seed, int seeds) {
+  if (seeds < 1) throw std::invalid_argument("the seed range needs at least one seed");
+  std::vector<double> own, raw;
+  for (int s = 0; s < seeds; ++s) {
+    const BreakResult r = run_break_experiment(d, T, first_seed + static_cast<std::uint64_t>(s));
+    own.push_back(break_gradient_ratio(r, false));
+    raw.push_back(break_gradient_ratio(r, true));
+  }
+  BreakRatioRange range;
+  range.seeds = seeds;
+  range.first_seed = first_seed;
+  range.min = *std::min_element(own.begin(), own.end());
+  range.max = *std::max_element(own.begin(), own.end());
+  range.median = median_of(own);
+  range.min_raw = *std::min_element(raw.begin(), raw.end());
+  range.max_raw = *std::max_element(raw.begin(), raw.end());
+  range.median_raw = median_of(raw);
+  return range;
 }
 
 }  // namespace attn

@@ -7,10 +7,15 @@
 //   W_Q says what a token *looks for*: a pronoun looks hard for a creature (3.0) and a little for
 //       a thing (1.0); an adjective looks for what it describes; a negation looks for its verb;
 //       a creature looks for its verb and for how it is described.
-//   W_V passes on content: the creature/thing/action/quality features themselves.
+//   W_V passes on content, which need not be what the key advertises: a creature, an action or a
+//       quality hands on its feature whole (1.0), but a thing hands on only a little of it (0.4)
+//       although its key advertises it as strongly as a creature's (2.0). So a well-matched thing
+//       is read and still adds little: the key decides how much, the value decides what.
 // So for "it" (pronoun) the query is [3, 1, 0, 0]; "animal"'s key is [2, 0, 0, 0] (score 6),
 // "street"'s is [0, 2, 0, 0] (score 2), every other key scores 0. Divided by √4 = 2 that is
-// 3 vs 1 vs 0, and softmax gives "animal" about 0.65 of the weight. Grammar words have empty
+// 3 vs 1 vs 0, and softmax gives "animal" about 0.65 of the weight. "it"'s output is then
+// 0.65 × animal's value [1, 0, 0, 0] + 0.09 × street's [0, 0.4, 0, 0] + the actions' and the
+// quality's. Grammar words have empty
 // keys and queries: they attend evenly and are attended to by nobody in particular. There is no
 // position information, as in attention itself: the same word gets the same row anywhere.
 #include "model.h"
@@ -126,9 +131,10 @@ const WorkedModel& worked_model() {
     w.wk(kThing, kThingDim) = 2.0f;
     w.wk(kAction, kActionDim) = 2.0f;
     w.wk(kQuality, kQualityDim) = 2.0f;
-    // Values: the content passed on is the word's meaning features.
+    // Values: the content passed on. Not the key again: a thing's key is as loud as a creature's,
+    // but what a thing hands on is thin (a title that matches well over little inside).
     w.wv(kCreature, kCreatureDim) = 1.0f;
-    w.wv(kThing, kThingDim) = 1.0f;
+    w.wv(kThing, kThingDim) = 0.4f;
     w.wv(kAction, kActionDim) = 1.0f;
     w.wv(kQuality, kQualityDim) = 1.0f;
     return w;

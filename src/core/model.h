@@ -39,5 +39,7 @@ EmbeddedSentence embed_sentence(const std::string& sentence);
 
 // The lesson's sentence, the default of every view.
 constexpr const char* kLessonSentence = "The animal didn't cross the street because it was tired";
+// Its famous twin: one word changed, and a reader's "it" becomes the street (the toy's does not).
+constexpr const char* kLessonTwinSentence = "The animal didn't cross the street because it was wide";
 
 }  // namespace attn

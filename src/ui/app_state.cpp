@@ -28,11 +28,31 @@ constexpr ViewInfo kViews[kViewCount] = {
     {View::Mistakes, "mistakes", "Mistakes"}, {View::Build, "build", "Build"},
     {View::Cost, "cost", "Cost T²"},        {View::Practice, "practice", "Practice"},
     {View::Train, "train", "Train"},
+    {View::Compare, "compare", "Compare"},
 };
 [[noreturn]] void bad(const std::string& key, const std::string& why) {
   throw std::invalid_argument(key + ": " + why);
 }
 }  // namespace
+
+const std::vector<TourStop>& tour_stops() {
+  static const std::vector<TourStop> stops = {
+      {View::Library, "A reader with a question walks along a shelf. Before you look: which book will 'it' read most? "
+                      "Then compare with the shelf and press Next."},
+      {View::Steps, "The same reading as seven steps of arithmetic. Step through them and follow the numbers of 'it'."},
+      {View::Flow, "Now every token at once: X gives Q, K and V, then scores, weights and outputs. Click another "
+                   "word and see which boxes change."},
+      {View::Weights, "Each row is one token's attention. Predict where 'it' looks, then find its row."},
+      {View::Derive, "Your turn by hand: 3 tokens, d = 2. Hide all stages, work each on paper, reveal and compare."},
+      {View::Mistakes, "Switch on each common mistake and find its symptom before reading the explanation."},
+      {View::Break, "Why divide by √d? At d = 512 without it most rows go one-hot. Which gradient shrinks, and "
+                    "which does not?"},
+      {View::Cost, "Every query meets every key: guess how much longer twice as many tokens take, then watch."},
+      {View::Compare, "One word changed: tired or wide. Does the toy model's 'it' change its mind? Why not?"},
+      {View::Practice, "Last: the four exercises. Try each one before you open its answer."},
+  };
+  return stops;
+}
 
 const char* view_name(View v) { return kViews[static_cast<int>(v)].name; }
 const char* view_title(View v) { return kViews[static_cast<int>(v)].title; }
@@ -244,6 +264,28 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
       model.forward = handmade_forward(model.queries, model.trace);
     }
+    key = "compare_sentence";
+    applied.compare_token = std::clamp(next.compare_token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
+    if (next.view == View::Compare && !next.compare_tokens) {
+      if (loaded) {
+        const Gpt2Config& c = loaded->model->config;
+        const bool same = state.model.compare_forward && state.model.compare_forward_model == loaded->model &&
+                          state.inputs.compare_sentence == next.compare_sentence;
+        const std::vector<int> ids = model_token_ids(*loaded, next.compare_sentence);
+        model.compare_forward = same ? state.model.compare_forward
+                                     : std::make_shared<const ModelTrace>(gpt2_forward(*loaded->model, ids));
+        model.compare_forward_model = loaded->model;
+        model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
+        model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
+        model.compare_queries.x = model.compare_forward->layers[applied.layer].x;
+        model.compare = gpt2_head_trace(*model.compare_forward, applied.layer, applied.head, c.head_dim(), o);
+      } else {
+        model.compare_queries = embed_sentence(next.compare_sentence);
+        const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;
+        const WorkedModel& w = worked_model();
+        model.compare = attend_projected(model.compare_queries.x, keys.x, w.wq, w.wk, w.wv, o);
+      }
+    }
     key = "derive";
     AttentionOptions derive_options;  // the derive view follows the lesson: scaled, no mask
     model.derive = attend(next.derive_q, next.derive_k, next.derive_v, derive_options);
@@ -252,6 +294,8 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     const bool same_break = state.revision > 0 && old.d == next.break_d && old.T == next.break_T &&
                             old.seed == static_cast<std::uint64_t>(next.break_seed);
     model.saturation = same_break ? old : run_break_experiment(next.break_d, next.break_T, next.break_seed);
+    const bool same_range = state.revision > 0 && old.d == next.break_d && old.T == next.break_T;
+    model.saturation_range = same_range ? state.model.saturation_range : break_ratio_range(next.break_d, next.break_T, 0);
   } catch (const std::invalid_argument& e) {
     state.error = e.what();
     state.error_key = key;

@@ -16,11 +16,18 @@
 namespace attn {
 
 // Every view of the app, in tab order. The names are the public ones (?view=NAME, getState().view).
-enum class View { Flow, Weights, Heads, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice, Train };
-constexpr int kViewCount = 12;
+enum class View { Flow, Weights, Heads, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice, Train, Compare };
+constexpr int kViewCount = 13;
 const char* view_name(View v);    // "flow", "weights", ...
 const char* view_title(View v);   // "Flow diagram", "Weight matrix", ...
 bool parse_view(const std::string& name, View* v);
+
+// The guided tour (?tour=1): the views in teaching order, one prompt each.
+struct TourStop {
+  View view;
+  const char* prompt;
+};
+const std::vector<TourStop>& tour_stops();
 
 // The name of the hand-made worked-example model (always there, the default).
 constexpr const char* kHandmadeModel = "handmade";
@@ -50,6 +57,11 @@ struct AppInputs {
   int break_d = 512, break_T = 64;
   int break_seed = 0;
   unsigned checklist = 0;            // practice view: ticked "prove it" items, one bit each
+  // compare view: the sentence beside `sentence` (the lesson's twin by default), or with
+  // compare_tokens a second query token of the same sentence
+  std::string compare_sentence = kLessonTwinSentence;
+  bool compare_tokens = false;
+  int compare_token = 1;             // "animal" in the lesson's sentence
   // what computes the app's large problems (the cost view): "auto" or one of kBackendNames
   std::string backend = "auto";
   int cost_T = 2048;                 // cost view: T of the whole weight matrix it shows (d = 64)
@@ -59,6 +71,8 @@ struct AppInputs {
   unsigned embed_views = 0;          // which views an embed offers, one bit per View (0: all)
   bool light_theme = false;
   bool reduced_motion = false;       // no animations (prefers-reduced-motion)
+  int tour_step = -1;                // the guided tour's stop (index into tour_stops()), -1: no tour
+  bool advanced = false;             // the controls show developer internals (backend, GPU, state JSON)
 
   static constexpr int kDeriveStages = 6;  // Q·Kᵀ, ÷√d, exp, row sums, weights, weighted sums
   static Matrix derive_default_qk();
@@ -111,6 +125,13 @@ struct AppModel {
   AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)
+  BreakRatioRange saturation_range;  // its gradient factor over seeds 0-7 at (break_d, break_T)
+  // The compare view's second sentence through the same model, layer, head and switches (computed
+  // only while that view is open and compares sentences; else empty).
+  EmbeddedSentence compare_queries;
+  AttentionTrace compare;
+  std::shared_ptr<const ModelTrace> compare_forward;  // a loaded model's forward of compare_sentence
+  std::shared_ptr<const Gpt2Model> compare_forward_model;
 };
 
 // A model download or file read in progress, or offered (?hub=), as the model picker shows it.

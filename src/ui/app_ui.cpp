@@ -10,6 +10,7 @@
 #include <string>
 
 #include "layout.h"
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -22,17 +23,26 @@ using DataFn = nlohmann::json (*)(const AppState&);
 struct Panel {
   PanelFn draw;
   DataFn data;  // nullptr: the main state already carries everything the view shows
+  bool banner;  // it shows the current model's attention, with head_banner (and the toy's notes)
 };
 
 // In View order (app_state.h).
 constexpr Panel kPanels[kViewCount] = {
-    {draw_flow_panel, nullptr},           {draw_weights_panel, nullptr},  {draw_heads_panel, heads_view_data},
-    {draw_library_panel, library_view_data}, {draw_steps_panel, steps_view_data},
-    {draw_derive_panel, derive_view_data},   {draw_break_panel, break_view_data},
-    {draw_mistakes_panel, mistakes_view_data}, {draw_build_panel, build_view_data},
-    {draw_cost_panel, cost_view_data},       {draw_practice_panel, practice_view_data},
-    {nullptr, train_view_data},  // drawn with its wish (draw_app)
+    {draw_flow_panel, flow_view_data, true},          {draw_weights_panel, nullptr, true},
+    {draw_heads_panel, heads_view_data, true},        {draw_library_panel, library_view_data, true},
+    {draw_steps_panel, steps_view_data, true},        {draw_derive_panel, derive_view_data, false},
+    {draw_break_panel, break_view_data, false},       {draw_mistakes_panel, mistakes_view_data, true},
+    {draw_build_panel, build_view_data, true},        {draw_cost_panel, cost_view_data, false},
+    {draw_practice_panel, practice_view_data, false}, {nullptr, train_view_data, false},  // Train: drawn with its wish (draw_app)
+    {draw_compare_panel, compare_view_data, true},
 };
+
+// The tabs in teaching order (the enum's order is the public one and stays): the lesson from the
+// picture to the exercises, then the views that are about the model.
+constexpr View kTabOrder[] = {View::Library, View::Steps,   View::Flow,  View::Weights,  View::Derive,
+                              View::Mistakes, View::Break,  View::Cost,  View::Build,    View::Practice,
+                              View::Heads,   View::Compare, View::Train};
+static_assert(sizeof kTabOrder / sizeof kTabOrder[0] == kViewCount, "every view has its place among the tabs");
 
 PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }
 
@@ -57,8 +67,7 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   const bool external = first || shown != state.inputs.view;
   first = false;
   if (!ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
-  for (int i = 0; i < kViewCount; ++i) {
-    const View v = static_cast<View>(i);
+  for (const View v : kTabOrder) {
     if (!view_offered(state.inputs, v)) continue;
     const ImGuiTabItemFlags flags = external && v == state.inputs.view ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(view_title(v), nullptr, flags);
@@ -85,9 +94,9 @@ void publish_tooltip_rect() {
 bool tabs_fit(const AppState& state, float width) {
   const ImGuiStyle& style = ImGui::GetStyle();
   float total = 0;
-  for (int i = 0; i < kViewCount; ++i)
-    if (view_offered(state.inputs, static_cast<View>(i)))
-      total += ImGui::CalcTextSize(view_title(static_cast<View>(i))).x + style.FramePadding.x * 2.0f + style.ItemInnerSpacing.x;
+  for (const View v : kTabOrder)
+    if (view_offered(state.inputs, v))
+      total += ImGui::CalcTextSize(view_title(v)).x + style.FramePadding.x * 2.0f + style.ItemInnerSpacing.x;
   return total <= width;
 }
 
@@ -99,8 +108,7 @@ void draw_view_menu(const AppState& state, AppInputs& next, float width) {
   if (ImGui::BeginCombo("##views", preview.c_str(), ImGuiComboFlags_HeightLargest)) {
     const float row = layout().tall_controls ? ImGui::GetFrameHeight() : 0.0f;
     ImGui::PushStyleVar(ImGuiStyleVar_SelectableTextAlign, ImVec2(0.0f, 0.5f));  // names centred in tall rows
-    for (int i = 0; i < kViewCount; ++i) {
-      const View v = static_cast<View>(i);
+    for (const View v : kTabOrder) {
       if (!view_offered(state.inputs, v)) continue;
       if (ImGui::Selectable(view_title(v), v == state.inputs.view, 0, ImVec2(0, row))) next.view = v;
       publish_item_rect((std::string("tab:") + view_name(v)).c_str());
@@ -122,6 +130,34 @@ void draw_narrow_bar(const AppState& state, AppInputs& next, bool& drawer_open) 
   publish_item_rect("more");
   if (!drawer_open) draw_phone_bar(state, next, !layout().short_height);
 }
+
+// The tour's bar above the tabs: where we are, the stop's prompt, Back / Next / End.
+void draw_tour_bar(const AppState& state, AppInputs& next) {
+  const std::vector<TourStop>& stops = tour_stops();
+  const int step = std::clamp(state.inputs.tour_step, 0, static_cast<int>(stops.size()) - 1);
+  const auto go = [&](int to) {
+    next.tour_step = to;
+    if (to >= 0) next.view = stops[static_cast<std::size_t>(to)].view;
+  };
+  ImGui::Text("Tour %d of %d · %s", step + 1, static_cast<int>(stops.size()), view_title(stops[step].view));
+  ImGui::SameLine();
+  ImGui::BeginDisabled(step == 0);
+  if (ImGui::SmallButton("Back")) go(step - 1);
+  ImGui::EndDisabled();
+  publish_item_rect("tour:back");
+  ImGui::SameLine();
+  const bool last = step + 1 == static_cast<int>(stops.size());
+  if (ImGui::SmallButton(last ? "Finish" : "Next")) go(last ? -1 : step + 1);
+  publish_item_rect("tour:next");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("End tour")) go(-1);
+  publish_item_rect("tour:end");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
+  ImGui::TextWrapped("%s", stops[step].prompt);
+  ImGui::PopStyleColor();
+  if (state.inputs.view != stops[step].view) hint("You left the tour's view: Next or Back bring you back to the tour.");
+  ImGui::Separator();
+}
 }  // namespace
 
 std::vector<std::string> query_labels(const AppState& state) {
@@ -138,7 +174,14 @@ std::vector<std::string> key_labels(const AppState& state) {
 
 nlohmann::json view_data(const AppState& state) {
   const DataFn data = kPanels[static_cast<int>(state.inputs.view)].data;
-  return data ? data(state) : nlohmann::json(nullptr);
+  nlohmann::json j = data ? data(state) : nlohmann::json(nullptr);
+  // Where the toy fails on this sentence, the views that show its attention say so.
+  const std::vector<ModelNote> notes = toy_model_notes(state);
+  if (!notes.empty() && kPanels[static_cast<int>(state.inputs.view)].banner) {
+    if (j.is_null()) j = nlohmann::json::object();
+    for (const ModelNote& n : notes) j["model_notes"].push_back({{"id", n.id}, {"text", n.text}});
+  }
+  return j;
 }
 
 bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col) {
@@ -230,6 +273,7 @@ void draw_app(AppState& state, double now) {
     return;
   }
   ImGui::BeginChild("view", ImVec2(0, 0), false, ImGuiWindowFlags_NavFlattened);
+  if (state.inputs.tour_step >= 0) draw_tour_bar(state, next);
   if (offered > 1 && narrow && embed) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
   else if (offered > 1 && !narrow && tabs_fit(state, ImGui::GetContentRegionAvail().x)) draw_view_tabs(state, next);
   else if (offered > 1 && !narrow) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);

@@ -69,6 +69,29 @@ std::vector<std::string> backend_choices() {
   return names;
 }
 
+// A token input's value (an index, or a word of next's sentence: its first) checked against the
+// tokens of next's sentence under next's model.
+int token_index(const InputField& f, const AppState& s, const AppInputs& next, const json& v) {
+  EmbeddedSentence queries;
+  try {
+    queries = query_tokens(s, next.model, next.sentence);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("sentence: ") + e.what());
+  }
+  const int T = static_cast<int>(queries.tokens.size());
+  if (v.is_number_integer()) {
+    const long long i = v.get<long long>();
+    if (i < 0 || i >= T) refuse(f, "index must be from 0 to " + std::to_string(T - 1));
+    return static_cast<int>(i);
+  }
+  if (v.is_string()) {
+    const int i = find_token(queries, v.get<std::string>());
+    if (i < 0) refuse(f, "\"" + v.get<std::string>() + "\" is not a token of the sentence");
+    return i;
+  }
+  refuse(f, "must be a word of the sentence or its index");
+}
+
 // A row for the member M: equality and Reset's copy come from the member itself.
 template <auto M>
 InputField row(const char* name, const char* type, InputGroup group, UrlUse url, const char* doc) {
@@ -220,26 +243,21 @@ std::vector<InputField> make_fields() {
   token.min = 0, token.max = kMaxTokens - 1;
   token.get = [](const AppInputs& in) { return json(in.token); };
   token.set = [](const InputField& f, const AppState& s, AppInputs& next, const json& v) {
-    EmbeddedSentence queries;
-    try {
-      queries = query_tokens(s, next.model, next.sentence);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("sentence: ") + e.what());
-    }
-    const int T = static_cast<int>(queries.tokens.size());
-    if (v.is_number_integer()) {
-      const long long i = v.get<long long>();
-      if (i < 0 || i >= T) refuse(f, "index must be from 0 to " + std::to_string(T - 1));
-      next.token = static_cast<int>(i);
-    } else if (v.is_string()) {
-      const int i = find_token(queries, v.get<std::string>());
-      if (i < 0) refuse(f, "\"" + v.get<std::string>() + "\" is not a token of the sentence");
-      next.token = i;
-    } else {
-      refuse(f, "must be a word of the sentence or its index");
-    }
+    next.token = token_index(f, s, next, v);
   };
   t.push_back(token);
+
+  t.push_back(text<&AppInputs::compare_sentence>("compare_sentence", "Compare view: the second sentence (its query: the same word)"));
+  t.push_back(boolean<&AppInputs::compare_tokens>("compare_tokens", G::Lesson, U::Permalink,
+                                                  "Compare view: two query tokens of one sentence instead of two sentences"));
+  InputField compare_token = row<&AppInputs::compare_token>(
+      "compare_token", "token", G::Lesson, U::Permalink, "Compare view: the second query token (its index, or a word of the sentence)");
+  compare_token.min = 0, compare_token.max = kMaxTokens - 1;
+  compare_token.get = [](const AppInputs& in) { return json(in.compare_token); };
+  compare_token.set = [](const InputField& f, const AppState& s, AppInputs& next, const json& v) {
+    next.compare_token = token_index(f, s, next, v);
+  };
+  t.push_back(compare_token);
 
   t.push_back(boolean<&AppInputs::causal>("causal", G::Lesson, U::Permalink, "the causal mask: no query sees later keys"));
   t.push_back(boolean<&AppInputs::scale>("scale", G::Lesson, U::Permalink, "divide the scores by √d"));
@@ -313,6 +331,19 @@ std::vector<InputField> make_fields() {
     apply_train_form_json(next.train, v);  // its messages name "train.<setting>"
   };
   t.push_back(train);
+  InputField tour = integer<&AppInputs::tour_step>("tour_step", -1, static_cast<long long>(tour_stops().size()) - 1,
+                                                  G::Progress, U::None,
+                                                  "the guided tour's stop, -1: no tour (?tour=1 starts or resumes it)");
+  tour.set = [](const InputField& f, const AppState&, AppInputs& next, const json& v) {
+    const auto lo = static_cast<long long>(f.min), hi = static_cast<long long>(f.max);
+    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
+      refuse(f, "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    next.tour_step = static_cast<int>(v.get<long long>());
+    if (next.tour_step >= 0) next.view = tour_stops()[static_cast<std::size_t>(next.tour_step)].view;  // a stop is a view
+  };
+  t.push_back(tour);
+  t.push_back(boolean<&AppInputs::advanced>("advanced", G::Setting, U::Read,
+                                            "the controls show developer internals: the backend, the GPU, the state JSON"));
   return t;
 }
 

@@ -24,6 +24,18 @@ std::string head_caption(const AppState& state);
 // hand-made model, whose views are the lesson's).
 void head_banner(const AppState& state);
 
+// Where the hand-made toy fails on the current sentence and query, said where it shows (each
+// view's banner, getState().view_data.model_notes). Empty for a loaded model and wherever the toy
+// does what a reader would. id: "wide_twin" (a later adjective that fits a thing, as in "...because
+// it was wide": the pronoun's query still seeks a creature) or "no_positions" (several creatures:
+// their keys are the same wherever they stand, so the weight is split evenly between them).
+struct ModelNote {
+  std::string id, text;
+};
+std::vector<ModelNote> toy_model_notes(const AppState& state);
+// What the toy can and cannot do, in two sentences (the model's description in the controls).
+const char* toy_model_description();
+
 // Column names for the views' tooltips and read-outs: the hand-made model's named features and
 // dimensions, or "dim 0" … "dim n−1" where a real model's dimensions have no names.
 enum class Columns { Features, Query, Key, Value };

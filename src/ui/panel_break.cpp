@@ -30,14 +30,9 @@ nlohmann::json stats_json(const SaturationStats& s) {
           {"frac_one_hot", s.frac_one_hot},
           {"mean_entropy", s.mean_entropy},
           {"median_row_grad", s.median_row_grad},
-          {"min_row_grad", s.min_row_grad}};
-}
-
-// How many times less gradient the typical unscaled row passes back; < 0 when both are 0 (T = 1:
-// a row of one weight is always exactly 1, with or without scaling).
-double gradient_ratio(const BreakResult& r) {
-  if (r.unscaled.median_row_grad > 0) return r.scaled.median_row_grad / r.unscaled.median_row_grad;
-  return r.scaled.median_row_grad > 0 ? HUGE_VAL : -1.0;
+          {"min_row_grad", s.min_row_grad},
+          {"median_row_grad_raw", s.median_row_grad_raw},
+          {"q_grad_norm", s.q_grad_norm}};
 }
 
 // "1.2 × 10⁻¹⁷": a gradient norm spans twenty orders of magnitude, so it is shown as a power of ten.
@@ -143,42 +138,58 @@ void draw_stats_table(const BreakResult& r, float width) {
   std::snprintf(label, sizeof label, "in nats; evenly spread: log T = %.2f, one-hot: 0",
                 std::log(static_cast<double>(r.T)));
   row("mean entropy of a row", label, plain(r.scaled.mean_entropy, 2), plain(r.unscaled.mean_entropy, 2));
-  row("median row gradient", "size of the gradient a row sends back to its scores",
+  row("median row gradient, to the softmax input", "what a row sends back to the scores its softmax saw (q·k/√d or q·k)",
       scientific_text(r.scaled.median_row_grad), scientific_text(r.unscaled.median_row_grad));
-  row("smallest row gradient", nullptr, scientific_text(r.scaled.min_row_grad),
+  row("smallest row gradient, to the softmax input", nullptr, scientific_text(r.scaled.min_row_grad),
       scientific_text(r.unscaled.min_row_grad));
+  std::snprintf(label, sizeof label, "one step further back, to q·k itself: the scaled side is also divided by √%d", r.d);
+  row("median row gradient, to the raw q·k", label, scientific_text(r.scaled.median_row_grad_raw),
+      scientific_text(r.unscaled.median_row_grad_raw));
+  row("total gradient into q", "all rows together, |dL/dq|: what training actually moves",
+      scientific_text(r.scaled.q_grad_norm), scientific_text(r.unscaled.q_grad_norm));
   ImGui::PopTextWrapPos();
   ImGui::EndTable();
 }
 
-void draw_verdict(const BreakResult& r) {
-  const double ratio = gradient_ratio(r);
-  char text[400];
+void draw_verdict(const BreakResult& r, const BreakRatioRange& range) {
+  const double ratio = break_gradient_ratio(r, false), ratio_raw = break_gradient_ratio(r, true);
+  const double root_d = std::sqrt(static_cast<double>(r.d));
+  char text[600];
   if (ratio < 0)
     std::snprintf(text, sizeof text,
                   "With T = 1 a row holds a single weight, always exactly 1: no row can learn either way.");
   else if (r.d == 1)
     std::snprintf(text, sizeof text, "At d = 1, √d = 1: dividing by it changes nothing. Try d = 512.");
-  else if (ratio >= 1.5)
-    std::snprintf(
-        text, sizeof text,
-        "Without ÷√d, %.0f %% of the rows are almost one-hot and the typical row sends back %s less gradient.",
-        100.0 * r.unscaled.frac_one_hot, times_text(ratio).c_str());
+  else if (range.min >= 1.5)
+    std::snprintf(text, sizeof text,
+                  "Without ÷√d the typical row sends %s to %s less gradient back to its softmax input (seeds %d–%d; "
+                  "median %s). This draw (seed %d): %.0f %% of the rows almost one-hot, %s less.",
+                  times_text(range.min).c_str(), times_text(range.max).c_str(), static_cast<int>(range.first_seed),
+                  static_cast<int>(range.first_seed) + range.seeds - 1, times_text(range.median).c_str(),
+                  static_cast<int>(r.seed), 100.0 * r.unscaled.frac_one_hot, times_text(ratio).c_str());
   else
     std::snprintf(text, sizeof text,
                   "At d = %d the unscaled scores spread only about √%d ≈ %.1f: the weights get sharper (entropy %.2f "
                   "instead of %.2f), but only %.0f %% of the rows are one-hot and the typical row still sends gradient "
                   "back. Try d = 512.",
-                  r.d, r.d, std::sqrt(static_cast<double>(r.d)), r.unscaled.mean_entropy, r.scaled.mean_entropy,
-                  100.0 * r.unscaled.frac_one_hot);
+                  r.d, r.d, root_d, r.unscaled.mean_entropy, r.scaled.mean_entropy, 100.0 * r.unscaled.frac_one_hot);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
   ImGui::TextWrapped("%s", text);
   ImGui::PopStyleColor();
-  if (ratio >= 1.5)
-    hint(r.d == 512 && r.T == 64 ? "The factor jumps from seed to seed (try a few): the median row sits right at "
-                                   "the edge of saturation. The lesson's own run found about 37×."
-                                 : "The factor jumps from seed to seed (try a few): it depends on how saturated "
-                                   "the median row happens to be.");
+  if (ratio < 0 || r.d == 1 || range.min < 1.5) return;
+  std::snprintf(text, sizeof text,
+                "Which gradient? Those factors compare each side at its own softmax input. One step further back, at "
+                "the raw q·k, the scaled side's gradient is also divided by √d = %.1f, so the gap shrinks to %s–%s "
+                "(this draw: %s)%s.",
+                root_d, times_text(range.min_raw).c_str(), times_text(range.max_raw).c_str(),
+                times_text(ratio_raw).c_str(), range.min_raw < 1.0 ? "; below 1× the unscaled row even sends more" : "");
+  paragraph(text);
+  std::snprintf(text, sizeof text,
+                "And the total gradient into q is not smaller at all without ÷√d (here %s against %s): the few rows "
+                "that are not saturated get huge gradients and dominate. Training is then driven by a handful of "
+                "rows while the saturated ones are frozen: unstable, not merely slow.",
+                scientific_text(r.unscaled.q_grad_norm).c_str(), scientific_text(r.scaled.q_grad_norm).c_str());
+  paragraph(text);
 }
 
 // [SECTION] Histogram and heatmap of one side
@@ -292,7 +303,7 @@ void draw_explanation(const BreakResult& r) {
                 r.d, std::sqrt(static_cast<double>(r.d)), r.unscaled.score_std);
   paragraph(text);
   std::snprintf(text, sizeof text,
-                "2. Softmax picks one winner. It weighs scores through exp, so two scores only 5 apart already "
+                "2. Softmax all but crowns one winner. It weighs scores through exp, so two scores only 5 apart already "
                 "get weights about 150 times apart. With scores spread by about %.0f, nearly all of a row's "
                 "weight goes to its largest score: the row is almost one-hot.",
                 r.unscaled.score_std);
@@ -320,7 +331,7 @@ void draw_break_panel(const AppState& state, AppInputs& next) {
   draw_break_controls(state, next);
   ImGui::Spacing();
   draw_stats_table(r, view_width);
-  draw_verdict(r);
+  draw_verdict(r, state.model.saturation_range);
   ImGui::Spacing();
 
   const std::vector<int> histogram_scaled = row_max_histogram(r.row_max_scaled),
@@ -354,7 +365,10 @@ void draw_break_panel(const AppState& state, AppInputs& next) {
 
 nlohmann::json break_view_data(const AppState& state) {
   const BreakResult& r = state.model.saturation;
-  const double ratio = gradient_ratio(r);
+  const BreakRatioRange& range = state.model.saturation_range;
+  const auto ratio_json = [](double ratio) {
+    return ratio >= 0 && std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(nullptr);
+  };
   return {{"d", r.d},
           {"T", r.T},
           {"seed", r.seed},
@@ -364,7 +378,18 @@ nlohmann::json break_view_data(const AppState& state) {
           {"histogram_unscaled", row_max_histogram(r.row_max_unscaled)},
           {"bins", kHistogramBins},
           {"max_entropy", std::log(static_cast<double>(r.T))},
-          {"gradient_ratio", ratio >= 0 && std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(nullptr)}};
+          // scaled / unscaled median row gradient, at each side's own softmax input and at the raw q·k
+          {"gradient_ratio", ratio_json(break_gradient_ratio(r, false))},
+          {"gradient_ratio_raw", ratio_json(break_gradient_ratio(r, true))},
+          {"seed_range",
+           {{"seeds", range.seeds},
+            {"first_seed", range.first_seed},
+            {"min", ratio_json(range.min)},
+            {"median", ratio_json(range.median)},
+            {"max", ratio_json(range.max)},
+            {"min_raw", ratio_json(range.min_raw)},
+            {"median_raw", ratio_json(range.median_raw)},
+            {"max_raw", ratio_json(range.max_raw)}}}};
 }
 
 }  // namespace attn::ui

@@ -71,10 +71,12 @@ void export_buttons(const AppState& state) {
   ImGui::SameLine();
   if (ImGui::SmallButton("Weights PNG") && !export_weights_png()) ImGui::OpenPopup("png-unavailable");
   publish_item_rect("export:png");
-  if (ImGui::SmallButton("State JSON"))
-    save_text_file("attention-state.json", "application/json", state_to_json(state).dump(2));
-  publish_item_rect("export:json");
-  ImGui::SameLine();
+  if (state.inputs.advanced) {
+    if (ImGui::SmallButton("State JSON"))
+      save_text_file("attention-state.json", "application/json", state_to_json(state).dump(2));
+    publish_item_rect("export:json");
+    ImGui::SameLine();
+  }
   if (ImGui::SmallButton("Copy link") && !copy_permalink()) ImGui::OpenPopup("link-unavailable");
   publish_item_rect("copy-link");
   if (ImGui::BeginPopup("png-unavailable")) {
@@ -259,7 +261,7 @@ void model_loader(const AppState& state, bool& show_loader) {
   if (!load.error.empty()) error_text(load.error);
 }
 
-// What a control that does not apply to a GPT-2 model says instead (dimmed, one line).
+// What a control that does not apply here says instead (dimmed, one line, indented).
 void not_for_this_model(const char* why) {
   ImGui::Indent();
   hint(why);
@@ -334,7 +336,14 @@ void draw_controls(const AppState& state, AppInputs& next) {
   }
   ImGui::Separator();
 
-  ImGui::TextUnformatted(real ? "Text" : "Sentence (queries)");
+  // Derive, Break and Cost compute their own small problems: the sentence and the switches below
+  // change nothing there, so they are shown inactive, with why.
+  const View view = state.inputs.view;
+  const bool own_problem = view == View::Derive || view == View::Break || view == View::Cost;
+  if (own_problem) hint("This view has its own small problem: the sentence, token and switches below do not change it.");
+  ImGui::BeginDisabled(own_problem);
+  // Self-attention reads Q, K and V all from this sentence; only cross-attention splits them.
+  ImGui::TextUnformatted(real ? "Text" : cross_shown(state) ? "Sentence (gives the queries)" : "Sentence (gives Q, K and V)");
   if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
   publish_item_rect("sentence");
   error_line(state, "sentence");
@@ -347,7 +356,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   ImGui::SameLine();
   if (ImGui::ArrowButton("##next", ImGuiDir_Right) && next.token + 1 < static_cast<int>(tokens.size())) ++next.token;
   ImGui::SameLine();
-  hint("or keys [ ]");
+  hint("or the keyboard's [ and ] keys");
   if (real) {
     ImGui::Spacing();
     next_token_strip(state);
@@ -373,9 +382,18 @@ void draw_controls(const AppState& state, AppInputs& next) {
     ImGui::EndDisabled();
     publish_item_rect("scale");
     not_for_this_model("Off: this model was trained without it (its config says scale_attn_weights: false).");
+  } else if (state.inputs.mistake == Mistake::ForgetScale) {  // the mistake already leaves the division out
+    bool off = false;
+    ImGui::BeginDisabled();
+    ImGui::Checkbox("Divide by √d", &off);
+    ImGui::EndDisabled();
+    publish_item_rect("scale");
+    not_for_this_model("Off: the \"Forget √d\" mistake is on (Mistakes view), which compares with and without it.");
   } else {
     ImGui::Checkbox("Divide by √d", &next.scale);
     publish_item_rect("scale");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Off: every view computes without ÷√d. To see both side by side: Mistakes → Forget √d.");
   }
   ImGui::TextUnformatted("Temperature");
   ImGui::SetNextItemWidth(-1);
@@ -402,16 +420,22 @@ void draw_controls(const AppState& state, AppInputs& next) {
       next.kv_sentence = kv_sentence.buffer;
     error_line(state, "kv_sentence");
   }
+  ImGui::EndDisabled();
 
   ImGui::Separator();
   // The lesson's inputs only: the view, the model, the Prove-it ticks and the settings stay.
   if (ImGui::Button("Reset", ImVec2(-1, 0))) reset_lesson_inputs(next);
   publish_item_rect("reset");
   ImGui::Separator();
-  backend_picker(state, next);
-  ImGui::Separator();
   export_buttons(state);
   ImGui::Checkbox("Light theme", &next.light_theme);
+  ImGui::Checkbox("Advanced", &next.advanced);
+  publish_item_rect("advanced");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Developer internals: which backend computes, the GPU, the state JSON.");
+  if (state.inputs.advanced) {
+    ImGui::Separator();
+    backend_picker(state, next);
+  }
   ImGui::Spacing();
   const auto& e = state.model.queries;
   int unknown = 0;
@@ -424,6 +448,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   if (unknown)
     hint("Words outside the small lexicon get a fixed pseudo-random vector: their attention means little.");
   hint("The model is hand-made, not trained: its numbers were chosen so you can read why each token looks where it does.");
+  hint(toy_model_description());
 }
 
 }  // namespace attn::ui

@@ -36,6 +36,8 @@ constexpr double kMinRepSeconds = 0.002;
 // Bytes one call works on: the (T, T) weight matrix plus Q, K, V and the output, all (T, d) floats.
 double bytes_for(int T) { return 4.0 * T * T + 4.0 * 4.0 * T * kWidth; }
 double weight_bytes_for(int T) { return 4.0 * T * T; }
+// A fused kernel that never stores the weights: only Q, K, V and the output, (T, d) floats each.
+double fused_bytes_for(int T) { return 4.0 * 4.0 * T * kWidth; }
 // Multiply-adds count as 2: Q·Kᵀ is 2·T²·d, the weights times V another 2·T²·d.
 double flops_for(int T) { return 4.0 * T * T * kWidth; }
 
@@ -401,9 +403,9 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
 void draw_cost_table(const CostRun& run, float width) {
   const ImGuiTableFlags flags =
       ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame;
-  if (!ImGui::BeginTable("##cost", 5, flags, ImVec2(width, 0))) return;
+  if (!ImGui::BeginTable("##cost", 6, flags, ImVec2(width, 0))) return;
   ImGui::PushTextWrapPos(0.0f);  // in a cell: wrap at the column's edge, not the view's
-  for (const char* heading : {"T (tokens)", "time per call", "GFLOP/s", "memory", "computed by"})
+  for (const char* heading : {"T (tokens)", "time per call", "GFLOP/s", "memory, weights stored", "memory, fused", "computed by"})
     ImGui::TableSetupColumn(heading);
   ImGui::TableHeadersRow();
   for (int i = 0; i < kSizeCount; ++i) {
@@ -424,6 +426,8 @@ void draw_cost_table(const CostRun& run, float width) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(bytes_text(bytes_for(T)).c_str());
     ImGui::TableNextColumn();
+    ImGui::TextUnformatted(bytes_text(fused_bytes_for(T)).c_str());
+    ImGui::TableNextColumn();
     if (i < static_cast<int>(run.points.size())) ImGui::TextUnformatted(run.points[i].backend.c_str());
   }
   ImGui::PopTextWrapPos();
@@ -439,6 +443,12 @@ void draw_cost_explanation(const CostRun& run) {
   paragraph(
       "The other steps grow only like T: Q, K, V and the output are (T, d), so doubling T merely doubles "
       "them. For short sequences they and fixed overheads dominate; for long ones the T² part wins.");
+  paragraph(
+      "Time and memory are not the same story. Every score must be computed, so time grows like T² in any "
+      "kernel. Memory grows like T² only where the (T, T) weights are stored, as here (the views draw them). "
+      "A fused kernel never stores them: it works through the keys one block at a time, keeping a running "
+      "maximum, sum and weighted sum per query (this app's SIMD kernel does so when it is asked for the "
+      "output only; FlashAttention does the same on GPUs). Its memory grows like T: the dotted line.");
   char text[320];
   const int largest = kSizes[kSizeCount - 1];
   std::snprintf(text, sizeof text, "At T = %d the weight matrix alone is %s of the %s (%.0f %%).", largest,
@@ -604,8 +614,8 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
   memory_plot.y_label = "memory";
   const double largest_T = kSizes[kSizeCount - 1];
   memory_plot.quadratic = bytes_for(kSizes[kSizeCount - 1]) / (largest_T * largest_T);
-  memory_plot.linear = 4.0 * 4.0 * kWidth;
-  memory_plot.linear_label = "Q, K, V and output alone (grow like T)";
+  memory_plot.linear = fused_bytes_for(1);
+  memory_plot.linear_label = "fused kernel, weights never stored: Q, K, V, output (like T)";
   memory_plot.tick_base = 4;
   memory_plot.tick_text = bytes_tick_text;
   memory_plot.value_text = bytes_text;
@@ -622,7 +632,7 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
     draw_log_log_plot(*plot, width, height);
     legend_entry(LineKind::Measured, kMeasuredColor,
-                 plot == &time_plot ? "measured" : "all buffers: Q, K, V, output, weights");
+                 plot == &time_plot ? "measured (weights kept)" : "weights stored: Q, K, V, output + (T, T) weights");
     legend_entry(LineKind::Dashed, kQuadraticColor, "c·T², through the largest point");
     if (plot->linear > 0) legend_entry(LineKind::Dotted, kLinearColor, plot->linear_label);
     ImGui::PopTextWrapPos();
@@ -640,7 +650,8 @@ nlohmann::json cost_view_data(const AppState& state) {
   const CostRun& run = cost_run();
   nlohmann::json points = nlohmann::json::array();
   for (const CostPoint& p : run.points)
-    points.push_back({{"T", p.T}, {"ms", p.ms}, {"bytes", bytes_for(p.T)}, {"backend", p.backend}});
+    points.push_back({{"T", p.T}, {"ms", p.ms}, {"bytes", bytes_for(p.T)}, {"bytes_fused", fused_bytes_for(p.T)},
+                      {"backend", p.backend}});
   const WholeMatrix& m = update_whole_matrix(state);
   const nlohmann::json matrix = {{"T", m.T},          {"d", kWidth},
                                  {"causal", m.causal}, {"backend", m.choice.name},

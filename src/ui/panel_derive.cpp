@@ -405,6 +405,25 @@ void draw_stages(const AppState& state, const Derivation& dv) {
   }
 }
 
+// Where a learner who multiplies the weights as printed (two decimals) by V gets a different
+// two-decimal result than the output (which uses the unrounded weights): {token, column, by hand}.
+struct RoundingGap {
+  int token = 0, column = 0;
+  double by_hand = 0, output = 0;
+};
+
+std::vector<RoundingGap> rounding_gaps(const AttentionTrace& t) {
+  std::vector<RoundingGap> gaps;
+  const auto round2 = [](double v) { return std::round(v * 100.0) / 100.0; };
+  for (int i = 0; i < t.weights.rows(); ++i)
+    for (int c = 0; c < t.output.cols(); ++c) {
+      double by_hand = 0;
+      for (int j = 0; j < t.weights.cols(); ++j) by_hand += round2(t.weights(i, j)) * t.value(j, c);
+      if (std::fabs(round2(by_hand) - round2(t.output(i, c))) > 0.005) gaps.push_back({i, c, by_hand, t.output(i, c)});
+    }
+  return gaps;
+}
+
 void reveal_controls(const AppState& state, AppInputs& next) {
   const int revealed = state.inputs.derive_revealed, all = AppInputs::kDeriveStages;
   ImGui::BeginDisabled(revealed == 0);
@@ -453,6 +472,16 @@ void draw_derive_panel(const AppState& state, AppInputs& next) {
     ImGui::Spacing();
     ImGui::Separator();
     hint("Each output row is a blend of the rows of V, mixed by how well that token's query matched each key.");
+    const std::vector<RoundingGap> gaps = rounding_gaps(state.model.derive);
+    if (!gaps.empty()) {
+      const RoundingGap& g = gaps.front();
+      char note[320];
+      std::snprintf(note, sizeof note,
+                    "The outputs use the unrounded weights. Worked with the weights as printed (two decimals), "
+                    "token %d's entry %d comes to %.2f, not %.2f: a last-digit difference, not an error%s.",
+                    g.token + 1, g.column + 1, g.by_hand, g.output, gaps.size() > 1 ? " (other entries too)" : "");
+      hint(note);
+    }
     if (state.model.derive.weights.maxCoeff() > 0.99f)
       hint("Some rows here are nearly one-hot: with scores this far apart, softmax all but picks a single "
            "value (the Break view shows what that does to learning).");
@@ -474,7 +503,13 @@ nlohmann::json derive_view_data(const AppState& state) {
           {"exp_shift", shift},  // per row: 0 for plain exp, else the row max taken off first
           {"row_sums", row_sums},
           {"weights", matrix_to_json(t.weights)},
-          {"output", matrix_to_json(t.output)}};
+          {"output", matrix_to_json(t.output)},
+          {"rounding_gaps", [&] {
+             nlohmann::json gaps = nlohmann::json::array();
+             for (const RoundingGap& g : rounding_gaps(t))
+               gaps.push_back({{"token", g.token}, {"column", g.column}, {"by_hand", g.by_hand}, {"output", g.output}});
+             return gaps;
+           }()}};
 }
 
 }  // namespace attn::ui

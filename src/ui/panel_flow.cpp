@@ -662,6 +662,45 @@ void draw_legends(const AppState& state, float right_edge) {
   }
 }
 
+// The keys with the largest weights in `row`, best first; keys whose weight equals the largest
+// (within float rounding) form one tie, reported as a tie: no arbitrary one of them is "the" best.
+struct StrongestKeys {
+  std::vector<int> keys;        // the tied best keys, then up to 2 more
+  std::vector<float> weights;   // their weights
+  int tied = 1;                 // how many keys share the largest weight
+};
+
+StrongestKeys strongest_keys(const AttentionTrace& t, int row) {
+  std::vector<int> order(static_cast<std::size_t>(t.weights.cols()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return t.weights(row, a) > t.weights(row, b); });
+  const float top = t.weights(row, order[0]);
+  StrongestKeys s;
+  s.tied = 0;
+  for (int j : order) s.tied += std::fabs(t.weights(row, j) - top) <= 1e-6f * std::max(1.0f, top);
+  const std::size_t shown = std::min<std::size_t>(order.size(), static_cast<std::size_t>(s.tied > 1 ? s.tied : 3));
+  for (std::size_t i = 0; i < shown; ++i) {
+    s.keys.push_back(order[i]);
+    s.weights.push_back(t.weights(row, order[i]));
+  }
+  return s;
+}
+
+// "'animal' 0.65, 'street' 0.09, 'it' 0.03", or for a tie "8 keys tie at 0.03 each: 'The', 'the', ...".
+std::string strongest_keys_text(const StrongestKeys& s, const std::vector<std::string>& key_tokens) {
+  std::string text;
+  constexpr std::size_t kNamed = 4;
+  if (s.tied > 1) {
+    text = std::to_string(s.tied) + " keys tie at " + number_text(s.weights[0], 2) + " each: ";
+    for (std::size_t i = 0; i < s.keys.size() && i < kNamed; ++i) text += (i ? ", " : "") + token_name(key_tokens, s.keys[i]);
+    if (s.keys.size() > kNamed) text += " and " + std::to_string(s.keys.size() - kNamed) + " more";
+    return text;
+  }
+  for (std::size_t i = 0; i < s.keys.size(); ++i)
+    text += (i ? ", " : "") + token_name(key_tokens, s.keys[i]) + " " + number_text(s.weights[i], 2);
+  return text;
+}
+
 // The selected token, in words: what it looks for, whom it reads from, what it comes away with.
 void draw_readout(const AppState& state, const std::vector<std::string>& query_tokens,
                   const std::vector<std::string>& key_tokens) {
@@ -676,17 +715,8 @@ void draw_readout(const AppState& state, const std::vector<std::string>& query_t
   ImGui::TextWrapped("Its query q (what it looks for): %s",
                      row_entries(t.query, token, column_names(state, Columns::Query, q_cols), 4).c_str());
 
-  std::vector<int> keys(static_cast<std::size_t>(t.weights.cols()));
-  std::iota(keys.begin(), keys.end(), 0);
-  const std::size_t shown = std::min<std::size_t>(3, keys.size());
-  std::partial_sort(keys.begin(), keys.begin() + static_cast<long>(shown), keys.end(),
-                    [&](int a, int b) { return t.weights(token, a) > t.weights(token, b); });
-  std::string top;
-  for (std::size_t i = 0; i < shown; ++i) {
-    if (!top.empty()) top += ", ";
-    top += token_name(key_tokens, keys[i]) + " " + number_text(t.weights(token, keys[i]), 2);
-  }
-  ImGui::TextWrapped("It attends most to%s: %s", cross_shown(state) ? " (in the second sentence)" : "", top.c_str());
+  ImGui::TextWrapped("It attends most to%s: %s", cross_shown(state) ? " (in the second sentence)" : "",
+                     strongest_keys_text(strongest_keys(t, token), key_tokens).c_str());
 
   ImGui::TextWrapped("Its output (what it takes away): %s",
                      row_entries(t.output, token, column_names(state, Columns::Value, v_cols), 4).c_str());
@@ -797,6 +827,14 @@ void draw_flow_panel(const AppState& state, AppInputs& next) {
     draw_head_projections(state);
   }
   ImGui::PopTextWrapPos();
+}
+
+nlohmann::json flow_view_data(const AppState& state) {
+  const StrongestKeys s = strongest_keys(state.model.trace, state.inputs.token);
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.keys.size(); ++i)
+    top.push_back({{"key", s.keys[i]}, {"token", state.model.keys.tokens[s.keys[i]].text}, {"weight", s.weights[i]}});
+  return {{"strongest", top}, {"tied", s.tied}};
 }
 
 }  // namespace attn::ui

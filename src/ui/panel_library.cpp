@@ -456,7 +456,27 @@ void draw_take_home(const AppState& state, const Reading& r) {
 
 // [SECTION] Where the picture stops working
 
-void draw_limits(const AppState& state) {
+// A book the reader reads a fair share of (its title matches) whose contents are thin: its value
+// is under half as long as the longest value on the shelf, so it adds little to the take-home.
+// The first such book by weight, or -1.
+int thin_book(const AppState& state, const Reading& r) {
+  const AttentionTrace& t = state.model.trace;
+  const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
+  float longest = 0;
+  for (int j = 0; j < static_cast<int>(r.attention.size()); ++j)
+    if (!key_hidden_by_mask(t, r.reader, j)) longest = std::max(longest, contents.row(j).norm());
+  int found = -1;
+  for (int j = 0; j < static_cast<int>(r.attention.size()); ++j) {
+    const float length = contents.row(j).norm();
+    if (key_hidden_by_mask(t, r.reader, j) || j == r.best || r.attention[j] < 0.05f || length <= 0.0f ||
+        length >= 0.5f * longest)
+      continue;
+    if (found < 0 || r.attention[j] > r.attention[found]) found = j;
+  }
+  return found;
+}
+
+void draw_limits(const AppState& state, const Reading& r) {
   ImGui::TextUnformatted("Where the library picture stops working");
   const std::string reader = token_name(state.model.queries.tokens[state.inputs.token].text);
   ImGui::Bullet();
@@ -471,6 +491,20 @@ void draw_limits(const AppState& state) {
   paragraph(
       "Matching and reading use different vectors: the title (key) decides how much is read, the contents "
       "(value) decide what is taken home. A well-matched book with little inside adds little.");
+  if (const int thin = thin_book(state, r); thin >= 0) {
+    const AttentionTrace& t = state.model.trace;
+    const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
+    const std::string book = token_name(state.model.keys.tokens[thin].text);
+    const std::string best = token_name(state.model.keys.tokens[r.best].text);
+    ImGui::Indent();
+    paragraph(("Here: " + book + " is read " + percent(r.attention[thin]) + " (its title scores q·k = " +
+               number_text(t.raw_scores(r.reader, thin), 2) + "), but its contents are thin: |v| = " +
+               number_text(contents.row(thin).norm(), 2) + " against " + number_text(contents.row(r.best).norm(), 2) +
+               " for " + best + ", so it adds only " + number_text(r.attention[thin] * contents.row(thin).norm(), 2) +
+               " to the take-home.")
+                  .c_str());
+    ImGui::Unindent();
+  }
   if (!cross_shown(state)) {
     ImGui::Bullet();
     paragraph("The reader is also one of the books: a token can read its own contents.");
@@ -527,7 +561,7 @@ void draw_library_panel(const AppState& state, AppInputs& next) {
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::Spacing();
-  draw_limits(state);
+  draw_limits(state, r);
 }
 
 }  // namespace attn::ui
@@ -542,7 +576,18 @@ nlohmann::json library_view_data(const AppState& state) {
           {"mode", state.inputs.library_best_only ? "best_only" : "attention"},
           {"read", r.read},
           {"attention_take_home", r.blend},
-          {"library_take_home", r.best_book}};
+          {"library_take_home", r.best_book},
+          {"thin_book", [&] {
+             const int thin = thin_book(state, r);
+             if (thin < 0) return nlohmann::json(nullptr);
+             const AttentionTrace& t = state.model.trace;
+             const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
+             return nlohmann::json{{"index", thin},
+                                   {"title", state.model.keys.tokens[thin].text},
+                                   {"read", r.attention[thin]},
+                                   {"value_length", contents.row(thin).norm()},
+                                   {"best_value_length", contents.row(r.best).norm()}};
+           }()}};
 }
 
 }  // namespace attn::ui

@@ -64,8 +64,10 @@ constexpr MistakeText kMistakes[] = {
     {Mistake::MaskAfterSoftmax, "Mask after the softmax",
      "The softmax runs over every key, later tokens included; only then are the later weights set to 0.",
      "The rows add up to less than 1 (all but the last). The later tokens still took their share of the total, "
-     "so they changed the weights of the earlier ones: the future leaks in.",
-     "Set the later scores to −∞ before the softmax, so they never enter the total."},
+     "so they changed the weights of the earlier ones: the future leaks in. The leak lasts only as long as "
+     "nobody renormalises: divide each row by its new sum and the weights are exactly the correct ones again.",
+     "Set the later scores to −∞ before the softmax, so they never enter the total (or renormalise each row "
+     "after zeroing, which gives the same weights at the cost of a second pass)."},
     {Mistake::MaskWithZero, "Mask with 0, not −∞",
      "The scores of later tokens are set to 0 instead of −∞ before the softmax.",
      "exp(0) = 1, not 0: every later token keeps a share of the weight. The model can read the words it is "
@@ -99,11 +101,25 @@ const AttentionTrace& correct_trace(const AppState& state) {
   if (revision != state.revision) {
     const AttentionTrace& t = state.model.trace;
     AttentionOptions options = t.options;
+    // "Forget √d" is compared with the divided scores whatever the controls' switch says: the
+    // switch changes every view, this mistake shows the two side by side.
+    if (options.mistake == Mistake::ForgetScale) options.scale = true;
     options.mistake = Mistake::None;
     correct = attend(t.query, t.key, t.value, options);
     revision = state.revision;
   }
   return correct;
+}
+
+// Largest |w − correct| after dividing each row of `weights` by its sum (the "mask after softmax"
+// weights renormalised): 0 up to float rounding, because that equals masking before.
+float renormalised_error(const Matrix& weights, const Matrix& correct) {
+  float worst = 0;
+  for (Eigen::Index i = 0; i < weights.rows(); ++i) {
+    const float sum = weights.row(i).sum();
+    if (sum > 0) worst = std::max(worst, (weights.row(i) / sum - correct.row(i)).cwiseAbs().maxCoeff());
+  }
+  return worst;
 }
 
 std::vector<float> row_sums(const Matrix& weights) {
@@ -473,16 +489,6 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
     if (ImGui::Button("Turn on the causal mask")) next.causal = true;
     publish_item_rect("mistake:causal_on");
   }
-  if (m == Mistake::ForgetScale && !state.inputs.scale) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kBad);
-    ImGui::TextWrapped(
-        "Dividing by √d is switched off in the controls, so the correct version is not divided "
-        "either and the two agree.");
-    ImGui::PopStyleColor();
-    if (ImGui::Button("Turn the division by √d back on")) next.scale = true;
-    publish_item_rect("mistake:scale_on");
-  }
-
   const AttentionTrace& correct = correct_trace(state);
   if (m == Mistake::SwapKeysValues) {
     ImGui::Spacing();
@@ -530,6 +536,14 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
       "Red marks a symptom: a row that does not add up to 1, a row's largest weight above 0.99, or a later "
       "token that still gets weight under the causal mask. Columns need not add up to 1.");
   if (m == Mistake::ForgetScale) forget_scale_evidence(state, correct, next);
+  if (m == Mistake::MaskAfterSoftmax && causal_shown(state)) {
+    char note[320];
+    std::snprintf(note, sizeof note,
+                  "Renormalised (each row divided by its sum), the leaked weights differ from the correct ones by at "
+                  "most %s: the future leaks in only while the rows are left unnormalised.",
+                  number_text(renormalised_error(t.weights, correct.weights), 6).c_str());
+    hint(note);
+  }
 
   ImGui::Spacing();
   ImGui::TextUnformatted("Measured over the whole matrix");
@@ -559,6 +573,8 @@ json mistakes_view_data(const AppState& state) {
   j["row_max"] = row_maxima(t.weights);
   j["correct_row_sums"] = row_sums(correct.weights);
   j["correct_col_sums"] = col_sums(correct.weights);
+  if (state.inputs.mistake == Mistake::MaskAfterSoftmax)
+    j["renormalised_error"] = renormalised_error(t.weights, correct.weights);
   return j;
 }
 

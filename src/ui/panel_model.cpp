@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "model_ui.h"
 #include "panels.h"
@@ -28,9 +29,95 @@ std::string head_caption(const AppState& state) {
          " of " + m->name;
 }
 
+namespace {
+
+int feature_column(const char* name) {
+  const auto& names = feature_names();
+  for (int i = 0; i < static_cast<int>(names.size()); ++i)
+    if (std::string(names[i]) == name) return i;
+  return -1;
+}
+
+bool has_feature(const EmbeddedSentence& e, int token, int column) {
+  return column >= 0 && !e.unknown[static_cast<std::size_t>(token)] && e.x(token, column) > 0.5f;
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// Adjectives that, after "it was", tell a reader that "it" is a thing (the road, the river...).
+bool describes_a_thing(const std::string& lower) {
+  static const char* const kWords[] = {"wide", "narrow", "deep", "long", "busy", "closed", "full", "empty", "wet", "heavy", "steep", "icy"};
+  for (const char* w : kWords)
+    if (lower == w) return true;
+  return false;
+}
+
+}  // namespace
+
+const char* toy_model_description() {
+  return "What this toy can do: match word classes (a pronoun seeks a creature, an adjective what it describes). "
+         "What it cannot: it has no positions (word order changes nothing) and no context (a word's vectors never "
+         "depend on its neighbours), so \"it\" seeks a creature in every sentence. A model that learns from text "
+         "can do better: the trained model (\"trained\" in the Model list; the Train view).";
+}
+
+std::vector<ModelNote> toy_model_notes(const AppState& state) {
+  std::vector<ModelNote> notes;
+  if (real_model(state)) return notes;
+  const EmbeddedSentence &queries = state.model.queries, &keys = state.model.keys;
+  const AttentionTrace& t = state.model.trace;
+  const int token = state.inputs.token;
+  const int creature = feature_column("creature"), thing = feature_column("thing"), pronoun = feature_column("pronoun");
+  if (!has_feature(queries, token, pronoun)) return notes;
+  const std::string reader = quoted(queries.tokens[static_cast<std::size_t>(token)].text);
+  std::vector<int> creatures, things;
+  for (int j = 0; j < static_cast<int>(keys.tokens.size()); ++j) {
+    if (key_hidden_by_mask(t, token, j)) continue;
+    if (has_feature(keys, j, creature)) creatures.push_back(j);
+    if (has_feature(keys, j, thing)) things.push_back(j);
+  }
+  Eigen::Index best = 0;
+  t.weights.row(token).maxCoeff(&best);
+  const bool creature_wins = has_feature(keys, static_cast<int>(best), creature);
+  int adjective = -1;
+  for (int i = token + 1; i < static_cast<int>(queries.tokens.size()) && adjective < 0; ++i)
+    if (describes_a_thing(queries.tokens[static_cast<std::size_t>(i)].lower)) adjective = i;
+  if (adjective >= 0 && !things.empty() && creature_wins) {
+    const std::string word = quoted(queries.tokens[static_cast<std::size_t>(adjective)].text);
+    const std::string winner = quoted(keys.tokens[static_cast<std::size_t>(best)].text);
+    const std::string object = quoted(keys.tokens[static_cast<std::size_t>(things.back())].text);
+    notes.push_back({"wide_twin",
+                     "Where the toy fails: a reader takes " + word + " to describe " + object + ", so " + reader +
+                         " means " + object + ". The toy still sends " + reader + " to " + winner +
+                         ": a pronoun's query always seeks a creature, and with one layer and no context nothing "
+                         "after " + reader + " can change that query. The trained model (\"trained\" in the Model "
+                         "list; the Train view) learns from text and can follow the adjective."});
+  }
+  if (creatures.size() >= 2) {
+    std::string names;
+    for (std::size_t i = 0; i < creatures.size() && i < 3; ++i)
+      names += (i ? (i + 1 == std::min<std::size_t>(creatures.size(), 3) ? " and " : ", ") : "") +
+               quoted(keys.tokens[static_cast<std::size_t>(creatures[i])].text);
+    if (creatures.size() > 3) names += " and " + std::to_string(creatures.size() - 3) + " more";
+    notes.push_back({"no_positions",
+                     reader + " splits its weight evenly between " + names +
+                         ": in this toy every creature's key is the same wherever it stands (no positions) and "
+                         "nothing around a word changes it (no context), so nothing says which one " + reader +
+                         " means" + (things.empty() ? "" : ", and a thing it may mean gets less still") + "."});
+  }
+  return notes;
+}
+
 void head_banner(const AppState& state) {
   const LoadedModel* m = current_loaded_model(state);
-  if (!m) return;
+  if (!m) {
+    for (const ModelNote& note : toy_model_notes(state)) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
+      ImGui::TextWrapped("%s", note.text.c_str());
+      ImGui::PopStyleColor();
+    }
+    return;
+  }
   const Gpt2Config& c = m->model->config;
   char line[320];
   std::snprintf(line, sizeof line, "Showing %s (%d layers × %d heads; head width %d). Pick another in the controls or the Heads view.",

@@ -121,8 +121,9 @@ std::string break_answer(const AppState& state) {
   const BreakResult& b = state.model.saturation;
   const SaturationStats &on = b.scaled, &off = b.unscaled;
   const double root_d = std::sqrt(static_cast<double>(b.d));
-  const double grad_ratio = off.median_row_grad > 0 ? on.median_row_grad / off.median_row_grad : INFINITY;
-  char buf[1600];
+  const BreakRatioRange& range = state.model.saturation_range;
+  const double grad_ratio = break_gradient_ratio(b, false);
+  char buf[2400];
   std::snprintf(
       buf, sizeof buf,
       "Why one-hot: a score q·k adds up d = %d products. If the entries of q and k are spread around 0 with "
@@ -134,13 +135,20 @@ std::string break_answer(const AppState& state) {
       "What it does to gradients: the gradient of a softmax output with respect to score i is "
       "wᵢ(gᵢ − Σⱼ wⱼgⱼ). With one weight near 1 and the others near 0, every one of those terms is near 0, "
       "so the row passes almost nothing back to its scores. Here the typical (median) row passes back %.2g "
-      "with scaling and %.2g without, about %.0f times less, and the most saturated row only %.1g. Those "
-      "rows stop learning where to look.\n\n"
+      "with scaling and %.2g without, about %.0f times less (over seeds 0 to %d: %.0f to %.0f times), and the "
+      "most saturated row only %.1g. Those rows stop learning where to look. (That compares each side at "
+      "its own softmax input; at the raw q·k the scaled side is also divided by √d, so the gap is √d ≈ %.0f "
+      "times smaller: %.1f to %.1f times.)\n\n"
+      "The catch: the total gradient into q is not smaller without the division (%.2g against %.2g here). "
+      "The few rows that are not saturated get very large gradients and dominate, so training is steered by "
+      "a handful of rows and becomes unstable.\n\n"
       "Dividing by √d brings the spread back near 1, where softmax keeps several keys in play and every row "
       "keeps a usable gradient.",
       b.d, root_d, b.T, static_cast<unsigned long long>(b.seed), off.score_std, on.score_std,
       percent(off.frac_one_hot).c_str(), percent(on.frac_one_hot).c_str(), on.mean_entropy, off.mean_entropy, b.T,
-      std::log(static_cast<double>(b.T)), on.median_row_grad, off.median_row_grad, grad_ratio, off.min_row_grad);
+      std::log(static_cast<double>(b.T)), on.median_row_grad, off.median_row_grad, grad_ratio, range.seeds - 1,
+      range.min, range.max, off.min_row_grad, root_d, range.min_raw, range.max_raw, off.q_grad_norm,
+      on.q_grad_norm);
   return buf;
 }
 

@@ -509,7 +509,7 @@ void step_projections_real(StepContext& c) {
                 "Each token enters this layer as a vector x of %d numbers (the layer's input after its LayerNorm): "
                 "one row of X. This head's three matrices, learned in training, turn it into three vectors of "
                 "d = %d numbers: a query (what the token is looking for), a key (what it offers to be found by) "
-                "and a value (what it hands on when it is picked). Their dimensions have no names: the model "
+                "and a value (what it hands on, in proportion to the weight it is given). Their dimensions have no names: the model "
                 "found what to put in them.",
                 static_cast<int>(x.cols()), d);
   paragraph(intro);
@@ -553,8 +553,8 @@ void step_projections(StepContext& c) {
   std::snprintf(intro, sizeof intro,
                 "Each token enters as a vector x of %d word features: one row of X. Three matrices, learned in "
                 "training (set by hand here), turn it into three vectors of d = %d numbers: a query (what the "
-                "token is looking for), a key (what it offers to be found by) and a value (what it hands on "
-                "when it is picked).",
+                "token is looking for), a key (what it offers to be found by) and a value (what it hands on, "
+                "in proportion to the weight it is given: nothing is picked, every value is blended in).",
                 static_cast<int>(x.cols()), d);
   paragraph(intro);
   formula_box(kSteps[0].formula);
@@ -653,7 +653,8 @@ void step_scores(StepContext& c) {
   paragraph(
       "The selected token compares its query with the key of every token, itself included. A dot product "
       "multiplies the two vectors entry by entry and adds the products: it is large when the query asks "
-      "for what the key offers, and 0 when they have nothing in common.");
+      "for what the key offers, 0 when they share nothing, and negative when they point opposite ways. "
+      "Negative scores are common in trained models: they only mean a smaller weight after the softmax.");
   formula_box(kSteps[1].formula);
 
   const int d = static_cast<int>(c.t.key.cols()), keys = static_cast<int>(c.t.key.rows());

@@ -43,6 +43,8 @@ void apply_train_wish(AppState& state, const TrainWish& wish, double now);
 // downloaded folder would open); returns "" or why not.
 std::string use_trained_model(AppState& state, double now);
 nlohmann::json train_view_data(const AppState& state);
+void draw_compare_panel(const AppState& state, AppInputs& next);
+nlohmann::json flow_view_data(const AppState& state);
 nlohmann::json heads_view_data(const AppState& state);
 nlohmann::json library_view_data(const AppState& state);
 nlohmann::json steps_view_data(const AppState& state);
@@ -55,6 +57,7 @@ nlohmann::json mistakes_view_data(const AppState& state);
 nlohmann::json build_view_data(const AppState& state);
 nlohmann::json cost_view_data(const AppState& state);
 nlohmann::json practice_view_data(const AppState& state);
+nlohmann::json compare_view_data(const AppState& state);
 
 // The numbers the open view shows (null for views whose numbers are all in the main state).
 nlohmann::json view_data(const AppState& state);

@@ -47,7 +47,10 @@ test("break: the lesson's regime at d=512, T=64", () => {
   assert.ok(b.unscaled.frac_one_hot > 0.5);
   assert.ok(b.unscaled.mean_entropy < 0.5);
   assert.ok(b.scaled.median_row_grad >= 10 * b.unscaled.median_row_grad);
-  for (const k of ["score_std", "frac_one_hot", "mean_entropy", "median_row_grad", "min_row_grad"]) {
+  assert.ok(Math.abs(b.gradient_ratio_raw - b.gradient_ratio / Math.sqrt(512)) < 1e-3 * b.gradient_ratio_raw);
+  assert.ok(b.seed_range.min <= b.gradient_ratio && b.gradient_ratio <= b.seed_range.max);
+  for (const k of ["score_std", "frac_one_hot", "mean_entropy", "median_row_grad", "min_row_grad",
+    "median_row_grad_raw", "q_grad_norm"]) {
     assert.equal(typeof b.scaled[k], "number");
     assert.equal(typeof b.unscaled[k], "number");
   }

@@ -169,7 +169,7 @@ test(`${STATES} random valid states -> permalink -> a fresh page: the same input
   for (let n = 0; n < STATES; n++) {
     const partial = {};
     for (const f of linked) {
-      if (["model", "layer", "head", "token"].includes(f.name)) continue;  // no loaded model; the token below
+      if (["model", "layer", "head"].includes(f.name) || f.type === "token") continue;  // no loaded model; tokens below
       if (rand() < 0.3) continue;  // some inputs stay at their defaults
       if (f.type === "boolean") partial[f.name] = rand() < 0.5;
       else if (f.type === "integer") partial[f.name] = f.min + Math.floor(rand() * (f.max - f.min + 1));
@@ -182,7 +182,7 @@ test(`${STATES} random valid states -> permalink -> a fresh page: the same input
     if (partial.break_d) partial.break_d = Math.min(partial.break_d, 1024);  // the full range is slow, not different
     const { state, link } = await page.evaluate(([p, r]) => {
       const api = window.attentionExplainer;
-      const defaults = Object.fromEntries(api.inputs.filter((f) => f.url === "permalink" && f.name !== "token")
+      const defaults = Object.fromEntries(api.inputs.filter((f) => f.url === "permalink" && f.type !== "token")
         .map((f) => [f.name, f.default]));
       api.setState({ ...defaults, ...p });
       api.setState({ token: Math.floor(r * api.getState().tokens.length) });

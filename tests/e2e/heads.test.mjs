@@ -15,7 +15,8 @@ import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinct
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const LAYERS = 3, HEADS = 4;
-const VIEWS = ["flow", "weights", "heads", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice"];
+const VIEWS = ["flow", "weights", "heads", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice",
+  "compare"];
 const PATTERNS = ["previous_token", "first_token", "itself", "one_token", "spread_out", "mixed"];
 
 let server, browser, work, files;
@@ -124,6 +125,22 @@ test("heads view: thumbnails in a layers × heads grid, a real click chooses a h
   const printed = lines.slice(1, lines.indexOf("output")).map((l) => l.split(" ").map(Number));
   assert.equal(printed.length, s.weights.length);
   printed.forEach((row, i) => row.forEach((w, j) => assert.ok(Math.abs(w - s.weights[i][j]) < 1e-4, `program weights[${i}][${j}] ${w} vs ${s.weights[i][j]}`)));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("compare with a GPT-2 model: sentence B goes through the same model, layer and head", async () => {
+  const { page, context, errors } = await openWithModel();
+  await page.evaluate(() => window.attentionExplainer.setState({ layer: 2, head: 1 }));
+  const c = await page.evaluate(() => window.attentionExplainer.setState({ view: "compare",
+    compare_sentence: "The cat sat on the mat because it was tired" }).view_data);
+  assert.equal(c.mode, "sentences");
+  assert.equal(c.model, "heads-test");
+  const alone = await page.evaluate(() => window.attentionExplainer.setState({ view: "weights",
+    sentence: "The cat sat on the mat because it was tired" }));
+  assert.equal(c.b.keys.length, alone.tokens.length);
+  c.b.weights.forEach((w, j) => assert.ok(w === null ? j > c.b.query : Math.abs(w - alone.weights[c.b.query][j]) < 1e-6,
+    `b[${j}] ${w} vs ${alone.weights[c.b.query][j]}`));
   assert.deepEqual(errors, []);
   await context.close();
 });

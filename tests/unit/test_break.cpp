@@ -1,6 +1,7 @@
 // The Break experiment at the lesson's d = 512, T = 64: the numbers fall in the lesson's regime.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -50,4 +51,47 @@ TEST_CASE("Break: at small d the scale still matters, by exactly √d; bad sizes
   CHECK(one.scaled.score_std == one.unscaled.score_std);
   CHECK_THROWS_AS(run_break_experiment(0, 8, 0), std::invalid_argument);
   CHECK_THROWS_AS(run_break_experiment(8, kMaxBreakT + 1, 0), std::invalid_argument);
+}
+
+TEST_CASE("Break: two gradient ratios, which is which, and the caveat about q") {
+  // Seed 0, d = 512, T = 64: the typical unscaled row sends back ~244x less gradient to its own
+  // softmax input, but only ~11x less to the raw q·k (the scaled side's is divided by √512 there).
+  const BreakResult r = run_break_experiment(512, 64, 0);
+  const double own = break_gradient_ratio(r, false), raw = break_gradient_ratio(r, true);
+  CHECK(own == doctest::Approx(r.scaled.median_row_grad / r.unscaled.median_row_grad));
+  CHECK(raw == doctest::Approx(own / std::sqrt(512.0)).epsilon(1e-5));
+  CHECK(own == doctest::Approx(243.6).epsilon(0.01));
+  CHECK(raw == doctest::Approx(10.77).epsilon(0.01));
+  CHECK(r.unscaled.median_row_grad_raw == r.unscaled.median_row_grad);
+  CHECK(r.scaled.median_row_grad_raw == doctest::Approx(r.scaled.median_row_grad / std::sqrt(512.0)).epsilon(1e-6));
+  // The lesson's caveat: the total gradient into q is not smaller without ÷√d (here ~20x larger):
+  // the few unsaturated rows dominate.
+  for (std::uint64_t seed : {0ull, 1ull, 42ull}) {
+    CAPTURE(seed);
+    const BreakResult s = run_break_experiment(512, 64, seed);
+    CHECK(s.unscaled.q_grad_norm > 5.0 * s.scaled.q_grad_norm);
+  }
+  // T = 1: one weight, always 1, no gradient on either side: no ratio.
+  CHECK(break_gradient_ratio(run_break_experiment(8, 1, 0), false) < 0);
+}
+
+TEST_CASE("Break: the factor over seeds 0-7 is a range, and seed 0 is its largest draw") {
+  const BreakRatioRange range = break_ratio_range(512, 64, 0);
+  CHECK(range.seeds == kBreakRangeSeeds);
+  double lo = HUGE_VAL, hi = 0;
+  for (int s = 0; s < kBreakRangeSeeds; ++s) {
+    const double own = break_gradient_ratio(run_break_experiment(512, 64, static_cast<std::uint64_t>(s)), false);
+    lo = std::min(lo, own);
+    hi = std::max(hi, own);
+  }
+  CHECK(range.min == lo);
+  CHECK(range.max == hi);
+  CHECK(range.min <= range.median);
+  CHECK(range.median <= range.max);
+  // Seeds 0-7: about 21x to 244x with respect to each side's softmax input, 0.9x to 11x to q·k.
+  CHECK(range.min == doctest::Approx(20.68).epsilon(0.01));
+  CHECK(range.max == doctest::Approx(243.6).epsilon(0.01));
+  CHECK(range.min_raw == doctest::Approx(range.min / std::sqrt(512.0)).epsilon(1e-5));
+  CHECK(range.max_raw == doctest::Approx(range.max / std::sqrt(512.0)).epsilon(1e-5));
+  CHECK_THROWS_AS(break_ratio_range(512, 64, 0, 0), std::invalid_argument);
 }

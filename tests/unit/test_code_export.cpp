@@ -42,7 +42,8 @@ TEST_CASE("numpy code: the lesson's matrices written out, row by row") {
   CHECK(has(code, "w_query = np.array([\n"));
   CHECK(has(code, "    [  3,   1,   0,   0],  # pronoun\n"));
   CHECK(has(code, "w_key = np.array([\n    [2, 0, 0, 0],  # creature\n"));
-  CHECK(has(code, "w_value = np.array([\n    [1, 0, 0, 0],  # creature\n"));
+  // W_V: a thing hands on 0.4 of its feature (its key says 2), so that column is 3 wide too.
+  CHECK(has(code, "w_value = np.array([\n    [  1,   0,   0,   0],  # creature\n    [  0, 0.4,   0,   0],  # thing\n"));
   CHECK(has(code, "], dtype=np.float32)\n"));
   CHECK(has(code, "queries = x @ w_query"));
   CHECK(has(code, "keys = x_kv @ w_key"));

@@ -69,6 +69,10 @@ TEST_CASE("worked example: 'it' puts its largest weight, above 0.5, on 'animal'"
   CHECK(t.weights(it, animal) == doctest::Approx(expected).epsilon(1e-5));
   // Its output carries mostly the creature feature.
   CHECK(t.output(it, 0) == doctest::Approx(expected).epsilon(1e-5));
+  // "street" is read about 0.09 but hands on only 0.4 of its thing feature: matched, thin inside.
+  const double street_weight = std::exp(1.0) / (std::exp(3.0) + std::exp(1.0) + 8.0);
+  CHECK(t.weights(it, street) == doctest::Approx(street_weight).epsilon(1e-5));
+  CHECK(t.output(it, 1) == doctest::Approx(0.4 * street_weight).epsilon(1e-5));
   // Still true with the causal mask ("animal" comes before "it").
   AttentionOptions causal;
   causal.causal = true;
@@ -87,6 +91,17 @@ TEST_CASE("worked example: unknown words are flagged and embedded deterministica
   CHECK(b.x.row(0) == b.x.row(1));  // case does not matter
   CHECK(a.x.row(1).cwiseAbs().maxCoeff() <= 0.5f);
   CHECK(a.x.row(1) != embed_sentence("florp").x.row(0));
+}
+
+TEST_CASE("worked example: values are not the keys again (a thing's key is loud, its value thin)") {
+  const EmbeddedSentence e = embed_sentence("animal street");
+  const Matrix k = e.x * worked_model().wk, v = e.x * worked_model().wv;
+  // Key and value of a creature point the same way at ratio 2; a thing's ratio is 5.
+  CHECK(k(0, 0) == doctest::Approx(2.0f));
+  CHECK(v(0, 0) == doctest::Approx(1.0f));
+  CHECK(k(1, 1) == doctest::Approx(2.0f));
+  CHECK(v(1, 1) == doctest::Approx(0.4f));
+  CHECK_FALSE(k.isApprox(2.0f * v));
 }
 
 TEST_CASE("worked example: names for every dimension") {

@@ -1,0 +1,297 @@
+// The compare view: attention depends on the input. One query word in two sentences (the lesson's
+// tired / wide twins by default), or two query words of one sentence, each with its row of weights
+// and the difference between them. Not a model: it reads AppModel's trace and compare trace.
+//
+// [SECTION] The two rows and their difference
+// [SECTION] Drawing
+// [SECTION] The view and its data
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model_ui.h"
+#include "panels.h"
+#include "widgets.h"
+
+namespace attn::ui {
+
+namespace {
+
+// [SECTION] The two rows and their difference
+
+struct CompareSide {
+  std::string title;              // "A: the sentence in the controls", "B: ..."
+  std::string sentence;
+  int query = 0;                  // the query row
+  std::string query_text;
+  std::vector<std::string> keys;  // key token texts
+  std::vector<float> weights;     // that row's weights (−∞ where the causal mask hides a key)
+  int best = 0;                   // the largest weight's key (the first of a tie)
+  int tied = 1;                   // how many keys share the largest weight
+};
+
+struct Comparison {
+  bool tokens = false;              // two query tokens of one sentence (else two sentences)
+  CompareSide a, b;
+  // B − A per key position where the two rows line up: the same key token there, or two sentences
+  // of the same length (the twins differ in one word: "tired/wide"); NaN where they do not.
+  std::vector<float> difference;
+  std::vector<std::string> difference_keys;  // "street", or "tired/wide" where the words differ
+  int largest_change = -1;          // the key of A with the largest |B − A|, or -1
+  bool flipped = false;             // the best key's text differs between A and B
+};
+
+CompareSide side(const AttentionTrace& t, const EmbeddedSentence& keys, int query, const std::string& query_text,
+                 const std::string& title, const std::string& sentence) {
+  CompareSide s;
+  s.title = title;
+  s.sentence = sentence;
+  s.query = query;
+  s.query_text = query_text;
+  for (const Token& k : keys.tokens) s.keys.push_back(k.text);
+  float top = -1;
+  for (int j = 0; j < static_cast<int>(t.weights.cols()); ++j) {
+    const bool hidden = key_hidden_by_mask(t, query, j);
+    const float w = t.weights(query, j);
+    s.weights.push_back(hidden ? -std::numeric_limits<float>::infinity() : w);
+    if (!hidden && w > top) {
+      top = w;
+      s.best = j;
+    }
+  }
+  s.tied = 0;
+  for (float w : s.weights) s.tied += std::isfinite(w) && std::fabs(w - top) <= 1e-6f * std::max(1.0f, top);
+  return s;
+}
+
+Comparison compare(const AppState& state) {
+  const AppModel& m = state.model;
+  Comparison c;
+  c.tokens = state.inputs.compare_tokens || m.compare_queries.tokens.empty();
+  const int token = state.inputs.token;
+  c.a = side(m.trace, m.keys, token, m.queries.tokens[token].text,
+             c.tokens ? "A: query " + std::to_string(token + 1) : "A: the sentence in the controls", state.inputs.sentence);
+  if (c.tokens) {
+    const int other = std::clamp(state.inputs.compare_token, 0, static_cast<int>(m.queries.tokens.size()) - 1);
+    c.b = side(m.trace, m.keys, other, m.queries.tokens[other].text, "B: query " + std::to_string(other + 1),
+               state.inputs.sentence);
+  } else {
+    // The same word as the query of B where it occurs there, else the same position (clamped).
+    const int found = find_token(m.compare_queries, m.queries.tokens[token].lower);
+    const int query = found >= 0 ? found : std::min(token, static_cast<int>(m.compare_queries.tokens.size()) - 1);
+    const EmbeddedSentence& keys = cross_shown(state) ? m.keys : m.compare_queries;
+    c.b = side(m.compare, keys, query, m.compare_queries.tokens[query].text, "B: the second sentence",
+               state.inputs.compare_sentence);
+  }
+  float largest = 0;
+  const bool same_length = c.a.keys.size() == c.b.keys.size();
+  for (int j = 0; j < static_cast<int>(c.a.keys.size()); ++j) {
+    const bool same_word = j < static_cast<int>(c.b.keys.size()) && c.a.keys[j] == c.b.keys[j];
+    c.difference_keys.push_back(same_word || !same_length ? c.a.keys[j] : c.a.keys[j] + "/" + c.b.keys[j]);
+    const bool lined_up = (same_word || same_length) && std::isfinite(c.a.weights[j]) && std::isfinite(c.b.weights[j]);
+    const float d = lined_up ? c.b.weights[j] - c.a.weights[j] : std::numeric_limits<float>::quiet_NaN();
+    c.difference.push_back(d);
+    if (lined_up && std::fabs(d) > largest) {
+      largest = std::fabs(d);
+      c.largest_change = j;
+    }
+  }
+  // A tie has no single best key: a flip is only claimed between two clear winners.
+  c.flipped = c.a.tied == 1 && c.b.tied == 1 && c.a.keys[c.a.best] != c.b.keys[c.b.best];
+  return c;
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// "'animal' (0.65)", or "a tie of 2 keys at 0.33".
+std::string best_text(const CompareSide& s) {
+  if (s.tied > 1) return "no single key: " + std::to_string(s.tied) + " tie at " + number_text(s.weights[s.best], 2);
+  return quoted(s.keys[s.best]) + " (" + number_text(s.weights[s.best], 2) + ")";
+}
+
+std::string verdict(const AppState& state, const Comparison& c) {
+  const std::string qa = quoted(c.a.query_text), qb = quoted(c.b.query_text);
+  std::string text = c.tokens ? qa + " attends most to " + best_text(c.a) + ", " + qb + " to " + best_text(c.b) + "."
+                              : "In A, " + qa + " attends most to " + best_text(c.a) + "; in B, " + qb + " to " +
+                                    best_text(c.b) + ".";
+  if (c.largest_change >= 0)
+    text += " The largest change: " + quoted(c.difference_keys[c.largest_change]) + " " +
+            (c.difference[c.largest_change] >= 0 ? "+" : "") + number_text(c.difference[c.largest_change], 2) + ".";
+  else if (!c.difference.empty())
+    text += " Not one weight changes.";
+  if (c.tokens) return text + " Same keys, different queries: each query reads the same sentence its own way.";
+  std::size_t first_difference = 0;
+  while (first_difference < c.a.keys.size() && first_difference < c.b.keys.size() &&
+         c.a.keys[first_difference] == c.b.keys[first_difference])
+    ++first_difference;
+  if (causal_shown(state) && static_cast<int>(first_difference) > c.a.query && static_cast<int>(first_difference) > c.b.query)
+    return text + " Under the causal mask " + qa + " reads only itself and the words before it, and the two "
+                  "sentences differ only after it, so its row cannot change. Choose a later token as the query "
+                  "(the word that differs) to see a difference.";
+  if (c.flipped) return text + " The referent flips: the same word, another sentence, another reading.";
+  if (real_model(state))
+    return text + " No flip in this head: other heads and layers may differ (the Heads view shows them all).";
+  return text + " No flip: the hand-made model cannot tell these sentences apart for " + qa +
+         ". Its pronoun query always seeks a creature, and with one layer and no context nothing later in the "
+         "sentence changes it. The trained model (\"trained\" in the Model list; the Train view) learns from text "
+         "and can show the flip.";
+}
+
+// [SECTION] Drawing
+
+// One row of weights (or differences) as a strip of cells with its key tokens above.
+void weight_strip(const char* id, const std::vector<float>& values, const std::vector<std::string>& labels,
+                  const std::string& row_label, bool signed_values, float range, float cell, float label_width) {
+  HeatmapStyle s;
+  s.cell = cell;
+  s.show_values = true;
+  s.signed_values = signed_values;
+  s.range = std::max(range, 1e-6f);
+  const std::vector<std::string> rows = {row_label};
+  s.row_labels = &rows;
+  s.col_labels = &labels;
+  s.label_width = label_width;
+  const HeatmapHover hover = heatmap(id, values.data(), 1, static_cast<int>(values.size()), s);
+  if (hover.col >= 0) {
+    const float v = values[static_cast<std::size_t>(hover.col)];
+    if (std::isnan(v))
+      ImGui::SetTooltip("%s: the two rows have different keys here", labels[hover.col].c_str());
+    else if (!std::isfinite(v))
+      ImGui::SetTooltip("%s: hidden by the causal mask", labels[hover.col].c_str());
+    else
+      ImGui::SetTooltip("%s: %s", labels[hover.col].c_str(), number_text(v, 3).c_str());
+  }
+}
+
+// A single-line text box for the second sentence, kept while invalid (the state keeps the last good one).
+void second_sentence_box(const AppState& state, AppInputs& next) {
+  static char buffer[4200] = {};
+  static unsigned synced = ~0u;
+  static bool active = false;
+  if (synced != state.revision && !active) {
+    std::snprintf(buffer, sizeof buffer, "%s", state.inputs.compare_sentence.c_str());
+    synced = state.revision;
+  }
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputText("##compare_sentence", buffer, sizeof buffer)) next.compare_sentence = buffer;
+  active = ImGui::IsItemActive();
+  publish_item_rect("compare:sentence");
+  if (!state.error.empty() && state.error_key == "compare_sentence") {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 110, 255));
+    ImGui::TextWrapped("%s", state.error.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+void compare_controls(const AppState& state, AppInputs& next) {
+  if (ImGui::RadioButton("Two sentences, one query word", !state.inputs.compare_tokens)) next.compare_tokens = false;
+  publish_item_rect("compare:sentences");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("Two query words, one sentence", state.inputs.compare_tokens)) next.compare_tokens = true;
+  publish_item_rect("compare:tokens");
+  if (state.inputs.compare_tokens) {
+    const auto& tokens = state.model.queries.tokens;
+    const int other = std::clamp(state.inputs.compare_token, 0, static_cast<int>(tokens.size()) - 1);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Query A: the query token in the controls.  Query B:");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x));
+    if (ImGui::BeginCombo("##compare_token", tokens[other].text.c_str(), ImGuiComboFlags_HeightLarge)) {
+      for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+        const std::string item = std::to_string(i + 1) + "  " + tokens[i].text;
+        if (ImGui::Selectable(item.c_str(), i == other)) next.compare_token = i;
+      }
+      ImGui::EndCombo();
+    }
+    publish_item_rect("compare:token");
+    return;
+  }
+  ImGui::TextUnformatted("A: the sentence in the controls");
+  hint(state.inputs.sentence.c_str());
+  ImGui::TextUnformatted("B: the second sentence");
+  second_sentence_box(state, next);
+  if (ImGui::SmallButton("The lesson's twins: ...it was tired / ...it was wide")) {
+    next.sentence = kLessonSentence;
+    next.compare_sentence = kLessonTwinSentence;
+    if (!real_model(state)) next.token = find_token(embed_sentence(kLessonSentence), "it");
+  }
+  publish_item_rect("compare:twins");
+}
+
+}  // namespace
+
+// [SECTION] The view and its data
+
+void draw_compare_panel(const AppState& state, AppInputs& next) {
+  panel_intro("Attention depends on the input: the same query word in two sentences, or two query words of one "
+              "sentence, each with its row of weights, and where they differ.");
+  head_banner(state);
+  compare_controls(state, next);
+  ImGui::Spacing();
+  const Comparison c = compare(state);
+
+  const float font = ImGui::GetFontSize();
+  std::vector<std::string> row_labels = {c.a.title.substr(0, 1) + ": " + c.a.query_text,
+                                         c.b.title.substr(0, 1) + ": " + c.b.query_text, "B − A"};
+  float label_width = 0;
+  for (std::string& l : row_labels) {
+    l = fit_text(l, font * 7.0f);
+    label_width = std::max(label_width, ImGui::CalcTextSize(l.c_str()).x);
+  }
+  label_width += ImGui::GetStyle().ItemSpacing.x;
+  const std::size_t keys = std::max(c.a.keys.size(), c.b.keys.size());
+  const float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_width - ImGui::GetStyle().ScrollbarSize) /
+                                    static_cast<float>(std::max<std::size_t>(keys, 1)),
+                                ImGui::GetTextLineHeight() + 1.0f, font * 2.6f);
+  float range = 0;
+  for (float d : c.difference)
+    if (std::isfinite(d)) range = std::max(range, std::fabs(d));
+
+  HeatmapStyle legend_style;
+  legend("weight", legend_style, font * 7.0f);
+  weight_strip("##compare_a", c.a.weights, c.a.keys, row_labels[0], false, 1.0f, cell, label_width);
+  ImGui::Spacing();
+  weight_strip("##compare_b", c.b.weights, c.b.keys, row_labels[1], false, 1.0f, cell, label_width);
+  ImGui::Spacing();
+  ImGui::TextUnformatted("The difference, B − A (orange: more weight in B, blue: less)");
+  weight_strip("##compare_diff", c.difference, c.difference_keys, row_labels[2], true, std::max(range, 0.05f), cell,
+               label_width);
+  if (std::any_of(c.difference.begin(), c.difference.end(), [](float d) { return std::isnan(d); }))
+    hint("Hatched: nothing to subtract there (the sentences differ in length, or the mask hides the key).");
+  ImGui::Spacing();
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
+  ImGui::TextWrapped("%s", verdict(state, c).c_str());
+  ImGui::PopStyleColor();
+}
+
+nlohmann::json compare_view_data(const AppState& state) {
+  const Comparison c = compare(state);
+  const auto side_json = [](const CompareSide& s) {
+    nlohmann::json w = nlohmann::json::array();
+    for (float v : s.weights) w.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+    return nlohmann::json{{"sentence", s.sentence}, {"query", s.query}, {"query_text", s.query_text},
+                          {"keys", s.keys},         {"weights", w},     {"best", s.best},
+                          {"best_text", s.keys[s.best]}, {"tied", s.tied}};
+  };
+  nlohmann::json difference = nlohmann::json::array();
+  for (float d : c.difference) difference.push_back(std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr));
+  return {{"mode", c.tokens ? "tokens" : "sentences"},
+          {"model", state.inputs.model},
+          {"a", side_json(c.a)},
+          {"b", side_json(c.b)},
+          {"difference", difference},
+          {"difference_keys", c.difference_keys},
+          {"largest_change", c.largest_change >= 0 ? nlohmann::json{{"key", c.largest_change},
+                                                                   {"token", c.difference_keys[c.largest_change]},
+                                                                   {"change", c.difference[c.largest_change]}}
+                                                   : nlohmann::json(nullptr)},
+          {"flipped", c.flipped},
+          {"verdict", verdict(state, c)}};
+}
+
+}  // namespace attn::ui
