@@ -135,6 +135,12 @@ struct TrainEvaluation {
   double head_share = 0;
   int best_head = 0;
   std::vector<double> layer_head_share;  // the same share for the best head of every layer
+  // The per-triple reading of the heads bar: share of held-out sentences where SOME last-layer head
+  // weighs the right noun above the other at the predict position (head_share is the strict one: ONE
+  // head for all sentences). Per layer too; in layer 0 it is 1 as soon as one head prefers the
+  // creature and another the thing, so only the last layer's value says anything.
+  double any_head_share = 0;
+  std::vector<double> layer_any_head_share;
   int sentences = 0;
 };
 

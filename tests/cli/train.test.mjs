@@ -57,6 +57,10 @@ test("train: the default recipe learns the referent; its folder opens in the CLI
   // token + position only), so of each tired/wide twin pair exactly one sentence has the right noun
   // above the other: exactly half. The last layer's share is the heads bar (printed above).
   assert.equal(result.best_head_share_per_layer[0], 0.5);
+  // the per-triple reading (some head of the layer right, sentence by sentence) is never below the
+  // strict one (one head right) and its last layer's value is the top-level number
+  assert.equal(result.any_head_share, result.any_head_share_per_layer.at(-1));
+  result.any_head_share_per_layer.forEach((any, l) => assert.ok(any >= result.best_head_share_per_layer[l], `layer ${l}: ${any}`));
   for (const f of ["config.json", "model.safetensors", "tokenizer.json"]) assert.ok(fs.existsSync(path.join(out, f)), f);
   assert.match(r.stderr, /step 600 +loss/);
 
