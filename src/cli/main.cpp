@@ -436,7 +436,8 @@ int run_train(const std::vector<std::string>& args) {
   nlohmann::json result = {{"steps", trainer.steps_done()}, {"seconds", seconds}, {"final_loss", loss},
                            {"heldout_accuracy", e.accuracy}, {"twin_accuracy", e.twin_accuracy},
                            {"best_head_share", e.head_share}, {"best_head", e.best_head},
-                           {"best_head_share_per_layer", e.layer_head_share}, {"heldout_sentences", e.sentences},
+                           {"best_head_share_per_layer", e.layer_head_share}, {"any_head_share", e.any_head_share},
+                           {"any_head_share_per_layer", e.layer_any_head_share}, {"heldout_sentences", e.sentences},
                            {"scale", s.scale}, {"head_dim", s.n_embd / s.n_head}};
   if (until <= 1) result["reached_accuracy_at"] = reached < 0 ? nlohmann::json(nullptr) : nlohmann::json(reached);
   std::cout << result.dump() << "\n";

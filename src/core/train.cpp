@@ -648,6 +648,7 @@ TrainEvaluation Trainer::evaluate() {
   const int H = settings_.n_head, last_layer = settings_.n_layer - 1, V = static_cast<int>(corpus_.vocab.size());
   const int k = corpus_.creature_adjectives;
   std::vector<int> head_right(static_cast<std::size_t>(H * settings_.n_layer), 0);  // [layer][head]
+  std::vector<int> any_right(static_cast<std::size_t>(settings_.n_layer), 0);       // [layer]: some head right
   // twins: (frame, creature, thing, adjective mod k) → how many of the two are right
   std::vector<int> twins(corpus_.frames.size() * corpus_.creatures.size() * corpus_.things.size() * static_cast<std::size_t>(k), 0);
   std::vector<std::vector<int>> chunk;
@@ -670,11 +671,16 @@ TrainEvaluation Trainer::evaluate() {
       twins[key] += right;
       const int right_pos = s.refers_to_creature() ? s.creature_pos : s.thing_pos;
       const int wrong_pos = s.refers_to_creature() ? s.thing_pos : s.creature_pos;
-      for (int l = 0; l <= last_layer; ++l)
+      for (int l = 0; l <= last_layer; ++l) {
+        bool any = false;
         for (int h = 0; h < H; ++h) {
           const float* row = graph_->attention_row(l, b, h, t);
-          head_right[static_cast<std::size_t>(l * H + h)] += row[right_pos] > row[wrong_pos];
+          const bool head_is_right = row[right_pos] > row[wrong_pos];
+          head_right[static_cast<std::size_t>(l * H + h)] += head_is_right;
+          any = any || head_is_right;
         }
+        any_right[static_cast<std::size_t>(l)] += any;
+      }
     }
   }
   e.sentences = static_cast<int>(held.size());
@@ -689,8 +695,10 @@ TrainEvaluation Trainer::evaluate() {
     const auto first = head_right.begin() + l * H;
     const int best = static_cast<int>(std::max_element(first, first + H) - first);
     e.layer_head_share.push_back(static_cast<double>(first[best]) / held.size());
+    e.layer_any_head_share.push_back(static_cast<double>(any_right[static_cast<std::size_t>(l)]) / held.size());
     if (l == last_layer) e.best_head = best, e.head_share = e.layer_head_share.back();
   }
+  e.any_head_share = e.layer_any_head_share.back();
   return e;
 }
 

@@ -36,7 +36,7 @@ test("the shipped trained model is offered at once and predicts as the CLI does 
   let s = await page.evaluate(() => window.attentionExplainer.getState());
   const info = s.models.find((m) => m.name === NAME);
   assert.ok(info, `models at load: ${JSON.stringify(s.models.map((m) => m.name))}`);
-  assert.deepEqual([info.layers, info.heads, info.d_model], [2, 2, 32]);
+  assert.deepEqual([info.layers, info.heads, info.d_model], [1, 2, 32]);
   assert.equal(s.model, "handmade", "offered, not chosen: the lesson's hand-made model stays first");
 
   s = await page.evaluate((name) => window.attentionExplainer.setState({ model: name, view: "heads" }), NAME);
@@ -57,7 +57,7 @@ test("the shipped trained model is offered at once and predicts as the CLI does 
     }));
     console.log(`# ${referent}: p = ${last[0].p.toFixed(4)} in the page, ${native.next[native.next.length - 1][0].p.toFixed(4)} natively`);
   }
-  await page.evaluate((text) => window.attentionExplainer.setState({ sentence: text, layer: 1, head: 0 }), PROBES[0][0]);
+  await page.evaluate((text) => window.attentionExplainer.setState({ sentence: text, layer: 0, head: 0 }), PROBES[0][0]);
   await frames(page, 3);
   const shot = await screenshot(page, "trained-model-heads");
   assert.ok((await distinctColours(page, shot.png)).colours > 20, "the heads view draws the trained model");
