@@ -117,6 +117,9 @@ struct TrainSettings {
   // only after thousands of steps (measured: 12% held-out accuracy after 2000 steps).
   bool answer_only = true;
 };
+// The default recipe's length (the train view's form; the shipped model's build rule in
+// CMakeLists.txt passes the same number to `cli train --steps`).
+constexpr int kDefaultTrainSteps = 1500;
 // Throws std::invalid_argument("<setting>: ...") for 0 layers or heads, d_model not divisible by the
 // heads, lr ≤ 0 or not finite, and other settings out of range.
 void validate_train_settings(const TrainSettings& settings);

@@ -120,8 +120,9 @@ void head_banner(const AppState& state) {
   }
   const Gpt2Config& c = m->model->config;
   char line[320];
-  std::snprintf(line, sizeof line, "Showing %s (%d layers × %d heads; head width %d). Pick another in the controls or the Heads view.",
-                head_caption(state).c_str(), c.n_layer, c.n_head, c.head_dim());
+  std::snprintf(line, sizeof line, "Showing %s (%d layer%s × %d head%s; head width %d). Pick another in the controls or the Heads view.",
+                head_caption(state).c_str(), c.n_layer, c.n_layer == 1 ? "" : "s", c.n_head, c.n_head == 1 ? "" : "s",
+                c.head_dim());
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
   ImGui::TextWrapped("%s", line);
   ImGui::PopStyleColor();

@@ -16,10 +16,10 @@ namespace attn {
 // it). It may be a bad recipe: train_settings() then says which setting and why.
 struct TrainForm {
   std::uint64_t seed = 1;
-  float lr = 3e-3f;
-  int layers = 2, heads = 2, d_model = 32;
+  float lr = TrainSettings{}.lr;  // the default recipe's (train.h)
+  int layers = TrainSettings{}.n_layer, heads = TrainSettings{}.n_head, d_model = TrainSettings{}.n_embd;
   bool scale = true;
-  int steps = 600;  // the run pauses when it gets here
+  int steps = kDefaultTrainSteps;  // the run pauses when it gets here
   // the probe sentence, picked from the corpus: frame, creature, thing, adjective (indices); the
   // default is the lesson's "the animal didn ' t cross the street because it was tired"
   int probe_frame = 0, probe_creature = 0, probe_thing = 0, probe_adjective = 0;

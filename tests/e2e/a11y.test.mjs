@@ -4,10 +4,9 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { serveStatic, launchBrowser, openExplainer, frames, holdKey, screenshot } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, holdKey, screenshot, appViews } from "./harness.mjs";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
-const VIEWS = ["flow", "weights", "heads", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice"];
 
 let server, browser;
 before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
@@ -92,7 +91,7 @@ test("the library shelf is a list, the steps' formula comes with its numbers, th
 test("axe-core finds no violation on the page, in every view", async () => {
   const { page, context, errors } = await openExplainer(browser, server.url);
   await page.addScriptTag({ path: AXE });
-  for (const view of VIEWS) {
+  for (const view of await appViews(page)) {
     await page.evaluate((v) => window.attentionExplainer.setState({ view: v }), view);
     await settle(page, (v) => document.querySelector("#view-numbers h2")?.textContent.toLowerCase().startsWith(v), view);
     const violations = await page.evaluate(async () => (await window.axe.run(document)).violations
@@ -151,7 +150,7 @@ test("keyboard only: every view reached, the token changed, a mistake switched o
   await holdKey(page, "ArrowDown");  // wakes the keyboard cursor
   assert.ok(await focusRect(page), "an arrow shows the keyboard cursor");
   let presses = 0;
-  for (const view of [...VIEWS.slice(1), "flow"]) {
+  for (const view of [...(await appViews(page)).filter((v) => v !== "flow"), "flow"]) {
     presses += await walkTo(page, `tab:${view}`);
     console.log(`keyboard: tab:${view} after ${presses} presses`);
     await holdKey(page, "Space");

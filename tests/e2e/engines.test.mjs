@@ -12,9 +12,9 @@ import net from "node:net";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
 import { Builder, Origin } from "selenium-webdriver";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, compareInPage, OUT } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, compareInPage, appViews, OUT } from "./harness.mjs";
 
-const VIEWS = ["flow", "weights", "heads", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice"];
+let VIEWS;  // the app's views, read from Chromium in before()
 const WIDTH = 1200, HEIGHT = 760;  // CSS pixels of the page, the same in every engine
 const QUERY = "?theme=dark&reduced_motion=1";
 const FIREFOX = "/usr/bin/firefox-esr";
@@ -143,6 +143,7 @@ before(async () => {
   chromium = await launchBrowser();
   const { page, context } = await openExplainer(chromium, server.url + QUERY, { width: WIDTH, height: HEIGHT });
   reference = {};
+  VIEWS = await appViews(page);
   for (const view of VIEWS) {
     await page.evaluate((v) => window.attentionExplainer.setState({ view: v }), view);
     await frames(page, 5);

@@ -54,6 +54,11 @@ export async function openExplainer(browser, url, { width = 1280, height = 800, 
 }
 
 /** Waits a few animation frames so the canvas shows the latest state. */
+// The app's views (the table's choices for "view"), so a test covers the views added after it.
+export function appViews(page) {
+  return page.evaluate(() => window.attentionExplainer.inputs.find((f) => f.name === "view").choices);
+}
+
 export async function frames(page, n = 3) {
   await page.evaluate((count) => new Promise((resolve) => {
     let left = count;

@@ -10,13 +10,11 @@ import path from "node:path";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, clickRect } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, clickRect, appViews } from "./harness.mjs";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const LAYERS = 3, HEADS = 4;
-const VIEWS = ["flow", "weights", "heads", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice",
-  "compare"];
 const PATTERNS = ["previous_token", "first_token", "itself", "one_token", "spread_out", "mixed"];
 
 let server, browser, work, files;
@@ -166,7 +164,7 @@ for (const [width, height] of [[1280, 800], [800, 600]]) {
   test(`every view with a GPT-2 model at ${width}×${height} draws without console errors`, async () => {
     const { page, context, errors } = await openWithModel({ width, height });
     await page.evaluate(() => window.attentionExplainer.setState({ layer: 1, head: 2 }));
-    for (const view of VIEWS) {
+    for (const view of await appViews(page)) {
       const s = await page.evaluate((v) => window.attentionExplainer.setState({ view: v }), view);
       assert.equal(s.view, view);
       await frames(page, 4);
