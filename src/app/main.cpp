@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   // folder: offered in the model picker from the first frame, not chosen.
   try {
     attn::LoadedModel model = attn::load_model_dir(ATTN_TRAINED_MODEL_DIR);
-    model.name = "trained (built in)";
+    model.name = attn::kBuiltInTrainedModel;
     attn::add_model(state, std::move(model));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "warning: the built-in trained model did not load (%s)\n", e.what());

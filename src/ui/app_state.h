@@ -31,6 +31,8 @@ const std::vector<TourStop>& tour_stops();
 
 // The name of the hand-made worked-example model (always there, the default).
 constexpr const char* kHandmadeModel = "handmade";
+// The name of the model trained at build time (the default recipe, seed 1) that the app ships.
+constexpr const char* kBuiltInTrainedModel = "trained (built in)";
 
 // What a learner can change. Plain values, so it can be copied, compared and serialised. Every
 // member is a row of the table of inputs (input_table.cpp): its name, domain, URL use and Reset.

@@ -138,8 +138,9 @@ std::string verdict(const AppState& state, const Comparison& c) {
     return text + " No flip in this head: other heads and layers may differ (the Heads view shows them all).";
   return text + " No flip: the hand-made model cannot tell these sentences apart for " + qa +
          ". Its pronoun query always seeks a creature, and with one layer and no context nothing later in the "
-         "sentence changes it. The trained model (\"trained\" in the Model list; the Train view) learns from text "
-         "and can show the flip.";
+         "sentence changes it. The trained model (\"" + kBuiltInTrainedModel +
+         "\" in the Model list; the Train view) learns from text and shows the flip where it predicts the referent: "
+         "add \" . it refers to the\" to both sentences and pick that last word.";
 }
 
 // [SECTION] Drawing

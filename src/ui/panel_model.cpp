@@ -55,10 +55,12 @@ bool describes_a_thing(const std::string& lower) {
 }  // namespace
 
 const char* toy_model_description() {
-  return "What this toy can do: match word classes (a pronoun seeks a creature, an adjective what it describes). "
-         "What it cannot: it has no positions (word order changes nothing) and no context (a word's vectors never "
-         "depend on its neighbours), so \"it\" seeks a creature in every sentence. A model that learns from text "
-         "can do better: the trained model (\"trained\" in the Model list; the Train view).";
+  static const std::string text =
+      "What this toy can do: match word classes (a pronoun seeks a creature, an adjective what it describes). "
+      "What it cannot: it has no positions (word order changes nothing) and no context (a word's vectors never "
+      "depend on its neighbours), so \"it\" seeks a creature in every sentence. A model that learns from text "
+      "can do better: the trained model (\"" + std::string(kBuiltInTrainedModel) + "\" in the Model list; the Train view).";
+  return text.c_str();
 }
 
 std::vector<ModelNote> toy_model_notes(const AppState& state) {
@@ -90,8 +92,9 @@ std::vector<ModelNote> toy_model_notes(const AppState& state) {
                      "Where the toy fails: a reader takes " + word + " to describe " + object + ", so " + reader +
                          " means " + object + ". The toy still sends " + reader + " to " + winner +
                          ": a pronoun's query always seeks a creature, and with one layer and no context nothing "
-                         "after " + reader + " can change that query. The trained model (\"trained\" in the Model "
-                         "list; the Train view) learns from text and can follow the adjective."});
+                         "after " + reader + " can change that query. The trained model (\"" + kBuiltInTrainedModel +
+                         "\" in the Model list; the Train view) learns from text and follows the adjective where it "
+                         "predicts the referent, after \"it refers to the\"."});
   }
   if (creatures.size() >= 2) {
     std::string names;

@@ -235,9 +235,10 @@ test("library: the real-library switch reads only the best match", async () => {
 });
 
 // A control only that view draws (item rects are published when drawn): the right view is on screen.
-const OWN_CONTROL = { heads: "heads:summary", steps: "step:next", derive: "derive:reveal_next", break: "break:d",
-  mistakes: "mistake:forget_scale", build: "build:copy", cost: "cost:measure_again", practice: "check:0" };
-for (const view of ["flow", "weights", "heads", "library", "steps", "derive", "break", "mistakes", "build", "cost", "practice"]) {
+const OWN_CONTROL = { flow: "flow:X", weights: "weights:matrix", heads: "heads:summary", steps: "step:next", derive: "derive:reveal_next", break: "break:d",
+  mistakes: "mistake:forget_scale", build: "build:copy", cost: "cost:measure_again", practice: "check:0",
+  compare: "compare:sentences", train: "train:lr" };
+for (const view of ["library", ...Object.keys(OWN_CONTROL)]) {
   test(`${view} at 800×600 draws the view's own controls, without console errors`, async () => {
     const { page, context, state, errors } = await openView(`view=${view}`, `small-${view}`, { width: 800, height: 600 });
     assert.equal(state.view, view);
