@@ -192,7 +192,8 @@ void second_sentence_box(const AppState& state, AppInputs& next) {
 void compare_controls(const AppState& state, AppInputs& next) {
   if (ImGui::RadioButton("Two sentences, one query word", !state.inputs.compare_tokens)) next.compare_tokens = false;
   publish_item_rect("compare:sentences");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize("Two query words, one sentence").x);
   if (ImGui::RadioButton("Two query words, one sentence", state.inputs.compare_tokens)) next.compare_tokens = true;
   publish_item_rect("compare:tokens");
   if (state.inputs.compare_tokens) {
@@ -200,7 +201,7 @@ void compare_controls(const AppState& state, AppInputs& next) {
     const int other = std::clamp(state.inputs.compare_token, 0, static_cast<int>(tokens.size()) - 1);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Query A: the query token in the controls.  Query B:");
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::GetFontSize() * 12.0f);
     ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x));
     if (ImGui::BeginCombo("##compare_token", tokens[other].text.c_str(), ImGuiComboFlags_HeightLarge)) {
       for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {

@@ -117,9 +117,12 @@ std::vector<float> step_axis(std::size_t n) {  // the loss of step k (1-based) i
 
 std::vector<float> as_floats(const std::vector<int>& v) { return std::vector<float>(v.begin(), v.end()); }
 
+// The width of each of `columns` plots side by side, or the whole width when they do not fit side by
+// side at a readable size (a phone: they stack, see same_line_if_fits).
 float plot_width(int columns) {
   const float avail = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
-  return std::max(ImGui::GetFontSize() * 14, (avail - ImGui::GetStyle().ItemSpacing.x * (columns - 1)) / columns);
+  const float each = (avail - ImGui::GetStyle().ItemSpacing.x * (columns - 1)) / columns;
+  return each >= ImGui::GetFontSize() * 14 ? each : std::max(avail, ImGui::GetFontSize() * 10);
 }
 
 // [SECTION] Recipe and buttons
@@ -135,21 +138,25 @@ void draw_recipe(const AppState& state, AppInputs& next, TrainWish& wish) {
   const TrainSession& session = *state.train;
   TrainForm& f = next.train;
   const float font = ImGui::GetFontSize(), field = font * 4.5f;
+  const auto next_field = [&](const char* label) {  // on this line if the field and its label fit
+    same_line_if_fits(field + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x);
+  };
   int seed = static_cast<int>(std::min<std::uint64_t>(f.seed, 1000000000));
   int_field("seed", "train:seed", &seed, field);
   if (seed != static_cast<int>(std::min<std::uint64_t>(f.seed, 1000000000))) f.seed = static_cast<std::uint64_t>(std::max(0, seed));
-  ImGui::SameLine();
+  next_field("learning rate");
   ImGui::SetNextItemWidth(field);
   ImGui::InputFloat("learning rate", &f.lr, 0, 0, "%.4g");
   publish_item_rect("train:lr");
-  ImGui::SameLine();
+  next_field("steps");
   int_field("steps", "train:steps", &f.steps, field);
   int_field("layers", "train:layers", &f.layers, field);
-  ImGui::SameLine();
+  next_field("heads");
   int_field("heads", "train:heads", &f.heads, field);
-  ImGui::SameLine();
+  next_field("d_model");
   int_field("d_model", "train:d_model", &f.d_model, field);
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize("divide the scores by √d_head").x);
   ImGui::Checkbox("divide the scores by √d_head", &f.scale);
   publish_item_rect("train:scale");
 
@@ -171,19 +178,22 @@ void draw_recipe(const AppState& state, AppInputs& next, TrainWish& wish) {
     else wish.start = true;
   }
   publish_item_rect("train:start");
-  ImGui::SameLine();
+  const auto next_button = [](const char* label) {
+    same_line_if_fits(ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
+  };
+  next_button("Reset");
   if (ImGui::Button("Reset")) wish.reset = true;
   publish_item_rect("train:reset");
-  ImGui::SameLine();
+  next_button("Use this model");
   ImGui::BeginDisabled(!session.run.started());
   if (ImGui::Button("Use this model")) wish.use_model = true;
   publish_item_rect("train:use");
-  ImGui::SameLine();
+  next_button("Download");
   if (ImGui::Button("Download")) wish.download = true;
   publish_item_rect("train:download");
   ImGui::EndDisabled();
   if (!session.message.empty()) {
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::GetFontSize() * 10);
     hint(session.message.c_str());
   }
 }
@@ -208,7 +218,7 @@ void draw_progress(const TrainSession& s) {
   publish_item_rect("train:progress");
   if (!r.losses().empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLossColor), "loss %.3f", r.losses().back());
   if (!r.accuracies().empty()) {
-    if (!r.losses().empty()) ImGui::SameLine();
+    if (!r.losses().empty()) same_line_if_fits(ImGui::GetFontSize() * 16);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccuracyColor), "held-out accuracy %.1f%% (step %d)",
                        100.0 * r.accuracies().back(), r.accuracy_steps().back());
   }
@@ -220,9 +230,9 @@ void draw_curves(const TrainSession& s) {
   const float w = plot_width(2), h = ImGui::GetFontSize() * 11;
   line_plot("##loss", {{"loss", kLossColor, step_axis(r.losses().size()), r.losses()}}, x_max, 0, 0, "training step",
             "loss (cross-entropy, nats)", w, h, false);
-  ImGui::SameLine();
+  same_line_if_fits(w);
   line_plot("##accuracy", {{"held-out", kAccuracyColor, as_floats(r.accuracy_steps()), r.accuracies()}}, x_max, 0, 1,
-            "training step", "held-out accuracy (sentences never trained on)", w, h, true);
+            "training step", "held-out accuracy (unseen sentences)", w, h, true);
 }
 
 // [SECTION] Probe: every head's attention and the guess
@@ -244,13 +254,13 @@ void draw_probe_picker(AppInputs& next) {
   for (std::size_t i = 0; i < corpus.frames.size(); ++i) frames.push_back("frame " + std::to_string(i + 1));
   TrainForm& f = next.train;
   ImGui::TextUnformatted("Probe sentence:");
-  ImGui::SameLine();
+  same_line_if_fits(w);
   combo("probe_frame", &f.probe_frame, frames);
-  ImGui::SameLine();
+  same_line_if_fits(w);
   combo("probe_creature", &f.probe_creature, corpus.creatures);
-  ImGui::SameLine();
+  same_line_if_fits(w);
   combo("probe_thing", &f.probe_thing, corpus.things);
-  ImGui::SameLine();
+  same_line_if_fits(w);
   combo("probe_adjective", &f.probe_adjective, corpus.adjectives);
 }
 
@@ -298,7 +308,7 @@ void draw_probe(const AppState& state, AppInputs& next) {
   heatmap("train_probe", cells.data(), T, L * H, style);
   legend("weight", style, ImGui::GetFontSize() * 10);
   ImGui::EndGroup();
-  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+  same_line_if_fits(ImGui::GetFontSize() * 19, ImGui::GetFontSize() * 2);
   ImGui::BeginGroup();
   ImGui::Text("\"... it refers to the ___\" at step %d", p.at_step);
   const float bar_w = ImGui::GetFontSize() * 9;
@@ -340,7 +350,7 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
   if (ImGui::Button(s.experiment_running ? "Running…" : "Run the experiment")) wish.experiment = true;
   publish_item_rect("train:experiment");
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFontSize() * 14);
   const TrainSettings recipe = sqrt_d_experiment_settings(state.inputs.train.seed, true);
   char recipe_text[200];
   std::snprintf(recipe_text, sizeof recipe_text, "seed %llu, %d layers, %d head of %d, lr %g, up to %d steps each; the two runs take turns",
@@ -359,7 +369,7 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kUnscaledColor), "no division: %s", reached_text(unscaled).c_str());
   publish_item_rect("train:experiment_result");
   ImGui::EndGroup();
-  ImGui::SameLine();
+  same_line_if_fits(w);
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
   paragraph(

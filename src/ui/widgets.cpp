@@ -254,6 +254,13 @@ std::map<std::string, std::pair<ImVec2, ImVec2>>& item_rects() {
 }
 }  // namespace
 
+void same_line_if_fits(float width, float spacing) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float gap = spacing < 0 ? style.ItemSpacing.x : spacing;
+  const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - style.ScrollbarSize - style.WindowPadding.x;
+  if (ImGui::GetItemRectMax().x + gap + width <= right_edge) ImGui::SameLine(0, spacing);
+}
+
 void publish_item_rect(const char* name) { publish_rect(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
 
 void publish_rect(const char* name, ImVec2 min, ImVec2 max) { item_rects()[name] = {min, max}; }

@@ -61,6 +61,9 @@ void text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* 
 // (draw_app sets the wrap position for the whole view).
 void paragraph(const char* text);
 void hint(const char* text);
+// SameLine(0, spacing) when `width` more still fits before the view's visible right edge, else the next
+// item starts a new line: rows of fields and pictures wrap on a phone instead of scrolling sideways.
+void same_line_if_fits(float width, float spacing = -1.0f);
 
 // Remembers where the last drawn item is, under `name` (for tests and guided tours that click a
 // control for real: the page's attentionExplainer.itemRect(name)). Rect in device pixels.
