@@ -1,5 +1,5 @@
 // The trained model's folder as bytes (see trained_model_bytes.h), through model_files.h's writers.
-// Not a reader: ModelAssembler opens what this returns.
+// Reading goes through ModelAssembler, the one loader.
 #include "trained_model_bytes.h"
 
 #include <sstream>
@@ -14,6 +14,19 @@ std::vector<ModelFileBytes> trained_model_files(const Gpt2Model& model, const Co
   write_gpt2_safetensors(weights, model);
   return {{"config.json", gpt2_config_json(model.config)}, {"model.safetensors", weights.str()},
           {"tokenizer.json", corpus_tokenizer_json(corpus)}};
+}
+
+LoadedModel load_model_files(const std::string& name, const std::vector<ModelFileBytes>& files) {
+  ModelAssembler assembler(name);
+  for (const ModelFileBytes& f : files) {
+    if (model_file_role(f.name) == ModelFileRole::Weights) {
+      assembler.begin_weights(f.name, f.bytes.size());
+      assembler.feed_weights(reinterpret_cast<const std::uint8_t*>(f.bytes.data()), f.bytes.size());
+    } else {
+      assembler.add_text_file(f.name, f.bytes);
+    }
+  }
+  return assembler.finish();
 }
 
 }  // namespace attn

@@ -409,16 +409,7 @@ std::string use_trained_model(AppState& state, double now) {
   // Through the one loader, exactly as a downloaded folder would open.
   const std::string name = "trained (seed " + std::to_string(settings.seed) + ")";
   try {
-    ModelAssembler assembler(name);
-    for (const ModelFileBytes& f : trained_model_files(trainer.model(), trainer.corpus())) {
-      if (f.name == "model.safetensors") {
-        assembler.begin_weights(f.name, f.bytes.size());
-        assembler.feed_weights(reinterpret_cast<const std::uint8_t*>(f.bytes.data()), f.bytes.size());
-      } else {
-        assembler.add_text_file(f.name, f.bytes);
-      }
-    }
-    add_model(state, assembler.finish());
+    add_model(state, load_model_files(name, trained_model_files(trainer.model(), trainer.corpus())));
     // The probe sentence in the views, its last "the" selected (where the referent is predicted).
     std::string sentence;
     for (const std::string& w : s.probe.words) sentence += (sentence.empty() || w == "'" || sentence.back() == '\'' ? "" : " ") + w;

@@ -8,24 +8,13 @@ import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import os from "node:os";
-import { fileURLToPath } from "node:url";
 import { serveStatic, launchBrowser } from "../e2e/harness.mjs";
 import { explicitAttention, attentionOp } from "./onnx_models.mjs";
 import { benchMatmuls, matmulTables } from "./matmul_bench.mjs";
+import { HERE, ROOT, option, QUICK, DIST, OUT } from "./options.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "../..");
-
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const QUICK = args.includes("--quick");
-const DIST = path.resolve(ROOT, option("--dist", "dist"));
 const NATIVE = option("--native", path.join(HERE, "out/native.jsonl"));
 const NUMPY = option("--numpy", path.join(HERE, "out/numpy.jsonl"));
-const OUT = option("--out", path.join(HERE, "out/results.json"));
 const NATIVE_MATMUL = option("--native-matmul", path.join(HERE, "out/native_matmul.jsonl"));
 const NUMPY_MATMUL = option("--numpy-matmul", path.join(HERE, "out/numpy_matmul.jsonl"));
 const NODE_MATMUL = option("--node-matmul", path.join(HERE, "out/node_matmul.jsonl"));

@@ -8,19 +8,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { serveStatic, launchBrowser } from "../e2e/harness.mjs";
+import { HERE, ROOT, option, QUICK, DIST, OUT } from "./options.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "../..");
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const QUICK = args.includes("--quick");
-const DIST = path.resolve(ROOT, option("--dist", "dist"));
-const OUT = option("--out", path.join(HERE, "out/results.json"));
 const MODEL_DIR = path.resolve(ROOT, option("--model-dir", path.join(HERE, "out/gpt2-small-random")));
 const SHAPE = { layers: 12, heads: 12, embd: 768, positions: 1024 };
 const Ts = QUICK ? [16, 64] : [16, 64, 256];

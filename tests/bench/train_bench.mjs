@@ -5,19 +5,9 @@
 // never fail it. usage: node tests/bench/train_bench.mjs [--dist DIR] [--out FILE] [--quick]
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { serveStatic, launchBrowser } from "../e2e/harness.mjs";
+import { QUICK, DIST, OUT } from "./options.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "../..");
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const QUICK = args.includes("--quick");
-const DIST = path.resolve(ROOT, option("--dist", "dist"));
-const OUT = option("--out", path.join(HERE, "out/results.json"));
 const STEPS = QUICK ? 200 : 600;
 const EXPERIMENT_SECONDS = QUICK ? 5 : 15;
 const log = (...a) => console.error("[train bench]", ...a);

@@ -98,16 +98,7 @@ TEST_CASE("train session: the probe shows every head at the predicting position;
     }
   // The folder through the loader: the same next-word probabilities at the predicting position.
   const Trainer& trainer = s.run.trainer();
-  ModelAssembler assembler("trained");
-  for (const ModelFileBytes& f : trained_model_files(trainer.model(), trainer.corpus())) {
-    if (f.name == "model.safetensors") {
-      assembler.begin_weights(f.name, f.bytes.size());
-      assembler.feed_weights(reinterpret_cast<const std::uint8_t*>(f.bytes.data()), f.bytes.size());
-    } else {
-      assembler.add_text_file(f.name, f.bytes);
-    }
-  }
-  const LoadedModel loaded = assembler.finish();
+  const LoadedModel loaded = load_model_files("trained", trained_model_files(trainer.model(), trainer.corpus()));
   std::vector<int> ids;
   for (const std::string& w : p.words) ids.push_back(trainer.corpus().id(w));
   const ModelTrace trace = gpt2_forward(*loaded.model, ids, Backend::Scalar);
