@@ -101,8 +101,8 @@ void line_plot(const char* id, const std::vector<Series>& series, float x_max, f
     else if (points.size() > 1) dl->AddPolyline(points.data(), static_cast<int>(points.size()), s.color, 0, 2.0f);
   }
   dl->PopClipRect();
-  float lx = b.x;  // legend, right-aligned above the plot
-  for (auto it = series.rbegin(); it != series.rend(); ++it) {
+  float lx = b.x;  // legend, right-aligned above the plot, when there is more than one line to tell apart
+  for (auto it = series.rbegin(); series.size() > 1 && it != series.rend(); ++it) {
     lx -= ImGui::CalcTextSize(it->label).x + line * 1.6f;
     dl->AddRectFilled(ImVec2(lx, origin.y + line * 0.3f), ImVec2(lx + line * 0.8f, origin.y + line * 0.9f), it->color);
     dl->AddText(ImVec2(lx + line, origin.y), text, it->label);
@@ -392,8 +392,8 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
 void draw_train_panel(const AppState& state, AppInputs& next, TrainWish& wish) {
   panel_intro("A small GPT-2 (the same architecture as the models you can load) learns the lesson's sentence "
               "from scratch, in this page. Nobody sets W_Q, W_K and W_V here: training does. Watch the loss fall, "
-              "the held-out accuracy rise, and the two heads find a division of labour: one looks for the creature, the "
-              "other for the thing, and the adjective draws the attention away from the head whose noun is wrong.");
+              "the held-out accuracy rise, and where the heads look from the last \"the\": switch the probe's adjective "
+              "from a creature's (tired) to a thing's (wide) and watch which noun wins.");
   draw_recipe(state, next, wish);
   draw_progress(*state.train);
   draw_curves(*state.train);
