@@ -6,7 +6,7 @@ app="$1"
 out="$(cd "$(dirname "$0")/../.." && pwd)/tests/e2e/out"
 mkdir -p "$out"
 status=0
-for view in flow weights heads library steps derive break mistakes build cost practice; do
+for view in flow weights heads library steps derive break mistakes build cost practice compare train; do
   ppm="$out/native-$view.ppm"
   rm -f "$ppm"
   if ! log=$(xvfb-run -a -s "-screen 0 1280x800x24" "$app" --frames 8 --screenshot "$ppm" --state "{\"view\":\"$view\"}" 2>&1); then
