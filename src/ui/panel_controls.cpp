@@ -268,6 +268,15 @@ void not_for_this_model(const char* why) {
   ImGui::Unindent();
 }
 
+// A switch that cannot be changed here: shown in the state it computes with, inactive, with the reason.
+void fixed_switch(const char* label, const char* rect, bool shown, const char* why) {
+  ImGui::BeginDisabled();
+  ImGui::Checkbox(label, &shown);
+  ImGui::EndDisabled();
+  publish_item_rect(rect);
+  not_for_this_model(why);
+}
+
 }  // namespace
 
 void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence) {
@@ -363,12 +372,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   }
   ImGui::Separator();
   if (real) {  // GPT-2 always masks: shown on, inactive, with the reason
-    bool always = true;
-    ImGui::BeginDisabled();
-    ImGui::Checkbox("Causal mask", &always);
-    ImGui::EndDisabled();
-    publish_item_rect("causal");
-    not_for_this_model("Always on: GPT-2 writes left to right, so a token reads only itself and earlier ones.");
+    fixed_switch("Causal mask", "causal", true, "Always on: GPT-2 writes left to right, so a token reads only itself and earlier ones.");
   } else {
     ImGui::Checkbox("Causal mask", &next.causal);
     publish_item_rect("causal");
@@ -376,19 +380,9 @@ void draw_controls(const AppState& state, AppInputs& next) {
   }
   const LoadedModel* loaded = current_loaded_model(state);
   if (loaded && !loaded->model->config.scale_attn_weights) {  // shown off, inactive, with the reason
-    bool never = false;
-    ImGui::BeginDisabled();
-    ImGui::Checkbox("Divide by √d", &never);
-    ImGui::EndDisabled();
-    publish_item_rect("scale");
-    not_for_this_model("Off: this model was trained without it (its config says scale_attn_weights: false).");
+    fixed_switch("Divide by √d", "scale", false, "Off: this model was trained without it (its config says scale_attn_weights: false).");
   } else if (state.inputs.mistake == Mistake::ForgetScale) {  // the mistake already leaves the division out
-    bool off = false;
-    ImGui::BeginDisabled();
-    ImGui::Checkbox("Divide by √d", &off);
-    ImGui::EndDisabled();
-    publish_item_rect("scale");
-    not_for_this_model("Off: the \"Forget √d\" mistake is on (Mistakes view), which compares with and without it.");
+    fixed_switch("Divide by √d", "scale", false, "Off: the \"Forget √d\" mistake is on (Mistakes view), which compares with and without it.");
   } else {
     ImGui::Checkbox("Divide by √d", &next.scale);
     publish_item_rect("scale");
@@ -402,12 +396,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
 
   ImGui::Separator();
   if (real) {
-    bool off = false;
-    ImGui::BeginDisabled();
-    ImGui::Checkbox("Cross-attention", &off);
-    ImGui::EndDisabled();
-    publish_item_rect("cross");
-    not_for_this_model("Not in GPT-2: its heads read one text, their own.");
+    fixed_switch("Cross-attention", "cross", false, "Not in GPT-2: its heads read one text, their own.");
   } else {
     ImGui::Checkbox("Cross-attention", &next.cross);
     publish_item_rect("cross");

@@ -446,6 +446,15 @@ float stage_glow(float pulse, int stage) {
 
 std::vector<FlowArrow> make_vertical_arrows(const FlowNodes& n, const FlowLayout& L, ImVec2 o);
 
+// An arrow from one node to another along the given points (its stages light up with the steps).
+FlowArrow flow_arrow(const FlowNode& from, const FlowNode& to, std::vector<ImVec2> points) {
+  FlowArrow a;
+  a.points = std::move(points);
+  a.from_stage = from.stage;
+  a.to_stage = to.stage;
+  return a;
+}
+
 std::vector<FlowArrow> make_arrows(const FlowNodes& n, const FlowLayout& L, ImVec2 o) {
   if (L.vertical) return make_vertical_arrows(n, L, o);
   auto at = [o](float x, float y) { return ImVec2(o.x + x, o.y + y); };
@@ -455,25 +464,18 @@ std::vector<FlowArrow> make_arrows(const FlowNodes& n, const FlowLayout& L, ImVe
   auto right_mid = [&](const FlowNode& node) { return at(node.max().x, node.center_y()); };
   std::vector<FlowArrow> arrows;
   const FlowNode& k_source = n.cross ? n.x_kv : n.x;
-  auto link = [](const FlowNode& from, const FlowNode& to, std::vector<ImVec2> points) {
-    FlowArrow a;
-    a.points = std::move(points);
-    a.from_stage = from.stage;
-    a.to_stage = to.stage;
-    return a;
-  };
-  arrows.push_back(link(n.x, n.q, {right_mid(n.x), left_at(n.q, 0.5f)}));
-  arrows.push_back(link(k_source, n.k, {right_mid(k_source), left_at(n.k, 0.5f)}));
-  arrows.push_back(link(k_source, n.v, {right_mid(k_source), left_at(n.v, 0.5f)}));
-  arrows.push_back(link(n.q, n.scores, {right_mid(n.q), left_at(n.scores, 0.35f)}));
-  arrows.push_back(link(n.k, n.scores, {right_mid(n.k), left_at(n.scores, 0.65f)}));
-  arrows.push_back(link(n.scores, n.weights, {right_mid(n.scores), left_at(n.weights, 0.5f)}));
+  arrows.push_back(flow_arrow(n.x, n.q, {right_mid(n.x), left_at(n.q, 0.5f)}));
+  arrows.push_back(flow_arrow(k_source, n.k, {right_mid(k_source), left_at(n.k, 0.5f)}));
+  arrows.push_back(flow_arrow(k_source, n.v, {right_mid(k_source), left_at(n.v, 0.5f)}));
+  arrows.push_back(flow_arrow(n.q, n.scores, {right_mid(n.q), left_at(n.scores, 0.35f)}));
+  arrows.push_back(flow_arrow(n.k, n.scores, {right_mid(n.k), left_at(n.scores, 0.65f)}));
+  arrows.push_back(flow_arrow(n.scores, n.weights, {right_mid(n.scores), left_at(n.weights, 0.5f)}));
   if (!L.compact) arrows.back().label = "softmax";
-  arrows.push_back(link(n.weights, n.output, {right_mid(n.weights), left_at(n.output, 0.35f)}));
+  arrows.push_back(flow_arrow(n.weights, n.output, {right_mid(n.weights), left_at(n.output, 0.35f)}));
   // V → output passes under scores and weights, then turns up into the output box. It spans
   // three stages, so its pulse moves slower and arrives with the one coming through weights.
   const float turn_x = n.output.pos.x - L.gap * 0.5f;
-  FlowArrow v_to_output = link(n.v, n.output, {right_mid(n.v)});
+  FlowArrow v_to_output = flow_arrow(n.v, n.output, {right_mid(n.v)});
   if (L.v_route_y > n.v.center_y() + 0.5f) {
     const float drop_x = n.v.max().x + L.gap * 0.4f;
     v_to_output.points.push_back(at(drop_x, n.v.center_y()));
@@ -493,24 +495,17 @@ std::vector<FlowArrow> make_vertical_arrows(const FlowNodes& n, const FlowLayout
     return at(node.pos.x + node.size.x * fraction, node.max().y);
   };
   auto top_at = [&](const FlowNode& node, float fraction) { return at(node.pos.x + node.size.x * fraction, node.pos.y); };
-  auto link = [](const FlowNode& from, const FlowNode& to, std::vector<ImVec2> points) {
-    FlowArrow a;
-    a.points = std::move(points);
-    a.from_stage = from.stage;
-    a.to_stage = to.stage;
-    return a;
-  };
   const FlowNode& k_source = n.cross ? n.x_kv : n.x;
   std::vector<FlowArrow> arrows;
-  arrows.push_back(link(n.x, n.q, {bottom_at(n.x, 0.5f), top_at(n.q, 0.5f)}));
-  arrows.push_back(link(k_source, n.k, {bottom_at(k_source, 0.5f), top_at(n.k, 0.5f)}));
-  arrows.push_back(link(k_source, n.v, {bottom_at(k_source, 0.5f), top_at(n.v, 0.5f)}));
-  arrows.push_back(link(n.q, n.scores, {bottom_at(n.q, 0.5f), top_at(n.scores, 0.35f)}));
-  arrows.push_back(link(n.k, n.scores, {bottom_at(n.k, 0.5f), top_at(n.scores, 0.65f)}));
-  arrows.push_back(link(n.scores, n.weights, {at(n.scores.max().x, n.scores.center_y()), at(n.weights.pos.x, n.weights.center_y())}));
+  arrows.push_back(flow_arrow(n.x, n.q, {bottom_at(n.x, 0.5f), top_at(n.q, 0.5f)}));
+  arrows.push_back(flow_arrow(k_source, n.k, {bottom_at(k_source, 0.5f), top_at(n.k, 0.5f)}));
+  arrows.push_back(flow_arrow(k_source, n.v, {bottom_at(k_source, 0.5f), top_at(n.v, 0.5f)}));
+  arrows.push_back(flow_arrow(n.q, n.scores, {bottom_at(n.q, 0.5f), top_at(n.scores, 0.35f)}));
+  arrows.push_back(flow_arrow(n.k, n.scores, {bottom_at(n.k, 0.5f), top_at(n.scores, 0.65f)}));
+  arrows.push_back(flow_arrow(n.scores, n.weights, {at(n.scores.max().x, n.scores.center_y()), at(n.weights.pos.x, n.weights.center_y())}));
   if (!L.compact) arrows.back().label = "softmax";
-  arrows.push_back(link(n.weights, n.output, {bottom_at(n.weights, 0.5f), top_at(n.output, 0.5f)}));
-  arrows.push_back(link(n.v, n.output, {at(n.v.max().x, n.v.center_y()), at(L.v_route_x, n.v.center_y()),
+  arrows.push_back(flow_arrow(n.weights, n.output, {bottom_at(n.weights, 0.5f), top_at(n.output, 0.5f)}));
+  arrows.push_back(flow_arrow(n.v, n.output, {at(n.v.max().x, n.v.center_y()), at(L.v_route_x, n.v.center_y()),
                                         at(L.v_route_x, n.output.center_y()), at(n.output.max().x, n.output.center_y())}));
   return arrows;
 }

@@ -119,7 +119,7 @@ test("the hand-made toy says where it fails: the wide twin, several creatures", 
     encodeURIComponent("The animal didn't cross the street because it was wide") + "&token=it", "view-weights-wide-twin");
   const wide = (await page.evaluate(() => window.attentionExplainer.getState())).view_data;
   assert.deepEqual(wide.model_notes.map((n) => n.id), ["wide_twin"]);
-  assert.match(wide.model_notes[0].text, /'wide'.*'street'.*'animal'.*"trained"/s);
+  assert.match(wide.model_notes[0].text, /'wide'.*'street'.*'animal'.*"trained \(built in\)"/s);
   // the same note in every view that shows the model's attention, none in Derive (its own numbers)
   for (const view of ["flow", "library", "steps", "mistakes"]) {
     const d = await page.evaluate((v) => window.attentionExplainer.setState({ view: v }).view_data, view);
