@@ -216,4 +216,34 @@ json compute(const json& request) {
 
 std::string compute_text(const std::string& request_text) { return compute(parse_json_limited(request_text)).dump(); }
 
+nlohmann::json break_result_json(const BreakResult& r, const BreakRatioRange& range) {
+  const auto stats = [](const SaturationStats& s) {
+    return nlohmann::json{{"score_std", s.score_std},
+                          {"frac_one_hot", s.frac_one_hot},
+                          {"mean_entropy", s.mean_entropy},
+                          {"median_row_grad", s.median_row_grad},
+                          {"min_row_grad", s.min_row_grad},
+                          {"median_row_grad_raw", s.median_row_grad_raw},
+                          {"q_grad_norm", s.q_grad_norm}};
+  };
+  const auto ratio = [](double v) { return v >= 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"d", r.d},
+          {"T", r.T},
+          {"seed", r.seed},
+          {"scaled", stats(r.scaled)},
+          {"unscaled", stats(r.unscaled)},
+          // scaled / unscaled median row gradient, at each side's own softmax input and at the raw q·k
+          {"gradient_ratio", ratio(break_gradient_ratio(r, false))},
+          {"gradient_ratio_raw", ratio(break_gradient_ratio(r, true))},
+          {"seed_range",
+           {{"seeds", range.seeds},
+            {"first_seed", range.first_seed},
+            {"min", ratio(range.min)},
+            {"median", ratio(range.median)},
+            {"max", ratio(range.max)},
+            {"min_raw", ratio(range.min_raw)},
+            {"median_raw", ratio(range.median_raw)},
+            {"max_raw", ratio(range.max_raw)}}}};
+}
+
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../core/attention.h"
+#include "../core/break_experiment.h"
 #include "../core/matrix.h"
 
 namespace attn {
@@ -49,5 +50,10 @@ nlohmann::json matrix_to_json(const Matrix& m);
 // The same for a result named `what`: -inf becomes null where masked_is_null, and any other
 // non-finite entry throws std::runtime_error naming the entry.
 nlohmann::json result_matrix_to_json(const Matrix& m, const char* what, bool masked_is_null);
+
+// The Break experiment's numbers as the CLI's `break` and the Break view's data both report them:
+// {d, T, seed, scaled, unscaled, gradient_ratio, gradient_ratio_raw, seed_range}; a ratio that does
+// not exist (a side with no gradient) is null.
+nlohmann::json break_result_json(const BreakResult& r, const BreakRatioRange& range);
 
 }  // namespace attn

@@ -126,32 +126,8 @@ int run_break(const std::vector<std::string>& args) {
   const int T = static_cast<int>(parse_integer(flags.at("--T"), "--T", 1, attn::kMaxBreakT));
   const auto seed = flags.count("--seed") ? parse_integer(flags.at("--seed"), "--seed", 0, 1ll << 62) : 0;
   const attn::BreakResult r = attn::run_break_experiment(d, T, static_cast<std::uint64_t>(seed));
-  auto stats = [](const attn::SaturationStats& s) {
-    return nlohmann::json{{"score_std", s.score_std},           {"frac_one_hot", s.frac_one_hot},
-                          {"mean_entropy", s.mean_entropy},     {"median_row_grad", s.median_row_grad},
-                          {"min_row_grad", s.min_row_grad},     {"median_row_grad_raw", s.median_row_grad_raw},
-                          {"q_grad_norm", s.q_grad_norm}};
-  };
-  auto ratio = [](double v) { return v >= 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   const attn::BreakRatioRange range = attn::break_ratio_range(d, T, 0);  // seeds 0-7 whatever --seed is
-  std::cout << nlohmann::json{{"d", d},
-                              {"T", T},
-                              {"seed", seed},
-                              {"scaled", stats(r.scaled)},
-                              {"unscaled", stats(r.unscaled)},
-                              {"gradient_ratio", ratio(attn::break_gradient_ratio(r, false))},
-                              {"gradient_ratio_raw", ratio(attn::break_gradient_ratio(r, true))},
-                              {"seed_range",
-                               {{"seeds", range.seeds},
-                                {"first_seed", range.first_seed},
-                                {"min", ratio(range.min)},
-                                {"median", ratio(range.median)},
-                                {"max", ratio(range.max)},
-                                {"min_raw", ratio(range.min_raw)},
-                                {"median_raw", ratio(range.median_raw)},
-                                {"max_raw", ratio(range.max_raw)}}}}
-                   .dump(2)
-            << "\n";
+  std::cout << attn::break_result_json(r, range).dump(2) << "\n";
   return 0;
 }
 

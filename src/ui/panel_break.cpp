@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../api/compute_json.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -23,16 +24,6 @@ std::vector<int> row_max_histogram(const std::vector<float>& row_max) {
   std::vector<int> counts(kHistogramBins, 0);
   for (float w : row_max) ++counts[std::clamp(static_cast<int>(w * kHistogramBins), 0, kHistogramBins - 1)];
   return counts;
-}
-
-nlohmann::json stats_json(const SaturationStats& s) {
-  return {{"score_std", s.score_std},
-          {"frac_one_hot", s.frac_one_hot},
-          {"mean_entropy", s.mean_entropy},
-          {"median_row_grad", s.median_row_grad},
-          {"min_row_grad", s.min_row_grad},
-          {"median_row_grad_raw", s.median_row_grad_raw},
-          {"q_grad_norm", s.q_grad_norm}};
 }
 
 // "1.2 × 10⁻¹⁷": a gradient norm spans twenty orders of magnitude, so it is shown as a power of ten.
@@ -366,30 +357,12 @@ void draw_break_panel(const AppState& state, AppInputs& next) {
 nlohmann::json break_view_data(const AppState& state) {
   const BreakResult& r = state.model.saturation;
   const BreakRatioRange& range = state.model.saturation_range;
-  const auto ratio_json = [](double ratio) {
-    return ratio >= 0 && std::isfinite(ratio) ? nlohmann::json(ratio) : nlohmann::json(nullptr);
-  };
-  return {{"d", r.d},
-          {"T", r.T},
-          {"seed", r.seed},
-          {"scaled", stats_json(r.scaled)},
-          {"unscaled", stats_json(r.unscaled)},
-          {"histogram_scaled", row_max_histogram(r.row_max_scaled)},
-          {"histogram_unscaled", row_max_histogram(r.row_max_unscaled)},
-          {"bins", kHistogramBins},
-          {"max_entropy", std::log(static_cast<double>(r.T))},
-          // scaled / unscaled median row gradient, at each side's own softmax input and at the raw q·k
-          {"gradient_ratio", ratio_json(break_gradient_ratio(r, false))},
-          {"gradient_ratio_raw", ratio_json(break_gradient_ratio(r, true))},
-          {"seed_range",
-           {{"seeds", range.seeds},
-            {"first_seed", range.first_seed},
-            {"min", ratio_json(range.min)},
-            {"median", ratio_json(range.median)},
-            {"max", ratio_json(range.max)},
-            {"min_raw", ratio_json(range.min_raw)},
-            {"median_raw", ratio_json(range.median_raw)},
-            {"max_raw", ratio_json(range.max_raw)}}}};
+  nlohmann::json data = break_result_json(r, range);
+  data.update({{"histogram_scaled", row_max_histogram(r.row_max_scaled)},
+               {"histogram_unscaled", row_max_histogram(r.row_max_unscaled)},
+               {"bins", kHistogramBins},
+               {"max_entropy", std::log(static_cast<double>(r.T))}});
+  return data;
 }
 
 }  // namespace attn::ui
