@@ -128,7 +128,7 @@ constexpr int kExperimentEvalEvery = 25;  // an evaluation costs ~16 steps of d_
 double train_clock_ms();  // steady clock, ms
 
 // Runs the session for one slice: the run while running (pausing at form.steps), then the
-// experiment, within budget_ms together; refreshes the probe (a frame's slice; the page's idle
+// experiment, within budget_ms together; refreshes the probe (a frame's slice; the page's
 // slices between frames leave that to the next frame). Cheap when nothing runs.
 void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh = true);
 // Start (or continue) the run with the form; a bad form sets session.error and returns false.
