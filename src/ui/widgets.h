@@ -6,7 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "palette.h"
+
 namespace attn::ui {
+
+// The current theme's colours (set by apply_theme) and one of them as an ImGui colour.
+const Palette& palette();
+ImU32 color(Rgb c, float alpha = 1.0f);
 
 // Sequential map for weights in [0, 1] (viridis: readable with colour blindness, dark = 0).
 ImU32 color_sequential(float t);
