@@ -30,7 +30,8 @@ Palette dark_palette() {
   p.text_dim = hex(0xa3a8b5);
   p.query = hex(0xf08cc8);  // magenta
   p.key = hex(0x4fd1b5);    // teal
-  p.value = hex(0x8fb4ff);  // blue
+  p.value = hex(0xe3b04b);  // amber
+  p.accent = hex(0x7cb8ff);
   p.selected = hex(0xff8466);
   p.warning = hex(0xff8a7a);
   p.good = hex(0x7fd88f);
@@ -51,7 +52,8 @@ Palette light_palette() {
   p.text_dim = hex(0x4d5260);
   p.query = hex(0xa3206c);  // magenta
   p.key = hex(0x0b6b5a);    // teal
-  p.value = hex(0x2a52b8);  // blue
+  p.value = hex(0x865400);  // amber
+  p.accent = hex(0x1d5bb8);
   p.selected = hex(0xa82e14);
   p.warning = hex(0xb3261e);
   p.good = hex(0x1b6e33);

@@ -17,6 +17,7 @@ struct Palette {
   Rgb text, text_dim;
   // One fixed hue each, in every view: the query, the key, the value (text, borders, swatches).
   Rgb query, key, value;
+  Rgb accent;    // the current step, a lit diagram box
   Rgb selected;  // the selected token (outline, its name)
   Rgb warning;   // a mistake, a refused input
   Rgb good;      // a right answer, a met check

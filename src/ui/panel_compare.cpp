@@ -183,7 +183,7 @@ void second_sentence_box(const AppState& state, AppInputs& next) {
   active = ImGui::IsItemActive();
   publish_item_rect("compare:sentence");
   if (!state.error.empty() && state.error_key == "compare_sentence") {
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 110, 255));
+    ImGui::PushStyleColor(ImGuiCol_Text, color(palette().warning));
     ImGui::TextWrapped("%s", state.error.c_str());
     ImGui::PopStyleColor();
   }

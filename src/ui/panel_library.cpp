@@ -146,7 +146,8 @@ std::string where_the_blend_comes_from(const AppState& state, const Reading& r) 
 
 // [SECTION] The shelf
 
-const ImU32 kReadColor = IM_COL32(238, 172, 66, 235);  // the part of a book that is read
+// The part of a book that is read, and what is taken home: its value, so the value hue of every view.
+ImU32 read_color() { return color(palette().value, 0.92f); }
 const ImU32 kSpineColors[] = {IM_COL32(62, 70, 96, 255), IM_COL32(78, 62, 86, 255), IM_COL32(56, 80, 78, 255),
                               IM_COL32(84, 72, 60, 255)};
 
@@ -317,8 +318,9 @@ void draw_shelf(const AppState& state, const Reading& r) {
       draw_masked_cell(dl, a, b);
     } else {
       dl->AddRectFilled(a, b, kSpineColors[j % 4], rounding);
+      dl->AddRect(a, b, color(palette().key, 0.9f), rounding);  // the spine's title is its key: the key hue
       const float share = std::clamp(r.read[j], 0.0f, 1.0f);
-      if (share > 0) dl->AddRectFilled(ImVec2(a.x, b.y - book_height * share), b, kReadColor, rounding);
+      if (share > 0) dl->AddRectFilled(ImVec2(a.x, b.y - book_height * share), b, read_color(), rounding);
       if (best_only) {  // where attention's share would reach, for comparison
         const float y = b.y - book_height * std::clamp(r.attention[j], 0.0f, 1.0f);
         dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), IM_COL32(255, 255, 255, 230), std::max(1.5f, font * 0.12f));
@@ -354,7 +356,7 @@ void value_bar(ImDrawList* dl, ImVec2 at, float width, float value, float scale,
   const float zero = signed_values ? at.x + bar_width * 0.5f : at.x;
   const float reach = (signed_values ? bar_width * 0.5f : bar_width) * std::clamp(value / scale, -1.0f, 1.0f);
   dl->AddRectFilled(ImVec2(std::min(zero, zero + reach), top), ImVec2(std::max(zero, zero + reach), bottom),
-                    value < 0 ? color_diverging(-0.8f) : kReadColor);
+                    value < 0 ? color_diverging(-0.8f) : read_color());
   const float overhang = line * 0.1f;
   if (signed_values)
     dl->AddLine(ImVec2(zero, top - overhang), ImVec2(zero, bottom + overhang),
@@ -383,7 +385,7 @@ void draw_take_home(const AppState& state, const Reading& r) {
   const float scale = std::max(1e-6f, contents.cwiseAbs().maxCoeff());
   const bool signed_values = contents.minCoeff() < 0.0f;
 
-  ImGui::Text("What %s takes home: %s", reader.c_str(), best_only ? "both ways, side by side" : "its output vector");
+  heading(("What " + reader + " takes home: " + (best_only ? "both ways, side by side" : "its output vector")).c_str());
   if (names.size() > 16) {  // a real model's value: one strip per take-home, a bar per dimension
     hint("One bar per dimension of the value (they have no names): up = positive, down = negative.");
     const float avail = ImGui::GetContentRegionAvail().x - style.ItemSpacing.x * 4.0f;
@@ -477,7 +479,7 @@ int thin_book(const AppState& state, const Reading& r) {
 }
 
 void draw_limits(const AppState& state, const Reading& r) {
-  ImGui::TextUnformatted("Where the library picture stops working");
+  heading("Where the library picture stops working");
   const std::string reader = token_name(state.model.queries.tokens[state.inputs.token].text);
   ImGui::Bullet();
   paragraph(
