@@ -22,7 +22,7 @@ TEST_CASE("palette: every text colour has contrast >= 4.5 on every surface, both
     const Palette& p = palette_for(light);
     const std::vector<std::pair<const char*, Rgb>> texts = {
         {"text", p.text},   {"text_dim", p.text_dim}, {"query", p.query},     {"key", p.key},
-        {"value", p.value}, {"selected", p.selected}, {"warning", p.warning}, {"good", p.good}};
+        {"value", p.value}, {"accent", p.accent}, {"selected", p.selected}, {"warning", p.warning}, {"good", p.good}};
     const std::vector<std::pair<const char*, Rgb>> surfaces = {
         {"window_bg", p.window_bg}, {"child_bg", p.child_bg}, {"frame_bg", p.frame_bg},
         {"box_bg", p.box_bg},       {"box_lit_bg", p.box_lit_bg}};
