@@ -42,6 +42,7 @@ Palette dark_palette() {
 
 Palette light_palette() {
   Palette p;
+  p.light = true;
   p.window_bg = hex(0xf8f8fa);
   p.child_bg = hex(0xeef0f4);
   p.frame_bg = hex(0xffffff);

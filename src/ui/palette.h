@@ -10,6 +10,7 @@ struct Rgb {
 };
 
 struct Palette {
+  bool light = false;  // a light theme: dark text on light surfaces
   // Surfaces, back to front: the window, a child region, a frame (text fields, boxes of the diagrams).
   Rgb window_bg, child_bg, frame_bg;
   // A box that carries a formula or a diagram node (Steps), and the lit (current) one.

@@ -282,7 +282,7 @@ std::vector<std::string> header_lines(const FlowNode& node, bool compact) {
 // output sits between weights and the V arrow, the two things it is made from.
 FlowLayout layout_nodes_vertical(FlowNodes& n, FlowLayout L);
 
-FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_token, bool vertical) {
+FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_token, bool vertical, bool inner_labels) {
   const float font = ImGui::GetFontSize();
   const float line = ImGui::GetTextLineHeight();
   FlowLayout L;
@@ -298,7 +298,7 @@ FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_tok
 
   const float label_width = std::min(widest_token, font * (compact ? 4.0f : 6.0f));
   L.row_label_width = label_width + font * 0.4f;
-  L.inner_label_width = std::min(widest_token, font * (compact ? 2.4f : 4.0f)) + font * 0.4f;
+  L.inner_label_width = inner_labels ? std::min(widest_token, font * (compact ? 3.0f : 4.0f)) + font * 0.4f : 0.0f;
   L.output_tag_width = compact ? 0.0f : font * 1.2f + label_width;
 
   for (FlowNode* node : n.all()) {
@@ -395,15 +395,19 @@ FlowLayout fit_layout(FlowNodes& n, const AppState& state, ImVec2 avail, bool ve
   float widest_token = 0;  // measured once: the loop below lays out up to ~40 times
   for (const auto* tokens : {&state.model.queries.tokens, &state.model.keys.tokens})
     for (const Token& t : *tokens) widest_token = std::max(widest_token, ImGui::CalcTextSize(t.text.c_str()).x);
+  // Token names beside every box while the cells stay big enough to show them; where they would
+  // squeeze the cells below that (a small embed, a phone), only X keeps its names column.
+  const float named_cells = font * 0.6f;
   FlowLayout L;
-  for (const bool compact : {false, true})
-    for (float cell = largest; cell >= smallest; cell -= 1.0f) {
-      L = layout_nodes(n, cell, compact, widest_token, vertical);
-      const bool fits_width = L.total.x <= avail.x;
-      // Top to bottom, the diagram is meant to be scrolled through: only the width must fit.
-      const bool fits_height = vertical || L.total.y <= avail.y || cell <= height_floor;
-      if (fits_width && fits_height) return L;
-    }
+  for (const bool inner_labels : {true, false})
+    for (const bool compact : {false, true})
+      for (float cell = largest; cell >= (inner_labels ? named_cells : smallest); cell -= 1.0f) {
+        L = layout_nodes(n, cell, compact, widest_token, vertical, inner_labels);
+        const bool fits_width = L.total.x <= avail.x;
+        // Top to bottom, the diagram is meant to be scrolled through: only the width must fit.
+        const bool fits_height = vertical || L.total.y <= avail.y || cell <= height_floor;
+        if (fits_width && fits_height) return L;
+      }
   return L;  // compact with the smallest cells: the view scrolls
 }
 
@@ -610,7 +614,7 @@ HeatmapHover draw_node(ImDrawList* dl, const FlowNode& node, const FlowLayout& L
 
   const ImVec2 grid(o.x + node.grid.x, o.y + node.grid.y);
   const int selected = node.highlight_selected ? state.inputs.token : -1;
-  draw_row_labels(dl, node, grid, L, row_tokens, selected, grid.x - box_min.x - L.pad);
+  if (grid.x - box_min.x > L.pad + 1.0f) draw_row_labels(dl, node, grid, L, row_tokens, selected, grid.x - box_min.x - L.pad);
 
   // A faint backing under the cells: the 1-px gaps between them then read as grid lines on any
   // theme (on a white box, near-zero cells would otherwise merge with the background).

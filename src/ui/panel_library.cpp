@@ -146,10 +146,18 @@ std::string where_the_blend_comes_from(const AppState& state, const Reading& r) 
 
 // [SECTION] The shelf
 
-// The part of a book that is read, and what is taken home: its value, so the value hue of every view.
-ImU32 read_color() { return color(palette().value, 0.92f); }
+// The part of a book that is read, and what is taken home: its value, so the value hue of every view
+// (paler in the light theme, where the titles over it are dark).
+ImU32 read_color() { return color(palette().value, palette().light ? 0.45f : 0.92f); }
 const ImU32 kSpineColors[] = {IM_COL32(62, 70, 96, 255), IM_COL32(78, 62, 86, 255), IM_COL32(56, 80, 78, 255),
                               IM_COL32(84, 72, 60, 255)};
+// A spine: four muted colours, lightened towards white in the light theme.
+ImU32 spine_color(int j) {
+  ImVec4 c = ImGui::ColorConvertU32ToFloat4(kSpineColors[j % 4]);
+  if (palette().light)
+    for (float* channel : {&c.x, &c.y, &c.z}) *channel += (1.0f - *channel) * 0.72f;
+  return ImGui::GetColorU32(c);
+}
 
 void book_tooltip(const AppState& state, const Reading& r, int j) {
   const AttentionTrace& t = state.model.trace;
@@ -317,7 +325,7 @@ void draw_shelf(const AppState& state, const Reading& r) {
     if (hidden) {
       draw_masked_cell(dl, a, b);
     } else {
-      dl->AddRectFilled(a, b, kSpineColors[j % 4], rounding);
+      dl->AddRectFilled(a, b, spine_color(j), rounding);
       dl->AddRect(a, b, color(palette().key, 0.9f), rounding);  // the spine's title is its key: the key hue
       const float share = std::clamp(r.read[j], 0.0f, 1.0f);
       if (share > 0) dl->AddRectFilled(ImVec2(a.x, b.y - book_height * share), b, read_color(), rounding);
@@ -328,13 +336,14 @@ void draw_shelf(const AppState& state, const Reading& r) {
     }
     const std::string title = fit_text(state.model.keys.tokens[j].text, book_height - font * 0.8f);
     const ImVec2 at(x0 + (book_width - line) * 0.5f, b.y - font * 0.4f);
-    text_vertical(dl, ImVec2(at.x + shadow, at.y + shadow), IM_COL32(0, 0, 0, 200), title.c_str());  // a shadow keeps
-    text_vertical(dl, at, hidden ? dim : IM_COL32(255, 255, 255, 255),
+    if (!palette().light)  // a shadow keeps the white title readable on any fill
+      text_vertical(dl, ImVec2(at.x + shadow, at.y + shadow), IM_COL32(0, 0, 0, 200), title.c_str());
+    text_vertical(dl, at, hidden ? dim : palette().light ? color(palette().text) : IM_COL32(255, 255, 255, 255),
                   title.c_str());  // the title readable on any fill
     if (j == r.best)
       dl->AddRect(ImVec2(a.x - shadow, a.y - shadow), ImVec2(b.x + shadow, b.y + shadow), highlight, rounding, 0,
                   outline);
-    if (j == hovered_book) dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), rounding, 0, outline);
+    if (j == hovered_book) dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Text), rounding, 0, outline);
     centred(read_y, x0, hidden ? dim : (j == r.best ? highlight : text), numbers.read[j]);
   }
   if (hovered_book >= 0) book_tooltip(state, r, hovered_book);

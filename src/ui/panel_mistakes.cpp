@@ -224,6 +224,8 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   s.highlight_row = state.inputs.token;
   s.row_labels = &row_labels;
   s.col_labels = &col_labels;
+  s.row_label_color = color(palette().query);  // rows are queries, columns keys: their hues
+  s.col_label_color = color(palette().key);
   s.label_width = layout.label_width;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 size = heatmap_size(rows, cols, s);
@@ -393,6 +395,7 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
   s.value_decimals = 1;
   s.row_labels = &row_names;
   s.col_labels = &key_names;
+  s.col_label_color = color(palette().key);
   s.cell = std::clamp((width - ImGui::CalcTextSize("q·v").x - ImGui::GetFontSize()) / static_cast<float>(keys),
                       ImGui::GetTextLineHeight() + 1.0f, ImGui::GetFontSize() * 2.4f);
   const HeatmapHover hover = heatmap("##swap_scores", both.data(), 2, keys, s);

@@ -248,8 +248,13 @@ float scale_bar(ImDrawList* dl, ImVec2 pos, float width, const HeatmapStyle& s) 
   const float lo_w = ImGui::CalcTextSize(lo.c_str()).x, hi_w = ImGui::CalcTextSize(hi.c_str()).x;
   const float bar = width - lo_w - hi_w - gap * 2.0f;
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  if (bar < line) {  // too narrow for the ramp between its ends: the range in words
+    const std::string range = s.signed_values ? "±" + hi : lo + "…" + hi;
+    dl->AddText(pos, text, range.c_str());
+    return line;
+  }
   dl->AddText(pos, text, lo.c_str());
-  if (bar > gap) draw_ramp(dl, ImVec2(pos.x + lo_w + gap, pos.y + line * 0.25f), bar, line * 0.5f, s.signed_values);
+  draw_ramp(dl, ImVec2(pos.x + lo_w + gap, pos.y + line * 0.25f), bar, line * 0.5f, s.signed_values);
   dl->AddText(ImVec2(pos.x + width - hi_w, pos.y), text, hi.c_str());
   return line;
 }
