@@ -303,7 +303,10 @@ void word_chips(const AppState& state, AppInputs& next) {
     ImGui::PushStyleColor(ImGuiCol_Border, current ? color(p.query) : color(p.box_border, 0.7f));
     if (ImGui::Button(label)) next.token = i;
     ImGui::PopStyleColor(4);
-    if (ImGui::IsItemHovered()) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+      if (!current) ImGui::SetTooltip("Make “%s” the query", tokens[static_cast<std::size_t>(i)].text.c_str());
+    }
     publish_item_rect(("chip:" + std::to_string(i)).c_str());
   }
   ImGui::PopStyleVar(3);

@@ -320,11 +320,14 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   legend("weight", heat, font * 8.0f);
   // the axes in the query and key hues of every view
   const Palette& p = palette();
-  const char* rows_are = "rows: queries", *cols_are = "columns: keys";
-  same_line_if_fits(ImGui::CalcTextSize(rows_are).x, font * 1.5f);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color(p.query)), "%s", rows_are);
-  same_line_if_fits(ImGui::CalcTextSize(cols_are).x, font);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color(p.key)), "%s", cols_are);
+  // (not in a small embed: there the matrix must fit the height, and its labels carry the hues)
+  if (!layout().short_height) {
+    const char* rows_are = "rows: queries", *cols_are = "columns: keys";
+    same_line_if_fits(ImGui::CalcTextSize(rows_are).x, font * 1.5f);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color(p.query)), "%s", rows_are);
+    same_line_if_fits(ImGui::CalcTextSize(cols_are).x, font);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color(p.key)), "%s", cols_are);
+  }
   if (causal_shown(state)) {
     ImGui::SameLine(0, font * 1.5f);
     masked_legend("hidden by the causal mask");
