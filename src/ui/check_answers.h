@@ -50,6 +50,6 @@ bool parse_typed_number(const std::string& text, double* value);
 // The lesson's rounding: right within ±0.01 of the answer rounded to 2 decimals; for answers of
 // 10 or more (exps, large scores), within 0.1% of it.
 bool within_rounding(double typed, double answer);
-constexpr const char* kRoundingRule = "±0.01 of the answer to 2 decimals (±0.1% from 10 up)";
+constexpr const char* kRoundingRule = "±0.01 of the answer to 2 decimals (from 10 up: ±1/1000 of it)";
 
 }  // namespace attn

@@ -25,6 +25,26 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+// At most `decimals` decimals, without trailing zeros: "6", "0.707", "1.5".
+std::string short_fixed(double v, int decimals) {
+  std::string out = fixed(v, decimals);
+  if (out.find('.') != std::string::npos) {
+    out.erase(out.find_last_not_of('0') + 1);
+    if (out.back() == '.') out.pop_back();
+  }
+  return out == "-0" ? "0" : out;
+}
+
+// A whole number with its thousands apart: "4 194 304" (no-break spaces, so it never wraps inside).
+std::string grouped(double whole) {
+  std::string digits = fixed(std::fabs(whole), 0), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += "\u00a0";
+    out += digits[i];
+  }
+  return (whole < 0 ? "-" : "") + out;
+}
+
 std::string in_quotes(const std::string& word) { return "'" + word + "'"; }
 
 // A word as a choice: its text, with its position when the sentence has it more than once.
@@ -69,7 +89,7 @@ void flow_question(const AppState& state, CheckQuestion& q) {
   q.number = static_cast<double>(n) * m;
   q.whole = true;
   q.why = "One score for every query and key pair: " + std::to_string(n) + " × " + std::to_string(m) + " = " +
-          fixed(q.number, 0) + ".";
+          grouped(q.number) + ".";
 }
 
 void library_question(CheckQuestion& q) {
@@ -89,11 +109,12 @@ void steps_question(const AppState& state, CheckQuestion& q) {
     if (t.weights(query, j) > t.weights(query, best)) best = j;
   const double raw = std::round(static_cast<double>(t.raw_scores(query, best)) * 1000.0) / 1000.0;
   const double root = std::sqrt(static_cast<double>(d));
+  const std::string score = short_fixed(raw, 3);
   q.prompt = "The raw score of " + in_quotes(query_labels(state)[query]) + " with " + in_quotes(key_labels(state)[best]) +
-             " is " + fixed(raw, 3) + ", and d = " + std::to_string(d) + ". What is it divided by √d? (2 decimals)";
+             " is " + score + ", and d = " + std::to_string(d) + ". What is that score divided by √d? (2 decimals)";
   q.number = raw / root;
-  q.why = fixed(raw, 3) + " ÷ √" + std::to_string(d) + " = " + fixed(raw, 3) + " ÷ " + fixed(root, 3) + " = " +
-          fixed(q.number, 3) + ".";
+  q.why = score + " ÷ √" + std::to_string(d) + " = " + score + " ÷ " + short_fixed(root, 3) + " = " +
+          short_fixed(q.number, 3) + ".";
 }
 
 void break_question(const AppState& state, CheckQuestion& q) {
@@ -103,8 +124,8 @@ void break_question(const AppState& state, CheckQuestion& q) {
              ": which side has more rows that put over 0.99 of their weight on a single key?";
   q.choices = {"Without √d", "With √d", "Neither: both have as many"};
   q.right = {q.choices[off > on ? 0 : off < on ? 1 : 2]};
-  q.why = "Without √d " + std::to_string(off) + " of " + std::to_string(b.T) + " rows do, with it " +
-          std::to_string(on) + ": unscaled scores spread about √d times wider, and softmax turns wide gaps into "
+  q.why = "Without √d, " + std::to_string(off) + " of " + std::to_string(b.T) + " rows do; with it, " +
+          std::to_string(on) + ". Unscaled scores spread about √d times wider, and softmax turns wide gaps into "
           "near one-hot rows.";
 }
 
@@ -125,7 +146,7 @@ void build_question(const AppState& state, CheckQuestion& q) {
   q.number = static_cast<double>(n * (n - 1) / 2);
   q.whole = true;
   q.why = "Every key after its query: 0 + 1 + … + " + std::to_string(n - 1) + " = " + std::to_string(n) + " × " +
-          std::to_string(n - 1) + " / 2 = " + fixed(q.number, 0) + ".";
+          std::to_string(n - 1) + " / 2 = " + grouped(q.number) + ".";
 }
 
 void cost_question(const AppState& state, CheckQuestion& q) {
@@ -133,7 +154,7 @@ void cost_question(const AppState& state, CheckQuestion& q) {
   q.prompt = "One head at T = " + std::to_string(T) + " tokens: how many scores does it compute?";
   q.number = static_cast<double>(T) * static_cast<double>(T);
   q.whole = true;
-  q.why = std::to_string(T) + " × " + std::to_string(T) + " = " + fixed(q.number, 0) +
+  q.why = std::to_string(T) + " × " + std::to_string(T) + " = " + grouped(q.number) +
           ": double T and there are four times as many (the time grows as T², and so does memory wherever the "
           "weights are stored).";
 }
@@ -159,8 +180,6 @@ void compare_question(const AppState& state, CheckQuestion& q) {
 }
 
 // [SECTION] Drawing
-
-const ImVec4 kRight(0.30f, 0.78f, 0.42f, 1.0f), kWrong(0.95f, 0.45f, 0.40f, 1.0f);
 
 // The stored answer to `q`, when it was given to this very question (a changed state asks anew).
 const CheckAnswer* current_answer(const AppState& state, const CheckQuestion& q) {
@@ -188,6 +207,11 @@ void number_field(const AppState& state, AppInputs& next, const CheckQuestion& q
 
 }  // namespace
 
+ImVec4 mark_colour(const AppState& state, bool right) {
+  if (state.inputs.light_theme) return right ? ImVec4(0.10f, 0.48f, 0.20f, 1.0f) : ImVec4(0.72f, 0.16f, 0.12f, 1.0f);
+  return right ? ImVec4(0.30f, 0.78f, 0.42f, 1.0f) : ImVec4(0.95f, 0.45f, 0.40f, 1.0f);
+}
+
 bool typed_answer_field(const char* id, const std::string& stored, float width, std::string* committed) {
   // One field is typed into at a time: its text lives here (and in ImGui's own copy) until it is
   // left, so a half-typed "0." is not marked and not posted to the course page.
@@ -198,7 +222,7 @@ bool typed_answer_field(const char* id, const std::string& stored, float width, 
   const ImGuiID this_id = ImGui::GetID(id);
   char* buffer = draft_id == this_id ? draft : shown;
   ImGui::SetNextItemWidth(width);
-  ImGui::InputText(id, buffer, sizeof draft, ImGuiInputTextFlags_CharsScientific | ImGuiInputTextFlags_AutoSelectAll);
+  ImGui::InputTextWithHint(id, "?", buffer, sizeof draft, ImGuiInputTextFlags_CharsScientific | ImGuiInputTextFlags_AutoSelectAll);
   if (ImGui::IsItemActivated()) {
     draft_id = this_id;
     if (buffer != draft) std::snprintf(draft, sizeof draft, "%s", buffer);
@@ -248,7 +272,7 @@ void draw_view_check(const AppState& state, AppInputs& next) {
   const bool passed = stored != state.inputs.checks.end() && stored->second.passed;
   if (passed) {
     ImGui::SameLine();
-    ImGui::TextColored(kRight, "· passed");
+    ImGui::TextColored(mark_colour(state, true), "· passed");
   }
   paragraph(q.prompt.c_str());
   if (q.choices.empty()) {
@@ -259,14 +283,19 @@ void draw_view_check(const AppState& state, AppInputs& next) {
       const std::string label = q.choices[i] + "###choice" + std::to_string(i);
       const bool chosen = given && given->answer == q.choices[i];
       if (i) same_line_if_fits(ImGui::CalcTextSize(q.choices[i].c_str()).x + ImGui::GetStyle().FramePadding.x * 2);
-      if (chosen) ImGui::PushStyleColor(ImGuiCol_Button, given->right ? IM_COL32(40, 120, 60, 255) : IM_COL32(140, 50, 45, 255));
+      if (chosen) {
+        const ImU32 fill = given->right ? IM_COL32(40, 120, 60, 255) : IM_COL32(140, 50, 45, 255);
+        ImGui::PushStyleColor(ImGuiCol_Button, fill);
+        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, fill);
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
+      }
       if (ImGui::Button(label.c_str())) answer(state, next, q, q.choices[i]);
-      if (chosen) ImGui::PopStyleColor();
+      if (chosen) ImGui::PopStyleColor(3);
       publish_item_rect(("quiz:choice:" + std::to_string(i)).c_str());
     }
   }
   if (given) {
-    ImGui::PushStyleColor(ImGuiCol_Text, given->right ? kRight : kWrong);
+    ImGui::PushStyleColor(ImGuiCol_Text, mark_colour(state, given->right));
     const std::string mark = given->right ? "Right. " + q.why : "Not right (you said " + given->answer + "). " + q.why;
     ImGui::TextWrapped("%s", mark.c_str());
     ImGui::PopStyleColor();

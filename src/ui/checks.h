@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <imgui.h>
 #include <nlohmann/json.hpp>
 
 #include "app_state.h"
@@ -25,6 +26,9 @@ struct CheckQuestion {
 bool view_check(const AppState& state, View view, CheckQuestion* out);
 // Whether `answer` (a choice's text, or a typed number) is right.
 bool check_is_right(const CheckQuestion& q, const std::string& answer);
+
+// The colour of a mark's text (right: green, else red), readable on the dark and the light theme.
+ImVec4 mark_colour(const AppState& state, bool right);
 
 // A field for a typed answer showing `stored`; returns true with `*committed` when the learner
 // leaves it or presses Enter after typing (what is being typed stays in the field until then).

@@ -276,7 +276,7 @@ void stage_marks(const AppState& state, AppInputs& next, int stage, bool hidden,
     ImGui::PopID();
     ImGui::SameLine();
   }
-  if (answered) ImGui::TextColored(right == total ? ImVec4(0.30f, 0.78f, 0.42f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+  if (answered) ImGui::TextColored(right == total ? mark_colour(state, true) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                                    "%d of %d right", right, total);
   else ImGui::TextDisabled(hidden ? "type a prediction" : "no predictions");
 }

@@ -210,3 +210,28 @@ test("an embedding course page receives attention-explainer:progress with the ma
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test("phone 390×844: a tap on a Derive cell lends it the hidden input; the typed prediction is marked", async () => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  await page.goto(server.url + "?view=derive&derive_revealed=0");
+  await page.evaluate(() => window.attentionExplainer.ready.then(() => true));
+  await frames(page, 4);
+  const cell = await shown(page, "derive:cell:0:0:0");  // query 1 · key 1 = 1×1 + 0×0 = 1
+  await page.touchscreen.tap(cell.x + cell.w / 2, cell.y + cell.h / 2);
+  await frames(page, 3);
+  assert.equal(await page.evaluate(() => document.activeElement && document.activeElement.id), "text-proxy",
+    "the hidden input has the focus (a phone opens its keyboard)");
+  await page.keyboard.insertText("1");
+  await frames(page, 4);
+  await page.keyboard.press("Enter");
+  await frames(page, 4);
+  const scores = (await viewData(page)).predictions.find((s) => s.stage === "scores");
+  assert.deepEqual(scores.cells[0][0], { typed: "1", right: true });
+  await screenshot(page, "checks-derive-390");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
