@@ -145,8 +145,9 @@ void build_question(const AppState& state, CheckQuestion& q) {
              " weights become exactly 0?";
   q.number = static_cast<double>(n * (n - 1) / 2);
   q.whole = true;
-  q.why = "Every key after its query: 0 + 1 + … + " + std::to_string(n - 1) + " = " + std::to_string(n) + " × " +
-          std::to_string(n - 1) + " / 2 = " + grouped(q.number) + ".";
+  q.why = "Every key after its query: the first row hides " + std::to_string(n - 1) +
+          ", each next row one fewer, the last none: " + std::to_string(n) + " × " + std::to_string(n - 1) +
+          " / 2 = " + grouped(q.number) + ".";
 }
 
 void cost_question(const AppState& state, CheckQuestion& q) {

@@ -99,6 +99,17 @@ test("a view's check question: a wrong and a right choice clicked, a wrong and a
   assert.equal(check.passed, true);
   assert.equal(check.answer, state.kv_tokens[best]);
   await screenshot(page, "checks-weights-1280");
+  // 'The' spreads its weight evenly over the ten words of the lesson's sentence: a tie, and any
+  // tied word is right.
+  await page.evaluate(() => window.attentionExplainer.setState({ token: 0 }));
+  await frames(page, 3);
+  const tied = (await viewData(page)).check;
+  assert.equal(tied.answered, false, "a new question for the new query");
+  await clickRect(page, await shown(page, "quiz:choice:3"));
+  check = (await viewData(page)).check;
+  assert.equal(check.correct, true, `${check.answer} ties for the most`);
+  assert.match(check.why, /10 words tie for the most/);
+  await page.evaluate(() => window.attentionExplainer.setState({ token: 7 }));
 
   await openView(page, "cost");
   const cost = (await viewData(page)).check;
