@@ -177,7 +177,7 @@ void compare_question(const AppState& state, CheckQuestion& q) {
     return s["tied"].get<int>() > 1 ? std::to_string(s["tied"].get<int>()) + " words tie" : best;
   };
   q.why = "A: " + side(a) + ", B: " + side(b) + "." +
-          (tie ? "" : same ? " The weights move, the winner stays." : " The input changed where it looks.");
+          (tie ? "" : same ? " The same word wins on both sides." : " The input changed where it looks most.");
 }
 
 // [SECTION] Drawing
@@ -303,6 +303,8 @@ void draw_view_check(const AppState& state, AppInputs& next) {
   } else if (passed) {
     hint("You passed this check before; the numbers have changed since, so here it is again.");
   }
+  // An embed's "open the full explainer" link sits over the bottom right: room to scroll past it.
+  if (state.inputs.embed) ImGui::Dummy(ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 1.5f));
   ImGui::PopID();
 }
 
