@@ -94,8 +94,7 @@ void flow_question(const AppState& state, CheckQuestion& q) {
 
 void library_question(CheckQuestion& q) {
   q.prompt = "In the library picture, what plays the part of a word's key?";
-  q.choices = {"The question the reader walks in with", "The title on a book's spine",
-               "What is written inside the book"};
+  q.choices = {"The reader's question", "The title on the spine", "What is written inside"};
   q.right = {q.choices[1]};
   q.why = "The query is the question, the key is the title it is held against, and the value is the "
           "contents that get blended in.";
@@ -122,7 +121,7 @@ void break_question(const AppState& state, CheckQuestion& q) {
   const long off = std::lround(b.unscaled.frac_one_hot * b.T), on = std::lround(b.scaled.frac_one_hot * b.T);
   q.prompt = "At d = " + std::to_string(b.d) + " and T = " + std::to_string(b.T) +
              ": which side has more rows that put over 0.99 of their weight on a single key?";
-  q.choices = {"Without √d", "With √d", "Neither: both have as many"};
+  q.choices = {"Without √d", "With √d", "Both have as many"};
   q.right = {q.choices[off > on ? 0 : off < on ? 1 : 2]};
   q.why = "Without √d, " + std::to_string(off) + " of " + std::to_string(b.T) + " rows do; with it, " +
           std::to_string(on) + ". Unscaled scores spread about √d times wider, and softmax turns wide gaps into "
@@ -131,8 +130,9 @@ void break_question(const AppState& state, CheckQuestion& q) {
 
 void mistakes_question(CheckQuestion& q) {
   q.prompt = "Where does the causal mask belong?";
-  q.choices = {"Before the softmax: the future scores become −∞", "After the softmax: the future weights become 0, "
-               "the rest stay as they are", "Either way: the weights come out the same"};
+  // Short enough for a phone's width: a button does not wrap.
+  q.choices = {"Before the softmax: future scores to −∞", "After the softmax: future weights to 0",
+               "Either: the weights come out the same"};
   q.right = {q.choices[0]};
   q.why = "e^−∞ is exactly 0 and the rest of the row still adds up to 1. Zeroing after the softmax leaves rows "
           "that add up to less than 1 (only dividing by the new row sums would repair them).";
@@ -168,7 +168,7 @@ void compare_question(const AppState& state, CheckQuestion& q) {
                           in_quotes(b["query_text"].get<std::string>()) + " give their most weight to the same word?"
                     : "Does " + in_quotes(a["query_text"].get<std::string>()) +
                           " give its most weight to the same word in both sentences?";
-  q.choices = {"Yes, the same word", "No, a different word", "One side has a tie: no single word"};
+  q.choices = {"Yes, the same word", "No, another word", "A tie on one side"};
   const bool tie = a["tied"].get<int>() > 1 || b["tied"].get<int>() > 1;
   const bool same = tokens ? a["best"] == b["best"] : a["best_text"] == b["best_text"];
   q.right = {q.choices[tie ? 2 : same ? 0 : 1]};
