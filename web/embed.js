@@ -18,6 +18,7 @@
     constructor(host) {
       this.host = host;
       this.listeners = new Set();
+      this.progressListeners = new Set();
       this.pending = new Map();
       this.nextId = 1;
       const url = new URL("index.html", base);
@@ -82,6 +83,12 @@
         return;
       }
       if (message.type === PREFIX + "failed") { this.fail("the explainer could not start: " + message.error); return; }
+      if (message.type === PREFIX + "progress") {
+        const { exercise, correct, total, answered, passed } = message;
+        if (typeof exercise !== "string" || !Number.isInteger(correct) || !Number.isInteger(total)) return;
+        for (const fn of this.progressListeners) fn({ exercise, correct, total, answered, passed });
+        return;
+      }
       if (message.type === PREFIX + "changed") {
         this.state = message.state;
         for (const fn of this.listeners) fn(message.state);
@@ -112,6 +119,9 @@
     setState(state) { return this.request("setState", { state }); }
     /** Calls fn(state) after every change made inside the explainer or through setState. */
     onChange(fn) { this.listeners.add(fn); return () => this.listeners.delete(fn); }
+    /** Calls fn({exercise, correct, total, answered, passed}) after each answer the learner gives
+     *  (a view's check question, or Derive's typed cells: exercise "derive"); returns an unsubscribe. */
+    onProgress(fn) { this.progressListeners.add(fn); return () => this.progressListeners.delete(fn); }
   }
 
   const mounted = [];

@@ -607,35 +607,82 @@
     return new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
   }
 
-  // The learner's progress (the Prove-it ticks) kept in the browser as {"version": 1, "checklist": N}.
-  // The first releases stored the bare number: read as version 0. Anything unreadable (corrupt, or
-  // from a newer version) is ignored with a warning and kept aside under KEY + ":unreadable"
-  // before the next save. A save changes only the ticks this page changed, so two open pages do
-  // not undo each other's ticks.
+  // The learner's progress kept in the browser as {"version": 2, "checklist": N, "checks": {id: answer}}:
+  // the Prove-it ticks and the answers to the checks (Derive's typed cells, each view's question).
+  // The first releases stored the bare number (read as version 0), then {"version": 1, "checklist": N}:
+  // both are read, with no answers. Anything unreadable (corrupt, or from a newer version) is ignored
+  // with a warning and kept aside under KEY + ":unreadable" before the next save. A save changes
+  // only the ticks and answers this page changed, so two open pages do not undo each other's.
   const PROGRESS_KEY = "attention-explainer:checklist";
-  const PROGRESS_VERSION = 1;
+  const PROGRESS_VERSION = 2;
   const validTicks = (v) => Number.isInteger(v) && v >= 0 && v <= 0xffff;
+  const plainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
   function readProgress() {
     let raw;
     try { raw = localStorage.getItem(PROGRESS_KEY); } catch (e) { return null; }  // storage blocked (private mode, sandbox)
     if (raw === null) return null;
-    if (/^\d+$/.test(raw) && validTicks(Number(raw))) return Number(raw);  // version 0
+    if (/^\d+$/.test(raw) && validTicks(Number(raw))) return { checklist: Number(raw), checks: {} };  // version 0
     let stored;
     try { stored = JSON.parse(raw); } catch (e) { stored = undefined; }
-    if (stored && stored.version === PROGRESS_VERSION && validTicks(stored.checklist)) return stored.checklist;
-    console.warn(`attention explainer: stored progress ignored (${stored && stored.version > PROGRESS_VERSION ?
-      "from a newer version" : "unreadable"}): ${raw.slice(0, 80)}; kept as ${PROGRESS_KEY}:unreadable`);
-    try { localStorage.setItem(PROGRESS_KEY + ":unreadable", raw); } catch (e) { /* storage blocked */ }
+    if (stored && stored.version === 1 && validTicks(stored.checklist)) return { checklist: stored.checklist, checks: {} };
+    if (stored && stored.version === PROGRESS_VERSION && validTicks(stored.checklist) && plainObject(stored.checks))
+      return { checklist: stored.checklist, checks: stored.checks };
+    setProgressAside(raw, stored && stored.version > PROGRESS_VERSION ? "from a newer version" : "unreadable");
     return null;
   }
-  let savedTicks = 0;  // the ticks as this page last read or wrote them
-  function saveProgress(ticks) {
-    if (ticks === savedTicks) return;
+  function setProgressAside(raw, why) {
+    console.warn(`attention explainer: stored progress ignored (${why}): ${raw.slice(0, 80)}; kept as ${PROGRESS_KEY}:unreadable`);
+    try { localStorage.setItem(PROGRESS_KEY + ":unreadable", raw); } catch (e) { /* storage blocked */ }
+  }
+  // The stored progress into the app; answers the app refuses (an unknown check, a bad value) are
+  // set aside like unreadable data, and the ticks still come in.
+  function restoreProgress() {
+    const progress = readProgress();
+    if (progress === null) return;
+    try {
+      api.setState({ checklist: progress.checklist, checks: progress.checks });
+    } catch (e) {
+      setProgressAside(JSON.stringify(progress), e.message);
+      api.setState({ checklist: progress.checklist });
+      progress.checks = {};
+    }
+    savedTicks = progress.checklist;
+    savedChecks = progress.checks;
+  }
+  let savedTicks = 0, savedChecks = {};  // the progress as this page last read or wrote it
+  function saveProgress(ticks, checks) {
+    const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+    const changedIds = [...new Set([...Object.keys(savedChecks), ...Object.keys(checks)])]
+      .filter((id) => !same(savedChecks[id], checks[id]));
+    if (ticks === savedTicks && !changedIds.length) return;
     const stored = readProgress();
     const changed = ticks ^ savedTicks;
-    const merged = ((stored === null ? savedTicks : stored) & ~changed) | (ticks & changed);
+    const mergedTicks = ((stored === null ? savedTicks : stored.checklist) & ~changed) | (ticks & changed);
+    const mergedChecks = { ...(stored === null ? savedChecks : stored.checks) };
+    for (const id of changedIds) {
+      if (checks[id] === undefined) delete mergedChecks[id];
+      else mergedChecks[id] = checks[id];
+    }
     savedTicks = ticks;
-    try { localStorage.setItem(PROGRESS_KEY, JSON.stringify({ version: PROGRESS_VERSION, checklist: merged })); } catch (e) { /* storage blocked */ }
+    savedChecks = checks;
+    try {
+      localStorage.setItem(PROGRESS_KEY, JSON.stringify({ version: PROGRESS_VERSION, checklist: mergedTicks, checks: mergedChecks }));
+    } catch (e) { /* storage blocked */ }
+  }
+  // Each exercise's marks as last announced: a change is posted to the course page (and as a
+  // window event) as {exercise, correct, total, answered}.
+  let announcedProgress = null;
+  function announceProgress(progress) {
+    const before = announcedProgress;
+    announcedProgress = progress;
+    if (before === null) return;  // what the page opened with is no news
+    for (const [exercise, marks] of Object.entries(progress)) {
+      if (JSON.stringify(marks) === JSON.stringify(before[exercise]) || !marks.answered) continue;
+      const message = { exercise, correct: marks.correct, total: marks.total, answered: marks.answered };
+      if (marks.passed !== undefined) message.passed = marks.passed;
+      embedBridge.progress(message);
+      window.dispatchEvent(new CustomEvent("attention-explainer-progress", { detail: message }));
+    }
   }
   // The selected token's attention in words, for screen readers (a hidden live region).
   const summaryBox = document.getElementById("summary");
@@ -668,7 +715,8 @@
     const summary = summarise(state);
     if (summaryBox.textContent !== summary) summaryBox.textContent = summary;
     window.dispatchEvent(new Event("attention-explainer-change"));  // web/a11y.js follows it
-    saveProgress(state.checklist);
+    saveProgress(state.checklist, state.checks);
+    announceProgress(state.progress);
     if (state.tour_step >= 0 || savedTourStep !== null) saveTourStep(state.tour_step);
     if (!state.embed) {
       // A slider drag changes the state every frame; history.replaceState costs ~3 ms in Chromium,
@@ -781,6 +829,7 @@
       active,
       listen() { if (active()) { window.addEventListener("message", handle); send({ type: PREFIX + "ready", state: api.getState() }); } },
       announce(state) { send({ type: PREFIX + "changed", state }); },
+      progress(marks) { send({ type: PREFIX + "progress", ...marks }); },
       failed(reason) { send({ type: PREFIX + "failed", error: reason }); },
     };
   })();
@@ -831,11 +880,7 @@
       running = true;
       inputTable = call("attn_inputs_table").inputs;
       api.inputs = inputTable;
-      const ticks = readProgress();
-      if (ticks !== null) {
-        savedTicks = ticks;
-        api.setState({ checklist: ticks });
-      }
+      restoreProgress();
       // The learner's system settings first; URL parameters may override them.
       const prefers = (query) => window.matchMedia && window.matchMedia(query).matches;
       api.setState({ reduced_motion: prefers("(prefers-reduced-motion: reduce)"),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../api/compute_json.h"
+#include "../ui/checks.h"
 #include "../core/kernels/matmul.h"
 #include "../ui/app_state.h"
 #include "../ui/input_table.h"
@@ -71,8 +72,8 @@ JS_EXPORT const char* attn_get_state() {
 }
 
 // {"state": {...}} with the inputs and tokens only, and "selected_weights": the selected query's
-// row of weights. What the page needs after every change (address bar, screen-reader summary),
-// without the cost of the full state's matrices.
+// row of weights, and "progress": every check's marks. What the page needs after every change
+// (address bar, screen-reader summary, progress messages), without the cost of the full state's matrices.
 JS_EXPORT const char* attn_get_summary() {
   if (!g_state) return error_reply("the explainer is not running yet");
   nlohmann::json state = attn::inputs_to_json(*g_state);
@@ -80,6 +81,7 @@ JS_EXPORT const char* attn_get_summary() {
   nlohmann::json row = nlohmann::json::array();
   for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(g_state->inputs.token, j));
   state["selected_weights"] = row;
+  state["progress"] = attn::ui::progress_json(*g_state);  // the page posts each change to a course page
   return reply({{"state", state}});
 }
 

@@ -11,6 +11,7 @@
 #include "../api/model_files.h"
 #include "../core/gpt2.h"
 #include "../core/model.h"
+#include "check_answers.h"
 #include "train_session.h"
 
 namespace attn {
@@ -59,6 +60,7 @@ struct AppInputs {
   int break_d = 512, break_T = 64;
   int break_seed = 0;
   unsigned checklist = 0;            // practice view: ticked "prove it" items, one bit each
+  CheckAnswers checks;               // the learner's answers: Derive's predictions, each view's check
   // compare view: the sentence beside `sentence` (the lesson's twin by default), or with
   // compare_tokens a second query token of the same sentence
   std::string compare_sentence = kLessonTwinSentence;

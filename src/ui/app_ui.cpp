@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "checks.h"
 #include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
@@ -175,6 +176,10 @@ std::vector<std::string> key_labels(const AppState& state) {
 nlohmann::json view_data(const AppState& state) {
   const DataFn data = kPanels[static_cast<int>(state.inputs.view)].data;
   nlohmann::json j = data ? data(state) : nlohmann::json(nullptr);
+  if (nlohmann::json check = view_check_json(state); !check.is_null()) {
+    if (j.is_null()) j = nlohmann::json::object();
+    j["check"] = std::move(check);
+  }
   // Where the toy fails on this sentence, the views that show its attention say so.
   const std::vector<ModelNote> notes = toy_model_notes(state);
   if (!notes.empty() && kPanels[static_cast<int>(state.inputs.view)].banner) {
@@ -290,6 +295,7 @@ void draw_app(AppState& state, double now) {
   ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - ImGui::GetStyle().WindowPadding.x);
   if (state.inputs.view == View::Train) draw_train_panel(state, next, train_wish);
   else if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
+  draw_view_check(state, next);
   ImGui::PopTextWrapPos();
   // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
   // views fit its width).

@@ -308,6 +308,14 @@ std::vector<InputField> make_fields() {
 
   t.push_back(integer<&AppInputs::checklist>("checklist", 0, 0xffff, G::Progress, U::None,
                                              "the ticked Prove-it items, one bit each (kept in the browser)"));
+  InputField checks = row<&AppInputs::checks>("checks", "object", G::Progress, U::None,
+                                              "the answers to the checks: Derive's predictions and each view's "
+                                              "question, {id: {answer, question, right, passed}} (kept in the browser)");
+  checks.get = [](const AppInputs& in) { return check_answers_to_json(in.checks); };
+  checks.set = [](const InputField&, const AppState&, AppInputs& next, const json& v) {
+    next.checks = check_answers_from_json(v);  // its messages name "checks.<id>"
+  };
+  t.push_back(checks);
   t.push_back(boolean<&AppInputs::embed>("embed", G::Setting, U::Read,
                                          "no surrounding chrome: one strip of controls and the view(s)"));
 

@@ -1,5 +1,6 @@
 // The derive view: the lesson's by-hand exercise (3 tokens, d = 2) with editable Q, K, V and every
-// intermediate number in six stages, each hidden until the learner asks. Not the maths of record:
+// intermediate number in six stages, each hidden until the learner asks; a hidden stage takes the
+// learner's typed predictions, each cell marked at once (checks.h). Not the maths of record:
 // scores, weights and outputs are read from state.model.derive; only the exps and row sums that
 // the core never stores are worked out here.
 #include <imgui.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "../api/compute_json.h"
+#include "checks.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -101,6 +103,13 @@ nlohmann::json rows_json(const Eigen::MatrixXd& m) {
   return out;
 }
 
+// The numbers of the six stages, as the learner's predictions are marked against them.
+std::vector<Eigen::MatrixXd> stage_answers(const Derivation& dv) {
+  const AttentionTrace& t = *dv.trace;
+  return {t.raw_scores.cast<double>(), t.scaled_scores.cast<double>(), dv.exps, dv.row_sums,
+          t.weights.cast<double>(),    t.output.cast<double>()};
+}
+
 // [SECTION] A grid of numbers that can hide them ("?")
 
 struct GridCell {
@@ -153,24 +162,33 @@ ImVec2 grid_size(const Grid& g) {
   return ImVec2(grid_label_width(g) + grid_cell_width(g) * g.cols, line + ImGui::GetFrameHeight() * g.rows);
 }
 
+// The row and column labels of a grid whose top left is `origin`; returns where its first cell is.
+ImVec2 draw_grid_labels(const Grid& g, ImVec2 origin) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float cell_w = grid_cell_width(g), cell_h = ImGui::GetFrameHeight();
+  const ImVec2 grid(origin.x + grid_label_width(g), origin.y + ImGui::GetTextLineHeightWithSpacing());
+  const ImU32 label = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  for (int j = 0; j < g.cols && j < static_cast<int>(g.col_labels.size()); ++j) {
+    const ImVec2 ts = ImGui::CalcTextSize(g.col_labels[j].c_str());
+    dl->AddText(ImVec2(grid.x + cell_w * j + (cell_w - ts.x) * 0.5f, origin.y), label, g.col_labels[j].c_str());
+  }
+  for (int i = 0; i < g.rows && i < static_cast<int>(g.row_labels.size()); ++i) {
+    const ImVec2 ts = ImGui::CalcTextSize(g.row_labels[i].c_str());
+    dl->AddText(ImVec2(grid.x - ts.x - ImGui::GetStyle().ItemSpacing.x, grid.y + cell_h * i + (cell_h - ts.y) * 0.5f),
+                label, g.row_labels[i].c_str());
+  }
+  return grid;
+}
+
 void draw_grid(const char* id, const Grid& g) {
   const ImVec2 size = grid_size(g), origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton(id, size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float cell_w = grid_cell_width(g), cell_h = ImGui::GetFrameHeight(), gap = std::max(1.0f, cell_h * 0.06f);
-  const ImVec2 grid(origin.x + grid_label_width(g), origin.y + ImGui::GetTextLineHeightWithSpacing());
+  const ImVec2 grid = draw_grid_labels(g, origin);
   const ImU32 label = ImGui::GetColorU32(ImGuiCol_TextDisabled), text = ImGui::GetColorU32(ImGuiCol_Text);
-  for (int j = 0; j < g.cols && j < static_cast<int>(g.col_labels.size()); ++j) {
-    const ImVec2 ts = ImGui::CalcTextSize(g.col_labels[j].c_str());
-    dl->AddText(ImVec2(grid.x + cell_w * j + (cell_w - ts.x) * 0.5f, origin.y), label, g.col_labels[j].c_str());
-  }
   for (int i = 0; i < g.rows; ++i) {
-    if (i < static_cast<int>(g.row_labels.size())) {
-      const ImVec2 ts = ImGui::CalcTextSize(g.row_labels[i].c_str());
-      dl->AddText(ImVec2(grid.x - ts.x - ImGui::GetStyle().ItemSpacing.x, grid.y + cell_h * i + (cell_h - ts.y) * 0.5f),
-                  label, g.row_labels[i].c_str());
-    }
     for (int j = 0; j < g.cols; ++j) {
       const GridCell& c = g.cells[static_cast<std::size_t>(i) * g.cols + j];
       const ImVec2 a(grid.x + cell_w * j, grid.y + cell_h * i), b(a.x + cell_w - gap, a.y + cell_h - gap);
@@ -186,6 +204,81 @@ void draw_grid(const char* id, const Grid& g) {
       }
     }
   }
+}
+
+// [SECTION] Predictions typed into a hidden stage
+
+const ImU32 kRightFill = IM_COL32(40, 120, 60, 255), kWrongFill = IM_COL32(140, 50, 45, 255);
+
+// Whether the learner's typed prediction for a cell is there, and right.
+struct CellMark {
+  bool answered = false, right = false;
+  std::string typed;
+};
+
+CellMark cell_mark(const AppState& state, int stage, int i, int j, double answer) {
+  CellMark m;
+  const auto it = state.inputs.checks.find(derive_cell_id(stage, i, j));
+  if (it == state.inputs.checks.end()) return m;
+  m.typed = it->second.answer;
+  double typed = 0;
+  m.answered = parse_typed_number(m.typed, &typed);
+  m.right = m.answered && within_rounding(typed, answer);
+  return m;
+}
+
+// A hidden stage as a grid of fields: each takes a typed prediction and turns green (right within
+// the rounding) or red as soon as it is left.
+void prediction_grid(const AppState& state, AppInputs& next, int stage, const Grid& g, const Eigen::MatrixXd& answers) {
+  const ImVec2 size = grid_size(g), origin = ImGui::GetCursorScreenPos();
+  const float cell_w = grid_cell_width(g), cell_h = ImGui::GetFrameHeight(), gap = std::max(1.0f, cell_h * 0.06f);
+  const ImVec2 grid = draw_grid_labels(g, origin);
+  for (int i = 0; i < g.rows; ++i)
+    for (int j = 0; j < g.cols; ++j) {
+      const CellMark mark = cell_mark(state, stage, i, j, answers(i, j));
+      ImGui::SetCursorScreenPos(ImVec2(grid.x + cell_w * j, grid.y + cell_h * i));
+      const int colours = mark.typed.empty() ? 0 : 2;
+      if (colours) {
+        ImGui::PushStyleColor(ImGuiCol_FrameBg, mark.right ? kRightFill : kWrongFill);
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
+      }
+      const std::string id = "##" + derive_cell_id(stage, i, j);
+      std::string typed;
+      if (typed_answer_field(id.c_str(), mark.typed, cell_w - gap, &typed)) {
+        if (typed.empty()) next.checks.erase(derive_cell_id(stage, i, j));
+        else next.checks[derive_cell_id(stage, i, j)] = CheckAnswer{typed, "", false, false};
+      }
+      if (colours) ImGui::PopStyleColor(colours);
+      publish_item_rect(("derive:cell:" + std::to_string(stage) + ":" + std::to_string(i) + ":" + std::to_string(j)).c_str());
+      if (ImGui::IsItemHovered() && !mark.typed.empty())
+        ImGui::SetTooltip("%s", !mark.answered ? "Not a number: type digits, a point and a minus sign."
+                                : mark.right   ? "Right."
+                                               : "Not right yet: try again, or show the answer.");
+    }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(size);
+}
+
+// Under a stage: how many predictions are right, and the button that shows its numbers.
+void stage_marks(const AppState& state, AppInputs& next, int stage, bool hidden, const Eigen::MatrixXd& answers) {
+  int answered = 0, right = 0;
+  for (int i = 0; i < answers.rows(); ++i)
+    for (int j = 0; j < answers.cols(); ++j) {
+      const CellMark m = cell_mark(state, stage, i, j, answers(i, j));
+      answered += m.answered;
+      right += m.right;
+    }
+  const int total = static_cast<int>(answers.size());
+  if (hidden) {
+    ImGui::PushID(stage);
+    if (ImGui::SmallButton("Show answer")) next.derive_revealed = std::max(next.derive_revealed, stage + 1);
+    publish_item_rect(("derive:show:" + std::to_string(stage)).c_str());
+    ImGui::PopID();
+    ImGui::SameLine();
+  }
+  if (answered) ImGui::TextColored(right == total ? mark_colour(state, true) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                   "%d of %d right", right, total);
+  else ImGui::TextDisabled(hidden ? "type a prediction" : "no predictions");
 }
 
 // [SECTION] Blocks laid out left to right, wrapping to a new line when the next does not fit
@@ -293,11 +386,12 @@ void matrix_editors(const AppState& state, AppInputs& next, Refusal& refusal) {
 
 // [SECTION] The six stages
 
-void draw_stages(const AppState& state, const Derivation& dv) {
+void draw_stages(const AppState& state, AppInputs& next, const Derivation& dv) {
   const AttentionTrace& t = *dv.trace;
   const int revealed = state.inputs.derive_revealed;
   const int T = static_cast<int>(t.weights.rows()), d = static_cast<int>(t.key.cols());
   const std::vector<std::string> tokens = numbered("token", T), keys = numbered("key", T);
+  const std::vector<Eigen::MatrixXd> answers = stage_answers(dv);
   const float min_width = ImGui::GetFontSize() * 14.0f;
   // No-break spaces: "√2 ≈ 1.414" wraps as one piece.
   const std::string root = "√" + std::to_string(d) + "\u00a0≈\u00a0" + short_number(dv.root_d, 3);
@@ -349,8 +443,13 @@ void draw_stages(const AppState& state, const Derivation& dv) {
                           short_number(dv.exps(i, j), 3) + " ÷ " + short_number(dv.row_sums(i), 3) + " = " +
                               short_number(t.weights(i, j), 3)};
 
-  Grid* grids[5] = {&raw, &scaled, &exps, &sums, &weights};
-  for (int s = 0; s < 5; ++s) grids[s]->hidden = s >= revealed;
+  // 6's predictions: one field per entry of the output
+  Grid output = make_grid(T, static_cast<int>(t.output.cols()), tokens, numbered("dim", static_cast<int>(t.output.cols())));
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < t.output.cols(); ++j) output.at(i, j).text = short_number(t.output(i, j), 2, true);
+
+  Grid* grids[6] = {&raw, &scaled, &exps, &sums, &weights, &output};
+  for (int s = 0; s < 6; ++s) grids[s]->hidden = s >= revealed;
   if (any_shift)
     for (int i = 0; i < T; ++i)
       if (dv.shift(i) != 0) exps.row_labels[i] += " *";
@@ -392,16 +491,17 @@ void draw_stages(const AppState& state, const Derivation& dv) {
   };
   float widths[6], how_height = 0;
   for (int s = 0; s < 6; ++s) {
-    widths[s] = std::max(s < 5 ? grid_size(*grids[s]).x : widest(lines, ""), min_width);
+    widths[s] = std::max(s < 5 ? grid_size(*grids[s]).x : std::max(widest(lines, ""), grid_size(output).x), min_width);
     how_height = std::max(how_height, wrapped_height(hows[s], widths[s]));
   }
   for (int s = 0; s < 6; ++s) {
     flow.place(widths[s]);
     begin_stage(s + 1, titles[s], hows[s], widths[s], how_height);
-    if (s < 5)
-      draw_grid(titles[s], *grids[s]);
-    else
+    if (s == 5)
       for (const std::string& line : lines) ImGui::TextUnformatted(line.c_str());
+    if (grids[s]->hidden) prediction_grid(state, next, s, *grids[s], answers[s]);
+    else if (s < 5) draw_grid(titles[s], *grids[s]);
+    stage_marks(state, next, s, grids[s]->hidden, answers[s]);
     ImGui::EndGroup();
   }
 }
@@ -463,11 +563,13 @@ void draw_derive_panel(const AppState& state, AppInputs& next) {
   hint("Q = K = [[1, 0], [0, 1], [1, 1]], V = [[1, 2], [3, 4], [5, 6]]");
 
   ImGui::Separator();
-  paragraph("Predict, then reveal: work out each stage on paper, then show it and compare. "
-            "Hover a number to see the sum behind it.");
+  paragraph("Predict, then reveal: work out a hidden stage on paper, type your numbers into its cells (Enter "
+            "or Tab to the next), and each turns green when it is right or red when not. Then show it and "
+            "compare; hover a number to see the sum behind it.");
+  hint((std::string("A prediction counts as right within ") + kRoundingRule + ".").c_str());
   reveal_controls(state, next);
   ImGui::Spacing();
-  draw_stages(state, derive(state));
+  draw_stages(state, next, derive(state));
 
   if (state.inputs.derive_revealed >= AppInputs::kDeriveStages) {
     ImGui::Spacing();
@@ -505,6 +607,27 @@ nlohmann::json derive_view_data(const AppState& state) {
           {"row_sums", row_sums},
           {"weights", matrix_to_json(t.weights)},
           {"output", matrix_to_json(t.output)},
+          {"predictions", [&] {
+             nlohmann::json stages = nlohmann::json::array();
+             const std::vector<Eigen::MatrixXd> answers = stage_answers(dv);
+             for (int s = 0; s < kDeriveCheckStageCount; ++s) {
+               nlohmann::json cells = nlohmann::json::array();
+               int answered = 0, right = 0;
+               for (int i = 0; i < answers[s].rows(); ++i) {
+                 nlohmann::json row = nlohmann::json::array();
+                 for (int j = 0; j < answers[s].cols(); ++j) {
+                   const CellMark m = cell_mark(state, s, i, j, answers[s](i, j));
+                   answered += m.answered, right += m.right;
+                   row.push_back(m.typed.empty() ? nlohmann::json(nullptr)
+                                                 : nlohmann::json{{"typed", m.typed}, {"right", m.right}});
+                 }
+                 cells.push_back(row);
+               }
+               stages.push_back({{"stage", kDeriveCheckStages[s].id}, {"answered", answered}, {"right", right},
+                                 {"total", answers[s].size()}, {"cells", cells}});
+             }
+             return stages;
+           }()},
           {"rounding_gaps", [&] {
              nlohmann::json gaps = nlohmann::json::array();
              for (const RoundingGap& g : rounding_gaps(t))
@@ -512,5 +635,7 @@ nlohmann::json derive_view_data(const AppState& state) {
              return gaps;
            }()}};
 }
+
+std::vector<Eigen::MatrixXd> derive_stage_answers(const AppState& state) { return stage_answers(derive(state)); }
 
 }  // namespace attn::ui

@@ -1,6 +1,7 @@
 // The practice view: the lesson's four exercises (answers on demand, their numbers live from the
-// app's own model), the "prove it" checklist and where to go further. Not a test: nothing here is
-// graded; the checklist only remembers what the learner ticked (AppInputs::checklist).
+// app's own model), the "prove it" checklist and where to go further. Not a test itself: a tick
+// whose view has a check question unlocks once that check is passed (checks.h); the others are
+// ticked on the learner's word and say so ("self-checked").
 #include <imgui.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "checks.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -188,6 +190,16 @@ const char* const kChecklist[] = {
     "I know the causal mask sets future scores to −∞ before the softmax, not after it.",
 };
 constexpr int kChecklistSize = static_cast<int>(sizeof kChecklist / sizeof kChecklist[0]);
+// The check that proves each line (View::Practice: none, the line is self-checked).
+constexpr View kChecklistProof[kChecklistSize] = {View::Steps,    View::Library,  View::Cost,
+                                                  View::Compare,  View::Practice, View::Practice,
+                                                  View::Derive,   View::Mistakes};
+
+bool self_checked(int item) { return kChecklistProof[item] == View::Practice; }
+bool unlocked(const AppState& state, int item) { return self_checked(item) || check_passed(state, kChecklistProof[item]); }
+// A line is ticked when the learner ticked it and it is unlocked (a tick stored before its check
+// was passed waits for the check).
+bool ticked(const AppState& state, int item) { return ((state.inputs.checklist >> item) & 1u) && unlocked(state, item); }
 
 struct Reference {
   const char* title;
@@ -250,18 +262,22 @@ void draw_exercises(const AppState& state, AppInputs& next) {
 }
 
 void draw_checklist(const AppState& state, AppInputs& next) {
-  int ticked = 0;
-  for (int i = 0; i < kChecklistSize; ++i) ticked += (state.inputs.checklist >> i) & 1u;
+  int count = 0;
+  for (int i = 0; i < kChecklistSize; ++i) count += ticked(state, i);
   ImGui::Spacing();
   ImGui::Text("Prove it");
   ImGui::SameLine();
-  ImGui::TextDisabled("· %d of %d ticked", ticked, kChecklistSize);
-  hint("Tick a line when you can do it without notes. Your ticks are kept in this browser.");
+  ImGui::TextDisabled("· %d of %d ticked", count, kChecklistSize);
+  hint("A line with a check unlocks when you pass that view's check (Derive: every weight typed right). "
+       "The lines marked self-checked are yours to tick when you can do them without notes. Kept in this browser.");
   for (int i = 0; i < kChecklistSize; ++i) {
     const unsigned bit = 1u << i;
-    bool checked = (next.checklist & bit) != 0;
+    const bool open = unlocked(state, i);
+    bool checked = ticked(state, i);
     ImGui::PushID(i);
+    ImGui::BeginDisabled(!open);
     const bool clicked = ImGui::Checkbox("##check", &checked);
+    ImGui::EndDisabled();
     publish_item_rect(("check:" + std::to_string(i)).c_str());
     ImGui::SameLine();
     // The statement wraps under itself (a checkbox label would not wrap); clicking it ticks too.
@@ -269,9 +285,22 @@ void draw_checklist(const AppState& state, AppInputs& next) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextWrapped("%s", kChecklist[i]);
     ImGui::EndGroup();
-    const bool text_clicked = ImGui::IsItemClicked();
+    const bool text_clicked = open && ImGui::IsItemClicked();
     if (text_clicked) checked = !checked;
     if (clicked || text_clicked) next.checklist = checked ? next.checklist | bit : next.checklist & ~bit;
+    ImGui::Indent(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.x);
+    if (self_checked(i)) {
+      ImGui::TextDisabled("self-checked: no question in the app proves it");
+    } else if (!open) {
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextDisabled("locked until the %s check is passed", view_title(kChecklistProof[i]));
+      ImGui::SameLine();
+      if (ImGui::SmallButton("Go there")) next.view = kChecklistProof[i];
+      publish_item_rect(("check:go:" + std::to_string(i)).c_str());
+    } else {
+      ImGui::TextDisabled("unlocked: the %s check is passed", view_title(kChecklistProof[i]));
+    }
+    ImGui::Unindent(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.x);
     ImGui::PopID();
   }
 }
@@ -330,7 +359,9 @@ nlohmann::json practice_view_data(const AppState& state) {
         {{"name", e.name}, {"question", e.question}, {"answer", e.answer}, {"view", view_name(e.view)}});
   out["checklist"] = nlohmann::json::array();
   for (int i = 0; i < kChecklistSize; ++i)
-    out["checklist"].push_back({{"text", kChecklist[i]}, {"checked", ((state.inputs.checklist >> i) & 1u) != 0}});
+    out["checklist"].push_back({{"text", kChecklist[i]}, {"checked", ticked(state, i)},
+                                {"self_checked", self_checked(i)}, {"unlocked", unlocked(state, i)},
+                                {"check", self_checked(i) ? nlohmann::json(nullptr) : nlohmann::json(view_name(kChecklistProof[i]))}});
   out["references"] = nlohmann::json::array();
   for (const Reference& r : kReferences)
     out["references"].push_back(

@@ -233,7 +233,7 @@ test("stored progress: the old format is read, corrupt or newer data is ignored 
 
   assert.equal(await open("5"), 5, "version 0: the bare number");
   await tick(7);
-  assert.deepEqual(await stored(), [JSON.stringify({ version: 1, checklist: 7 }), null]);
+  assert.deepEqual(await stored(), [JSON.stringify({ version: 2, checklist: 7, checks: {} }), null]);
   assert.equal(await open(JSON.stringify({ version: 1, checklist: 9 })), 9);
 
   for (const bad of ["{not json", JSON.stringify({ version: 99, checklist: 3, more: [] }), JSON.stringify({ version: 1, checklist: -4 })]) {
@@ -241,7 +241,7 @@ test("stored progress: the old format is read, corrupt or newer data is ignored 
     assert.equal(await open(bad), 0, bad);
     assert.ok(warnings.some((w) => w.includes("stored progress ignored")), `a warning for ${bad}: ${warnings}`);
     await tick(2);
-    assert.deepEqual(await stored(), [JSON.stringify({ version: 1, checklist: 2 }), bad], "kept aside, not lost");
+    assert.deepEqual(await stored(), [JSON.stringify({ version: 2, checklist: 2, checks: {} }), bad], "kept aside, not lost");
   }
   // Two pages of the same learner: each save changes only the ticks its page changed.
   await open(JSON.stringify({ version: 1, checklist: 0 }));

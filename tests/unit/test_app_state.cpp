@@ -130,6 +130,8 @@ nlohmann::json other_value(const InputField& f, const nlohmann::json& fallback) 
   if (type == "choice") return f.choices[0] == fallback ? f.choices[1] : f.choices[0];
   if (type == "views") return {"weights", "cost"};
   if (type == "matrix") return {{1, 2}, {3, 4}, {5, 6.5}};
+  if (std::string(f.name) == "checks")  // the answers: one to the Flow view's question
+    return {{"flow", {{"answer", "100"}, {"question", "How many scores?"}, {"right", true}, {"passed", true}}}};
   if (type == "object") {  // the train view's form: another seed
     nlohmann::json other = fallback;
     other["seed"] = 7;

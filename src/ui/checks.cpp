@@ -1,0 +1,382 @@
+// The check questions (see checks.h): each view's question from the live state, its marking, the
+// block drawn under the view, and the progress over every check. Not the stored answers
+// (check_answers.cpp) and not Derive's typed grids (panel_derive.cpp).
+#include "checks.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "panels.h"
+#include "widgets.h"
+
+namespace attn::ui {
+
+namespace {
+
+// [SECTION] Text helpers
+
+std::string fixed(double v, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// At most `decimals` decimals, without trailing zeros: "6", "0.707", "1.5".
+std::string short_fixed(double v, int decimals) {
+  std::string out = fixed(v, decimals);
+  if (out.find('.') != std::string::npos) {
+    out.erase(out.find_last_not_of('0') + 1);
+    if (out.back() == '.') out.pop_back();
+  }
+  return out == "-0" ? "0" : out;
+}
+
+// A whole number with its thousands apart: "4 194 304" (no-break spaces, so it never wraps inside).
+std::string grouped(double whole) {
+  std::string digits = fixed(std::fabs(whole), 0), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += "\u00a0";
+    out += digits[i];
+  }
+  return (whole < 0 ? "-" : "") + out;
+}
+
+std::string in_quotes(const std::string& word) { return "'" + word + "'"; }
+
+// A word as a choice: its text, with its position when the sentence has it more than once.
+std::string word_choice(const std::vector<std::string>& words, int index) {
+  const bool repeated = std::count(words.begin(), words.end(), words[index]) > 1;
+  return repeated ? words[index] + " (word " + std::to_string(index + 1) + ")" : words[index];
+}
+
+// [SECTION] One question per view
+
+void weights_question(const AppState& state, CheckQuestion& q) {
+  const Matrix& w = state.model.trace.weights;
+  const int query = state.inputs.token, T = static_cast<int>(w.cols());
+  const std::vector<std::string> keys = key_labels(state);
+  std::vector<int> order(T);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return w(query, a) > w(query, b); });
+  // The three largest and the smallest, in the sentence's order (so the order gives nothing away).
+  std::vector<int> shown(order.begin(), order.begin() + std::min(T, 3));
+  if (T > 3) shown.push_back(order.back());
+  std::sort(shown.begin(), shown.end());
+  const float top = w(query, order.front());
+  q.prompt = "Which word does " + in_quotes(query_labels(state)[query]) + " give the most weight to?";
+  int tied = 0;
+  std::string listing;
+  for (int j = 0; j < T; ++j) tied += std::fabs(w(query, j) - top) <= 1e-6f * std::max(1.0f, top);
+  for (int j : shown) {
+    q.choices.push_back(word_choice(keys, j));
+    if (std::fabs(w(query, j) - top) <= 1e-6f * std::max(1.0f, top)) q.right.push_back(q.choices.back());
+    listing += (listing.empty() ? "" : ", ") + q.choices.back() + " " + fixed(w(query, j), 3);
+  }
+  q.why = "Its weights: " + listing + "." +
+          (tied > 1 ? " " + std::to_string(tied) + " words tie for the most: each of them is right." : "");
+}
+
+void flow_question(const AppState& state, CheckQuestion& q) {
+  const int n = static_cast<int>(state.model.queries.tokens.size()), m = static_cast<int>(state.model.keys.tokens.size());
+  q.prompt = n == m && !state.inputs.cross
+                 ? "This sentence has " + std::to_string(n) + " tokens. How many scores does Q·Kᵀ hold?"
+                 : "There are " + std::to_string(n) + " queries and " + std::to_string(m) +
+                       " keys. How many scores does Q·Kᵀ hold?";
+  q.number = static_cast<double>(n) * m;
+  q.whole = true;
+  q.why = "One score for every query and key pair: " + std::to_string(n) + " × " + std::to_string(m) + " = " +
+          grouped(q.number) + ".";
+}
+
+void library_question(CheckQuestion& q) {
+  q.prompt = "In the library picture, what plays the part of a word's key?";
+  q.choices = {"The reader's question", "The title on the spine", "What is written inside"};
+  q.right = {q.choices[1]};
+  q.why = "The query is the question, the key is the title it is held against, and the value is the "
+          "contents that get blended in.";
+}
+
+void steps_question(const AppState& state, CheckQuestion& q) {
+  const AttentionTrace& t = state.model.trace;
+  const int query = state.inputs.token, d = static_cast<int>(t.key.cols());
+  int best = 0;
+  for (int j = 1; j < t.weights.cols(); ++j)
+    if (t.weights(query, j) > t.weights(query, best)) best = j;
+  const double raw = std::round(static_cast<double>(t.raw_scores(query, best)) * 1000.0) / 1000.0;
+  const double root = std::sqrt(static_cast<double>(d));
+  const std::string score = short_fixed(raw, 3);
+  q.prompt = "The raw score of " + in_quotes(query_labels(state)[query]) + " with " + in_quotes(key_labels(state)[best]) +
+             " is " + score + ", and d = " + std::to_string(d) + ". What is that score divided by √d? (2 decimals)";
+  q.number = raw / root;
+  q.why = score + " ÷ √" + std::to_string(d) + " = " + score + " ÷ " + short_fixed(root, 3) + " = " +
+          short_fixed(q.number, 3) + ".";
+}
+
+void break_question(const AppState& state, CheckQuestion& q) {
+  const BreakResult& b = state.model.saturation;
+  const long off = std::lround(b.unscaled.frac_one_hot * b.T), on = std::lround(b.scaled.frac_one_hot * b.T);
+  q.prompt = "At d = " + std::to_string(b.d) + " and T = " + std::to_string(b.T) +
+             ": which side has more rows that put over 0.99 of their weight on a single key?";
+  q.choices = {"Without √d", "With √d", "Both have as many"};
+  q.right = {q.choices[off > on ? 0 : off < on ? 1 : 2]};
+  q.why = "Without √d, " + std::to_string(off) + " of " + std::to_string(b.T) + " rows do; with it, " +
+          std::to_string(on) + ". Unscaled scores spread about √d times wider, and softmax turns wide gaps into "
+          "near one-hot rows.";
+}
+
+void mistakes_question(CheckQuestion& q) {
+  q.prompt = "Where does the causal mask belong?";
+  // Short enough for a phone's width: a button does not wrap.
+  q.choices = {"Before the softmax: future scores to −∞", "After the softmax: future weights to 0",
+               "Either: the weights come out the same"};
+  q.right = {q.choices[0]};
+  q.why = "e^−∞ is exactly 0 and the rest of the row still adds up to 1. Zeroing after the softmax leaves rows "
+          "that add up to less than 1 (only dividing by the new row sums would repair them).";
+}
+
+void build_question(const AppState& state, CheckQuestion& q) {
+  const long n = static_cast<long>(state.model.queries.tokens.size());
+  q.prompt = "Code the causal mask for a sentence of " + std::to_string(n) +
+             " tokens attending to itself. How many of its " + std::to_string(n) + " × " + std::to_string(n) +
+             " weights become exactly 0?";
+  q.number = static_cast<double>(n * (n - 1) / 2);
+  q.whole = true;
+  q.why = "Every key after its query: the first row hides " + std::to_string(n - 1) +
+          ", each next row one fewer, the last none: " + std::to_string(n) + " × " + std::to_string(n - 1) +
+          " / 2 = " + grouped(q.number) + ".";
+}
+
+void cost_question(const AppState& state, CheckQuestion& q) {
+  const long T = state.inputs.cost_T;
+  q.prompt = "One head at T = " + std::to_string(T) + " tokens: how many scores does it compute?";
+  q.number = static_cast<double>(T) * static_cast<double>(T);
+  q.whole = true;
+  q.why = std::to_string(T) + " × " + std::to_string(T) + " = " + grouped(q.number) +
+          ": double T and there are four times as many (the time grows as T², and so does memory wherever the "
+          "weights are stored).";
+}
+
+void compare_question(const AppState& state, CheckQuestion& q) {
+  const nlohmann::json c = compare_view_data(state);
+  const nlohmann::json &a = c["a"], &b = c["b"];
+  const bool tokens = c["mode"] == "tokens";
+  q.prompt = tokens ? "Do " + in_quotes(a["query_text"].get<std::string>()) + " and " +
+                          in_quotes(b["query_text"].get<std::string>()) + " give their most weight to the same word?"
+                    : "Does " + in_quotes(a["query_text"].get<std::string>()) +
+                          " give its most weight to the same word in both sentences?";
+  q.choices = {"Yes, the same word", "No, another word", "A tie on one side"};
+  const bool tie = a["tied"].get<int>() > 1 || b["tied"].get<int>() > 1;
+  const bool same = tokens ? a["best"] == b["best"] : a["best_text"] == b["best_text"];
+  q.right = {q.choices[tie ? 2 : same ? 0 : 1]};
+  const auto side = [](const nlohmann::json& s) {
+    const std::string best = in_quotes(s["best_text"].get<std::string>());
+    return s["tied"].get<int>() > 1 ? std::to_string(s["tied"].get<int>()) + " words tie" : best;
+  };
+  q.why = "A: " + side(a) + ", B: " + side(b) + "." +
+          (tie ? "" : same ? " The same word wins on both sides." : " The input changed where it looks most.");
+}
+
+// [SECTION] Drawing
+
+// The stored answer to `q`, when it was given to this very question (a changed state asks anew).
+const CheckAnswer* current_answer(const AppState& state, const CheckQuestion& q) {
+  const auto it = state.inputs.checks.find(q.id);
+  return it != state.inputs.checks.end() && it->second.question == q.prompt ? &it->second : nullptr;
+}
+
+void answer(const AppState& state, AppInputs& next, const CheckQuestion& q, const std::string& given) {
+  const auto old = state.inputs.checks.find(q.id);
+  const bool right = check_is_right(q, given);
+  const bool passed = right || (old != state.inputs.checks.end() && old->second.passed);
+  next.checks[q.id] = CheckAnswer{given.substr(0, kMaxAnswerChars), q.prompt.substr(0, kMaxQuestionChars), right, passed};
+}
+
+void number_field(const AppState& state, AppInputs& next, const CheckQuestion& q, const CheckAnswer* given) {
+  std::string typed;
+  const bool committed = typed_answer_field("##quiz_number", given ? given->answer : "", ImGui::GetFontSize() * 8.0f, &typed);
+  publish_item_rect("quiz:field");
+  same_line_if_fits(ImGui::CalcTextSize("Check").x + ImGui::GetStyle().FramePadding.x * 2);
+  const bool pressed = ImGui::Button("Check");
+  publish_item_rect("quiz:submit");
+  if (pressed && !committed && given) typed = given->answer;  // Check again after leaving the field
+  if ((committed || pressed) && !typed.empty()) answer(state, next, q, typed);
+}
+
+}  // namespace
+
+ImVec4 mark_colour(const AppState& state, bool right) {
+  if (state.inputs.light_theme) return right ? ImVec4(0.10f, 0.48f, 0.20f, 1.0f) : ImVec4(0.72f, 0.16f, 0.12f, 1.0f);
+  return right ? ImVec4(0.30f, 0.78f, 0.42f, 1.0f) : ImVec4(0.95f, 0.45f, 0.40f, 1.0f);
+}
+
+bool typed_answer_field(const char* id, const std::string& stored, float width, std::string* committed) {
+  // One field is typed into at a time: its text lives here (and in ImGui's own copy) until it is
+  // left, so a half-typed "0." is not marked and not posted to the course page.
+  static char draft[kMaxAnswerChars + 1] = "";
+  static ImGuiID draft_id = 0;
+  char shown[kMaxAnswerChars + 1];
+  std::snprintf(shown, sizeof shown, "%s", stored.c_str());
+  const ImGuiID this_id = ImGui::GetID(id);
+  char* buffer = draft_id == this_id ? draft : shown;
+  ImGui::SetNextItemWidth(width);
+  ImGui::InputTextWithHint(id, "?", buffer, sizeof draft, ImGuiInputTextFlags_CharsScientific | ImGuiInputTextFlags_AutoSelectAll);
+  if (ImGui::IsItemActivated()) {
+    draft_id = this_id;
+    if (buffer != draft) std::snprintf(draft, sizeof draft, "%s", buffer);
+  }
+  const bool done = ImGui::IsItemDeactivatedAfterEdit();
+  if (done) *committed = buffer;
+  if (ImGui::IsItemDeactivated() && draft_id == this_id) draft_id = 0;
+  return done;
+}
+
+bool view_check(const AppState& state, View view, CheckQuestion* out) {
+  CheckQuestion q;
+  q.id = view_name(view);
+  switch (view) {
+    case View::Flow: flow_question(state, q); break;
+    case View::Weights: weights_question(state, q); break;
+    case View::Library: library_question(q); break;
+    case View::Steps: steps_question(state, q); break;
+    case View::Break: break_question(state, q); break;
+    case View::Mistakes: mistakes_question(q); break;
+    case View::Build: build_question(state, q); break;
+    case View::Cost: cost_question(state, q); break;
+    case View::Compare: compare_question(state, q); break;
+    default: return false;
+  }
+  *out = q;
+  return true;
+}
+
+bool check_is_right(const CheckQuestion& q, const std::string& answer) {
+  if (!q.choices.empty()) return std::find(q.right.begin(), q.right.end(), answer) != q.right.end();
+  double typed = 0;
+  if (!parse_typed_number(answer, &typed)) return false;
+  return q.whole ? typed == q.number : within_rounding(typed, q.number);
+}
+
+void draw_view_check(const AppState& state, AppInputs& next) {
+  CheckQuestion q;
+  if (!view_check(state, state.inputs.view, &q)) return;
+  ImGui::PushID("quiz");
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Check yourself");
+  const CheckAnswer* given = current_answer(state, q);
+  const auto stored = state.inputs.checks.find(q.id);
+  const bool passed = stored != state.inputs.checks.end() && stored->second.passed;
+  if (passed) {
+    ImGui::SameLine();
+    ImGui::TextColored(mark_colour(state, true), "· passed");
+  }
+  paragraph(q.prompt.c_str());
+  if (q.choices.empty()) {
+    number_field(state, next, q, given);
+    if (!q.whole) hint((std::string("Right within ") + kRoundingRule + ".").c_str());
+  } else {
+    for (std::size_t i = 0; i < q.choices.size(); ++i) {
+      const std::string label = q.choices[i] + "###choice" + std::to_string(i);
+      const bool chosen = given && given->answer == q.choices[i];
+      if (i) same_line_if_fits(ImGui::CalcTextSize(q.choices[i].c_str()).x + ImGui::GetStyle().FramePadding.x * 2);
+      if (chosen) {
+        const ImU32 fill = given->right ? IM_COL32(40, 120, 60, 255) : IM_COL32(140, 50, 45, 255);
+        ImGui::PushStyleColor(ImGuiCol_Button, fill);
+        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, fill);
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
+      }
+      if (ImGui::Button(label.c_str())) answer(state, next, q, q.choices[i]);
+      if (chosen) ImGui::PopStyleColor(3);
+      publish_item_rect(("quiz:choice:" + std::to_string(i)).c_str());
+    }
+  }
+  if (given) {
+    ImGui::PushStyleColor(ImGuiCol_Text, mark_colour(state, given->right));
+    const std::string mark = given->right ? "Right. " + q.why : "Not right (you said " + given->answer + "). " + q.why;
+    ImGui::TextWrapped("%s", mark.c_str());
+    ImGui::PopStyleColor();
+  } else if (passed) {
+    hint("You passed this check before; the numbers have changed since, so here it is again.");
+  }
+  // An embed's "open the full explainer" link sits over the bottom right: room to scroll past it.
+  if (state.inputs.embed) ImGui::Dummy(ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 1.5f));
+  ImGui::PopID();
+}
+
+nlohmann::json view_check_json(const AppState& state) {
+  CheckQuestion q;
+  if (!view_check(state, state.inputs.view, &q)) return nullptr;
+  const CheckAnswer* given = current_answer(state, q);
+  const auto stored = state.inputs.checks.find(q.id);
+  return {{"id", q.id},
+          {"prompt", q.prompt},
+          {"kind", q.choices.empty() ? "number" : "choice"},
+          {"choices", q.choices},
+          {"answered", given != nullptr},
+          {"answer", given ? nlohmann::json(given->answer) : nlohmann::json(nullptr)},
+          {"correct", given ? nlohmann::json(given->right) : nlohmann::json(nullptr)},
+          {"passed", stored != state.inputs.checks.end() && stored->second.passed},
+          {"why", given ? nlohmann::json(q.why) : nlohmann::json(nullptr)}};
+}
+
+namespace {
+// Derive's cells: how many are answered and right now, per stage (the answers follow Q, K and V).
+struct StageMarks {
+  int answered = 0, correct = 0, total = 0;
+};
+std::vector<StageMarks> derive_marks(const AppState& state) {
+  std::vector<StageMarks> marks(kDeriveCheckStageCount);
+  bool any = false;
+  for (const auto& [id, a] : state.inputs.checks) any |= id.rfind("derive.", 0) == 0;
+  const std::vector<Eigen::MatrixXd> answers = any ? derive_stage_answers(state) : std::vector<Eigen::MatrixXd>();
+  for (int s = 0; s < kDeriveCheckStageCount; ++s) {
+    const DeriveStage& stage = kDeriveCheckStages[s];
+    marks[s].total = stage.rows * stage.cols;
+    if (!any) continue;
+    for (int i = 0; i < stage.rows; ++i)
+      for (int j = 0; j < stage.cols; ++j) {
+        const auto it = state.inputs.checks.find(derive_cell_id(s, i, j));
+        double typed = 0;
+        if (it == state.inputs.checks.end() || !parse_typed_number(it->second.answer, &typed)) continue;
+        ++marks[s].answered;
+        marks[s].correct += within_rounding(typed, answers[s](i, j));
+      }
+  }
+  return marks;
+}
+}  // namespace
+
+bool check_passed(const AppState& state, View view) {
+  if (view == View::Derive) {
+    const StageMarks weights = derive_marks(state)[4];
+    return weights.correct == weights.total;
+  }
+  const auto it = state.inputs.checks.find(view_name(view));
+  return it != state.inputs.checks.end() && it->second.passed;
+}
+
+nlohmann::json progress_json(const AppState& state) {
+  nlohmann::json out = nlohmann::json::object();
+  StageMarks all;
+  nlohmann::json stages = nlohmann::json::object();
+  const std::vector<StageMarks> marks = derive_marks(state);
+  for (int s = 0; s < kDeriveCheckStageCount; ++s) {
+    all.answered += marks[s].answered, all.correct += marks[s].correct, all.total += marks[s].total;
+    stages[kDeriveCheckStages[s].id] = {{"correct", marks[s].correct}, {"answered", marks[s].answered}, {"total", marks[s].total}};
+  }
+  out["derive"] = {{"correct", all.correct}, {"answered", all.answered}, {"total", all.total}, {"stages", stages}};
+  for (const char* view : kCheckViews) {
+    const auto it = state.inputs.checks.find(view);
+    const bool answered = it != state.inputs.checks.end();
+    out[view] = {{"correct", answered && it->second.right ? 1 : 0}, {"answered", answered ? 1 : 0}, {"total", 1},
+                 {"passed", answered && it->second.passed}};
+  }
+  return out;
+}
+
+}  // namespace attn::ui
