@@ -158,15 +158,15 @@ void weight_strip(const char* id, const std::vector<float>& values, const std::v
   s.col_labels = &labels;
   s.label_width = label_width;
   const HeatmapHover hover = heatmap(id, values.data(), 1, static_cast<int>(values.size()), s);
-  if (hover.col >= 0) {
-    const float v = values[static_cast<std::size_t>(hover.col)];
+  explain_parts(id, static_cast<int>(values.size()), hover.col, -1, [&](int col) {
+    const float v = values[static_cast<std::size_t>(col)];
     if (std::isnan(v))
-      ImGui::SetTooltip("%s: the two rows have different keys here", labels[hover.col].c_str());
+      ImGui::Text("%s: the two rows have different keys here", labels[col].c_str());
     else if (!std::isfinite(v))
-      ImGui::SetTooltip("%s: hidden by the causal mask", labels[hover.col].c_str());
+      ImGui::Text("%s: hidden by the causal mask", labels[col].c_str());
     else
-      ImGui::SetTooltip("%s: %s", labels[hover.col].c_str(), number_text(v, 3).c_str());
-  }
+      ImGui::Text("%s: %s", labels[col].c_str(), number_text(v, 3).c_str());
+  });
 }
 
 // A single-line text box for the second sentence, kept while invalid (the state keeps the last good one).

@@ -376,7 +376,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   } else {
     ImGui::Checkbox("Causal mask", &next.causal);
     publish_item_rect("causal");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each token may look only at itself and earlier tokens (as in GPT).");
+    explain_item("Each token may look only at itself and earlier tokens (as in GPT).");
   }
   const LoadedModel* loaded = current_loaded_model(state);
   if (loaded && !loaded->model->config.scale_attn_weights) {  // shown off, inactive, with the reason
@@ -386,8 +386,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   } else {
     ImGui::Checkbox("Divide by √d", &next.scale);
     publish_item_rect("scale");
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Off: every view computes without ÷√d. To see both side by side: Mistakes → Forget √d.");
+    explain_item("Off: every view computes without ÷√d. To see both side by side: Mistakes → Forget √d.");
   }
   ImGui::TextUnformatted("Temperature");
   ImGui::SetNextItemWidth(-1);
@@ -400,8 +399,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   } else {
     ImGui::Checkbox("Cross-attention", &next.cross);
     publish_item_rect("cross");
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Queries come from the sentence above; keys and values from a second sentence.");
+    explain_item("Queries come from the sentence above; keys and values from a second sentence.");
   }
   if (!real && (next.cross || state.inputs.cross)) {
     ImGui::TextUnformatted("Second sentence (keys, values)");
@@ -420,7 +418,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   ImGui::Checkbox("Light theme", &next.light_theme);
   ImGui::Checkbox("Advanced", &next.advanced);
   publish_item_rect("advanced");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Developer internals: which backend computes, the GPU, the state JSON.");
+  explain_item("Developer internals: which backend computes, the GPU, the state JSON.");
   if (state.inputs.advanced) {
     ImGui::Separator();
     backend_picker(state, next);

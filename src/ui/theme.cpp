@@ -1,11 +1,16 @@
-// The explainer's look: dark or light theme, rounded frames, sizes scaled for the device-pixel ratio.
+// The explainer's look: dark or light theme, rounded frames, sizes scaled for the device-pixel ratio
+// (and presentation mode's type).
 #include <imgui.h>
 
 #include "panels.h"
 
 namespace attn::ui {
 
-void apply_theme(float dpr, bool light) {
+float ui_scale(float dpr, bool present, bool narrow) {
+  return dpr * (present ? (narrow ? kPresentScaleNarrow : kPresentScale) : 1.0f);
+}
+
+void apply_theme(float scale, bool light) {
   ImGuiStyle style;
   if (light)
     ImGui::StyleColorsLight(&style);
@@ -32,7 +37,7 @@ void apply_theme(float dpr, bool light) {
     c[ImGuiCol_PlotLinesHovered] = ImVec4(1.0f, 0.45f, 0.35f, 1.0f);
     c[ImGuiCol_TextDisabled] = ImVec4(0.62f, 0.64f, 0.70f, 1.0f);
   }
-  style.ScaleAllSizes(dpr);
+  style.ScaleAllSizes(scale);
   ImGui::GetStyle() = style;
 }
 
