@@ -412,12 +412,12 @@ void explain_item(const char* text, bool marker) {
     e.shown_next.items.emplace_back(text);
     return;
   }
-  // The marker: small, dimmed, a finger-sized target where the controls are tall.
+  // The marker: dimmed, without a frame, as tall as the controls (a finger-sized target where they are).
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::PushID(text);
   ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0, 0, 0, 0));
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::SmallButton("(?)");
+  ImGui::Button("(?)");
   ImGui::PopStyleColor(2);
   const ImGuiID id = ImGui::GetItemID();
   const bool marker_hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
