@@ -104,6 +104,17 @@ test("a click on a weight cell pins its explanation; a click elsewhere unpins it
   s = await state(page);
   assert.equal(s.view_data?.explanation, undefined, "unpinned");
   assert.equal(await rect(page, "explanation:pinned"), null);
+  // the "(?)" after the causal switch toggles its explanation (the switch's own click toggles the mask)
+  const causal = await rect(page, "causal");
+  const marker = { x: causal.x + causal.w + 6, y: causal.y, w: 24, h: causal.h };
+  await clickRect(page, marker);
+  await page.mouse.move(5, 795);
+  await frames(page, 3);
+  s = await state(page);
+  assert.match(s.view_data.explanation.text, /only at itself and earlier tokens/);
+  assert.equal(s.causal, false, "the marker is not the switch");
+  await clickRect(page, marker);
+  assert.equal((await state(page)).view_data?.explanation, undefined, "a second click closes it");
   assert.deepEqual(errors, []);
   await context.close();
 });
