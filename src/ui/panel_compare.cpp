@@ -158,7 +158,13 @@ void weight_strip(const char* id, const std::vector<float>& values, const std::v
   s.col_labels = &labels;
   s.label_width = label_width;
   const HeatmapHover hover = heatmap(id, values.data(), 1, static_cast<int>(values.size()), s);
-  explain_parts(id, static_cast<int>(values.size()), hover.col, -1, [&](int col) {
+  // Presentation mode explains the largest entry first (the strongest weight, the largest change).
+  int largest = -1;
+  for (int j = 0; j < static_cast<int>(values.size()); ++j)
+    if (std::isfinite(values[static_cast<std::size_t>(j)]) &&
+        (largest < 0 || std::fabs(values[static_cast<std::size_t>(j)]) > std::fabs(values[static_cast<std::size_t>(largest)])))
+      largest = j;
+  explain_parts(id, static_cast<int>(values.size()), hover.col, largest, [&](int col) {
     const float v = values[static_cast<std::size_t>(col)];
     if (std::isnan(v))
       ImGui::Text("%s: the two rows have different keys here", labels[col].c_str());

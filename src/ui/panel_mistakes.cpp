@@ -265,7 +265,12 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   for (int j = 0; j < cols; ++j)
     sum_text(dl, ImVec2(grid.x + cell * j, bottom), cell, line, trace.weights.col(j).sum(), false);
 
-  explain_parts(id, rows * cols, hover.row >= 0 ? hover.row * cols + hover.col : -1, -1, [&](int cell) {
+  // Presentation mode explains the selected token's strongest weight first.
+  const int token = std::clamp(state.inputs.token, 0, rows - 1);
+  Eigen::Index strongest = 0;
+  trace.weights.row(token).maxCoeff(&strongest);
+  explain_parts(id, rows * cols, hover.row >= 0 ? hover.row * cols + hover.col : -1,
+                token * cols + static_cast<int>(strongest), [&](int cell) {
     const int row = cell / cols, col = cell % cols;
     ImGui::Text("'%s' looking at '%s': weight %s%s", queries[row].c_str(), keys[col].c_str(),
                 std::isfinite(shown(row, col)) ? number_text(trace.weights(row, col), 3).c_str() : "0 (hidden by the mask)",
