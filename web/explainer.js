@@ -432,19 +432,32 @@
     });
     return fflateLoad;
   }
-  // Training also uses the idle time between frames: slices of at most 8 ms while the browser has
-  // nothing else to do (requestIdleCallback), so a slow frame rate does not slow training down and
-  // no slice delays a frame. Nothing trains: a look four times a second.
-  function trainWhenIdle(deadline) {
+  // Training also runs between frames, in tasks posted back to back (a MessageChannel: no clamp as
+  // setTimeout's) while a run or the experiment goes on, so a slow frame rate does not bound the
+  // training rate (requestIdleCallback found almost no idle time in headless Chromium on a loaded
+  // machine). At a frame rate near 60/s a task only takes what is left before the next frame is due
+  // (waiting for the next frame when that is under 1 ms); with frames 33 ms apart or more, up to
+  // 8 ms each: a frame waits at most one task. Nothing trains: a look four times a second.
+  const trainChannel = new MessageChannel();
+  let lastFrame = 0, frameGap = 1000 / 60;
+  const watchFrames = (ts) => {
+    if (lastFrame) frameGap = 0.9 * frameGap + 0.1 * Math.min(1000, ts - lastFrame);
+    lastFrame = ts;
+    requestAnimationFrame(watchFrames);
+  };
+  requestAnimationFrame(watchFrames);
+  function trainBetweenFrames() {
+    const budget = frameGap >= 33 ? 8 : Math.min(8, lastFrame + 1000 / 60 - 2 - performance.now());
+    if (running && budget < 1) return requestAnimationFrame(() => trainChannel.port2.postMessage(0));
     let more = false;
     try {
-      const budget = Math.min(8, deadline.timeRemaining());
-      if (running && budget >= 1) more = Module.ccall("attn_train_idle", "number", ["number"], [budget]) === 1;
+      if (running) more = Module.ccall("attn_train_idle", "number", ["number"], [budget]) === 1;
     } catch (e) { console.error(e); }
-    if (more) requestIdleCallback(trainWhenIdle, { timeout: 100 });
-    else setTimeout(() => requestIdleCallback(trainWhenIdle, { timeout: 100 }), 250);
+    if (more) trainChannel.port2.postMessage(0);
+    else setTimeout(trainBetweenFrames, 250);
   }
-  if (window.requestIdleCallback) setTimeout(() => requestIdleCallback(trainWhenIdle, { timeout: 100 }), 250);
+  trainChannel.port1.onmessage = trainBetweenFrames;
+  setTimeout(trainBetweenFrames, 250);
   /** The folder as one zip: a Promise of {name: "trained-....zip", zip: Uint8Array} (files under the folder's name). */
   api.trainedModelZip = async () => {
     const { name, files } = api.trainedModelFiles();

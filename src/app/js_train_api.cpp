@@ -51,8 +51,8 @@ JS_EXPORT const char* attn_train(const char* json_text) {
   }
 }
 
-// One slice of training in the page's idle time between frames (requestIdleCallback), at most
-// budget_ms; 1 while a run or the experiment goes on, 0 when nothing trains.
+// One slice of training between frames (the page posts them back to back while training runs), at
+// most budget_ms; 1 while a run or the experiment goes on, 0 when nothing trains.
 JS_EXPORT int attn_train_idle(double budget_ms) {
   attn::AppState* state = js_api::attached_state();
   if (!state) return 0;

@@ -3,6 +3,7 @@
 #include "train.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -114,10 +115,15 @@ void matmul_forward(Real* out, const Real* inp, const Real* w, const Real* bias,
   product(MatmulLayout::NN, inp, w, bias, N, C, OC, false, out);
 }
 
-// backward of out = inp · w + bias: dinp += dout · wᵀ, dw += inpᵀ · dout, dbias += Σ_rows dout
+// backward of out = inp · w + bias to the input: dinp += dout · wᵀ (each row on its own)
 template <typename Real>
-void matmul_backward(Real* dinp, Real* dw, Real* dbias, const Real* dout, const Real* inp, const Real* w, int N, int C, int OC) {
+void matmul_backward_input(Real* dinp, const Real* dout, const Real* w, int N, int C, int OC) {
   product<Real>(MatmulLayout::NT, dout, w, nullptr, N, OC, C, true, dinp);
+}
+
+// backward of out = inp · w + bias to the weights: dw += inpᵀ · dout, dbias += Σ_rows dout
+template <typename Real>
+void matmul_backward_weights(Real* dw, Real* dbias, const Real* dout, const Real* inp, int N, int C, int OC) {
   product<Real>(MatmulLayout::TN, inp, dout, nullptr, C, N, OC, true, dw);
   if (dbias)
     for (int n = 0; n < N; ++n)
@@ -256,12 +262,11 @@ Real lm_head_forward(Real* probs, Real* losses, const Real* x, const Real* wte, 
   return count ? total / count : Real(0);
 }
 
-// backward of the mean of −log softmax(logits)[target]: dlogits = (probs − onehot(target)) / count
+// backward of the mean of −log softmax(logits)[target] over the batch's `count` targets:
+// dlogits = (probs − onehot(target)) / count; logits = x · wteᵀ → dx += dlogits · wte
 template <typename Real>
-void lm_head_backward(Real* dx, Real* dwte, Real* dlogits, const Real* probs, const Real* x, const Real* wte, const int* targets,
-                      int N, int C, int V) {
-  int count = 0;
-  for (int n = 0; n < N; ++n) count += targets[n] >= 0;
+void lm_head_backward_input(Real* dx, Real* dlogits, const Real* probs, const Real* wte, const int* targets, int count, int N, int C,
+                            int V) {
   const Real inv = count ? Real(1) / count : Real(0);
   for (int n = 0; n < N; ++n) {
     const Real* p = probs + static_cast<std::size_t>(n) * V;
@@ -269,8 +274,7 @@ void lm_head_backward(Real* dx, Real* dwte, Real* dlogits, const Real* probs, co
     for (int v = 0; v < V; ++v) d[v] = targets[n] >= 0 ? p[v] * inv : Real(0);
     if (targets[n] >= 0) d[targets[n]] -= inv;
   }
-  product<Real>(MatmulLayout::NN, dlogits, wte, nullptr, N, V, C, true, dx);    // logits = x · wteᵀ → dx += dlogits · wte
-  product<Real>(MatmulLayout::TN, dlogits, x, nullptr, V, N, C, true, dwte);    // dwte += dlogitsᵀ · x
+  product<Real>(MatmulLayout::NN, dlogits, wte, nullptr, N, V, C, true, dx);
 }
 
 #define ATTN_LAYERS(Real)                                                                                                    \
@@ -280,7 +284,8 @@ void lm_head_backward(Real* dx, Real* dwte, Real* dlogits, const Real* probs, co
   template void layernorm_backward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, const Real*, const Real*, \
                                          int, int);                                                                          \
   template void matmul_forward<Real>(Real*, const Real*, const Real*, const Real*, int, int, int);                          \
-  template void matmul_backward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, int, int, int);           \
+  template void matmul_backward_input<Real>(Real*, const Real*, const Real*, int, int, int);                               \
+  template void matmul_backward_weights<Real>(Real*, Real*, const Real*, const Real*, int, int, int);                      \
   template void attention_forward<Real>(Real*, Real*, Real*, const Real*, int, int, int, bool);                             \
   template void attention_backward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, int, int, int, bool);   \
   template void gelu_forward<Real>(Real*, const Real*, int);                                                                \
@@ -288,7 +293,7 @@ void lm_head_backward(Real* dx, Real* dwte, Real* dlogits, const Real* probs, co
   template void residual_forward<Real>(Real*, const Real*, const Real*, int);                                               \
   template void residual_backward<Real>(Real*, Real*, const Real*, int);                                                    \
   template Real lm_head_forward<Real>(Real*, Real*, const Real*, const Real*, const int*, int, int, int);                    \
-  template void lm_head_backward<Real>(Real*, Real*, Real*, const Real*, const Real*, const Real*, const int*, int, int, int);
+  template void lm_head_backward_input<Real>(Real*, Real*, const Real*, const Real*, const int*, int, int, int, int);
 ATTN_LAYERS(float)
 ATTN_LAYERS(double)
 #undef ATTN_LAYERS
@@ -338,7 +343,8 @@ Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences
   max_tokens_ = max_sequences * config.n_positions;
   const std::size_t NT = static_cast<std::size_t>(max_tokens_), H = config.n_head;
   const std::size_t ATT = static_cast<std::size_t>(max_sequences) * H * P * P;
-  const double elements = 4.0 * at + double(L) * NT * (18.0 * C + 4) + 4.0 * L * ATT + (L + 6.0) * NT * C + 2.0 * NT * V + 16.0 * NT * C;
+  const double elements = 4.0 * at + double(L) * NT * (27.0 * C + 4) + 4.0 * L * ATT + (L + 6.0) * NT * C + 2.0 * NT * V +
+                          NT * (8.0 * C + std::max(4 * C, V));
   const double bytes = elements * sizeof(Real);
   if (bytes > kMaxTrainBytes)
     throw std::invalid_argument("trainer: this model and batch need about " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
@@ -355,11 +361,14 @@ Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences
   for (auto* v : {&lnf_mean_, &lnf_rstd_, &losses_}) v->assign(NT, 0);
   probs_.assign(NT * V, 0);
   d_residual_.assign((L + 1) * NT * C, 0);
-  for (auto* v : {&d_ln_, &d_atty_, &d_tmp_}) v->assign(NT * C, 0);
-  d_qkv_.assign(NT * 3 * C, 0);
+  for (auto* v : {&d_fcproj_, &d_attproj_}) v->assign(L * NT * C, 0);
+  d_fch_.assign(L * NT * 4 * C, 0);
+  d_qkv_.assign(L * NT * 3 * C, 0);
+  for (auto* v : {&d_ln_, &d_atty_}) v->assign(NT * C, 0);
   for (auto* v : {&d_preatt_, &d_att_}) v->assign(ATT, 0);
-  for (auto* v : {&d_fch_, &d_fch_gelu_}) v->assign(NT * 4 * C, 0);
+  d_fch_gelu_.assign(NT * 4 * C, 0);
   d_logits_.assign(NT * V, 0);
+  slice_.assign(NT * std::max(4 * C, V), 0);  // columns of a weight product's input, for a piece of its rows
   for (auto* v : {&ids_, &pos_, &targets_}) v->assign(NT, 0);
   seq_start_.assign(static_cast<std::size_t>(max_sequences), 0);
   seq_len_.assign(static_cast<std::size_t>(max_sequences), 0);
@@ -412,13 +421,26 @@ Gpt2Model Gpt2TrainGraph<Real>::to_model() const {
 
 template <typename Real>
 Real Gpt2TrainGraph<Real>::forward(const std::vector<std::vector<int>>& batch, bool answer_only) {
-  using namespace layers;
-  const int C = config_.n_embd, H = config_.n_head, L = config_.n_layer, V = config_.vocab_size, P = config_.n_positions;
+  pack(batch, answer_only);
+  forward_rows(0, B_);
+  return loss();
+}
+
+template <typename Real>
+void Gpt2TrainGraph<Real>::backward() {
+  backward_rows(0, B_);
+  for (int j = 0; j < weight_products(); ++j) weight_product(j, 0, weight_product_rows(j));
+  finish_backward();
+}
+
+template <typename Real>
+void Gpt2TrainGraph<Real>::pack(const std::vector<std::vector<int>>& batch, bool answer_only) {
+  const int H = config_.n_head, V = config_.vocab_size, P = config_.n_positions;
   if (batch.empty() || static_cast<int>(batch.size()) > max_sequences_)
     throw std::invalid_argument("trainer: a batch of " + std::to_string(batch.size()) + " sequences (room for 1.." +
                                 std::to_string(max_sequences_) + ")");
-  // pack the sequences: token n of the batch is token pos_[n] of its sequence
-  int n = 0;
+  // token n of the batch is token pos_[n] of its sequence
+  int n = 0, targets = 0;
   std::size_t att_at = 0;
   for (std::size_t b = 0; b < batch.size(); ++b) {
     const auto& seq = batch[b];
@@ -429,35 +451,57 @@ Real Gpt2TrainGraph<Real>::forward(const std::vector<std::vector<int>>& batch, b
     for (std::size_t t = 0; t < seq.size(); ++t, ++n) {
       if (seq[t] < 0 || seq[t] >= V) throw std::invalid_argument("trainer: token id " + std::to_string(seq[t]) + " outside the vocabulary");
       ids_[n] = seq[t], pos_[n] = static_cast<int>(t), targets_[n] = t + 1 < seq.size() && (!answer_only || t + 2 == seq.size()) ? seq[t + 1] : -1;
+      targets += targets_[n] >= 0;
     }
   }
-  N_ = n, B_ = static_cast<int>(batch.size());
+  N_ = n, B_ = static_cast<int>(batch.size()), target_count_ = targets;
+}
+
+// rows n0 … n1 − 1 of the packed batch: the tokens of sequences b0 … b1 − 1
+template <typename Real>
+void Gpt2TrainGraph<Real>::forward_rows(int b0, int b1) {
+  using namespace layers;
+  const int C = config_.n_embd, H = config_.n_head, L = config_.n_layer, V = config_.vocab_size, P = config_.n_positions;
   const std::size_t NT = static_cast<std::size_t>(max_tokens_), ATT = static_cast<std::size_t>(max_sequences_) * H * P * P;
+  const int n0 = seq_start_[b0], rows = seq_start_[b1 - 1] + seq_len_[b1 - 1] - n0;
+  const std::size_t r0 = static_cast<std::size_t>(n0) * C;  // the rows' offset in an (N, C) buffer
   const Real* w = params_.data();
   const Real eps = static_cast<Real>(config_.layer_norm_epsilon);
 
-  encoder_forward(encoded_.data(), ids_.data(), pos_.data(), w + p_.wte, w + p_.wpe, N_, C);
+  encoder_forward(encoded_.data() + r0, ids_.data() + n0, pos_.data() + n0, w + p_.wte, w + p_.wpe, rows, C);
   for (int l = 0; l < L; ++l) {
-    const std::size_t lc = l * NT * C, c1 = static_cast<std::size_t>(l) * C;
-    const Real* in = l == 0 ? encoded_.data() : residual3_.data() + (l - 1) * NT * C;
-    Real* qkv = qkv_.data() + lc * 3;
-    layernorm_forward(ln1_.data() + lc, ln1_mean_.data() + l * NT, ln1_rstd_.data() + l * NT, in, w + p_.ln1w + c1, w + p_.ln1b + c1, N_, C, eps);
-    matmul_forward(qkv, ln1_.data() + lc, w + p_.qkvw + c1 * 3 * C, w + p_.qkvb + c1 * 3, N_, C, 3 * C);
-    for (int b = 0; b < B_; ++b)
-      attention_forward(atty_.data() + lc + static_cast<std::size_t>(seq_start_[b]) * C, preatt_.data() + l * ATT + att_start_[b],
-                        att_.data() + l * ATT + att_start_[b], qkv + static_cast<std::size_t>(seq_start_[b]) * 3 * C, seq_len_[b], C, H, scale_);
-    matmul_forward(attproj_.data() + lc, atty_.data() + lc, w + p_.projw + c1 * C, w + p_.projb + c1, N_, C, C);
-    residual_forward(residual2_.data() + lc, in, attproj_.data() + lc, N_ * C);
-    layernorm_forward(ln2_.data() + lc, ln2_mean_.data() + l * NT, ln2_rstd_.data() + l * NT, residual2_.data() + lc, w + p_.ln2w + c1,
-                      w + p_.ln2b + c1, N_, C, eps);
-    matmul_forward(fch_.data() + lc * 4, ln2_.data() + lc, w + p_.fcw + c1 * 4 * C, w + p_.fcb + c1 * 4, N_, C, 4 * C);
-    gelu_forward(fch_gelu_.data() + lc * 4, fch_.data() + lc * 4, N_ * 4 * C);
-    matmul_forward(fcproj_.data() + lc, fch_gelu_.data() + lc * 4, w + p_.fcprojw + c1 * 4 * C, w + p_.fcprojb + c1, N_, 4 * C, C);
-    residual_forward(residual3_.data() + lc, residual2_.data() + lc, fcproj_.data() + lc, N_ * C);
+    const std::size_t lc = l * NT * C + r0, c1 = static_cast<std::size_t>(l) * C, ln = l * NT + n0;
+    const Real* in = l == 0 ? encoded_.data() + r0 : residual3_.data() + (l - 1) * NT * C + r0;
+    Real* qkv = qkv_.data() + lc * 3;  // (N, 3C): layer l's rows from n0
+    layernorm_forward(ln1_.data() + lc, ln1_mean_.data() + ln, ln1_rstd_.data() + ln, in, w + p_.ln1w + c1, w + p_.ln1b + c1, rows, C, eps);
+    matmul_forward(qkv, ln1_.data() + lc, w + p_.qkvw + c1 * 3 * C, w + p_.qkvb + c1 * 3, rows, C, 3 * C);
+    for (int b = b0; b < b1; ++b) {
+      const std::size_t s = static_cast<std::size_t>(seq_start_[b] - n0);
+      attention_forward(atty_.data() + lc + s * C, preatt_.data() + l * ATT + att_start_[b], att_.data() + l * ATT + att_start_[b],
+                        qkv + s * 3 * C, seq_len_[b], C, H, scale_);
+    }
+    matmul_forward(attproj_.data() + lc, atty_.data() + lc, w + p_.projw + c1 * C, w + p_.projb + c1, rows, C, C);
+    residual_forward(residual2_.data() + lc, in, attproj_.data() + lc, rows * C);
+    layernorm_forward(ln2_.data() + lc, ln2_mean_.data() + ln, ln2_rstd_.data() + ln, residual2_.data() + lc, w + p_.ln2w + c1,
+                      w + p_.ln2b + c1, rows, C, eps);
+    matmul_forward(fch_.data() + lc * 4, ln2_.data() + lc, w + p_.fcw + c1 * 4 * C, w + p_.fcb + c1 * 4, rows, C, 4 * C);
+    gelu_forward(fch_gelu_.data() + lc * 4, fch_.data() + lc * 4, rows * 4 * C);
+    matmul_forward(fcproj_.data() + lc, fch_gelu_.data() + lc * 4, w + p_.fcprojw + c1 * 4 * C, w + p_.fcprojb + c1, rows, 4 * C, C);
+    residual_forward(residual3_.data() + lc, residual2_.data() + lc, fcproj_.data() + lc, rows * C);
   }
-  const Real* last = residual3_.data() + (L - 1) * NT * C;
-  layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), last, w + p_.lnfw, w + p_.lnfb, N_, C, eps);
-  return lm_head_forward(probs_.data(), losses_.data(), lnf_.data(), w + p_.wte, targets_.data(), N_, C, V);
+  const Real* last = residual3_.data() + (L - 1) * NT * C + r0;
+  layernorm_forward(lnf_.data() + r0, lnf_mean_.data() + n0, lnf_rstd_.data() + n0, last, w + p_.lnfw, w + p_.lnfb, rows, C, eps);
+  lm_head_forward(probs_.data() + static_cast<std::size_t>(n0) * V, losses_.data() + n0, lnf_.data() + r0, w + p_.wte,
+                  targets_.data() + n0, rows, C, V);
+}
+
+template <typename Real>
+Real Gpt2TrainGraph<Real>::loss() const {
+  // lm_head_forward's mean, over the whole batch in the same order
+  Real total = 0;
+  for (int n = 0; n < N_; ++n)
+    if (targets_[n] >= 0) total += losses_[n];
+  return target_count_ ? total / target_count_ : Real(0);
 }
 
 template <typename Real>
@@ -466,56 +510,120 @@ void Gpt2TrainGraph<Real>::zero_grad() {
 }
 
 template <typename Real>
-void Gpt2TrainGraph<Real>::backward() {
+void Gpt2TrainGraph<Real>::backward_rows(int b0, int b1) {
   using namespace layers;
   const int C = config_.n_embd, H = config_.n_head, L = config_.n_layer, V = config_.vocab_size, P = config_.n_positions;
   const std::size_t NT = static_cast<std::size_t>(max_tokens_), ATT = static_cast<std::size_t>(max_sequences_) * H * P * P;
-  const std::size_t NC = static_cast<std::size_t>(N_) * C;
+  const int n0 = seq_start_[b0], rows = seq_start_[b1 - 1] + seq_len_[b1 - 1] - n0;
+  const std::size_t r0 = static_cast<std::size_t>(n0) * C, NC = static_cast<std::size_t>(rows) * C;
   const Real* w = params_.data();
   Real* g = grads_.data();
-  const auto zero = [](std::vector<Real>& v, std::size_t n) { std::fill(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), Real(0)); };
-  // d_residual_ + l·NT·C: the gradient of the residual stream entering layer l (l = L: the last output)
-  const auto dres = [&](int l) { return d_residual_.data() + l * NT * C; };
+  // the rows' part of an (N, width·C) buffer, zeroed
+  const auto zeroed = [&](std::vector<Real>& v, std::size_t at, int width) {
+    Real* p = v.data() + at + r0 * width;
+    std::fill(p, p + NC * width, Real(0));
+    return p;
+  };
+  // the gradient of the residual stream entering layer l (l = L: the last output), the rows' part
+  const auto dres = [&](int l) { return d_residual_.data() + l * NT * C + r0; };
   for (int l = 0; l <= L; ++l) std::fill(dres(l), dres(l) + NC, Real(0));
 
-  zero(d_ln_, NC);
-  lm_head_backward(d_ln_.data(), g + p_.wte, d_logits_.data(), probs_.data(), lnf_.data(), w + p_.wte, targets_.data(), N_, C, V);
-  const Real* last = residual3_.data() + (L - 1) * NT * C;
-  layernorm_backward(dres(L), g + p_.lnfw, g + p_.lnfb, d_ln_.data(), last, w + p_.lnfw, lnf_mean_.data(), lnf_rstd_.data(), N_, C);
+  lm_head_backward_input(zeroed(d_ln_, 0, 1), d_logits_.data() + static_cast<std::size_t>(n0) * V, probs_.data() + static_cast<std::size_t>(n0) * V,
+                         w + p_.wte, targets_.data() + n0, target_count_, rows, C, V);
+  const Real* last = residual3_.data() + (L - 1) * NT * C + r0;
+  layernorm_backward(dres(L), g + p_.lnfw, g + p_.lnfb, d_ln_.data() + r0, last, w + p_.lnfw, lnf_mean_.data() + n0, lnf_rstd_.data() + n0,
+                     rows, C);
   for (int l = L - 1; l >= 0; --l) {
-    const std::size_t lc = l * NT * C, c1 = static_cast<std::size_t>(l) * C;
-    const Real* in = l == 0 ? encoded_.data() : residual3_.data() + (l - 1) * NT * C;
-    // residual3 = residual2 + fcproj (d_atty_ holds d residual2 for now; d_tmp_ d fcproj)
-    Real* d_res2 = d_atty_.data();
-    zero(d_atty_, NC), zero(d_tmp_, NC);
-    residual_backward(d_res2, d_tmp_.data(), dres(l + 1), N_ * C);
+    const std::size_t lc = l * NT * C, c1 = static_cast<std::size_t>(l) * C, ln = l * NT + n0;
+    const Real* in = l == 0 ? encoded_.data() + r0 : residual3_.data() + (l - 1) * NT * C + r0;
+    // residual3 = residual2 + fcproj (d_atty_ holds d residual2 for now)
+    Real* d_res2 = zeroed(d_atty_, 0, 1);
+    Real* d_fcproj = zeroed(d_fcproj_, lc, 1);
+    residual_backward(d_res2, d_fcproj, dres(l + 1), rows * C);
     // fcproj = gelu(fch) · W + b; fch = ln2 · W_fc + b_fc; ln2 = layernorm(residual2)
-    zero(d_fch_gelu_, NC * 4), zero(d_fch_, NC * 4), zero(d_ln_, NC);
-    matmul_backward(d_fch_gelu_.data(), g + p_.fcprojw + c1 * 4 * C, g + p_.fcprojb + c1, d_tmp_.data(), fch_gelu_.data() + lc * 4,
-                    w + p_.fcprojw + c1 * 4 * C, N_, 4 * C, C);
-    gelu_backward(d_fch_.data(), fch_.data() + lc * 4, d_fch_gelu_.data(), N_ * 4 * C);
-    matmul_backward(d_ln_.data(), g + p_.fcw + c1 * 4 * C, g + p_.fcb + c1 * 4, d_fch_.data(), ln2_.data() + lc, w + p_.fcw + c1 * 4 * C,
-                    N_, C, 4 * C);
-    layernorm_backward(d_res2, g + p_.ln2w + c1, g + p_.ln2b + c1, d_ln_.data(), residual2_.data() + lc, w + p_.ln2w + c1,
-                       ln2_mean_.data() + l * NT, ln2_rstd_.data() + l * NT, N_, C);
+    Real* d_fch_gelu = zeroed(d_fch_gelu_, 0, 4);
+    Real* d_fch = zeroed(d_fch_, lc * 4, 4);
+    Real* d_ln = zeroed(d_ln_, 0, 1);
+    matmul_backward_input(d_fch_gelu, d_fcproj, w + p_.fcprojw + c1 * 4 * C, rows, 4 * C, C);
+    gelu_backward(d_fch, fch_.data() + lc * 4 + r0 * 4, d_fch_gelu, rows * 4 * C);
+    matmul_backward_input(d_ln, d_fch, w + p_.fcw + c1 * 4 * C, rows, C, 4 * C);
+    layernorm_backward(d_res2, g + p_.ln2w + c1, g + p_.ln2b + c1, d_ln, residual2_.data() + lc + r0, w + p_.ln2w + c1,
+                       ln2_mean_.data() + ln, ln2_rstd_.data() + ln, rows, C);
     // residual2 = in + attproj
-    zero(d_tmp_, NC);
-    residual_backward(dres(l), d_tmp_.data(), d_res2, N_ * C);
+    Real* d_attproj = zeroed(d_attproj_, lc, 1);
+    residual_backward(dres(l), d_attproj, d_res2, rows * C);
     // attproj = atty · W_proj + b; atty = attention(qkv); qkv = ln1 · W_attn + b; ln1 = layernorm(in)
-    Real* d_atty = d_fch_gelu_.data();  // free again: reused as the (N, C) gradient of atty
-    zero(d_fch_gelu_, NC), zero(d_qkv_, NC * 3), zero(d_ln_, NC);
-    matmul_backward(d_atty, g + p_.projw + c1 * C, g + p_.projb + c1, d_tmp_.data(), atty_.data() + lc, w + p_.projw + c1 * C, N_, C, C);
-    for (int b = 0; b < B_; ++b) {
-      const std::size_t s = static_cast<std::size_t>(seq_start_[b]);
-      attention_backward(d_qkv_.data() + s * 3 * C, d_preatt_.data() + att_start_[b], d_att_.data() + att_start_[b], d_atty + s * C,
-                         qkv_.data() + lc * 3 + s * 3 * C, att_.data() + l * ATT + att_start_[b], seq_len_[b], C, H, scale_);
+    Real* d_atty = zeroed(d_fch_gelu_, 0, 1);  // free again: reused as the (N, C) gradient of atty
+    Real* d_qkv = zeroed(d_qkv_, lc * 3, 3);
+    d_ln = zeroed(d_ln_, 0, 1);
+    matmul_backward_input(d_atty, d_attproj, w + p_.projw + c1 * C, rows, C, C);
+    for (int b = b0; b < b1; ++b) {
+      const std::size_t s = static_cast<std::size_t>(seq_start_[b] - n0);
+      attention_backward(d_qkv + s * 3 * C, d_preatt_.data() + att_start_[b], d_att_.data() + att_start_[b], d_atty + s * C,
+                         qkv_.data() + lc * 3 + r0 * 3 + s * 3 * C, att_.data() + l * ATT + att_start_[b], seq_len_[b], C, H, scale_);
     }
-    matmul_backward(d_ln_.data(), g + p_.qkvw + c1 * 3 * C, g + p_.qkvb + c1 * 3, d_qkv_.data(), ln1_.data() + lc, w + p_.qkvw + c1 * 3 * C,
-                    N_, C, 3 * C);
-    layernorm_backward(dres(l), g + p_.ln1w + c1, g + p_.ln1b + c1, d_ln_.data(), in, w + p_.ln1w + c1, ln1_mean_.data() + l * NT,
-                       ln1_rstd_.data() + l * NT, N_, C);
+    matmul_backward_input(d_ln, d_qkv, w + p_.qkvw + c1 * 3 * C, rows, C, 3 * C);
+    layernorm_backward(dres(l), g + p_.ln1w + c1, g + p_.ln1b + c1, d_ln, in, w + p_.ln1w + c1, ln1_mean_.data() + ln,
+                       ln1_rstd_.data() + ln, rows, C);
   }
-  encoder_backward(g + p_.wte, g + p_.wpe, dres(0), ids_.data(), pos_.data(), N_, C);
+}
+
+// Weight product j: 0 the LM head's (dwte += dlogitsᵀ · lnf), then per layer l the MLP's projection,
+// its first matmul, the attention's projection and c_attn (4l + 1 … 4l + 4)
+template <typename Real>
+typename Gpt2TrainGraph<Real>::WeightProduct Gpt2TrainGraph<Real>::weight_product_at(int j) {
+  const int C = config_.n_embd, V = config_.vocab_size;
+  Real* g = grads_.data();
+  if (j == 0) return {g + p_.wte, nullptr, d_logits_.data(), lnf_.data(), V, C};
+  const int l = (j - 1) / 4;
+  const std::size_t lc = static_cast<std::size_t>(l) * max_tokens_ * C, c1 = static_cast<std::size_t>(l) * C;
+  switch ((j - 1) % 4) {
+    case 0: return {g + p_.fcprojw + c1 * 4 * C, g + p_.fcprojb + c1, fch_gelu_.data() + lc * 4, d_fcproj_.data() + lc, 4 * C, C};
+    case 1: return {g + p_.fcw + c1 * 4 * C, g + p_.fcb + c1 * 4, ln2_.data() + lc, d_fch_.data() + lc * 4, C, 4 * C};
+    case 2: return {g + p_.projw + c1 * C, g + p_.projb + c1, atty_.data() + lc, d_attproj_.data() + lc, C, C};
+    default: return {g + p_.qkvw + c1 * 3 * C, g + p_.qkvb + c1 * 3, ln1_.data() + lc, d_qkv_.data() + lc * 3, C, 3 * C};
+  }
+}
+
+template <typename Real>
+int Gpt2TrainGraph<Real>::weight_product_rows(int j) const {
+  const int C = config_.n_embd;
+  return j == 0 ? config_.vocab_size : (j - 1) % 4 == 0 ? 4 * C : C;
+}
+
+template <typename Real>
+double Gpt2TrainGraph<Real>::weight_row_work(int j) const {
+  const int C = config_.n_embd, OC = j == 0 ? C : std::array<int, 4>{C, 4 * C, C, 3 * C}[(j - 1) % 4];
+  return static_cast<double>(N_) * OC;
+}
+
+template <typename Real>
+double Gpt2TrainGraph<Real>::forward_work(int T) const {
+  const double C = config_.n_embd;
+  // per token and layer: c_attn 3C², c_proj C², the MLP 8C², the scores and the weighted sum T·C; the LM head C·V
+  return T * (config_.n_layer * (12 * C * C + double(T) * C) + C * config_.vocab_size);
+}
+
+// rows r0 … r1 − 1 of dw: the same product over all N rows, on columns r0 … r1 − 1 of its input
+template <typename Real>
+void Gpt2TrainGraph<Real>::weight_product(int j, int r0, int r1) {
+  const WeightProduct p = weight_product_at(j);
+  Real* dbias = r0 == 0 ? p.dbias : nullptr;  // its sum over the rows once, with the first piece
+  if (r0 == 0 && r1 == p.C) {
+    layers::matmul_backward_weights(p.dw, dbias, p.dout, p.inp, N_, p.C, p.OC);
+    return;
+  }
+  const int width = r1 - r0;
+  for (int n = 0; n < N_; ++n) {
+    const Real* from = p.inp + static_cast<std::size_t>(n) * p.C + r0;
+    std::copy(from, from + width, slice_.data() + static_cast<std::size_t>(n) * width);
+  }
+  layers::matmul_backward_weights(p.dw + static_cast<std::size_t>(r0) * p.OC, dbias, p.dout, slice_.data(), N_, width, p.OC);
+}
+
+template <typename Real>
+void Gpt2TrainGraph<Real>::finish_backward() {
+  layers::encoder_backward(grads_.data() + p_.wte, grads_.data() + p_.wpe, d_residual_.data(), ids_.data(), pos_.data(), N_, config_.n_embd);
 }
 
 template <typename Real>
@@ -588,6 +696,8 @@ void Trainer::prepare(const TrainSettings& settings) {
   graph_ = std::make_unique<Gpt2TrainGraph<float>>(model_config(), settings.batch, settings.scale);
   m_.assign(graph_->params().size(), 0.0f);
   v_.assign(graph_->params().size(), 0.0f);
+  next_params_.assign(graph_->params().size(), 0.0f);
+  phase_ = Phase::Idle;
   batch_.assign(static_cast<std::size_t>(settings.batch), {});
   for (auto& seq : batch_) seq.reserve(static_cast<std::size_t>(corpus_.max_length));
   order_.resize(corpus_.train.size());
@@ -607,43 +717,128 @@ void Trainer::sample_batch() {
 }
 
 float Trainer::step() {
-  if (!graph_) throw std::invalid_argument("trainer: step() before init()");
-  sample_batch();
-  const float loss = graph_->forward(batch_, settings_.answer_only);
-  graph_->zero_grad();
-  graph_->backward();
-  std::vector<float>& params = graph_->params();
-  std::vector<float>& grads = graph_->grads();
-  // optional clipping of the global gradient norm (as torch.nn.utils.clip_grad_norm_)
-  if (settings_.grad_clip > 0) {
-    double sum = 0;
-    for (float g : grads) sum += static_cast<double>(g) * g;
-    const double coef = settings_.grad_clip / (std::sqrt(sum) + 1e-6);
-    if (coef < 1)
-      for (float& g : grads) g = static_cast<float>(g * coef);
+  return step_part(std::numeric_limits<double>::infinity()).loss;
+}
+
+namespace {
+// What one element of the gradient norm and of AdamW costs, in the products' multiply-adds (measured
+// in wasm: a double multiply-add in one chain, and AdamW's loads, square root and division)
+constexpr double kNormElementWork = 4, kAdamElementWork = 16;
+constexpr std::size_t kElementsPerPiece = 4096;  // the smallest piece of the norm or AdamW
+}  // namespace
+
+double Trainer::next_part_work() const {
+  if (!graph_) return 0;
+  switch (phase_) {
+    case Phase::Idle: return graph_->sequence_work(corpus_.max_length);
+    case Phase::Rows: return graph_->sequence_work(graph_->sequence_length(next_sequence_));
+    case Phase::Weights: return next_product_ < graph_->weight_products() ? graph_->weight_row_work(next_product_) : 0;
+    case Phase::Norm: return kNormElementWork * static_cast<double>(std::min(kElementsPerPiece, graph_->params().size() - next_element_));
+    case Phase::Update: return kAdamElementWork * static_cast<double>(std::min(kElementsPerPiece, graph_->params().size() - next_element_));
   }
-  // AdamW as torch.optim.AdamW: decoupled decay p ← p·(1 − lr·wd) on the matrices, then
-  // p ← p − lr/(1 − β1ᵗ) · m / (√v / √(1 − β2ᵗ) + eps)
-  ++steps_;
-  const double bc1 = 1.0 - std::pow(static_cast<double>(settings_.beta1), steps_);
-  const double bc2 = 1.0 - std::pow(static_cast<double>(settings_.beta2), steps_);
-  const float step_size = static_cast<float>(settings_.lr / bc1), sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
-  const float b1 = settings_.beta1, b2 = settings_.beta2;
-  for (const auto& t : graph_->tensors()) {
-    const float decay = t.decay ? 1.0f - settings_.lr * settings_.weight_decay : 1.0f;
-    for (std::size_t i = t.offset; i < t.offset + t.size; ++i) {
-      const float g = grads[i];
-      m_[i] = b1 * m_[i] + (1 - b1) * g;
-      v_[i] = b2 * v_[i] + (1 - b2) * g * g;
-      params[i] *= decay;
-      params[i] -= step_size * m_[i] / (std::sqrt(v_[i]) / sqrt_bc2 + settings_.adam_eps);
+  return 0;
+}
+
+Trainer::StepPart Trainer::step_part(double work) {
+  if (!graph_) throw std::invalid_argument("trainer: step() before init()");
+  Gpt2TrainGraph<float>& g = *graph_;
+  StepPart out;
+  // how many units of `cost` fit in what is left of `work`; at least one when nothing is done yet
+  const auto fit = [&](double cost, std::size_t left) {
+    const double room = std::floor((work - out.work) / cost);
+    const std::size_t n = room >= static_cast<double>(left) ? left : static_cast<std::size_t>(std::max(0.0, room));
+    return out.work == 0 ? std::max<std::size_t>(n, 1) : n;
+  };
+  // elements of the norm or AdamW: whole pieces of kElementsPerPiece (the last may be shorter)
+  const auto fit_elements = [&](double cost, std::size_t left) {
+    const std::size_t piece = std::min(kElementsPerPiece, left), n = fit(cost * static_cast<double>(piece), (left + piece - 1) / piece);
+    return std::min(left, n * piece);
+  };
+  if (phase_ == Phase::Idle) {
+    sample_batch();
+    g.pack(batch_, settings_.answer_only);
+    g.zero_grad();
+    phase_ = Phase::Rows, next_sequence_ = 0;
+  }
+  std::vector<float>& grads = g.grads();
+  const std::size_t P = grads.size();
+  for (;;) {
+    if (phase_ == Phase::Rows) {
+      // whole sequences: the forward and the backward through the activations
+      int b1 = next_sequence_;
+      double cost = 0;
+      while (b1 < g.sequences() && (out.work + cost == 0 || out.work + cost + g.sequence_work(g.sequence_length(b1)) <= work))
+        cost += g.sequence_work(g.sequence_length(b1++));
+      if (b1 == next_sequence_) return out;
+      g.forward_rows(next_sequence_, b1);
+      g.backward_rows(next_sequence_, b1);
+      out.work += cost, next_sequence_ = b1;
+      if (b1 == g.sequences()) step_loss_ = g.loss(), phase_ = Phase::Weights, next_product_ = next_row_ = 0;
+    } else if (phase_ == Phase::Weights) {
+      if (next_product_ == g.weight_products()) {
+        g.finish_backward();
+        phase_ = settings_.grad_clip > 0 ? Phase::Norm : Phase::Update;
+        next_element_ = 0, norm_sum_ = 0, clip_coef_ = 1;
+        continue;
+      }
+      const int rows = g.weight_product_rows(next_product_);
+      const double row_work = g.weight_row_work(next_product_);
+      const int take = static_cast<int>(fit(row_work, static_cast<std::size_t>(rows - next_row_)));
+      if (take == 0) return out;
+      g.weight_product(next_product_, next_row_, next_row_ + take);
+      out.work += take * row_work, next_row_ += take;
+      if (next_row_ == rows) ++next_product_, next_row_ = 0;
+    } else if (phase_ == Phase::Norm) {
+      // optional clipping of the global gradient norm (as torch.nn.utils.clip_grad_norm_): one sum in buffer order
+      const std::size_t take = fit_elements(kNormElementWork, P - next_element_);
+      if (take == 0) return out;
+      for (std::size_t i = next_element_; i < next_element_ + take; ++i) norm_sum_ += static_cast<double>(grads[i]) * grads[i];
+      out.work += static_cast<double>(take) * kNormElementWork, next_element_ += take;
+      if (next_element_ == P) {
+        clip_coef_ = settings_.grad_clip / (std::sqrt(norm_sum_) + 1e-6);
+        phase_ = Phase::Update, next_element_ = 0;
+      }
+    } else {
+      // AdamW as torch.optim.AdamW: decoupled decay p ← p·(1 − lr·wd) on the matrices, then
+      // p ← p − lr/(1 − β1ᵗ) · m / (√v / √(1 − β2ᵗ) + eps); into next_params_ until the step completes
+      const std::size_t take = fit_elements(kAdamElementWork, P - next_element_), e0 = next_element_, e1 = e0 + take;
+      if (take == 0) return out;
+      const int t = steps_ + 1;
+      const double bc1 = 1.0 - std::pow(static_cast<double>(settings_.beta1), t);
+      const double bc2 = 1.0 - std::pow(static_cast<double>(settings_.beta2), t);
+      const float step_size = static_cast<float>(settings_.lr / bc1), sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
+      const float b1 = settings_.beta1, b2 = settings_.beta2;
+      const bool clip = clip_coef_ < 1;
+      const std::vector<float>& params = g.params();
+      for (const auto& tensor : g.tensors()) {
+        const std::size_t from = std::max(e0, tensor.offset), to = std::min(e1, tensor.offset + tensor.size);
+        if (from >= to) continue;
+        const float decay = tensor.decay ? 1.0f - settings_.lr * settings_.weight_decay : 1.0f;
+        for (std::size_t i = from; i < to; ++i) {
+          const float grad = clip ? static_cast<float>(grads[i] * clip_coef_) : grads[i];
+          m_[i] = b1 * m_[i] + (1 - b1) * grad;
+          v_[i] = b2 * v_[i] + (1 - b2) * grad * grad;
+          float p = params[i];
+          p *= decay;
+          p -= step_size * m_[i] / (std::sqrt(v_[i]) / sqrt_bc2 + settings_.adam_eps);
+          next_params_[i] = p;
+        }
+      }
+      out.work += static_cast<double>(take) * kAdamElementWork, next_element_ = e1;
+      if (e1 == P) {
+        std::swap(g.params(), next_params_);
+        ++steps_;
+        phase_ = Phase::Idle;
+        out.done = true, out.loss = step_loss_;
+        return out;
+      }
     }
   }
-  return loss;
 }
 
 TrainEvaluation Trainer::evaluate() {
   if (!graph_) throw std::invalid_argument("trainer: evaluate() before init()");
+  if (in_step()) throw std::logic_error("trainer: evaluate() in the middle of a step (its buffers are the step's)");
   TrainEvaluation e;
   const int H = settings_.n_head, last_layer = settings_.n_layer - 1, V = static_cast<int>(corpus_.vocab.size());
   const int k = corpus_.creature_adjectives;

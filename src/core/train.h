@@ -28,7 +28,11 @@ template <typename Real> void layernorm_forward(Real* out, Real* mean, Real* rst
 template <typename Real> void layernorm_backward(Real* dinp, Real* dw, Real* db, const Real* dout, const Real* inp, const Real* w, const Real* mean, const Real* rstd, int N, int C);
 // out (N, OC) = inp (N, C) · w (C, OC) + bias (OC; may be null): the Conv1D layout x·W
 template <typename Real> void matmul_forward(Real* out, const Real* inp, const Real* w, const Real* bias, int N, int C, int OC);
-template <typename Real> void matmul_backward(Real* dinp, Real* dw, Real* dbias, const Real* dout, const Real* inp, const Real* w, int N, int C, int OC);
+// Its backward in two halves. To the input, row by row (any rows at a time): dinp += dout · wᵀ.
+template <typename Real> void matmul_backward_input(Real* dinp, const Real* dout, const Real* w, int N, int C, int OC);
+// To the weights, a sum over the rows: dw += inpᵀ · dout, dbias (may be null) += Σ_rows dout. One call
+// over all N rows: the kernel sums blocks of rows in registers, so splitting the rows would round differently.
+template <typename Real> void matmul_backward_weights(Real* dw, Real* dbias, const Real* dout, const Real* inp, int N, int C, int OC);
 // One sequence of T tokens, H heads of hd = C / H: qkv (T, 3C) = [Q | K | V]; preatt, att (H, T, T);
 // out (T, C). scale: multiply the scores by 1/√hd (the lesson's rule) or not (the experiment).
 template <typename Real> void attention_forward(Real* out, Real* preatt, Real* att, const Real* qkv, int T, int C, int H, bool scale);
@@ -43,8 +47,10 @@ template <typename Real> void residual_backward(Real* da, Real* db, const Real* 
 // losses[n] = −log probs[n][targets[n]] (0 where targets[n] < 0: no target). Returns the mean loss
 // over the rows with a target.
 template <typename Real> Real lm_head_forward(Real* probs, Real* losses, const Real* x, const Real* wte, const int* targets, int N, int C, int V);
-// d(mean loss): dlogits (N, V) scratch; dx += dlogits · wte; dwte += dlogitsᵀ · x
-template <typename Real> void lm_head_backward(Real* dx, Real* dwte, Real* dlogits, const Real* probs, const Real* x, const Real* wte, const int* targets, int N, int C, int V);
+// d(mean loss over `count` targets: the whole batch's, these N rows may be a part of it) to the
+// input: dlogits (N, V) = (probs − onehot(target)) / count, dx += dlogits · wte. To the tied wte:
+// logits = x · wteᵀ is a matmul, so dwte += dlogitsᵀ · x is matmul_backward_weights(dwte, nullptr, x, dlogits, N, V, C).
+template <typename Real> void lm_head_backward_input(Real* dx, Real* dlogits, const Real* probs, const Real* wte, const int* targets, int count, int N, int C, int V);
 
 }  // namespace layers
 
@@ -69,6 +75,30 @@ class Gpt2TrainGraph {
   Real forward(const std::vector<std::vector<int>>& batch, bool answer_only = false);
   void zero_grad();
   void backward();  // gradients of the last forward's mean loss, added into grads()
+
+  // The same forward and backward in pieces (the trainer's slices of a step; forward + backward run
+  // exactly these, all at once). pack() checks and packs the batch; forward_rows(b0, b1) and
+  // backward_rows(b0, b1) run sequences b0 … b1 − 1 through the layers and back through their
+  // activations (every row on its own; the gradients of the biases and LayerNorm gains are sums
+  // over the rows in row order, so sequence after sequence gives the same bits). A matrix's gradient
+  // waits for every row: weight_product(j, r0, r1) adds its rows r0 … r1 − 1 as one product over all
+  // the batch's rows (splitting that sum into pieces would round differently). finish_backward():
+  // the embeddings' gradient, after the LM head's product (wte is tied: the same order of adds).
+  void pack(const std::vector<std::vector<int>>& batch, bool answer_only);
+  void forward_rows(int b0, int b1);
+  void backward_rows(int b0, int b1);
+  int weight_products() const { return 1 + 4 * config_.n_layer; }  // the LM head's, then 4 per layer
+  int weight_product_rows(int j) const;
+  void weight_product(int j, int r0, int r1);
+  void finish_backward();
+  Real loss() const;  // mean cross-entropy of the packed batch (after forward_rows of every sequence)
+  int sequences() const { return B_; }
+  int sequence_length(int b) const { return seq_len_[b]; }
+  // Multiply-adds, for a caller that sizes pieces to a time budget: the forward of a sequence of T
+  // tokens, its forward + backward_rows; one row of weight product j (on the packed batch).
+  double forward_work(int T) const;
+  double sequence_work(int T) const { return 2 * forward_work(T); }  // the backward: the same products transposed
+  double weight_row_work(int j) const;
   std::vector<Real>& params() { return params_; }
   const std::vector<Real>& params() const { return params_; }
   std::vector<Real>& grads() { return grads_; }
@@ -94,10 +124,19 @@ class Gpt2TrainGraph {
   std::vector<Real> encoded_, ln1_, ln1_mean_, ln1_rstd_, qkv_, atty_, preatt_, att_, attproj_, residual2_, ln2_,
       ln2_mean_, ln2_rstd_, fch_, fch_gelu_, fcproj_, residual3_, lnf_, lnf_mean_, lnf_rstd_, probs_, losses_;
   // gradient buffers: one residual-stream gradient per layer boundary plus scratch per layer type
-  std::vector<Real> d_residual_, d_ln_, d_qkv_, d_atty_, d_preatt_, d_att_, d_fch_, d_fch_gelu_, d_logits_, d_tmp_;
+  // gradient buffers: one residual-stream gradient per layer boundary, the output gradient of each
+  // matmul per layer (L: kept for its weight product), scratch per layer type
+  std::vector<Real> d_residual_, d_fcproj_, d_fch_, d_attproj_, d_qkv_;  // L
+  std::vector<Real> d_ln_, d_atty_, d_preatt_, d_att_, d_fch_gelu_, d_logits_, slice_;
   std::vector<int> ids_, pos_, targets_, seq_start_, seq_len_;
   std::vector<std::size_t> att_start_;
-  int N_ = 0, B_ = 0;
+  int N_ = 0, B_ = 0, target_count_ = 0;
+  struct WeightProduct {
+    Real *dw, *dbias;
+    const Real *inp, *dout;
+    int C, OC;  // dw (C, OC) += inpᵀ (C, N) · dout (N, OC)
+  };
+  WeightProduct weight_product_at(int j);
 };
 
 // ---- the trainer ----------------------------------------------------------------------------------
@@ -162,10 +201,25 @@ class Trainer {
   // Starts from given weights instead (their config must match the corpus's vocabulary and length).
   void init(const TrainSettings& settings, const Gpt2Model& start);
   float step();                                   // one AdamW step on the next batch → its loss (before the update)
+  // The same step in pieces, for a caller with a time budget (the page's frames): does the next
+  // pieces of the current step (starting one when none is under way) worth up to `work`
+  // multiply-adds, at least one piece: one or more sequences' forward and backward, rows of one
+  // matrix's gradient, a range of the gradient norm or of AdamW. step() is step_part(∞). Every
+  // piece size gives step()'s bits: the pieces split the work, never a sum. The weights change only
+  // when a step completes (model() in between: the last whole step's).
+  struct StepPart {
+    double work = 0;    // multiply-adds done (the cost model of next_part_work)
+    bool done = false;  // this call completed the step
+    float loss = 0;     // the step's loss (before the update), when done
+  };
+  StepPart step_part(double work);
+  double next_part_work() const;                  // the smallest piece step_part would do next
+  bool in_step() const { return phase_ != Phase::Idle; }
   int steps_done() const { return steps_; }
   double heldout_accuracy() { return evaluate().accuracy; }
-  TrainEvaluation evaluate();                     // on every held-out sentence (uses the graph's buffers)
+  TrainEvaluation evaluate();                     // on every held-out sentence (uses the graph's buffers: not in_step())
   Gpt2Model model() const { return graph_->to_model(); }
+  const std::vector<float>& parameters() const { return graph_->params(); }  // model()'s, in the graph's order
   const Corpus& corpus() const { return corpus_; }
   const TrainSettings& settings() const { return settings_; }
   const std::vector<std::vector<int>>& last_batch() const { return batch_; }
@@ -177,7 +231,14 @@ class Trainer {
   TrainSettings settings_;
   Corpus corpus_;
   std::unique_ptr<Gpt2TrainGraph<float>> graph_;
-  std::vector<float> m_, v_;
+  std::vector<float> m_, v_, next_params_;  // AdamW's moments; the updated weights until the step completes
+  // where the step under way is: its phase, the next sequence, weight product and row, or element
+  enum class Phase { Idle, Rows, Weights, Norm, Update };
+  Phase phase_ = Phase::Idle;
+  int next_sequence_ = 0, next_product_ = 0, next_row_ = 0;
+  std::size_t next_element_ = 0;
+  double norm_sum_ = 0, clip_coef_ = 1;
+  float step_loss_ = 0;
   std::vector<std::vector<int>> batch_;
   std::vector<std::size_t> order_;
   std::size_t cursor_ = 0;

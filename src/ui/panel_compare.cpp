@@ -156,6 +156,8 @@ void weight_strip(const char* id, const std::vector<float>& values, const std::v
   const std::vector<std::string> rows = {row_label};
   s.row_labels = &rows;
   s.col_labels = &labels;
+  s.col_label_color = color(palette().key);  // the key hue of every view
+  if (!signed_values) s.row_label_color = color(palette().query);  // "A: it", the query (not B − A)
   s.label_width = label_width;
   const HeatmapHover hover = heatmap(id, values.data(), 1, static_cast<int>(values.size()), s);
   // Presentation mode explains the largest entry first (the strongest weight, the largest change).
@@ -189,7 +191,7 @@ void second_sentence_box(const AppState& state, AppInputs& next) {
   active = ImGui::IsItemActive();
   publish_item_rect("compare:sentence");
   if (!state.error.empty() && state.error_key == "compare_sentence") {
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 110, 255));
+    ImGui::PushStyleColor(ImGuiCol_Text, color(palette().warning));
     ImGui::TextWrapped("%s", state.error.c_str());
     ImGui::PopStyleColor();
   }

@@ -40,7 +40,7 @@ bool sentence_box(const char* label, const std::string& current, unsigned revisi
 
 void error_line(const AppState& state, const char* key) {
   if (state.error.empty() || state.error_key != key) return;
-  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 110, 255));
+  ImGui::PushStyleColor(ImGuiCol_Text, color(palette().warning));
   ImGui::TextWrapped("%s", state.error.c_str());
   ImGui::PopStyleColor();
   hint("The views still show the last valid sentence.");
@@ -198,7 +198,7 @@ void layer_head_pickers(const AppState& state, AppInputs& next, float width, boo
 }
 
 void error_text(const std::string& text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 110, 255));
+  ImGui::PushStyleColor(ImGuiCol_Text, color(palette().warning));
   ImGui::TextWrapped("%s", text.c_str());
   ImGui::PopStyleColor();
 }
@@ -275,6 +275,40 @@ void fixed_switch(const char* label, const char* rect, bool shown, const char* w
   ImGui::EndDisabled();
   publish_item_rect(rect);
   not_for_this_model(why);
+}
+
+// Longer texts (a real model's pages of tokens) keep only the picker: a wall of chips reads worse.
+constexpr int kMostWordChips = 40;
+
+// The sentence as one chip per token, wrapping at the column's edge: a click (or Enter, with the
+// keyboard's Tab/arrows) makes that token the query. The current query is filled with the query hue.
+void word_chips(const AppState& state, AppInputs& next) {
+  const auto& tokens = state.model.queries.tokens;
+  if (tokens.size() > static_cast<std::size_t>(kMostWordChips)) return;
+  const Palette& p = palette();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float spacing = style.ItemSpacing.x * 0.5f;
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(style.FramePadding.x * 0.7f, style.FramePadding.y * 0.5f));
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(spacing, style.ItemSpacing.y * 0.6f));
+  ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, std::max(1.0f, ImGui::GetFontSize() * 0.07f));
+  for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+    const bool current = i == state.inputs.token;
+    char label[160];
+    std::snprintf(label, sizeof label, "%s##chip%d", tokens[static_cast<std::size_t>(i)].text.c_str(), i);
+    const float width = ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2.0f;
+    if (i > 0) same_line_if_fits(width, spacing);
+    ImGui::PushStyleColor(ImGuiCol_Button, current ? color(p.query, 0.30f) : ImGui::GetColorU32(ImGuiCol_FrameBg));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, color(p.query, current ? 0.40f : 0.18f));
+    ImGui::PushStyleColor(ImGuiCol_ButtonActive, color(p.query, 0.45f));
+    ImGui::PushStyleColor(ImGuiCol_Border, current ? color(p.query) : color(p.box_border, 0.7f));
+    if (ImGui::Button(label)) next.token = i;
+    ImGui::PopStyleColor(4);
+    if (ImGui::IsItemHovered()) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+    if (!current)  // the chip's own click does what it says
+      explain_item(("Make “" + tokens[static_cast<std::size_t>(i)].text + "” the query").c_str(), false);
+    publish_item_rect(("chip:" + std::to_string(i)).c_str());
+  }
+  ImGui::PopStyleVar(3);
 }
 
 }  // namespace
@@ -356,6 +390,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
   publish_item_rect("sentence");
   error_line(state, "sentence");
+  word_chips(state, next);
 
   ImGui::TextUnformatted("Query token");
   ImGui::SetNextItemWidth(-1);

@@ -251,7 +251,8 @@ void matrix_editors(const AppState& state, AppInputs& next, Refusal& refusal) {
   for (int m = 0; m < 3; ++m) {
     if (m == 0) ImGui::SetCursorPosX(left + label_w);
     else ImGui::SameLine(left + label_w + m * (matrix_w + group_gap));
-    ImGui::Text("%s  (3, 2)", kMatrixNames[m]);
+    const Rgb& hue = m == 0 ? palette().query : m == 1 ? palette().key : palette().value;  // every view's hues
+    ImGui::TextColored(ImVec4(hue.r, hue.g, hue.b, 1.0f), "%s  (3, 2)", kMatrixNames[m]);
   }
   for (int row = 0; row < 3; ++row) {
     ImGui::AlignTextToFramePadding();

@@ -99,7 +99,7 @@ struct FlowNode {
   RowsAre rows = RowsAre::QueryTokens;
   bool selectable = false;  // a click on a row picks that token as the query
   bool highlight_selected = false;
-  bool labelled_rows = false;          // token names left of the rows (the X boxes: where tokens enter)
+  const Rgb* hue = nullptr;            // Q, K and V: the query/key/value hue (name and border)
   bool squeeze = false;                // a wide matrix (a real model's 768 columns): drawn as a narrow image
   float cell_w = 0;                    // its column width once laid out (= the cell size unless squeezed)
   std::vector<std::string> col_names;  // for tooltips: features, dimensions or key tokens
@@ -176,7 +176,6 @@ FlowNodes make_nodes(const AppState& state) {
                     cross ? "In cross-attention only the queries are made from it." : "", state.model.queries.x);
     n.x.formula_short = cross ? "sentence 1" : "tokens";
   }
-  n.x.labelled_rows = true;
   n.x.selectable = n.x.highlight_selected = true;
   n.x.col_names = column_names(state, Columns::Features, static_cast<int>(state.model.queries.x.cols()));
 
@@ -185,24 +184,26 @@ FlowNodes make_nodes(const AppState& state) {
                 "In cross-attention the keys and values are made from these rows, not from X.", state.model.keys.x);
   n.x_kv.formula_short = "sentence 2";
   n.x_kv.rows = RowsAre::KeyTokens;
-  n.x_kv.labelled_rows = true;
   n.x_kv.col_names = column_names(state, Columns::Features, static_cast<int>(state.model.keys.x.cols()));
 
   const std::string kv_source = cross ? "X_kv" : "X";
   n.q = make_node("##flow_q", "Q", "X·W_Q", "Q = X·W_Q: each token's query, what it is looking for.", "", t.query);
   n.q.stage = 1;
+  n.q.hue = &palette().query;
   n.q.selectable = n.q.highlight_selected = true;
   n.q.col_names = column_names(state, Columns::Query, static_cast<int>(t.query.cols()));
 
   n.k = make_node("##flow_k", "K", kv_source + "·W_K",
                   "K = " + kv_source + "·W_K: each token's key, what it offers to queries for matching.", "", t.key);
   n.k.stage = 1;
+  n.k.hue = &palette().key;
   n.k.col_names = column_names(state, Columns::Key, static_cast<int>(t.key.cols()));
 
   n.v = make_node("##flow_v", "V", kv_source + "·W_V",
                   "V = " + kv_source + "·W_V: each token's value, what it hands on to whoever attends to it.", "",
                   t.value);
   n.v.stage = 1;
+  n.v.hue = &palette().value;
   n.v.col_names = column_names(state, Columns::Value, static_cast<int>(t.value.cols()));
   // In self-attention K and V rows are the query tokens too, so a click there may select one.
   for (FlowNode* kv : {&n.k, &n.v}) {
@@ -257,7 +258,8 @@ struct FlowLayout {
   // (name, shape, recipe) instead of two long ones, gaps shrink, and the arrow label and the
   // output's name tag go (the weights box then says "softmax" itself).
   bool compact = false;
-  float pad = 0, header = 0, row_label_width = 0;
+  float pad = 0, header = 0, footer = 0, row_label_width = 0;
+  float inner_label_width = 0;  // the boxes after X: the same names, narrower (X is where they enter)
   float gap = 0, softmax_gap = 0, column_gap_v = 0;
   float output_tag_width = 0;  // room right of the output box for the selected token's name
   float v_route_y = 0;         // height at which the V → output arrow passes under scores/weights
@@ -280,7 +282,7 @@ std::vector<std::string> header_lines(const FlowNode& node, bool compact) {
 // output sits between weights and the V arrow, the two things it is made from.
 FlowLayout layout_nodes_vertical(FlowNodes& n, FlowLayout L);
 
-FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_token, bool vertical) {
+FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_token, bool vertical, bool inner_labels) {
   const float font = ImGui::GetFontSize();
   const float line = ImGui::GetTextLineHeight();
   FlowLayout L;
@@ -288,6 +290,7 @@ FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_tok
   L.compact = compact;
   L.pad = font * 0.35f;
   L.header = line * (compact ? 3.0f : 2.0f) + font * 0.2f;
+  L.footer = line + font * 0.3f;  // the box's own colour scale
   L.gap = font * (compact ? 1.4f : 2.2f);
   L.softmax_gap = compact ? L.gap : ImGui::CalcTextSize("softmax").x + font * 1.2f;
   L.column_gap_v = font * 0.7f;
@@ -295,17 +298,18 @@ FlowLayout layout_nodes(FlowNodes& n, float cell, bool compact, float widest_tok
 
   const float label_width = std::min(widest_token, font * (compact ? 4.0f : 6.0f));
   L.row_label_width = label_width + font * 0.4f;
+  L.inner_label_width = inner_labels ? std::min(widest_token, font * (compact ? 3.0f : 4.0f)) + font * 0.4f : 0.0f;
   L.output_tag_width = compact ? 0.0f : font * 1.2f + label_width;
 
   for (FlowNode* node : n.all()) {
-    const float label = node->labelled_rows ? L.row_label_width : 0.0f;
+    const float label = node == &n.x || node == &n.x_kv ? L.row_label_width : L.inner_label_width;
     // a squeezed matrix is as wide as ten cells, within 2.5 and kSqueezedWidth font sizes
     const float squeezed = std::clamp(cell * 10.0f, font * 2.5f, font * kSqueezedWidth);
     node->cell_w = node->squeeze ? std::min(cell, squeezed / static_cast<float>(node->col_count())) : cell;
     float width = label + node->cell_w * node->col_count();
     for (const std::string& text : header_lines(*node, compact))
       width = std::max(width, ImGui::CalcTextSize(text.c_str()).x);
-    node->size = ImVec2(L.pad * 2 + width, L.pad * 2 + L.header + cell * node->row_count());
+    node->size = ImVec2(L.pad * 2 + width, L.pad * 2 + L.header + cell * node->row_count() + L.footer);
     node->grid = ImVec2(L.pad + label, L.pad + L.header);  // relative to the box until placed
   }
 
@@ -391,15 +395,19 @@ FlowLayout fit_layout(FlowNodes& n, const AppState& state, ImVec2 avail, bool ve
   float widest_token = 0;  // measured once: the loop below lays out up to ~40 times
   for (const auto* tokens : {&state.model.queries.tokens, &state.model.keys.tokens})
     for (const Token& t : *tokens) widest_token = std::max(widest_token, ImGui::CalcTextSize(t.text.c_str()).x);
+  // Token names beside every box while the cells stay big enough to show them; where they would
+  // squeeze the cells below that (a small embed, a phone), only X keeps its names column.
+  const float named_cells = font * 0.6f;
   FlowLayout L;
-  for (const bool compact : {false, true})
-    for (float cell = largest; cell >= smallest; cell -= 1.0f) {
-      L = layout_nodes(n, cell, compact, widest_token, vertical);
-      const bool fits_width = L.total.x <= avail.x;
-      // Top to bottom, the diagram is meant to be scrolled through: only the width must fit.
-      const bool fits_height = vertical || L.total.y <= avail.y || cell <= height_floor;
-      if (fits_width && fits_height) return L;
-    }
+  for (const bool inner_labels : {true, false})
+    for (const bool compact : {false, true})
+      for (float cell = largest; cell >= (inner_labels ? named_cells : smallest); cell -= 1.0f) {
+        L = layout_nodes(n, cell, compact, widest_token, vertical, inner_labels);
+        const bool fits_width = L.total.x <= avail.x;
+        // Top to bottom, the diagram is meant to be scrolled through: only the width must fit.
+        const bool fits_height = vertical || L.total.y <= avail.y || cell <= height_floor;
+        if (fits_width && fits_height) return L;
+      }
   return L;  // compact with the smallest cells: the view scrolls
 }
 
@@ -534,10 +542,10 @@ void draw_arrows(ImDrawList* dl, const std::vector<FlowArrow>& arrows, float pul
 // Token names left of the rows. Names that would collide with the one above are skipped; the
 // selected token's name is always drawn (in the highlight colour) and keeps its neighbours off.
 void draw_row_labels(ImDrawList* dl, const FlowNode& node, ImVec2 grid, const FlowLayout& L,
-                     const std::vector<std::string>& labels, int selected) {
+                     const std::vector<std::string>& labels, int selected, float label_width) {
   const float line = ImGui::GetTextLineHeight();
   const float right = grid.x - ImGui::GetFontSize() * 0.3f;
-  const float max_width = L.row_label_width - ImGui::GetFontSize() * 0.4f;
+  const float max_width = label_width - ImGui::GetFontSize() * 0.4f;
   auto label_top = [&](int i) { return grid.y + L.cell * (static_cast<float>(i) + 0.5f) - line * 0.5f; };
   const bool has_selected = selected >= 0 && selected < node.row_count();
   float next_free = -1e9f;
@@ -585,18 +593,26 @@ void node_explanation(const FlowNode& node, const HeatmapHover& hover, const App
 HeatmapHover draw_node(ImDrawList* dl, const FlowNode& node, const FlowLayout& L, ImVec2 o, const AppState& state,
                        const std::vector<std::string>& row_tokens, float glow) {
   const float font = ImGui::GetFontSize();
-  const ImVec2 box_min(o.x + node.pos.x, o.y + node.pos.y), box_max(o.x + node.max().x, o.y + node.max().y);
-  dl->AddRectFilled(box_min, box_max, ImGui::GetColorU32(ImGuiCol_FrameBg), font * 0.25f);
-  dl->AddRect(box_min, box_max, ImGui::GetColorU32(ImGuiCol_Border), font * 0.25f);
+  // whole pixels: the hue borders stay crisp lines of their colour, not blends with the background
+  const ImVec2 box_min(std::floor(o.x + node.pos.x), std::floor(o.y + node.pos.y));
+  const ImVec2 box_max(std::floor(o.x + node.max().x), std::floor(o.y + node.max().y));
+  const Palette& p = palette();
+  dl->AddRectFilled(box_min, box_max, color(p.box_bg), font * 0.25f);
+  // Q, K and V keep their hue in every view: here the border and the name
+  dl->AddRect(box_min, box_max, node.hue ? color(*node.hue) : color(p.box_border), font * 0.25f, 0,
+              node.hue ? std::max(2.0f, std::round(font * 0.12f)) : 1.0f);
   // Header: the name (and shape) bright, the recipe dimmed.
   const auto lines = header_lines(node, L.compact);
-  for (std::size_t i = 0; i < lines.size(); ++i)
-    dl->AddText(ImVec2(box_min.x + L.pad, box_min.y + L.pad + ImGui::GetTextLineHeight() * static_cast<float>(i)),
-                ImGui::GetColorU32(i + 1 == lines.size() ? ImGuiCol_TextDisabled : ImGuiCol_Text), lines[i].c_str());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const bool recipe = i + 1 == lines.size();
+    const ImU32 c = recipe ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : node.hue ? color(*node.hue) : color(p.text);
+    dl->AddText(ImVec2(box_min.x + L.pad, box_min.y + L.pad + ImGui::GetTextLineHeight() * static_cast<float>(i)), c,
+                lines[i].c_str());
+  }
 
   const ImVec2 grid(o.x + node.grid.x, o.y + node.grid.y);
   const int selected = node.highlight_selected ? state.inputs.token : -1;
-  if (node.labelled_rows) draw_row_labels(dl, node, grid, L, row_tokens, selected);
+  if (grid.x - box_min.x > L.pad + 1.0f) draw_row_labels(dl, node, grid, L, row_tokens, selected, grid.x - box_min.x - L.pad);
 
   // A faint backing under the cells: the 1-px gaps between them then read as grid lines on any
   // theme (on a white box, near-zero cells would otherwise merge with the background).
@@ -611,6 +627,8 @@ HeatmapHover draw_node(ImDrawList* dl, const FlowNode& node, const FlowLayout& L
   style.highlight_row = selected;
   ImGui::SetCursorScreenPos(grid);
   const HeatmapHover hover = heatmap(node.id, node.matrix->data(), node.row_count(), node.col_count(), style);
+  // This box's colour scale: the same colour means the same number only within one box
+  scale_bar(dl, ImVec2(box_min.x + L.pad, grid_max.y + font * 0.2f), box_max.x - box_min.x - L.pad * 2.0f, style);
 
   if (glow > 0) {  // the change pulse has just reached this box
     const ImVec4 accent = ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered);
@@ -635,10 +653,12 @@ void draw_legends(const AppState& state, float right_edge) {
   const float font = ImGui::GetFontSize();
   const float bar = font * 5.0f;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  qkv_legend();
   HeatmapStyle signed_style;
   signed_style.signed_values = true;
-  legend("values", signed_style, bar);
-  const char* per_box = "× each box's largest |value|";
+  same_line_if_fits(ImGui::CalcTextSize("values−+").x + bar + spacing * 3, font * 1.5f, right_edge);
+  legend("values", signed_style, bar, true);
+  const char* per_box = "each box's own range is under it";
   same_line_if_fits(ImGui::CalcTextSize(per_box).x, spacing, right_edge);
   hint(per_box);
 
@@ -839,7 +859,12 @@ nlohmann::json flow_view_data(const AppState& state) {
   nlohmann::json top = nlohmann::json::array();
   for (std::size_t i = 0; i < s.keys.size(); ++i)
     top.push_back({{"key", s.keys[i]}, {"token", state.model.keys.tokens[s.keys[i]].text}, {"weight", s.weights[i]}});
-  return {{"strongest", top}, {"tied", s.tied}};
+  // what each box's scale bar shows: its colours' range (signed boxes ±their largest |value|)
+  nlohmann::json scales = nlohmann::json::array();
+  FlowNodes nodes = make_nodes(state);
+  for (FlowNode* node : nodes.all())
+    scales.push_back({{"box", node->name}, {"low", node->signed_values ? -node->range : 0.0f}, {"high", node->range}});
+  return {{"strongest", top}, {"tied", s.tied}, {"scales", scales}};
 }
 
 }  // namespace attn::ui

@@ -267,9 +267,9 @@ void draw_head_lines(const AppState& state, AppInputs& next, float width) {
   const ImVec4 accent = ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered);
   const float rows_height = step * static_cast<float>(std::max(Tq, Tk));
 
-  dl->AddText(origin, dim, "query");
+  dl->AddText(origin, color(palette().query), "query");  // the query and key hues of every view
   const float key_x = origin.x + column + gap;
-  dl->AddText(ImVec2(key_x, origin.y), dim, "key");
+  dl->AddText(ImVec2(key_x, origin.y), color(palette().key), "key");
   const float top = origin.y + line + font * 0.3f;
   // lines first, so the words are drawn over them
   const float left_anchor = origin.x + column + font * 0.2f, right_anchor = key_x - font * 0.2f;

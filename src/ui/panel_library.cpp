@@ -146,9 +146,18 @@ std::string where_the_blend_comes_from(const AppState& state, const Reading& r) 
 
 // [SECTION] The shelf
 
-const ImU32 kReadColor = IM_COL32(238, 172, 66, 235);  // the part of a book that is read
+// The part of a book that is read, and what is taken home: its value, so the value hue of every view
+// (paler in the light theme, where the titles over it are dark).
+ImU32 read_color() { return color(palette().value, palette().light ? 0.45f : 0.92f); }
 const ImU32 kSpineColors[] = {IM_COL32(62, 70, 96, 255), IM_COL32(78, 62, 86, 255), IM_COL32(56, 80, 78, 255),
                               IM_COL32(84, 72, 60, 255)};
+// A spine: four muted colours, lightened towards white in the light theme.
+ImU32 spine_color(int j) {
+  ImVec4 c = ImGui::ColorConvertU32ToFloat4(kSpineColors[j % 4]);
+  if (palette().light)
+    for (float* channel : {&c.x, &c.y, &c.z}) *channel += (1.0f - *channel) * 0.72f;
+  return ImGui::GetColorU32(c);
+}
 
 void book_explanation(const AppState& state, const Reading& r, int j) {
   const AttentionTrace& t = state.model.trace;
@@ -314,9 +323,10 @@ void draw_shelf(const AppState& state, const Reading& r) {
     if (hidden) {
       draw_masked_cell(dl, a, b);
     } else {
-      dl->AddRectFilled(a, b, kSpineColors[j % 4], rounding);
+      dl->AddRectFilled(a, b, spine_color(j), rounding);
+      dl->AddRect(a, b, color(palette().key, 0.9f), rounding);  // the spine's title is its key: the key hue
       const float share = std::clamp(r.read[j], 0.0f, 1.0f);
-      if (share > 0) dl->AddRectFilled(ImVec2(a.x, b.y - book_height * share), b, kReadColor, rounding);
+      if (share > 0) dl->AddRectFilled(ImVec2(a.x, b.y - book_height * share), b, read_color(), rounding);
       if (best_only) {  // where attention's share would reach, for comparison
         const float y = b.y - book_height * std::clamp(r.attention[j], 0.0f, 1.0f);
         dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), IM_COL32(255, 255, 255, 230), std::max(1.5f, font * 0.12f));
@@ -324,13 +334,14 @@ void draw_shelf(const AppState& state, const Reading& r) {
     }
     const std::string title = fit_text(state.model.keys.tokens[j].text, book_height - font * 0.8f);
     const ImVec2 at(x0 + (book_width - line) * 0.5f, b.y - font * 0.4f);
-    text_vertical(dl, ImVec2(at.x + shadow, at.y + shadow), IM_COL32(0, 0, 0, 200), title.c_str());  // a shadow keeps
-    text_vertical(dl, at, hidden ? dim : IM_COL32(255, 255, 255, 255),
+    if (!palette().light)  // a shadow keeps the white title readable on any fill
+      text_vertical(dl, ImVec2(at.x + shadow, at.y + shadow), IM_COL32(0, 0, 0, 200), title.c_str());
+    text_vertical(dl, at, hidden ? dim : palette().light ? color(palette().text) : IM_COL32(255, 255, 255, 255),
                   title.c_str());  // the title readable on any fill
     if (j == r.best)
       dl->AddRect(ImVec2(a.x - shadow, a.y - shadow), ImVec2(b.x + shadow, b.y + shadow), highlight, rounding, 0,
                   outline);
-    if (j == hovered_book) dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), rounding, 0, outline);
+    if (j == hovered_book) dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Text), rounding, 0, outline);
     centred(read_y, x0, hidden ? dim : (j == r.best ? highlight : text), numbers.read[j]);
   }
   explain_parts("##books", books, hovered_book, r.best, [&](int j) { book_explanation(state, r, j); });
@@ -352,7 +363,7 @@ void value_bar(ImDrawList* dl, ImVec2 at, float width, float value, float scale,
   const float zero = signed_values ? at.x + bar_width * 0.5f : at.x;
   const float reach = (signed_values ? bar_width * 0.5f : bar_width) * std::clamp(value / scale, -1.0f, 1.0f);
   dl->AddRectFilled(ImVec2(std::min(zero, zero + reach), top), ImVec2(std::max(zero, zero + reach), bottom),
-                    value < 0 ? color_diverging(-0.8f) : kReadColor);
+                    value < 0 ? color_diverging(-0.8f) : read_color());
   const float overhang = line * 0.1f;
   if (signed_values)
     dl->AddLine(ImVec2(zero, top - overhang), ImVec2(zero, bottom + overhang),
@@ -381,7 +392,7 @@ void draw_take_home(const AppState& state, const Reading& r) {
   const float scale = std::max(1e-6f, contents.cwiseAbs().maxCoeff());
   const bool signed_values = contents.minCoeff() < 0.0f;
 
-  ImGui::Text("What %s takes home: %s", reader.c_str(), best_only ? "both ways, side by side" : "its output vector");
+  heading(("What " + reader + " takes home: " + (best_only ? "both ways, side by side" : "its output vector")).c_str());
   if (names.size() > 16) {  // a real model's value: one strip per take-home, a bar per dimension
     hint("One bar per dimension of the value (they have no names): up = positive, down = negative.");
     const float avail = ImGui::GetContentRegionAvail().x - style.ItemSpacing.x * 4.0f;
@@ -475,7 +486,7 @@ int thin_book(const AppState& state, const Reading& r) {
 }
 
 void draw_limits(const AppState& state, const Reading& r) {
-  ImGui::TextUnformatted("Where the library picture stops working");
+  heading("Where the library picture stops working");
   const std::string reader = token_name(state.model.queries.tokens[state.inputs.token].text);
   ImGui::Bullet();
   paragraph(

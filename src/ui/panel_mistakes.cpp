@@ -30,9 +30,9 @@ using nlohmann::json;
 
 constexpr float kSumTolerance = 0.005f;  // a sum that prints as 1.00 is fine
 constexpr float kOneHot = 0.99f;         // diagnose()'s threshold for an almost one-hot row
-const ImVec4 kBad(1.0f, 0.45f, 0.38f, 1.0f);
-const ImVec4 kGood(0.55f, 0.85f, 0.55f, 1.0f);
-const ImU32 kBadFill = IM_COL32(110, 30, 25, 255);
+// The theme's warning and good colours (readable on either theme: tests/unit/test_palette.cpp).
+ImVec4 bad_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().warning)); }
+ImVec4 good_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().good)); }
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] The mistakes and what to say about them
@@ -190,14 +190,14 @@ void sum_text(ImDrawList* dl, ImVec2 pos, float width, float height, float value
   const int decimals = decimals_that_fit(width);
   if (decimals < 0 || height < line) {  // too small for digits: a mark, red where flagged
     dl->AddRectFilled(ImVec2(pos.x + 1, pos.y + 1), ImVec2(pos.x + width - 1, pos.y + std::min(height, line) - 1),
-                      flagged ? ImGui::GetColorU32(kBad) : IM_COL32(70, 90, 80, 255));
+                      flagged ? ImGui::GetColorU32(bad_color()) : color(palette().box_border));
     return;
   }
   const std::string text = number_text(value, decimals);
   const ImVec2 size = ImGui::CalcTextSize(text.c_str());
   const ImVec2 at(pos.x + (width - size.x) * 0.5f, pos.y + (height - line) * 0.5f);
-  if (flagged) dl->AddRectFilled(ImVec2(at.x - 2, pos.y + 1), ImVec2(at.x + size.x + 2, pos.y + height - 1), kBadFill);
-  dl->AddText(at, flagged ? ImGui::GetColorU32(kBad) : dim, text.c_str());
+  if (flagged) dl->AddRectFilled(ImVec2(at.x - 2, pos.y + 1), ImVec2(at.x + size.x + 2, pos.y + height - 1), color(palette().warning, 0.16f));
+  dl->AddText(at, flagged ? ImGui::GetColorU32(bad_color()) : dim, text.c_str());
 }
 
 // The weights of `trace` as a heatmap, each row's sum at its right (red when not 1), each column's
@@ -224,6 +224,8 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   s.highlight_row = state.inputs.token;
   s.row_labels = &row_labels;
   s.col_labels = &col_labels;
+  s.row_label_color = color(palette().query);  // rows are queries, columns keys: their hues
+  s.col_label_color = color(palette().key);
   s.label_width = layout.label_width;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 size = heatmap_size(rows, cols, s);
@@ -236,7 +238,7 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
     for (int j = 0; j < cols; ++j)
       if (leaks(trace, i, j)) {
         const ImVec2 a(grid.x + cell * j, grid.y + cell * i);
-        dl->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(a.x + cell - 2, a.y + cell - 2), ImGui::GetColorU32(kBad), 0, 0,
+        dl->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(a.x + cell - 2, a.y + cell - 2), ImGui::GetColorU32(bad_color()), 0, 0,
                     std::max(2.0f, cell * 0.07f));
       }
 
@@ -327,7 +329,7 @@ void symptoms_table(const AppState& state, const Symptoms& correct, const Sympto
     ImGui::TableNextColumn();
     const bool changed = l.correct != l.mistaken;
     if (l.about_this_mistake && changed)
-      ImGui::TextColored(kBad, "%s", l.mistaken.c_str());
+      ImGui::TextColored(bad_color(), "%s", l.mistaken.c_str());
     else
       ImGui::TextUnformatted(l.mistaken.c_str());
   }
@@ -346,7 +348,7 @@ void mistake_explanation(const MistakeText& text) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
-    ImGui::TextColored(none ? dim : (k == 2 ? kGood : (k == 0 ? kBad : dim)), "%s", labels[k]);
+    ImGui::TextColored(none ? dim : (k == 2 ? good_color() : (k == 0 ? bad_color() : dim)), "%s", labels[k]);
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", texts[k]);
   }
@@ -398,6 +400,7 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
   s.value_decimals = 1;
   s.row_labels = &row_names;
   s.col_labels = &key_names;
+  s.col_label_color = color(palette().key);
   s.cell = std::clamp((width - ImGui::CalcTextSize("q·v").x - ImGui::GetFontSize()) / static_cast<float>(keys),
                       ImGui::GetTextLineHeight() + 1.0f, ImGui::GetFontSize() * 2.4f);
   const HeatmapHover hover = heatmap("##swap_scores", both.data(), 2, keys, s);
@@ -489,7 +492,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   mistake_explanation(text);
 
   if (needs_causal(m) && !causal_shown(state)) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kBad);
+    ImGui::PushStyleColor(ImGuiCol_Text, bad_color());
     ImGui::TextWrapped("This mistake is about the causal mask, which is off: without the mask it changes nothing.");
     ImGui::PopStyleColor();
     if (ImGui::Button("Turn on the causal mask")) next.causal = true;

@@ -30,8 +30,8 @@ namespace {
 using nlohmann::json;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-const ImVec4 kAccent(0.45f, 0.72f, 1.0f, 1.0f);        // the current step: title, formula, lit boxes
-const ImVec4 kMistakeColor(1.0f, 0.55f, 0.45f, 1.0f);  // same as the weights view's mistake notes
+// A mistake's note: the theme's warning colour.
+ImVec4 mistake_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().warning)); }
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] The seven steps and the numbers they show
@@ -185,17 +185,15 @@ void formula_box(const char* formula) {
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const ImVec2 end(p.x + text_size.x + pad * 2.0f, p.y + text_size.y + pad * 1.2f);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->AddRectFilled(p, end, IM_COL32(35, 50, 75, 255), style.FrameRounding);
-  dl->AddRect(p, end, ImGui::GetColorU32(kAccent), style.FrameRounding);
+  dl->AddRectFilled(p, end, color(palette().box_bg), style.FrameRounding);
+  dl->AddRect(p, end, color(palette().accent), style.FrameRounding);
   dl->AddText(nullptr, 0.0f, ImVec2(p.x + pad, p.y + pad * 0.6f), ImGui::GetColorU32(ImGuiCol_Text), formula, nullptr,
               wrap);
   ImGui::Dummy(ImVec2(end.x - p.x, end.y - p.y));
+  publish_rect("steps:formula", p, end);  // (tests check its fill follows the theme)
 }
 
-void section_heading(const char* text) {
-  ImGui::Spacing();
-  ImGui::TextColored(kAccent, "%s", text);
-}
+void section_heading(const char* text) { heading(text); }
 
 // One heatmap in a row of them: its matrix, an operator drawn before it ("·", "="), a caption under it.
 struct RowMap {
@@ -422,13 +420,19 @@ void flow_diagram(const AppState& state, int step) {
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Lit lit = kLit[step];
-  const ImU32 lit_color = ImGui::GetColorU32(kAccent), dim_color = IM_COL32(95, 100, 115, 255);
+  const Palette& pal = palette();
+  const ImU32 lit_color = color(pal.accent), dim_color = color(pal.box_border);
+  // Q, K and V keep their own hue here too: their boxes' borders and the arrows into them
+  auto hue_of = [&](int part) -> const Rgb* {
+    return part == kQ ? &pal.query : part == kK ? &pal.key : part == kV ? &pal.value : nullptr;
+  };
   const float thick = std::max(1.5f, font * 0.1f);
   auto edge_color = [&](Edge e) { return (lit.edges & bit(e)) ? lit_color : dim_color; };
   auto left_mid = [](const FlowBox& b) { return ImVec2(b.min.x, (b.min.y + b.max.y) * 0.5f); };
   auto right_mid = [](const FlowBox& b) { return ImVec2(b.max.x, (b.min.y + b.max.y) * 0.5f); };
   for (Part p : {kQ, kK, kV})
-    arrow(dl, right_mid(boxes[kX]), left_mid(boxes[p]), edge_color(static_cast<Edge>(kXtoQ + (p - kQ))), thick);
+    arrow(dl, right_mid(boxes[kX]), left_mid(boxes[p]),
+          (lit.edges & bit(static_cast<Edge>(kXtoQ + (p - kQ)))) ? color(*hue_of(p)) : dim_color, thick);
   const float score_left = boxes[kScores].min.x, score_mid = (boxes[kScores].min.y + boxes[kScores].max.y) * 0.5f;
   arrow(dl, right_mid(boxes[kQ]), ImVec2(score_left, score_mid - line * 0.25f), edge_color(kQtoScores), thick);
   arrow(dl, right_mid(boxes[kK]), ImVec2(score_left, score_mid + line * 0.25f), edge_color(kKtoScores), thick);
@@ -448,10 +452,12 @@ void flow_diagram(const AppState& state, int step) {
     const FlowBox& b = boxes[p];
     const bool on = (lit.parts & bit(p)) != 0;
     const bool mask_off = p == kMask && !causal_shown(state);
-    dl->AddRectFilled(b.min, b.max, on ? IM_COL32(40, 75, 125, 255) : IM_COL32(38, 41, 50, 255), font * 0.25f);
-    dl->AddRect(b.min, b.max, on ? lit_color : dim_color, font * 0.25f, 0, on ? thick * 1.5f : 1.0f);
-    const ImU32 text = on ? ImGui::GetColorU32(ImGuiCol_Text)
-                          : (mask_off ? IM_COL32(120, 124, 135, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    const Rgb* hue = hue_of(p);
+    dl->AddRectFilled(b.min, b.max, color(on ? pal.box_lit_bg : pal.box_bg), font * 0.25f);
+    const ImVec2 crisp_min(std::floor(b.min.x), std::floor(b.min.y)), crisp_max(std::floor(b.max.x), std::floor(b.max.y));
+    dl->AddRect(crisp_min, crisp_max, hue ? color(*hue, on ? 1.0f : 0.6f) : on ? lit_color : dim_color, font * 0.25f,
+                0, on ? std::round(thick * 1.5f) : 1.0f);
+    const ImU32 text = on ? (hue ? color(*hue) : color(pal.text)) : color(pal.text_dim, mask_off ? 0.65f : 1.0f);
     const float w = b.max.x - b.min.x;
     if (b.one_line || !shapes) {
       const std::string label = shapes ? b.name + " " + b.shape : b.name;
@@ -462,6 +468,7 @@ void flow_diagram(const AppState& state, int step) {
       dl->AddText(ImVec2(b.min.x + (w - name.x) * 0.5f, b.min.y + pad * 0.6f), text, b.name.c_str());
       dl->AddText(ImVec2(b.min.x + (w - shape.x) * 0.5f, b.min.y + pad * 0.6f + line), text, b.shape.c_str());
     }
+    if (hue) publish_rect(("steps:" + b.name).c_str(), crisp_min, crisp_max);
     if (window_hovered && mouse.x >= b.min.x && mouse.x < b.max.x && mouse.y >= b.min.y && mouse.y < b.max.y)
       hovered_box = p;
   }
@@ -603,6 +610,9 @@ void step_projections(StepContext& c) {
   s.cell = std::clamp((c.avail - labels - ImGui::GetFontSize() * 3.0f) / 12.0f, ImGui::GetFontSize() * 1.2f,
                       ImGui::GetFontSize() * 2.2f);
   HeatmapStyle qs = s, ks = s, vs = s;
+  qs.col_label_color = color(palette().query);  // each matrix's dimensions in its own hue
+  ks.col_label_color = color(palette().key);
+  vs.col_label_color = color(palette().value);
   qs.col_labels = &q_dims;
   ks.col_labels = &k_dims;
   ks.row_labels = &c.keys;
@@ -665,7 +675,7 @@ void step_scores(StepContext& c) {
   ImGui::TextWrapped("q(%s) = %s", c.queries[c.token].c_str(),
                      vector_text(c.t.query.row(c.token).eval().data(), d).c_str());
   ImGui::TextWrapped("%s", scaling_text(c.state).c_str());
-  if (swapped) ImGui::TextColored(kMistakeColor, "Mistake on: the query is multiplied with the values, not the keys.");
+  if (swapped) ImGui::TextColored(mistake_color(), "Mistake on: the query is multiplied with the values, not the keys.");
 
   int best = 0;
   for (int j = 1; j < keys; ++j)
@@ -720,7 +730,7 @@ void step_softmax(StepContext& c) {
       cell_text(number_text(c.t.weights(c.token, j), 3), j == best);
     }
     ImGui::TableNextRow();
-    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(45, 55, 75, 255));
+    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, color(palette().box_lit_bg));
     cell_text("sum");
     cell_text("");
     cell_text(exp_text(r.sum_of_exps));
@@ -777,7 +787,7 @@ void step_weighted_sum(StepContext& c) {
   numbers += " = " + vector_text(output.data(), dv);
   ImGui::TextWrapped("%s", names.c_str());
   ImGui::TextWrapped("%s", numbers.c_str());
-  if (swapped) ImGui::TextColored(kMistakeColor, "Mistake on: the keys are blended here instead of the values.");
+  if (swapped) ImGui::TextColored(mistake_color(), "Mistake on: the keys are blended here instead of the values.");
 
   if (begin_numbers_table("##blend", 4, keys + 1)) {
     ImGui::TableSetupColumn("key");
@@ -798,7 +808,7 @@ void step_weighted_sum(StepContext& c) {
         cell_text(vector_text(part.data(), dv));
       }
     ImGui::TableNextRow();
-    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(45, 55, 75, 255));
+    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, color(palette().box_lit_bg));
     cell_text("sum");
     cell_text(number_text(c.t.weights.row(c.token).sum(), 2));
     cell_text("");
@@ -954,7 +964,7 @@ void step_mask(StepContext& c) {
 
   const int rows = static_cast<int>(c.t.masked_scores.rows()), keys = static_cast<int>(c.t.masked_scores.cols());
   if (!causal_shown(c.state)) {
-    ImGui::TextColored(kMistakeColor, "The causal mask is off: every token sees the whole sentence.");
+    ImGui::TextColored(mistake_color(), "The causal mask is off: every token sees the whole sentence.");
     if (action_button("Turn on the causal mask", "step:causal_on")) c.next.causal = true;
     // What the mask would add to the scores: 0 where a key may be seen, −∞ where it is hidden.
     Matrix mask = Matrix::Zero(rows, keys);
@@ -1064,10 +1074,12 @@ void draw_steps_panel(const AppState& state, AppInputs& next) {
   head_banner(state);
   step_buttons(step, next);
   ImGui::Spacing();
-  ImGui::TextColored(kAccent, "Step %d of %d: %s", step + 1, kStepCount, kSteps[step].title);
+  char title[200];
+  std::snprintf(title, sizeof title, "Step %d of %d: %s", step + 1, kStepCount, kSteps[step].title);
+  heading(title, color(palette().accent));
   flow_diagram(state, step);
   if (state.inputs.mistake != Mistake::None) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kMistakeColor);
+    ImGui::PushStyleColor(ImGuiCol_Text, mistake_color());
     ImGui::TextWrapped(
         "The mistake \"%s\" is switched on (Mistakes view): the numbers below follow it, so some "
         "will look wrong.",

@@ -50,12 +50,8 @@ std::string in_quotes(const std::string& token) { return "'" + token + "'"; }
 
 std::string num(double v, int decimals = 3) { return number_text(static_cast<float>(v), decimals); }
 
-// A warning red that reads on either theme (light text means a dark background).
-ImVec4 warning_color() {
-  const ImVec4 text = ImGui::GetStyleColorVec4(ImGuiCol_Text);
-  const bool dark_background = text.x + text.y + text.z > 1.5f;
-  return dark_background ? ImVec4(1.0f, 0.55f, 0.45f, 1.0f) : ImVec4(0.75f, 0.15f, 0.10f, 1.0f);
-}
+// The theme's warning red (it reads on either theme: tests/unit/test_palette.cpp).
+ImVec4 warning_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().warning)); }
 
 // One line of a tooltip's arithmetic table: the step's name, then its numbers.
 void step_row(const char* name, const std::string& arithmetic, bool is_mistake = false) {
@@ -263,8 +259,8 @@ void selected_row_bars(const AppState& state, const std::vector<std::string>& ke
   int best = 0;
   for (int j = 1; j < cols; ++j)
     if (t.weights(row, j) > t.weights(row, best)) best = j;
-  ImGui::Text("How %s shares out its attention (row %d):", in_quotes(state.model.queries.tokens[row].text).c_str(),
-              row + 1);
+  heading(("How " + in_quotes(state.model.queries.tokens[row].text) + " shares out its attention (row " +
+           std::to_string(row + 1) + ")").c_str());
   hint("Bar length = weight. Hover a bar for the arithmetic behind it.");
 
   std::vector<std::string> labels(keys.size());
@@ -326,6 +322,16 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   HeatmapStyle heat;
   heat.range = 1.0f;
   legend("weight", heat, font * 8.0f);
+  // the axes in the query and key hues of every view
+  const Palette& p = palette();
+  // (not in a small embed: there the matrix must fit the height, and its labels carry the hues)
+  if (!layout().short_height) {
+    const char* rows_are = "rows: queries", *cols_are = "columns: keys";
+    same_line_if_fits(ImGui::CalcTextSize(rows_are).x, font * 1.5f);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color(p.query)), "%s", rows_are);
+    same_line_if_fits(ImGui::CalcTextSize(cols_are).x, font);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color(p.key)), "%s", cols_are);
+  }
   if (causal_shown(state)) {
     ImGui::SameLine(0, font * 1.5f);
     masked_legend("hidden by the causal mask");
@@ -369,6 +375,8 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   heat.row_labels = &row_labels;
   heat.col_labels = &col_labels;
   heat.label_width = label_width;
+  heat.row_label_color = color(p.query);
+  heat.col_label_color = color(p.key);
 
   ImGui::Spacing();
   const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -3,8 +3,18 @@
 #include <imgui.h>
 
 #include "panels.h"
+#include "widgets.h"
 
 namespace attn::ui {
+
+namespace {
+bool g_light = false;  // the theme apply_theme last set (palette() answers for it)
+ImVec4 vec(Rgb c, float alpha = 1.0f) { return ImVec4(c.r, c.g, c.b, alpha); }
+}  // namespace
+
+const Palette& palette() { return palette_for(g_light); }
+
+ImU32 color(Rgb c, float alpha) { return ImGui::ColorConvertFloat4ToU32(vec(c, alpha)); }
 
 float ui_scale(float dpr, bool present, bool narrow) {
   return dpr * (present ? (narrow ? kPresentScaleNarrow : kPresentScale) : 1.0f);
@@ -25,18 +35,19 @@ void apply_theme(float scale, bool light) {
   style.ItemSpacing = ImVec2(8.0f, 6.0f);
   style.WindowPadding = ImVec2(10.0f, 8.0f);
   style.ScrollbarSize = 14.0f;
+  // Every surface and text colour from the palette (palette.cpp), so both themes are checked for
+  // contrast in one place; ImGui's own accents (buttons, tabs, sliders) stay its theme's.
+  g_light = light;
+  const Palette& p = palette();
   ImVec4* c = style.Colors;
-  if (light) {
-    c[ImGuiCol_WindowBg] = ImVec4(0.97f, 0.97f, 0.98f, 1.0f);
-    c[ImGuiCol_ChildBg] = ImVec4(0.93f, 0.94f, 0.96f, 1.0f);
-    c[ImGuiCol_PlotLinesHovered] = ImVec4(0.85f, 0.20f, 0.10f, 1.0f);  // the selected-token highlight
-    c[ImGuiCol_TextDisabled] = ImVec4(0.36f, 0.38f, 0.44f, 1.0f);     // hints: dimmer but readable
-  } else {
-    c[ImGuiCol_WindowBg] = ImVec4(0.09f, 0.10f, 0.12f, 1.0f);
-    c[ImGuiCol_ChildBg] = ImVec4(0.11f, 0.12f, 0.15f, 1.0f);
-    c[ImGuiCol_PlotLinesHovered] = ImVec4(1.0f, 0.45f, 0.35f, 1.0f);
-    c[ImGuiCol_TextDisabled] = ImVec4(0.62f, 0.64f, 0.70f, 1.0f);
-  }
+  c[ImGuiCol_WindowBg] = vec(p.window_bg);
+  c[ImGuiCol_ChildBg] = vec(p.child_bg);
+  c[ImGuiCol_PopupBg] = vec(p.window_bg, 0.97f);
+  c[ImGuiCol_FrameBg] = vec(p.frame_bg);
+  c[ImGuiCol_Text] = vec(p.text);
+  c[ImGuiCol_TextDisabled] = vec(p.text_dim);   // hints: dimmer but readable
+  c[ImGuiCol_PlotLinesHovered] = vec(p.selected);  // the selected-token highlight
+  c[ImGuiCol_Border] = vec(p.box_border, 0.6f);
   style.ScaleAllSizes(scale);
   ImGui::GetStyle() = style;
 }

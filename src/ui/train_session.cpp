@@ -95,23 +95,31 @@ void TrainRun::start(const TrainSettings& settings, int eval_every) {
   eval_graph_ = std::make_unique<Gpt2TrainGraph<float>>(trainer_->model_config(), settings.batch, settings.scale);
   losses_.clear(), accuracies_.clear(), accuracy_steps_.clear();
   eval_every_ = eval_every;
-  step_ms_ = chunk_ms_ = 0;
+  step_ms_ = this_step_ms_ = pooled_ms_ = pooled_work_ = 0;
+  ms_per_work_ = kGuessMsPerWork;
   begin_evaluation();  // step 0: the untrained model's accuracy
 }
 
 void TrainRun::begin_evaluation() {
-  eval_graph_->set_parameters(trainer_->model());
+  eval_graph_->params() = trainer_->parameters();  // the same layout: a copy, no allocation
   eval_pending_ = true;
   eval_next_ = 0;
   eval_correct_ = 0;
 }
 
-// One batch of held-out sentences: is the top next word at the predicting position the referent?
-// (Trainer::evaluate's accuracy, in pieces; its batches are the same, so are its numbers.)
-void TrainRun::evaluate_chunk() {
+// Held-out sentences: is the top next word at the predicting position the referent? (Trainer::
+// evaluate's accuracy, in pieces: each sentence's forward is its own, so the numbers are the same.)
+double TrainRun::evaluate_chunk(double work) {
   const Corpus& corpus = trainer_->corpus();
   const auto& held = corpus.heldout;
-  const std::size_t end = std::min(held.size(), eval_next_ + static_cast<std::size_t>(trainer_->settings().batch));
+  const std::size_t most = std::min(held.size(), eval_next_ + static_cast<std::size_t>(trainer_->settings().batch));
+  std::size_t end = eval_next_;
+  double done = 0;
+  while (end < most) {
+    const double cost = eval_graph_->forward_work(static_cast<int>(held[end].ids.size()));
+    if (end > eval_next_ && done + cost > work) break;
+    done += cost, ++end;
+  }
   chunk_.clear();
   for (std::size_t i = eval_next_; i < end; ++i) chunk_.push_back(held[i].ids);
   if (!chunk_.empty()) eval_graph_->forward(chunk_);
@@ -126,26 +134,42 @@ void TrainRun::evaluate_chunk() {
     accuracy_steps_.push_back(trainer_->steps_done());
     accuracies_.push_back(held.empty() ? 0.0f : static_cast<float>(eval_correct_) / static_cast<float>(held.size()));
   }
+  return done;
+}
+
+// The rate in ms per multiply-add: a running mean over pools of pieces of at least 0.5 ms together
+// (a browser's clock may tick in 0.1 ms: one small piece alone can read as 0 ms).
+void TrainRun::measured(double ms, double work) {
+  pooled_ms_ += ms, pooled_work_ += work;
+  if (pooled_ms_ < 0.5 || pooled_work_ <= 0) return;
+  ms_per_work_ = 0.7 * ms_per_work_ + 0.3 * pooled_ms_ / pooled_work_;
+  pooled_ms_ = pooled_work_ = 0;
 }
 
 int TrainRun::work(double deadline_ms, int until_step) {
   if (!trainer_) return 0;
   int taken = 0;
-  bool first = true;
-  while (first || train_clock_ms() + (eval_pending_ ? chunk_ms_ : step_ms_) < deadline_ms) {
-    first = false;
+  for (bool first = true;; first = false) {
+    if (!eval_pending_ && !trainer_->in_step() && trainer_->steps_done() >= until_step) break;
+    const auto& held = trainer_->corpus().heldout;
+    const double smallest = !eval_pending_ ? trainer_->next_part_work()
+                            : eval_next_ < held.size() ? eval_graph_->forward_work(static_cast<int>(held[eval_next_].ids.size())) : 0;
+    const double fits = (deadline_ms - train_clock_ms()) / ms_per_work_;  // the work that ends by the deadline
+    if (!first && fits < smallest) break;
+    const double budget = std::max(fits, smallest), t0 = train_clock_ms();
     if (eval_pending_) {
-      const double t0 = train_clock_ms();
-      evaluate_chunk();
-      const double ms = train_clock_ms() - t0;
-      chunk_ms_ = chunk_ms_ == 0 ? ms : 0.8 * chunk_ms_ + 0.2 * ms;
+      const double done = evaluate_chunk(budget);
+      measured(train_clock_ms() - t0, done);
       continue;
     }
-    if (trainer_->steps_done() >= until_step) break;
-    const double t0 = train_clock_ms();
-    losses_.push_back(trainer_->step());
+    const Trainer::StepPart part = trainer_->step_part(budget);
     const double ms = train_clock_ms() - t0;
-    step_ms_ = step_ms_ == 0 ? ms : 0.8 * step_ms_ + 0.2 * ms;
+    measured(ms, part.work);
+    this_step_ms_ += ms;
+    if (!part.done) continue;
+    step_ms_ = step_ms_ == 0 ? this_step_ms_ : 0.8 * step_ms_ + 0.2 * this_step_ms_;
+    this_step_ms_ = 0;
+    losses_.push_back(part.loss);
     ++taken;
     if (trainer_->steps_done() % eval_every_ == 0 || trainer_->steps_done() == until_step) begin_evaluation();
   }

@@ -42,15 +42,17 @@ constexpr int kExperimentSteps = 300;   // each run stops here if it has not rea
 constexpr double kExperimentBar = 0.9;  // held-out accuracy the experiment times
 
 // One training run: a Trainer, the loss of every step and the held-out accuracy every
-// eval_every steps. The accuracy is computed in chunks (one batch of held-out sentences at a time)
-// on a copy of the weights, so a slice of a frame can stop between chunks; training waits for a due
-// evaluation, so each point is the model exactly at that step.
+// eval_every steps. Work is done in pieces sized to the time left: a step's pieces
+// (Trainer::step_part: sequences, rows of a weight's gradient, ranges of AdamW) and the accuracy's
+// (held-out sentences, on a copy of the weights), at the rate in ms per multiply-add measured so far.
+// Training waits for a due evaluation, so each point is the model exactly at that step.
 class TrainRun {
  public:
   void start(const TrainSettings& settings, int eval_every);  // throws std::invalid_argument
   bool started() const { return trainer_ != nullptr; }
-  // Does work until `deadline_ms` (steady clock, ms) or `until_step`: evaluation chunks first, then
-  // steps. At least one unit of work is done per call. Returns the steps taken.
+  // Does work until `deadline_ms` (steady clock, ms) or `until_step`: a due evaluation first, then
+  // steps; a piece that would not end by the deadline waits for the next call, but each call does
+  // at least one piece. Returns the steps completed.
   int work(double deadline_ms, int until_step);
   int steps() const { return trainer_ ? trainer_->steps_done() : 0; }
   bool evaluating() const { return eval_pending_; }
@@ -61,11 +63,11 @@ class TrainRun {
   int first_step_at(double bar) const;
   Trainer& trainer() { return *trainer_; }
   const Trainer& trainer() const { return *trainer_; }
-  double step_ms() const { return step_ms_; }  // running mean of one step's time
+  double step_ms() const { return step_ms_; }  // running mean of one step's time (its pieces summed)
 
  private:
   void begin_evaluation();
-  void evaluate_chunk();
+  double evaluate_chunk(double work);  // held-out sentences worth up to `work` (at least one) → the work done
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<Gpt2TrainGraph<float>> eval_graph_;  // the weights of the step being evaluated
   std::vector<float> losses_, accuracies_;
@@ -75,7 +77,11 @@ class TrainRun {
   bool eval_pending_ = false;
   std::size_t eval_next_ = 0;
   int eval_correct_ = 0;
-  double step_ms_ = 0, chunk_ms_ = 0;  // running means: one step, one evaluation chunk
+  double step_ms_ = 0, this_step_ms_ = 0;  // running mean of one step; the step under way so far
+  // ms per multiply-add: a guess (wasm's SIMD products do ~15 per ns) until measured
+  static constexpr double kGuessMsPerWork = 1e-7;
+  double ms_per_work_ = kGuessMsPerWork, pooled_ms_ = 0, pooled_work_ = 0;
+  void measured(double ms, double work);
 };
 
 // The probe sentence as the view shows it: every head's attention from the position that predicts
@@ -122,7 +128,7 @@ constexpr int kExperimentEvalEvery = 25;  // an evaluation costs ~16 steps of d_
 double train_clock_ms();  // steady clock, ms
 
 // Runs the session for one slice: the run while running (pausing at form.steps), then the
-// experiment, within budget_ms together; refreshes the probe (a frame's slice; the page's idle
+// experiment, within budget_ms together; refreshes the probe (a frame's slice; the page's
 // slices between frames leave that to the next frame). Cheap when nothing runs.
 void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh = true);
 // Start (or continue) the run with the form; a bad form sets session.error and returns false.

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cfloat>
 #include <map>
+#include <utility>
 
 namespace attn::ui {
 
@@ -80,11 +82,12 @@ std::string number_text(float v, int decimals) {
 }
 
 void draw_masked_cell(ImDrawList* dl, ImVec2 a, ImVec2 b) {
-  dl->AddRectFilled(a, b, IM_COL32(70, 70, 76, 255));
+  const Palette& p = palette();
+  dl->AddRectFilled(a, b, color(p.masked_fill));
   const float step = std::max(4.0f, (b.x - a.x) / 4.0f);
   dl->PushClipRect(a, b, true);
   for (float x = a.x - (b.y - a.y); x < b.x; x += step)
-    dl->AddLine(ImVec2(x, b.y), ImVec2(x + (b.y - a.y), a.y), IM_COL32(120, 120, 130, 255), 1.0f);
+    dl->AddLine(ImVec2(x, b.y), ImVec2(x + (b.y - a.y), a.y), color(p.masked_line), 1.0f);
   dl->PopClipRect();
 }
 
@@ -133,7 +136,8 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
     for (int j = 0; j < cols && j < static_cast<int>(s.col_labels->size()); ++j) {
       const char* text = (*s.col_labels)[j].c_str();
       const ImVec2 ts = ImGui::CalcTextSize(text);
-      const ImU32 c = j == s.highlight_col ? ImGui::GetColorU32(ImGuiCol_PlotLinesHovered) : label_color;
+      const ImU32 c = j == s.highlight_col ? ImGui::GetColorU32(ImGuiCol_PlotLinesHovered)
+                                           : s.col_label_color ? s.col_label_color : label_color;
       if (vertical)
         text_vertical(dl, ImVec2(grid.x + cell_w * j + (cell_w - ts.y) * 0.5f, grid.y - ImGui::GetStyle().ItemSpacing.y), c, text);
       else
@@ -144,7 +148,8 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
     for (int i = 0; i < rows && i < static_cast<int>(s.row_labels->size()); ++i) {
       const char* text = (*s.row_labels)[i].c_str();
       const ImVec2 ts = ImGui::CalcTextSize(text);
-      const ImU32 c = i == s.highlight_row ? ImGui::GetColorU32(ImGuiCol_PlotLinesHovered) : label_color;
+      const ImU32 c = i == s.highlight_row ? ImGui::GetColorU32(ImGuiCol_PlotLinesHovered)
+                                           : s.row_label_color ? s.row_label_color : label_color;
       dl->AddText(ImVec2(grid.x - ts.x - ImGui::GetStyle().ItemSpacing.x * 0.5f, grid.y + cell * i + (cell - ts.y) * 0.5f),
                   c, text);
     }
@@ -200,32 +205,92 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
       hover.row = i;
       hover.col = j;
       const ImVec2 a(grid.x + cell_w * j, grid.y + cell * i);
-      dl->AddRect(a, ImVec2(a.x + std::max(cell_w, 2.0f), a.y + std::max(cell, 2.0f)), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+      dl->AddRect(a, ImVec2(a.x + std::max(cell_w, 2.0f), a.y + std::max(cell, 2.0f)), ImGui::GetColorU32(ImGuiCol_Text), 0, 0, 2.0f);
     }
   }
   return hover;
 }
 
-void legend(const char* caption, const HeatmapStyle& s, float width) {
-  ImGui::TextUnformatted(caption);
-  ImGui::SameLine();
-  // Whole ranges print whole ("1"), others with two significant digits ("0.031").
+namespace {
+// The end labels of a colour scale: whole ranges print whole ("1"), others with two significant
+// digits ("0.031").
+std::pair<std::string, std::string> range_labels(const HeatmapStyle& s) {
   const int decimals = s.range == std::floor(s.range) ? 0 : std::max(1, 1 - static_cast<int>(std::floor(std::log10(s.range))));
-  const std::string lo = s.signed_values ? number_text(-s.range, decimals) : "0", hi = number_text(s.range, decimals);
-  ImGui::TextUnformatted(lo.c_str());
-  ImGui::SameLine();
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  const float h = ImGui::GetTextLineHeight();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
+  return {s.signed_values ? number_text(-s.range, decimals) : "0", number_text(s.range, decimals)};
+}
+
+void draw_ramp(ImDrawList* dl, ImVec2 p, float width, float h, bool signed_values) {
   const int steps = 32;
   for (int k = 0; k < steps; ++k) {
     const float t = (k + 0.5f) / steps;
-    const ImU32 c = s.signed_values ? color_diverging(t * 2.0f - 1.0f) : color_sequential(t);
+    const ImU32 c = signed_values ? color_diverging(t * 2.0f - 1.0f) : color_sequential(t);
     dl->AddRectFilled(ImVec2(p.x + width * k / steps, p.y), ImVec2(p.x + width * (k + 1) / steps + 0.5f, p.y + h), c);
   }
+}
+}  // namespace
+
+void legend(const char* caption, const HeatmapStyle& s, float width, bool signs_only) {
+  ImGui::TextUnformatted(caption);
+  ImGui::SameLine();
+  const auto [lo, hi] = signs_only ? std::pair<std::string, std::string>("−", "+") : range_labels(s);
+  ImGui::TextUnformatted(lo.c_str());
+  ImGui::SameLine();
+  const float h = ImGui::GetTextLineHeight();
+  draw_ramp(ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), width, h, s.signed_values);
   ImGui::Dummy(ImVec2(width, h));
   ImGui::SameLine();
   ImGui::TextUnformatted(hi.c_str());
+}
+
+float scale_bar(ImDrawList* dl, ImVec2 pos, float width, const HeatmapStyle& s) {
+  const auto [lo, hi] = range_labels(s);
+  const float line = ImGui::GetTextLineHeight(), gap = ImGui::GetFontSize() * 0.25f;
+  const float lo_w = ImGui::CalcTextSize(lo.c_str()).x, hi_w = ImGui::CalcTextSize(hi.c_str()).x;
+  const float bar = width - lo_w - hi_w - gap * 2.0f;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  if (bar < line) {  // too narrow for the ramp between its ends: the range in words
+    const std::string range = s.signed_values ? "±" + hi : lo + "…" + hi;
+    dl->AddText(pos, text, range.c_str());
+    return line;
+  }
+  dl->AddText(pos, text, lo.c_str());
+  draw_ramp(dl, ImVec2(pos.x + lo_w + gap, pos.y + line * 0.25f), bar, line * 0.5f, s.signed_values);
+  dl->AddText(ImVec2(pos.x + width - hi_w, pos.y), text, hi.c_str());
+  return line;
+}
+
+void qkv_legend() {
+  const Palette& p = palette();
+  const float h = ImGui::GetTextLineHeight();
+  const std::pair<const char*, Rgb> entries[] = {{"query q", p.query}, {"key k", p.key}, {"value v", p.value}};
+  bool first = true;
+  for (const auto& [name, hue] : entries) {
+    const float width = h * 0.9f + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(name).x;
+    if (!first) same_line_if_fits(width, ImGui::GetFontSize());
+    first = false;
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + h * 0.1f), ImVec2(at.x + h * 0.8f, at.y + h * 0.9f),
+                                              color(hue), h * 0.15f);
+    ImGui::Dummy(ImVec2(h * 0.9f, h));
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::TextColored(ImVec4(hue.r, hue.g, hue.b, 1.0f), "%s", name);
+  }
+}
+
+void heading(const char* text, ImU32 text_color) {
+  ImGui::Dummy(ImVec2(0, ImGui::GetFontSize() * 0.45f));
+  // the font's glyphs drawn 1.2× (one font in the atlas keeps the first load small), wrapped at the
+  // view's wrap position like a paragraph
+  ImFont* font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize() * 1.2f;
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const float wrap_pos = ImGui::GetCurrentWindow()->DC.TextWrapPos;
+  const float wrap = std::max(size * 6.0f, wrap_pos >= 0 ? ImGui::CalcWrapWidthForPos(at, wrap_pos)
+                                                         : ImGui::GetContentRegionAvail().x);
+  const ImVec2 extent = font->CalcTextSizeA(size, FLT_MAX, wrap, text);
+  ImGui::GetWindowDrawList()->AddText(font, size, at, text_color ? text_color : ImGui::GetColorU32(ImGuiCol_Text), text,
+                                      nullptr, wrap);
+  ImGui::Dummy(ImVec2(extent.x, extent.y + ImGui::GetFontSize() * 0.1f));
 }
 
 void masked_legend(const char* caption) {

@@ -7,7 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "palette.h"
+
 namespace attn::ui {
+
+// The current theme's colours (set by apply_theme) and one of them as an ImGui colour.
+const Palette& palette();
+ImU32 color(Rgb c, float alpha = 1.0f);
 
 // Sequential map for weights in [0, 1] (viridis: readable with colour blindness, dark = 0).
 ImU32 color_sequential(float t);
@@ -28,6 +34,8 @@ struct HeatmapStyle {
   const std::vector<std::string>* row_labels = nullptr;  // drawn left of the rows
   const std::vector<std::string>* col_labels = nullptr;  // drawn above the columns (rotated if long)
   float label_width = 0;      // width reserved for row labels (0: measured)
+  ImU32 row_label_color = 0;  // e.g. the query hue where rows are queries (0: the text colour)
+  ImU32 col_label_color = 0;  // e.g. the key hue where columns are keys
 };
 
 struct HeatmapHover {
@@ -41,8 +49,16 @@ HeatmapHover heatmap(const char* id, const float* data, int rows, int cols, cons
 // Size heatmap() will take for these settings (to lay out side by side).
 ImVec2 heatmap_size(int rows, int cols, const HeatmapStyle& style);
 
-// A horizontal colour bar with its end labels, e.g. "0" ... "1" (weights).
-void legend(const char* caption, const HeatmapStyle& style, float width);
+// A horizontal colour bar with its end labels, e.g. "0" ... "1" (weights), or only "−" ... "+"
+// (`signs_only`: where each matrix has its own range, shown by its scale_bar).
+void legend(const char* caption, const HeatmapStyle& style, float width, bool signs_only = false);
+// A small bar inside a box, `width` wide at `pos` (screen): "lo", the colour ramp, "hi", for the
+// range of that one matrix. Returns its height (one text line).
+float scale_bar(ImDrawList* dl, ImVec2 pos, float width, const HeatmapStyle& style);
+// Which hue is which: "query q", "key k", "value v" as swatches (the same in every view).
+void qkv_legend();
+// A section heading: a size up from the body text, with room above it (in `color`, else the text's).
+void heading(const char* text, ImU32 color = 0);
 // A swatch of the masked-cell pattern with its label.
 void masked_legend(const char* caption);
 

@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { serveStatic, launchBrowser, openExplainer, frames, holdKey, screenshot, appViews } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, holdKey, screenshot, appViews, focusRect, walkTo } from "./harness.mjs";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 
@@ -101,46 +101,6 @@ test("axe-core finds no violation on the page, in every view", async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
-
-// Keyboard only: Tab reaches the canvas, then arrows move Dear ImGui's nav cursor (read back through
-// itemRect("keyboard-focus")) to a control, and Space presses it; an area that scrolls on its own
-// (the view's body) is one stop for the arrows, entered with Space. No mouse event is ever sent.
-async function focusRect(page) {
-  return page.evaluate(() => { try { return window.attentionExplainer.itemRect("keyboard-focus"); } catch (e) { return null; } });
-}
-const centre = (r) => [r.x + r.w / 2, r.y + r.h / 2];
-const inside = (r, [x, y]) => x >= r.x - 1 && x <= r.x + r.w + 1 && y >= r.y - 1 && y <= r.y + r.h + 1;
-
-async function walkTo(page, name) {
-  const target = await page.evaluate((n) => window.attentionExplainer.itemRect(n), name);
-  const path = [];
-  for (let step = 0; step < 80; ++step) {
-    const at = await focusRect(page);
-    assert.ok(at, `the keyboard cursor shows (walking to ${name})`);
-    if (inside(target, centre(at))) return path.length;
-    if (inside(at, centre(target)) && at.w * at.h > 4 * target.w * target.h) {
-      // the cursor is on an area that holds the target (the view's scrolling body): Space enters it
-      await holdKey(page, "Space");
-      path.push("Space");
-      continue;
-    }
-    const [ax, ay] = centre(at), [tx, ty] = centre(target);
-    const vertical = ty < at.y || ty > at.y + at.h;  // not on the cursor's line yet
-    const key = vertical ? (ty < ay ? "ArrowUp" : "ArrowDown") : (tx < ax ? "ArrowLeft" : "ArrowRight");
-    await holdKey(page, key);
-    path.push(key);
-    const moved = await focusRect(page);
-    if (moved && moved.x === at.x && moved.y === at.y) {  // blocked on that axis: try the other one
-      const other = vertical ? (tx < ax ? "ArrowLeft" : "ArrowRight") : (ty < ay ? "ArrowUp" : "ArrowDown");
-      await holdKey(page, other);
-      path.push(other);
-      const again = await focusRect(page);
-      assert.ok(!(again && again.x === at.x && again.y === at.y),
-        `the arrows cannot leave (${at.x}, ${at.y}) towards ${name} at (${target.x}, ${target.y}); keys ${path.join(" ")}`);
-    }
-  }
-  assert.fail(`${name} not reached with 80 arrow presses: ${path.join(" ")}`);
-}
 
 test("keyboard only: every view reached, the token changed, a mistake switched on", async () => {
   const { page, context, errors } = await openExplainer(browser, server.url);

@@ -111,7 +111,8 @@ TEST_CASE("train layers: matmul + bias backward (Conv1D layout x·W)") {
     L::matmul_forward(out.data(), inp.data(), w.data(), bias.data(), N, C, OC);
     return dot(out, R);
   };
-  L::matmul_backward(dinp.data(), dw.data(), dbias.data(), R.data(), inp.data(), w.data(), N, C, OC);
+  L::matmul_backward_input(dinp.data(), R.data(), w.data(), N, C, OC);
+  L::matmul_backward_weights(dw.data(), dbias.data(), R.data(), inp.data(), N, C, OC);
   check_gradient("inp", inp, dinp, objective);
   check_gradient("w", w, dw, objective);
   check_gradient("bias", bias, dbias, objective);
@@ -199,7 +200,8 @@ TEST_CASE("train layers: tied LM head + cross-entropy backward") {
   std::vector<double> probs(N * V), losses(N), dx(N * C, 0), dwte(V * C, 0), dlogits(N * V);
   const auto objective = [&] { return L::lm_head_forward(probs.data(), losses.data(), x.data(), wte.data(), targets, N, C, V); };
   objective();
-  L::lm_head_backward(dx.data(), dwte.data(), dlogits.data(), probs.data(), x.data(), wte.data(), targets, N, C, V);
+  L::lm_head_backward_input(dx.data(), dlogits.data(), probs.data(), wte.data(), targets, 3, N, C, V);  // 3 rows have a target
+  L::matmul_backward_weights(dwte.data(), static_cast<double*>(nullptr), x.data(), dlogits.data(), N, V, C);  // the tied wte
   check_gradient("x", x, dx, objective);
   check_gradient("wte", wte, dwte, objective);
   CHECK(losses[1] == 0.0);  // no target: no loss
@@ -298,6 +300,62 @@ TEST_CASE("trainer: the same seed gives identical bits; another seed does not") 
   CHECK(std::memcmp(ma.wte.data(), mb.wte.data(), sizeof(float) * ma.wte.size()) == 0);
   CHECK(std::memcmp(ma.blocks[0].c_attn_w.data(), mb.blocks[0].c_attn_w.data(), sizeof(float) * ma.blocks[0].c_attn_w.size()) == 0);
   CHECK(a.heldout_accuracy() == b.heldout_accuracy());
+}
+
+namespace {
+
+std::vector<float> weights_of(const attn::Trainer& t) {
+  const attn::Gpt2Model m = t.model();
+  attn::Gpt2TrainGraph<float> g(m.config, 1, m.config.scale_attn_weights);
+  g.set_parameters(m);
+  return g.params();
+}
+
+}  // namespace
+
+TEST_CASE("trainer: a step in pieces (the page's slices) gives the whole step's bits") {
+  attn::TrainSettings clipped;  // 2 layers, the clip active (a small bound), the loss on the referent
+  clipped.seed = 4, clipped.n_layer = 2, clipped.n_head = 2, clipped.n_embd = 16, clipped.batch = 5, clipped.grad_clip = 0.05f;
+  attn::TrainSettings plain = clipped;  // every token's loss, no clip, no √d, one head
+  plain.seed = 7, plain.n_layer = 1, plain.n_head = 1, plain.n_embd = 8, plain.grad_clip = 0, plain.scale = false, plain.answer_only = false;
+  for (const attn::TrainSettings& s : {clipped, plain}) {
+    attn::Trainer whole, smallest, mixed;
+    whole.init(s), smallest.init(s), mixed.init(s);
+    const std::vector<float> start = weights_of(whole);
+    // work 1: every piece the smallest (one sequence, one row of a weight's gradient, 4 096 elements
+    // of the norm or AdamW); 5 000 multiply-adds: pieces of several rows or sequences, cut anywhere
+    for (int step = 0; step < 6; ++step) {
+      const float loss = whole.step();
+      int calls = 0;
+      attn::Trainer::StepPart part;
+      do {
+        part = smallest.step_part(1.0);
+        ++calls;
+        CHECK(part.work > 0);
+        if (!part.done) {
+          REQUIRE(smallest.in_step());
+          if (calls == 3 && step == 0) {
+            CHECK(weights_of(smallest) == start);  // the weights change only when the step completes
+            CHECK_THROWS_AS(smallest.evaluate(), std::logic_error);
+          }
+        }
+      } while (!part.done);
+      CHECK(!smallest.in_step());
+      // at least a piece per sequence and per row of every weight product (c_fc's 4 · d_model rows)
+      CHECK(calls > s.batch + 4 * s.n_embd * s.n_layer);
+      CHECK(part.loss == loss);
+      do part = mixed.step_part(5000.0);
+      while (!part.done);
+      CHECK(part.loss == loss);
+    }
+    const std::vector<float> a = weights_of(whole), b = weights_of(smallest), c = weights_of(mixed);
+    REQUIRE(a.size() == b.size());
+    CHECK(a != start);
+    CHECK(std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0);
+    CHECK(std::memcmp(a.data(), c.data(), sizeof(float) * a.size()) == 0);
+    CHECK(whole.steps_done() == 6);
+    CHECK(smallest.steps_done() == 6);
+  }
 }
 
 TEST_CASE("corpus: the lesson's sentence, the held-out rule, every word seen in training") {

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "../../src/api/model_files.h"
 #include "../../src/api/trained_model_bytes.h"
@@ -49,6 +50,31 @@ TEST_CASE("train session: slices reproduce the trainer stepped in one go, accura
   run_to_end(s, more, 1000);
   CHECK(s.run.steps() == steps + 5);
   CHECK(s.run.losses().size() == static_cast<std::size_t>(steps + 5));
+}
+
+TEST_CASE("train session: past its deadline a run does one piece per call; the pieces give whole steps") {
+  TrainSettings settings;
+  settings.seed = 2, settings.n_layer = 2, settings.n_head = 2, settings.n_embd = 32;
+  TrainRun run;
+  run.start(settings, 1000);
+  int calls = 0;
+  for (; run.evaluating() && calls < 100000; ++calls) CHECK(run.work(0, 3) == 0);  // the step-0 accuracy, a sentence a call
+  CHECK(calls == static_cast<int>(run.trainer().corpus().heldout.size()));
+  REQUIRE(run.accuracies().size() == 1);
+  CHECK(run.work(0, 3) == 0);  // the first piece of step 1: one sequence's forward and backward
+  CHECK(run.trainer().in_step());
+  CHECK(run.steps() == 0);
+  calls = 1;
+  while (run.steps() < 3 && calls < 100000) run.work(0, 3), ++calls;
+  CHECK(calls > 3 * settings.batch);  // a piece per sequence at least
+  CHECK_FALSE(run.trainer().in_step());
+  CHECK(run.work(0, 3) == 0);  // at the target: nothing more
+  Trainer reference;
+  reference.init(settings);
+  std::vector<float> losses;
+  for (int i = 0; i < 3; ++i) losses.push_back(reference.step());
+  CHECK(run.losses() == losses);
+  CHECK(run.trainer().parameters() == reference.parameters());
 }
 
 TEST_CASE("train session: bad recipes are refused naming the setting") {
