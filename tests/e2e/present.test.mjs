@@ -129,7 +129,9 @@ test("presentation mode on a phone: no controls, the explanations under the view
   assert.ok(content.x + content.w <= 390 + 1, `the view fits the phone's width (${content.x + content.w})`);
   assert.match((await state(page)).view_data.explanation.text, /looking at/);
   await screenshot(page, "present-phone-weights");
-  // a tap pins another cell's explanation (a finger has no hover)
+  // a tap pins another cell's explanation (a finger has no hover); a short sentence keeps the whole
+  // matrix above the column
+  await set(page, { sentence: "The cat sat" });
   const matrix = await rect(page, "weights:matrix");
   await page.touchscreen.tap(matrix.x + matrix.w - 6, matrix.y + matrix.h - 6);
   await frames(page, 6);
