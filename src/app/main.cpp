@@ -21,6 +21,7 @@
 #include "../api/compute_json.h"
 #include "../gpu/gpu.h"
 #include "../gpu/gpu_check.h"
+#include "../ui/layout.h"
 #include "../ui/panels.h"
 #include "js_api.h"
 #include "platform.h"
@@ -60,7 +61,7 @@ const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x1D40, 0x1D40, 
                                 0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2580, 0x259F, 0x2605, 0x2605,
                                 0x2713, 0x2718, 0x2C7C, 0x2C7C, 0};
 
-bool load_fonts(float dpr) {
+bool load_fonts(float scale) {
   const platform::Bytes font = platform::ui_font();
   if (!font.data) return false;
   ImGuiIO& io = ImGui::GetIO();
@@ -68,7 +69,7 @@ bool load_fonts(float dpr) {
   ImFontConfig config;
   config.FontDataOwnedByAtlas = false;  // the bytes live as long as the program (platform::ui_font)
   config.OversampleH = 2;
-  io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(font.data), static_cast<int>(font.size), 15.0f * dpr,
+  io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(font.data), static_cast<int>(font.size), 15.0f * scale,
                                  &config, kGlyphRanges);
   return true;
 }
@@ -105,10 +106,12 @@ int main(int argc, char** argv) {
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // layout is fixed; nothing to remember
   ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // Tab, arrows, Space, Enter
-  float dpr = platform::device_pixel_ratio();
+  // Device pixels per CSS pixel, times presentation mode's larger type: the font is rasterised at
+  // this size (crisp, never a scaled bitmap) and every style size scaled by it.
+  float scale = platform::device_pixel_ratio();
   bool light_theme = false;
-  attn::ui::apply_theme(dpr, light_theme);
-  if (!load_fonts(dpr)) {
+  attn::ui::apply_theme(scale, light_theme);
+  if (!load_fonts(scale)) {
     std::fprintf(stderr, "error: the UI font is missing\n");
     return 1;
   }
@@ -177,18 +180,20 @@ int main(int argc, char** argv) {
     platform::sync_canvas_size(window);
     glfwPollEvents();
     gpu::poll_context_restored();  // a lost WebGL context came back: rebuild the GL objects
-    const float new_dpr = platform::device_pixel_ratio();
+    platform::update_layout_screen(window);
+    const float new_scale =
+        attn::ui::ui_scale(platform::device_pixel_ratio(), state.inputs.present, attn::ui::layout().narrow);
     if (state.inputs.light_theme != light_theme) {
       light_theme = state.inputs.light_theme;
-      attn::ui::apply_theme(dpr, light_theme);
+      attn::ui::apply_theme(scale, light_theme);
     }
-    if (new_dpr != dpr) {  // moved to another screen or zoomed: re-rasterise the font, rescale
-      dpr = new_dpr;
-      attn::ui::apply_theme(dpr, light_theme);
-      load_fonts(dpr);
+    // Moved to another screen, zoomed, or presentation mode on or off: re-rasterise the font, rescale.
+    if (new_scale != scale) {
+      scale = new_scale;
+      attn::ui::apply_theme(scale, light_theme);
+      load_fonts(scale);
       gpu::rebuild_imgui_font();
     }
-    platform::update_layout_screen(window);
     platform::pump_text_field();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();

@@ -77,6 +77,7 @@ struct AppInputs {
   bool reduced_motion = false;       // no animations (prefers-reduced-motion)
   int tour_step = -1;                // the guided tour's stop (index into tour_stops()), -1: no tour
   bool advanced = false;             // the controls show developer internals (backend, GPU, state JSON)
+  bool present = false;              // presentation mode: large type, no controls column, explanations on screen
 
   static constexpr int kDeriveStages = 6;  // Q·Kᵀ, ÷√d, exp, row sums, weights, weighted sums
   static Matrix derive_default_qk();

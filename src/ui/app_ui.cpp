@@ -82,6 +82,31 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   ImGui::EndTabBar();
 }
 
+// Presentation mode's one control: a small menu (the views, leaving presentation mode) beside the
+// open view's title, which the room reads as the slide's heading. Escape leaves too.
+void draw_present_bar(const AppState& state, AppInputs& next) {
+  if (ImGui::Button("≡")) ImGui::OpenPopup("present_menu");
+  publish_item_rect("present:menu");
+  explain_item("Views, and leaving presentation mode (or press Escape)", false);
+  ImGui::SameLine();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(view_title(state.inputs.view));
+  if (ImGui::BeginPopup("present_menu")) {
+    const float row = layout().tall_controls ? ImGui::GetFrameHeight() : 0.0f;
+    for (const View v : kTabOrder) {
+      if (!view_offered(state.inputs, v)) continue;
+      if (ImGui::Selectable(view_title(v), v == state.inputs.view, 0, ImVec2(0, row))) next.view = v;
+      publish_item_rect((std::string("tab:") + view_name(v)).c_str());
+    }
+    ImGui::Separator();
+    if (ImGui::Selectable("Leave presentation mode", false, 0, ImVec2(0, row))) next.present = false;
+    publish_item_rect("present:leave");
+    ImGui::EndPopup();
+  } else if (!ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed(ImGuiKey_Escape, false)) {
+    next.present = false;
+  }
+}
+
 // "tooltip": where the tooltip is this frame, or an empty rect (tests check that a long press
 // shows what hovering shows). ImGui names its first tooltip window "##Tooltip_00".
 void publish_tooltip_rect() {
@@ -186,6 +211,12 @@ nlohmann::json view_data(const AppState& state) {
     if (j.is_null()) j = nlohmann::json::object();
     for (const ModelNote& n : notes) j["model_notes"].push_back({{"id", n.id}, {"text", n.text}});
   }
+  // What is explained on screen without hovering: a pinned explanation, presentation mode's column.
+  const ShownExplanation& shown = shown_explanation();
+  if (!shown.text.empty() || !shown.items.empty()) {
+    if (j.is_null()) j = nlohmann::json::object();
+    j["explanation"] = {{"text", shown.text}, {"pinned", shown.pinned}, {"items", shown.items}};
+  }
   return j;
 }
 
@@ -241,6 +272,8 @@ void draw_app(AppState& state, double now) {
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
   // Training runs between frames in slices of a fixed budget, whichever view is open.
   train_frame(*state.train, state.inputs.train, kTrainSliceMs);
+  const bool present = state.inputs.present;
+  explanations_begin_frame(present);
   AppInputs next = state.inputs;
   TrainWish train_wish;
   keyboard_shortcuts(state, next);
@@ -249,7 +282,9 @@ void draw_app(AppState& state, double now) {
   for (int i = 0; i < kViewCount; ++i) offered += view_offered(state.inputs, static_cast<View>(i));
 
   const bool narrow = screen.narrow;
-  if (embed) {
+  if (present) {  // the view fills the canvas: no controls, no tabs
+    draw_present_bar(state, next);
+  } else if (embed) {
     draw_compact_controls(state, next);
   } else if (narrow) {
     draw_narrow_bar(state, next, drawer_open);
@@ -271,17 +306,36 @@ void draw_app(AppState& state, double now) {
     ImGui::EndChild();
     ImGui::SameLine();
   }
-  if (narrow && !embed && drawer_open) {  // the controls fill the screen until "Close"
+  if (narrow && !embed && !present && drawer_open) {  // the controls fill the screen until "Close"
     ImGui::End();
     ImGui::PopStyleVar();
+    explanations_end_frame();
     if (next != state.inputs) apply_inputs(state, next, now);
     return;
   }
-  ImGui::BeginChild("view", ImVec2(0, 0), false, ImGuiWindowFlags_NavFlattened);
+  // Presentation mode: the view's explanations in a column beside it (under it when narrow), kept
+  // while the view has any.
+  ImVec2 view_size(0, 0);
+  if (present && explanations_in_view()) {
+    const ImVec2 at = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+    const float gap = style.ItemSpacing.x, font = ImGui::GetFontSize();
+    if (narrow) {
+      const float height = std::floor(avail.y * 0.32f);
+      view_size.y = avail.y - height - gap;
+      explanations_column(ImVec2(at.x, at.y + avail.y - height), ImVec2(at.x + avail.x, at.y + avail.y));
+    } else {
+      const float width = std::floor(std::clamp(avail.x * 0.38f, font * 14.0f, font * 28.0f));
+      view_size.x = avail.x - width - gap;
+      explanations_column(ImVec2(at.x + avail.x - width, at.y), ImVec2(at.x + avail.x, at.y + avail.y));
+    }
+  }
+  ImGui::BeginChild("view", view_size, false, ImGuiWindowFlags_NavFlattened);
   if (state.inputs.tour_step >= 0) draw_tour_bar(state, next);
-  if (offered > 1 && narrow && embed) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
-  else if (offered > 1 && !narrow && tabs_fit(state, ImGui::GetContentRegionAvail().x)) draw_view_tabs(state, next);
-  else if (offered > 1 && !narrow) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
+  if (!present) {  // presentation mode's bar is its only control
+    if (offered > 1 && narrow && embed) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
+    else if (offered > 1 && !narrow && tabs_fit(state, ImGui::GetContentRegionAvail().x)) draw_view_tabs(state, next);
+    else if (offered > 1 && !narrow) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
+  }
   // An embed that offers one view shows it even if the state names another.
   if (!view_offered(state.inputs, state.inputs.view))
     for (int i = 0; i < kViewCount; ++i)
@@ -306,6 +360,7 @@ void draw_app(AppState& state, double now) {
   ImGui::EndChild();
   ImGui::End();
   ImGui::PopStyleVar();
+  explanations_end_frame();
   publish_tooltip_rect();
 
   if (next != state.inputs) apply_inputs(state, next, now);

@@ -352,6 +352,8 @@ std::vector<InputField> make_fields() {
   t.push_back(tour);
   t.push_back(boolean<&AppInputs::advanced>("advanced", G::Setting, U::Read,
                                             "the controls show developer internals: the backend, the GPU, the state JSON"));
+  t.push_back(boolean<&AppInputs::present>("present", G::Setting, U::Permalink,
+                                           "presentation mode: large type, no controls column, every explanation on screen without hovering"));
   return t;
 }
 

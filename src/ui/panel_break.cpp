@@ -69,7 +69,7 @@ void draw_break_controls(const AppState& state, AppInputs& next) {
   ImGui::SliderInt("##break_d", &next.break_d, 1, 512, "d = %d",
                    ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
   publish_item_rect("break:d");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("d: the length of each query and key vector");
+  explain_item("d: the length of each query and key vector");
   for (int preset : {2, 8, 64, 512}) {
     const std::string label = std::to_string(preset);
     same_line_if_fits(ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2);
@@ -83,12 +83,12 @@ void draw_break_controls(const AppState& state, AppInputs& next) {
   ImGui::SetNextItemWidth(slider_width);
   ImGui::SliderInt("##break_T", &next.break_T, 1, 64, "T = %d tokens", ImGuiSliderFlags_AlwaysClamp);
   publish_item_rect("break:T");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("T: how many tokens (rows of q and of k)");
+  explain_item("T: how many tokens (rows of q and of k)");
   same_line_if_fits(font * 11.0f);
   ImGui::SetNextItemWidth(font * 7.0f);
   if (ImGui::InputInt("seed", &next.break_seed)) next.break_seed = std::clamp(next.break_seed, 0, 1000000);
   publish_item_rect("break:seed");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Another seed draws other random q, k and g");
+  explain_item("Another seed draws other random q, k and g");
 
   if (ImGui::Button("Lesson's setting: d = 512, T = 64")) {
     next.break_d = 512;
@@ -242,14 +242,15 @@ void draw_row_max_histogram(const char* id, const std::vector<int>& counts, int 
   dl->AddText(ImVec2(plot_min.x + (plot_w - ImGui::CalcTextSize(x_label).x) * 0.5f, plot_max.y + tick + line), text,
               x_label);
 
+  int hovered_bin = -1;
   if (ImGui::IsItemHovered()) {
     const float w = (ImGui::GetIO().MousePos.x - plot_min.x) / plot_w;
-    if (w >= 0 && w <= 1) {
-      const int b = std::min(static_cast<int>(w * kHistogramBins), kHistogramBins - 1);
-      ImGui::SetTooltip("largest weight %.2f – %.2f: %d rows", static_cast<double>(b) / kHistogramBins,
-                        static_cast<double>(b + 1) / kHistogramBins, counts[b]);
-    }
+    if (w >= 0 && w <= 1) hovered_bin = std::min(static_cast<int>(w * kHistogramBins), kHistogramBins - 1);
   }
+  explain_parts(id, kHistogramBins, hovered_bin, -1, [&](int b) {
+    ImGui::Text("largest weight %.2f – %.2f: %d rows", static_cast<double>(b) / kHistogramBins,
+                static_cast<double>(b + 1) / kHistogramBins, counts[b]);
+  });
 }
 
 void draw_weight_heatmap(const char* id, const Matrix& weights, float width) {
@@ -259,9 +260,9 @@ void draw_weight_heatmap(const char* id, const Matrix& weights, float width) {
   style.cell = std::clamp(std::floor(side / static_cast<float>(T)), 1.0f, ImGui::GetFontSize() * 2.6f);
   style.show_values = style.cell >= ImGui::GetFontSize() * 2.2f;  // only a handful of tokens: numbers fit
   const HeatmapHover hover = heatmap(id, weights.data(), T, T, style);
-  if (hover.row >= 0)
-    ImGui::SetTooltip("query %d, key %d: weight %.4f", hover.row + 1, hover.col + 1,
-                      static_cast<double>(weights(hover.row, hover.col)));
+  explain_parts(id, T * T, hover.row >= 0 ? hover.row * T + hover.col : -1, -1, [&](int cell) {
+    ImGui::Text("query %d, key %d: weight %.4f", cell / T + 1, cell % T + 1, static_cast<double>(weights(cell / T, cell % T)));
+  });
 }
 
 // One side of the comparison: its title, histogram and weight matrix, in a column `width` wide.

@@ -160,15 +160,21 @@ void weight_strip(const char* id, const std::vector<float>& values, const std::v
   if (!signed_values) s.row_label_color = color(palette().query);  // "A: it", the query (not B − A)
   s.label_width = label_width;
   const HeatmapHover hover = heatmap(id, values.data(), 1, static_cast<int>(values.size()), s);
-  if (hover.col >= 0) {
-    const float v = values[static_cast<std::size_t>(hover.col)];
+  // Presentation mode explains the largest entry first (the strongest weight, the largest change).
+  int largest = -1;
+  for (int j = 0; j < static_cast<int>(values.size()); ++j)
+    if (std::isfinite(values[static_cast<std::size_t>(j)]) &&
+        (largest < 0 || std::fabs(values[static_cast<std::size_t>(j)]) > std::fabs(values[static_cast<std::size_t>(largest)])))
+      largest = j;
+  explain_parts(id, static_cast<int>(values.size()), hover.col, largest, [&](int col) {
+    const float v = values[static_cast<std::size_t>(col)];
     if (std::isnan(v))
-      ImGui::SetTooltip("%s: the two rows have different keys here", labels[hover.col].c_str());
+      ImGui::Text("%s: the two rows have different keys here", labels[col].c_str());
     else if (!std::isfinite(v))
-      ImGui::SetTooltip("%s: hidden by the causal mask", labels[hover.col].c_str());
+      ImGui::Text("%s: hidden by the causal mask", labels[col].c_str());
     else
-      ImGui::SetTooltip("%s: %s", labels[hover.col].c_str(), number_text(v, 3).c_str());
-  }
+      ImGui::Text("%s: %s", labels[col].c_str(), number_text(v, 3).c_str());
+  });
 }
 
 // A single-line text box for the second sentence, kept while invalid (the state keeps the last good one).

@@ -303,10 +303,9 @@ void word_chips(const AppState& state, AppInputs& next) {
     ImGui::PushStyleColor(ImGuiCol_Border, current ? color(p.query) : color(p.box_border, 0.7f));
     if (ImGui::Button(label)) next.token = i;
     ImGui::PopStyleColor(4);
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
-      if (!current) ImGui::SetTooltip("Make “%s” the query", tokens[static_cast<std::size_t>(i)].text.c_str());
-    }
+    if (ImGui::IsItemHovered()) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+    if (!current)  // the chip's own click does what it says
+      explain_item(("Make “" + tokens[static_cast<std::size_t>(i)].text + "” the query").c_str(), false);
     publish_item_rect(("chip:" + std::to_string(i)).c_str());
   }
   ImGui::PopStyleVar(3);
@@ -412,7 +411,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   } else {
     ImGui::Checkbox("Causal mask", &next.causal);
     publish_item_rect("causal");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each token may look only at itself and earlier tokens (as in GPT).");
+    explain_item("Each token may look only at itself and earlier tokens (as in GPT).");
   }
   const LoadedModel* loaded = current_loaded_model(state);
   if (loaded && !loaded->model->config.scale_attn_weights) {  // shown off, inactive, with the reason
@@ -422,8 +421,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   } else {
     ImGui::Checkbox("Divide by √d", &next.scale);
     publish_item_rect("scale");
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Off: every view computes without ÷√d. To see both side by side: Mistakes → Forget √d.");
+    explain_item("Off: every view computes without ÷√d. To see both side by side: Mistakes → Forget √d.");
   }
   ImGui::TextUnformatted("Temperature");
   ImGui::SetNextItemWidth(-1);
@@ -436,8 +434,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   } else {
     ImGui::Checkbox("Cross-attention", &next.cross);
     publish_item_rect("cross");
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Queries come from the sentence above; keys and values from a second sentence.");
+    explain_item("Queries come from the sentence above; keys and values from a second sentence.");
   }
   if (!real && (next.cross || state.inputs.cross)) {
     ImGui::TextUnformatted("Second sentence (keys, values)");
@@ -456,7 +453,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   ImGui::Checkbox("Light theme", &next.light_theme);
   ImGui::Checkbox("Advanced", &next.advanced);
   publish_item_rect("advanced");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Developer internals: which backend computes, the GPU, the state JSON.");
+  explain_item("Developer internals: which backend computes, the GPU, the state JSON.");
   if (state.inputs.advanced) {
     ImGui::Separator();
     backend_picker(state, next);

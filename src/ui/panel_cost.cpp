@@ -389,13 +389,18 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
     if (i > 0) dl->AddLine(ImVec2(x_at(plot.T[i - 1]), y_at(plot.y[i - 1])), p, kMeasuredColor, 2.0f);
     dl->AddCircleFilled(p, font * 0.22f, kMeasuredColor);
   }
-  if (hovered) {  // the nearest point along T
+  int nearest = -1;  // the point nearest the mouse along T
+  if (hovered && !plot.y.empty()) {
     const float mx = ImGui::GetIO().MousePos.x;
-    std::size_t nearest = 0;
+    nearest = 0;
     for (std::size_t i = 1; i < plot.y.size(); ++i)
-      if (std::fabs(x_at(plot.T[i]) - mx) < std::fabs(x_at(plot.T[nearest]) - mx)) nearest = i;
-    ImGui::SetTooltip("T = %d: %s", static_cast<int>(plot.T[nearest]), plot.value_text(plot.y[nearest]).c_str());
+      if (std::fabs(x_at(plot.T[i]) - mx) < std::fabs(x_at(plot.T[static_cast<std::size_t>(nearest)]) - mx))
+        nearest = static_cast<int>(i);
   }
+  explain_parts(plot.id, static_cast<int>(plot.y.size()), nearest, -1, [&](int i) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    ImGui::Text("T = %d: %s", static_cast<int>(plot.T[k]), plot.value_text(plot.y[k]).c_str());
+  });
 }
 
 // [SECTION] Table and text
@@ -492,16 +497,21 @@ void draw_whole_matrix_image(const WholeMatrix& m, float side) {
     heatmap("##whole_coarse", coarse.data(), blocks, blocks, style);
     hint("(the GPU image is unavailable: block means drawn instead)");
   }
+  int hovered = -1;  // query * T + key
   if (ImGui::IsItemHovered() && image) {
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const int i = std::clamp(static_cast<int>((mouse.y - origin.y) / side * m.T), 0, m.T - 1);
     const int j = std::clamp(static_cast<int>((mouse.x - origin.x) / side * m.T), 0, m.T - 1);
-    if (std::isfinite(m.weights(i, j)))
-      ImGui::SetTooltip("query %d, key %d: weight %.5f\n(its row sums to 1 over %d keys)", i, j, m.weights(i, j),
-                        m.causal ? i + 1 : m.T);
-    else
-      ImGui::SetTooltip("query %d, key %d: hidden by the causal mask (key after the query)", i, j);
+    hovered = i * m.T + j;
   }
+  explain_parts("cost:whole_matrix", image ? m.T * m.T : 0, hovered, -1, [&](int cell) {
+    const int i = cell / m.T, j = cell % m.T;
+    if (std::isfinite(m.weights(i, j)))
+      ImGui::Text("query %d, key %d: weight %.5f\n(its row sums to 1 over %d keys)", i, j, m.weights(i, j),
+                  m.causal ? i + 1 : m.T);
+    else
+      ImGui::Text("query %d, key %d: hidden by the causal mask (key after the query)", i, j);
+  });
 }
 
 void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width) {

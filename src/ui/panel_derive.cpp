@@ -184,6 +184,7 @@ void draw_grid(const char* id, const Grid& g) {
   const ImVec2 size = grid_size(g), origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton(id, size);
   const bool hovered = ImGui::IsItemHovered();
+  int hovered_cell = -1;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float cell_w = grid_cell_width(g), cell_h = ImGui::GetFrameHeight(), gap = std::max(1.0f, cell_h * 0.06f);
   const ImVec2 grid = draw_grid_labels(g, origin);
@@ -200,10 +201,14 @@ void draw_grid(const char* id, const Grid& g) {
                   g.hidden ? label : (c.fill ? text_color_on(c.fill) : text), shown);
       if (hovered && !g.hidden && !c.tooltip.empty() && ImGui::IsMouseHoveringRect(a, b)) {
         dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
-        ImGui::SetTooltip("%s", c.tooltip.c_str());
+        hovered_cell = i * g.cols + j;
       }
     }
   }
+  // A hidden stage explains nothing (a pin on it is dropped).
+  explain_parts(id, g.hidden ? 0 : g.rows * g.cols, hovered_cell, -1, [&](int cell) {
+    ImGui::TextUnformatted(g.cells[static_cast<std::size_t>(cell)].tooltip.c_str());
+  });
 }
 
 // [SECTION] Predictions typed into a hidden stage
@@ -362,8 +367,10 @@ void matrix_editors(const AppState& state, AppInputs& next, Refusal& refusal) {
           }
         }
         if (refused_here) ImGui::PopStyleColor();
-        if (ImGui::IsItemHovered())
-          ImGui::SetTooltip("%s, token %d, dimension %d (%s)", kMatrixNames[m], row + 1, col + 1, kMatrixRoles[m]);
+        // The header and the row label say it too: no marker in every box.
+        const std::string what = std::string(kMatrixNames[m]) + ", token " + std::to_string(row + 1) + ", dimension " +
+                                 std::to_string(col + 1) + " (" + kMatrixRoles[m] + ")";
+        explain_item(what.c_str(), false);
         ImGui::PopID();
       }
   }

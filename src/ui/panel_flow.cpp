@@ -564,11 +564,10 @@ void draw_row_labels(ImDrawList* dl, const FlowNode& node, ImVec2 grid, const Fl
   }
 }
 
-void node_tooltip(const FlowNode& node, const HeatmapHover& hover, const AppState& state,
-                  const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens) {
+void node_explanation(const FlowNode& node, const HeatmapHover& hover, const AppState& state,
+                      const std::vector<std::string>& query_tokens, const std::vector<std::string>& key_tokens) {
   const auto& row_tokens = node.rows == RowsAre::QueryTokens ? query_tokens : key_tokens;
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+  ImGui::PushTextWrapPos(explanation_wrap(24.0f));
   ImGui::TextUnformatted(node.meaning.c_str());
   if (!node.detail.empty()) hint(node.detail.c_str());
   ImGui::Separator();
@@ -588,7 +587,6 @@ void node_tooltip(const FlowNode& node, const HeatmapHover& hover, const AppStat
     if (node.selectable) hint("Click to follow this token.");
   }
   ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
 }
 
 // One box: background, title, recipe, the heatmap and its row labels. Returns the hovered cell.
@@ -759,11 +757,14 @@ void draw_head_projections(const AppState& state) {
     style.cell = height / static_cast<float>(std::max<Eigen::Index>(1, w.rows()));
     style.cell_width = width / static_cast<float>(std::max<Eigen::Index>(1, w.cols()));
     ImGui::PushID(which);
-    const HeatmapHover hover = heatmap("##head_w", w.data(), static_cast<int>(w.rows()), static_cast<int>(w.cols()), style);
+    const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
+    const HeatmapHover hover = heatmap("##head_w", w.data(), rows, cols, style);
+    explain_parts("##head_w", rows * cols, hover.row >= 0 ? hover.row * cols + hover.col : -1, -1, [&](int cell) {
+      const int r = cell / cols, c = cell % cols;
+      ImGui::Text("%s[%d, %d] = %s  (row: X's dim %d; column: the head's dim %d)", names[which], r, c,
+                  number_text(w(r, c), 3).c_str(), r, c);
+    });
     ImGui::PopID();
-    if (hover.row >= 0)
-      ImGui::SetTooltip("%s[%d, %d] = %s  (row: X's dim %d; column: the head's dim %d)", names[which], hover.row,
-                        hover.col, number_text(w(hover.row, hover.col), 3).c_str(), hover.row, hover.col);
     ImGui::EndGroup();
   }
 }
@@ -816,8 +817,17 @@ void draw_flow_panel(const AppState& state, AppInputs& next) {
     const ImVec2 box_min(origin.x + node->pos.x, origin.y + node->pos.y);
     const ImVec2 box_max(origin.x + node->max().x, origin.y + node->max().y);
     publish_rect(("flow:" + node->name).c_str(), box_min, box_max);
-    if (window_hovered && ImGui::IsMouseHoveringRect(box_min, box_max))
-      node_tooltip(*node, hover, state, query_tokens, key_tokens);
+    // Parts: the cells row by row, then the box itself (its formula, the selected token's row).
+    const int cols = node->col_count(), cells = node->row_count() * cols;
+    const int part = !window_hovered || !ImGui::IsMouseHoveringRect(box_min, box_max) ? -1
+                     : hover.row >= 0                                                 ? hover.row * cols + hover.col
+                                                                                      : cells;
+    // Presentation mode explains the weights' box first: the softmax's result, the lesson's core.
+    explain_parts(node->id, cells + 1, part, node->name == "weights" ? cells : -1, [&](int p) {
+      HeatmapHover cell;
+      if (p < cells) cell = HeatmapHover{p / cols, p % cols};
+      node_explanation(*node, cell, state, query_tokens, key_tokens);
+    });
   }
 
   // The selected token's name right of its output row: where it ends up.

@@ -197,6 +197,7 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
     dl->AddText(ImVec2(origin.x + L.label_width + step * h + (L.thumb - w) * 0.5f, origin.y), h == chosen_head ? accent : dim, label);
   }
   const HeadsCache& cache = heads_cache(state, g);
+  int hovered_head = -1;  // l * heads + h
   for (int l = 0; l < g.layers; ++l) {
     char label[16];
     std::snprintf(label, sizeof label, "L%d", l + 1);
@@ -231,15 +232,17 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
       if (hovered) {
         dl->AddRect(a, b, text, 0, 0, 1.5f);
         if (real) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
-        const HeadSummary& s = sums[static_cast<std::size_t>(l * g.heads + h)];
-        ImGui::BeginTooltip();
-        ImGui::Text("Layer %d, head %d: %s", l + 1, h + 1, summary_label(state, s).c_str());
-        ImGui::TextDisabled("%s", summary_numbers(s).c_str());
-        if (real && !chosen) ImGui::TextDisabled("Click to show this head in every view.");
-        ImGui::EndTooltip();
+        hovered_head = l * g.heads + h;
       }
     }
   }
+  explain_parts("##thumbs", g.layers * g.heads, hovered_head, chosen_layer * g.heads + chosen_head, [&](int part) {
+    const int l = part / g.heads, h = part % g.heads;
+    const HeadSummary& s = sums[static_cast<std::size_t>(part)];
+    ImGui::Text("Layer %d, head %d: %s", l + 1, h + 1, summary_label(state, s).c_str());
+    ImGui::TextDisabled("%s", summary_numbers(s).c_str());
+    if (real && !(l == chosen_layer && h == chosen_head)) ImGui::TextDisabled("Click to show this head in every view.");
+  });
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(L.size());
 }

@@ -159,11 +159,10 @@ ImU32 spine_color(int j) {
   return ImGui::GetColorU32(c);
 }
 
-void book_tooltip(const AppState& state, const Reading& r, int j) {
+void book_explanation(const AppState& state, const Reading& r, int j) {
   const AttentionTrace& t = state.model.trace;
   const bool swapped = state.inputs.mistake == Mistake::SwapKeysValues;
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
+  ImGui::PushTextWrapPos(explanation_wrap(26.0f));
   ImGui::Text("Book %s (key token %d)", token_name(state.model.keys.tokens[j].text).c_str(), j + 1);
   ImGui::Separator();
   ImGui::TextDisabled("Title (its key):");
@@ -185,7 +184,6 @@ void book_tooltip(const AppState& state, const Reading& r, int j) {
     ImGui::Text("A real library reads %s.", j == r.best ? "all of it (best match)" : "none of it");
   }
   ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
 }
 
 // The first of `candidates` (one text per book each) whose every text fits in `width`, so that a
@@ -346,7 +344,7 @@ void draw_shelf(const AppState& state, const Reading& r) {
     if (j == hovered_book) dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Text), rounding, 0, outline);
     centred(read_y, x0, hidden ? dim : (j == r.best ? highlight : text), numbers.read[j]);
   }
-  if (hovered_book >= 0) book_tooltip(state, r, hovered_book);
+  explain_parts("##books", books, hovered_book, r.best, [&](int j) { book_explanation(state, r, j); });
   ImGui::EndChild();
 
   if (best_only) hint("The white line on each book marks how much of it attention would have read.");

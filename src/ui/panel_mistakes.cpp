@@ -267,12 +267,17 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   for (int j = 0; j < cols; ++j)
     sum_text(dl, ImVec2(grid.x + cell * j, bottom), cell, line, trace.weights.col(j).sum(), false);
 
-  if (hover.row >= 0) {
-    const float w = trace.weights(hover.row, hover.col);
-    ImGui::SetTooltip("'%s' looking at '%s': weight %s%s", queries[hover.row].c_str(), keys[hover.col].c_str(),
-                      std::isfinite(shown(hover.row, hover.col)) ? number_text(w, 3).c_str() : "0 (hidden by the mask)",
-                      leaks(trace, hover.row, hover.col) ? "\nA later token with weight: the mask leaks." : "");
-  }
+  // Presentation mode explains the selected token's strongest weight first.
+  const int token = std::clamp(state.inputs.token, 0, rows - 1);
+  Eigen::Index strongest = 0;
+  trace.weights.row(token).maxCoeff(&strongest);
+  explain_parts(id, rows * cols, hover.row >= 0 ? hover.row * cols + hover.col : -1,
+                token * cols + static_cast<int>(strongest), [&](int cell) {
+    const int row = cell / cols, col = cell % cols;
+    ImGui::Text("'%s' looking at '%s': weight %s%s", queries[row].c_str(), keys[col].c_str(),
+                std::isfinite(shown(row, col)) ? number_text(trace.weights(row, col), 3).c_str() : "0 (hidden by the mask)",
+                leaks(trace, row, col) ? "\nA later token with weight: the mask leaks." : "");
+  });
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(ImVec2(matrix_block_width(state, layout), size.y + line + style.ItemSpacing.y));
   ImGui::EndGroup();
@@ -399,9 +404,10 @@ void swap_evidence(const AppState& state, const AttentionTrace& correct, float w
   s.cell = std::clamp((width - ImGui::CalcTextSize("q·v").x - ImGui::GetFontSize()) / static_cast<float>(keys),
                       ImGui::GetTextLineHeight() + 1.0f, ImGui::GetFontSize() * 2.4f);
   const HeatmapHover hover = heatmap("##swap_scores", both.data(), 2, keys, s);
-  if (hover.row >= 0)
-    ImGui::SetTooltip("%s with %s: %s", row_names[hover.row].c_str(), key_names[hover.col].c_str(),
-                      number_text(both(hover.row, hover.col), 3).c_str());
+  explain_parts("##swap_scores", 2 * keys, hover.row >= 0 ? hover.row * keys + hover.col : -1, -1, [&](int cell) {
+    ImGui::Text("%s with %s: %s", row_names[cell / keys].c_str(), key_names[cell % keys].c_str(),
+                number_text(both(cell / keys, cell % keys), 3).c_str());
+  });
 
   // This hand-made model's keys may be a multiple of its values (both read the same word features):
   // then the swap only rescales, and that is worth saying rather than hiding.

@@ -175,9 +175,11 @@ void next_token_strip(const AppState& state) {
   const float label_width = std::min(font * 6.0f, avail * 0.4f);
   const float bar_width = std::clamp(avail - label_width - number_width - style.ItemSpacing.x, font * 2.0f, font * 10.0f);
   ImDrawList* dl = ImGui::GetWindowDrawList();
+  int hovered_row = -1;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImGui::Dummy(ImVec2(label_width + bar_width + number_width, line));
+    if (ImGui::IsItemHovered()) hovered_row = static_cast<int>(i);
     const std::string label = fit_text(rows[i].text, label_width - style.ItemSpacing.x);
     const float lw = ImGui::CalcTextSize(label.c_str()).x;
     dl->AddText(ImVec2(p.x + label_width - style.ItemSpacing.x - lw, p.y), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
@@ -188,9 +190,11 @@ void next_token_strip(const AppState& state) {
     char pct[16];
     std::snprintf(pct, sizeof pct, "%.1f%%", static_cast<double>(rows[i].p) * 100.0);
     dl->AddText(ImVec2(b.x + style.ItemSpacing.x, p.y), ImGui::GetColorU32(ImGuiCol_Text), pct);
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Token %d, “%s”: probability %.4f", rows[i].id, rows[i].text.c_str(), static_cast<double>(rows[i].p));
   }
+  explain_parts("##next_tokens", static_cast<int>(rows.size()), hovered_row, -1, [&](int i) {
+    const NextTokenRow& row = rows[static_cast<std::size_t>(i)];
+    ImGui::Text("Token %d, “%s”: probability %.4f", row.id, row.text.c_str(), static_cast<double>(row.p));
+  });
 }
 
 }  // namespace attn::ui

@@ -317,7 +317,7 @@ void draw_references() {
     ImGui::PushID(i);
     if (ImGui::Button((std::string(r.title) + "  ↗").c_str())) open_url(r.url);
     publish_item_rect(("ref:" + std::to_string(i)).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.url);
+    explain_item(r.url, false);  // the click opens it
     if (r.recommended) {
       ImGui::SameLine();
       ImGui::AlignTextToFramePadding();

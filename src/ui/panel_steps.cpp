@@ -253,15 +253,14 @@ void heatmap_row(std::vector<RowMap> maps) {
       }
       ImGui::SetCursorScreenPos(ImVec2(x, top + header - own_header));
       const HeatmapHover hover = heatmap(m.id, m.matrix->data(), rows, cols, m.style);
-      if (hover.row >= 0) {
-        const std::string r =
-            m.hover_rows ? in_quotes((*m.hover_rows)[hover.row]) : "row " + std::to_string(hover.row + 1);
-        const std::string c =
-            m.hover_cols ? in_quotes((*m.hover_cols)[hover.col]) : "column " + std::to_string(hover.col + 1);
-        const float value = (*m.matrix)(hover.row, hover.col);
-        ImGui::SetTooltip("%s, %s: %s", r.c_str(), c.c_str(),
-                          std::isfinite(value) ? number_text(value, 3).c_str() : "hidden by the causal mask");
-      }
+      explain_parts(m.id, rows * cols, hover.row >= 0 ? hover.row * cols + hover.col : -1, -1, [&](int cell) {
+        const int row = cell / cols, col = cell % cols;
+        const std::string r = m.hover_rows ? in_quotes((*m.hover_rows)[row]) : "row " + std::to_string(row + 1);
+        const std::string c = m.hover_cols ? in_quotes((*m.hover_cols)[col]) : "column " + std::to_string(col + 1);
+        const float value = (*m.matrix)(row, col);
+        ImGui::Text("%s, %s: %s", r.c_str(), c.c_str(),
+                    std::isfinite(value) ? number_text(value, 3).c_str() : "hidden by the causal mask");
+      });
       const float caption_width = ImGui::CalcTextSize(m.caption.c_str()).x;
       const float cell_w = m.style.cell_width > 0 ? m.style.cell_width : cell;
       const float grid_left = x + size.x - cell_w * static_cast<float>(cols);
@@ -448,6 +447,7 @@ void flow_diagram(const AppState& state, int step) {
 
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const bool window_hovered = ImGui::IsWindowHovered();
+  int hovered_box = -1;
   for (int p = 0; p < kPartCount; ++p) {
     const FlowBox& b = boxes[p];
     const bool on = (lit.parts & bit(p)) != 0;
@@ -470,8 +470,9 @@ void flow_diagram(const AppState& state, int step) {
     }
     if (hue) publish_rect(("steps:" + b.name).c_str(), crisp_min, crisp_max);
     if (window_hovered && mouse.x >= b.min.x && mouse.x < b.max.x && mouse.y >= b.min.y && mouse.y < b.max.y)
-      ImGui::SetTooltip("%s", b.meaning);
+      hovered_box = p;
   }
+  explain_parts("##diagram", kPartCount, hovered_box, -1, [&](int p) { ImGui::TextUnformatted(boxes[p].meaning); });
   ImGui::Dummy(ImVec2(boxes[kOutput].max.x - origin.x, height));
 }
 
@@ -1051,7 +1052,7 @@ void step_buttons(int step, AppInputs& next) {
     const std::string label = std::to_string(s + 1);
     if (ImGui::Button(label.c_str(), ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) next.step = s;
     if (current) ImGui::PopStyleColor();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Step %d: %s", s + 1, kSteps[s].title);
+    explain_item((label + ". " + kSteps[s].title).c_str(), false);  // the click opens the step, its title on top
   }
   ImGui::SameLine();
   ImGui::BeginDisabled(step == kStepCount - 1);

@@ -85,14 +85,13 @@ void scaling_rows(const AppState& state, double raw, double scaled) {
   step_row("scaled score", num(scaled) + "   (raw score × " + num(t.score_factor) + ")");
 }
 
-// The tooltip of cell (row, col): how its weight came out of q and k, step by step.
-void cell_tooltip(const AppState& state, int row, int col) {
+// The explanation of cell (row, col): how its weight came out of q and k, step by step.
+void cell_explanation(const AppState& state, int row, int col) {
   const AttentionTrace& t = state.model.trace;
   const std::string query = in_quotes(state.model.queries.tokens[row].text);
   const std::string key = in_quotes(state.model.keys.tokens[col].text);
   const Mistake mistake = state.inputs.mistake;
-  const float wrap = ImGui::GetFontSize() * 26.0f;
-  ImGui::BeginTooltip();
+  const float wrap = explanation_wrap(26.0f);
   ImGui::Text("%s (row %d, query) looking at %s (column %d, key)", query.c_str(), row + 1, key.c_str(), col + 1);
   ImGui::Separator();
   ImGui::PushTextWrapPos(wrap);
@@ -105,7 +104,6 @@ void cell_tooltip(const AppState& state, int row, int col) {
         key.c_str(), query.c_str());
     ImGui::TextDisabled("(Its raw score q·k = %s was computed, then thrown away.)", num(raw).c_str());
     ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
     return;
   }
   ImGui::PopTextWrapPos();
@@ -115,7 +113,12 @@ void cell_tooltip(const AppState& state, int row, int col) {
   const std::string axis = by_column ? "column" : "row";
   const double e = std::exp(seen - line.max), weight = e / line.sum_of_exps;
   const bool zeroed_after = key_hidden_by_mask(t, row, col);  // the "mask after softmax" mistake
-  if (ImGui::BeginTable("##steps", 2, ImGuiTableFlags_SizingFixedFit)) {
+  const bool in_column = explanation_in_column();
+  if (ImGui::BeginTable("##steps", 2, in_column ? ImGuiTableFlags_None : ImGuiTableFlags_SizingFixedFit)) {
+    if (in_column) {  // the arithmetic wraps in what the names leave
+      ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("exp(s − row max)").x);
+      ImGui::TableSetupColumn("arithmetic", ImGuiTableColumnFlags_WidthStretch);
+    }
     if (mistake == Mistake::SwapKeysValues)
       step_row("raw score", "q·v = " + num(raw) + "   (matched against the value!)", true);
     else
@@ -148,7 +151,6 @@ void cell_tooltip(const AppState& state, int row, int col) {
         "of the row sum, then was set to 0, so the row adds up to less than 1.");
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
 }
 
 // What to look for in the matrix when a mistake is switched on.
@@ -237,14 +239,14 @@ void row_sums_column(const AppState& state, ImVec2 top_left, float header_height
     }
   }
   const int row = hovered ? row_under_mouse(grid_top, cell, rows) : -1;
-  if (row >= 0) {
-    ImGui::SetTooltip("Row %s adds up to %s.%s", in_quotes(state.model.queries.tokens[row].text).c_str(),
-                      number_text(weights.row(row).sum(), 4).c_str(),
-                      std::fabs(weights.row(row).sum() - 1.0f) > kRowSumTolerance
-                          ? "\nA row of weights should add up to exactly 1: a mistake is switched on."
-                          : "\nEvery row of weights adds up to 1: a token shares out all of its attention.");
-    if (clicked) next.token = row;
-  }
+  explain_parts("##row_sums", rows, row, -1, [&](int r) {
+    ImGui::Text("Row %s adds up to %s.%s", in_quotes(state.model.queries.tokens[r].text).c_str(),
+                number_text(weights.row(r).sum(), 4).c_str(),
+                std::fabs(weights.row(r).sum() - 1.0f) > kRowSumTolerance
+                    ? "\nA row of weights should add up to exactly 1: a mistake is switched on."
+                    : "\nEvery row of weights adds up to 1: a token shares out all of its attention.");
+  });
+  if (row >= 0 && clicked) next.token = row;
 }
 
 // The selected row as one bar per key: "animal ██████ 0.43".
@@ -271,11 +273,12 @@ void selected_row_bars(const AppState& state, const std::vector<std::string>& ke
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), highlight = ImGui::GetColorU32(ImGuiCol_PlotLinesHovered);
 
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(style.ItemSpacing.x, font * 0.15f));
+  int hovered_bar = -1;
   for (int j = 0; j < cols; ++j) {
     ImGui::PushID(j);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImGui::InvisibleButton("##bar", ImVec2(label_width + bar_width + number_width, line));
-    if (ImGui::IsItemHovered()) cell_tooltip(state, row, j);
+    if (ImGui::IsItemHovered()) hovered_bar = j;
     const ImVec2 label_size = ImGui::CalcTextSize(labels[j].c_str());
     dl->AddText(ImVec2(p.x + label_width - style.ItemSpacing.x - label_size.x, p.y), j == best ? highlight : text,
                 labels[j].c_str());
@@ -293,6 +296,7 @@ void selected_row_bars(const AppState& state, const std::vector<std::string>& ke
     ImGui::PopID();
   }
   ImGui::PopStyleVar();
+  explain_parts("##bars", cols, hovered_bar, -1, [&](int j) { cell_explanation(state, row, j); });
 }
 
 }  // namespace
@@ -384,13 +388,20 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   const ImVec2 after_matrix = ImGui::GetCursorScreenPos();
   const float grid_top = origin.y + header_height;
 
-  // Hovering a cell explains it; hovering a row label offers the row; a click selects the row.
+  // Hovering a cell explains it, a row label offers the row; a click selects the row (and pins the
+  // cell's explanation). Parts: the cells row by row, then the row labels. Presentation mode shows
+  // where the selected token looks most.
   const int row = matrix_hovered ? row_under_mouse(grid_top, cell, rows) : -1;
-  if (hover.row >= 0) {
-    cell_tooltip(state, hover.row, hover.col);
-  } else if (row >= 0 && ImGui::GetIO().MousePos.x < origin.x + label_width) {
-    ImGui::SetTooltip("Click to select %s", in_quotes(queries[row]).c_str());
-  }
+  const bool on_label = row >= 0 && hover.row < 0 && ImGui::GetIO().MousePos.x < origin.x + label_width;
+  const int cells = rows * cols, token = state.inputs.token;
+  int strongest = 0;
+  for (int j = 1; j < cols; ++j)
+    if (shown(token, j) > shown(token, strongest)) strongest = j;
+  explain_parts("##weights", cells + rows, hover.row >= 0 ? hover.row * cols + hover.col : on_label ? cells + row : -1,
+                token * cols + strongest, [&](int part) {
+                  if (part < cells) cell_explanation(state, part / cols, part % cols);
+                  else ImGui::Text("Click to select %s", in_quotes(queries[part - cells]).c_str());
+                });
   if (matrix_hovered && row >= 0) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
   if (matrix_clicked && row >= 0) next.token = row;
 

@@ -9,8 +9,12 @@ namespace attn::ui {
 // The whole window: title bar with the view tabs, the controls column and the open view.
 void draw_app(AppState& state, double now);
 
-// Style and colours for a device-pixel ratio (sizes in device pixels, as the canvas is).
-void apply_theme(float dpr, bool light);
+// Style and colours for a scale (sizes in device pixels, as the canvas is: see ui_scale).
+void apply_theme(float scale, bool light);
+// The scale the font and the style are drawn at: the device-pixel ratio, times presentation mode's
+// larger type (kPresentScale; less in the narrow layout, whose width is precious).
+float ui_scale(float dpr, bool present, bool narrow);
+constexpr float kPresentScale = 1.6f, kPresentScaleNarrow = 1.25f;
 
 void draw_controls(const AppState& state, AppInputs& next);
 // The narrow layout's bar under the view menu: the sentence (unless `with_sentence` is false:

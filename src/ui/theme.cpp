@@ -1,4 +1,5 @@
-// The explainer's look: dark or light theme, rounded frames, sizes scaled for the device-pixel ratio.
+// The explainer's look: dark or light theme, rounded frames, sizes scaled for the device-pixel ratio
+// (and presentation mode's type).
 #include <imgui.h>
 
 #include "panels.h"
@@ -15,7 +16,11 @@ const Palette& palette() { return palette_for(g_light); }
 
 ImU32 color(Rgb c, float alpha) { return ImGui::ColorConvertFloat4ToU32(vec(c, alpha)); }
 
-void apply_theme(float dpr, bool light) {
+float ui_scale(float dpr, bool present, bool narrow) {
+  return dpr * (present ? (narrow ? kPresentScaleNarrow : kPresentScale) : 1.0f);
+}
+
+void apply_theme(float scale, bool light) {
   ImGuiStyle style;
   if (light)
     ImGui::StyleColorsLight(&style);
@@ -43,7 +48,7 @@ void apply_theme(float dpr, bool light) {
   c[ImGuiCol_TextDisabled] = vec(p.text_dim);   // hints: dimmer but readable
   c[ImGuiCol_PlotLinesHovered] = vec(p.selected);  // the selected-token highlight
   c[ImGuiCol_Border] = vec(p.box_border, 0.6f);
-  style.ScaleAllSizes(dpr);
+  style.ScaleAllSizes(scale);
   ImGui::GetStyle() = style;
 }
 

@@ -346,6 +346,239 @@ bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max) {
   return true;
 }
 
+// [SECTION] Explanations
+
+namespace {
+
+constexpr const char* kPinnedBox = "##explanation_pinned";  // the box of a pinned explanation
+constexpr const char* kColumn = "Explanations##column";     // presentation mode's column
+
+struct Pin {
+  ImGuiID id = 0;  // the pinned picture or marker (0: nothing pinned)
+  int part = -1;
+  ImVec2 at;       // where its box goes, from its window's content origin (it scrolls with the view)
+};
+
+struct Explanations {
+  Pin pin;
+  bool click_taken = false;  // a click this frame pinned something (else a click unpins)
+  bool present = false;
+  ImVec2 column_min, column_max;
+  bool column_begun = false;   // the column's heading is drawn (its window is begun again per part)
+  bool in_column = false;      // drawing into the column now
+  bool part_shown = false;     // the column shows a part this frame
+  bool any = false, any_last = false;  // explanations in the view this frame, last frame
+  bool any_parts = false;
+  // Presentation mode shows one picture's part: last frame's best (hovered, then pinned, then a fallback).
+  ImGuiID column_site = 0, best_site = 0;
+  int best_rank = 0;
+  ShownExplanation shown, shown_next;
+};
+
+Explanations& explanations() {
+  static Explanations e;
+  return e;
+}
+
+ImVec2 content_origin() {
+  const ImVec2 pos = ImGui::GetWindowPos();
+  return ImVec2(pos.x - ImGui::GetScrollX(), pos.y - ImGui::GetScrollY());
+}
+
+// What `body` writes as text (Dear ImGui's log of the rendered text), for getState.
+std::string capture_text(const std::function<void()>& body) {
+  const bool logging = !GImGui->LogEnabled;
+  if (logging) ImGui::LogToBuffer();
+  body();
+  if (!logging) return "";
+  std::string text = GImGui->LogBuffer.c_str();
+  ImGui::LogFinish();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// The pinned explanation's box at `at` (screen), kept inside the screen by last frame's size.
+void pinned_box(ImVec2 at, const std::function<void()>& body) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImVec2 size(0, 0);
+  if (const ImGuiWindow* w = ImGui::FindWindowByName(kPinnedBox)) size = w->Size;
+  at.x = std::clamp(at.x, vp->WorkPos.x, std::max(vp->WorkPos.x, vp->WorkPos.x + vp->WorkSize.x - size.x));
+  at.y = std::clamp(at.y, vp->WorkPos.y, std::max(vp->WorkPos.y, vp->WorkPos.y + vp->WorkSize.y - size.y));
+  ImGui::SetNextWindowPos(at);
+  // A tooltip's window that ignores the mouse: a click goes through it to what is under it.
+  ImGui::Begin(kPinnedBox, nullptr,
+               ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoTitleBar |
+                   ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+  ImGui::TextDisabled("Pinned: a click elsewhere closes it");
+  Explanations& e = explanations();
+  e.shown_next.text = capture_text(body);
+  e.shown_next.pinned = true;
+  publish_rect("explanation:pinned", ImGui::GetWindowPos(),
+               ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowWidth(), ImGui::GetWindowPos().y + ImGui::GetWindowHeight()));
+  ImGui::End();
+}
+
+void tooltip(const std::function<void()>& body) {
+  ImGui::BeginTooltip();
+  body();
+  ImGui::EndTooltip();
+}
+
+// Presentation mode's column (begun again for each thing it shows this frame: Dear ImGui appends).
+void begin_column() {
+  Explanations& e = explanations();
+  ImGui::SetNextWindowPos(e.column_min);
+  ImGui::SetNextWindowSize(ImVec2(e.column_max.x - e.column_min.x, e.column_max.y - e.column_min.y));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImGui::GetStyleColorVec4(ImGuiCol_ChildBg));
+  ImGui::Begin(kColumn, nullptr,
+               ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoFocusOnAppearing);  // (NoBringToFrontOnFocus would create it behind the app)
+  ImGui::PopStyleColor();
+  ImGui::PushTextWrapPos(0.0f);  // every line wraps at the column's edge, even plain Text
+  e.in_column = true;
+  if (!e.column_begun) {
+    e.column_begun = true;
+    ImGui::TextDisabled("Explanation");
+    publish_rect("explanations", e.column_min, e.column_max);
+  }
+}
+
+void end_column() {
+  explanations().in_column = false;
+  ImGui::PopTextWrapPos();
+  ImGui::End();
+}
+
+}  // namespace
+
+bool explanation_in_column() { return explanations().in_column; }
+
+float explanation_wrap(float ems) {
+  const float wanted = ImGui::GetFontSize() * ems;
+  return explanations().in_column ? std::min(wanted, ImGui::GetContentRegionMax().x) : wanted;
+}
+
+void explain_item(const char* text, bool marker) {
+  Explanations& e = explanations();
+  const bool item_hovered = ImGui::IsItemHovered();
+  const auto body = [text] {
+    ImGui::PushTextWrapPos(explanation_wrap(24.0f));
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+  };
+  if (!marker) {  // the item's own click shows what this says: a hover tooltip is enough
+    if (item_hovered) tooltip(body);
+    return;
+  }
+  if (e.present) {  // listed in the column, on screen for the whole room
+    e.any = true;
+    e.shown_next.items.emplace_back(text);
+    return;
+  }
+  // The marker: dimmed, without a frame, as tall as the controls (a finger-sized target where they are).
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::PushID(text);
+  ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0, 0, 0, 0));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::Button("(?)");
+  ImGui::PopStyleColor(2);
+  const ImGuiID id = ImGui::GetItemID();
+  const bool marker_hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+  const ImVec2 below(ImGui::GetItemRectMin().x, ImGui::GetItemRectMax().y);
+  ImGui::PopID();
+  if (clicked) {  // the marker toggles its text
+    const ImVec2 origin = content_origin();
+    e.pin = e.pin.id == id ? Pin{} : Pin{id, 0, ImVec2(below.x - origin.x, below.y - origin.y)};
+    e.click_taken = true;
+  }
+  if (e.pin.id == id) {
+    const ImVec2 origin = content_origin();
+    pinned_box(ImVec2(origin.x + e.pin.at.x, origin.y + e.pin.at.y), body);
+  } else if (item_hovered || marker_hovered) {
+    tooltip(body);
+  }
+}
+
+void explain_parts(const char* id, int parts, int hovered, int fallback, const std::function<void(int part)>& body) {
+  Explanations& e = explanations();
+  const ImGuiID site = ImGui::GetID(id);
+  if (hovered >= parts) hovered = -1;
+  if (fallback >= parts) fallback = -1;
+  if (e.pin.id == site && e.pin.part >= parts) e.pin = Pin{};  // its part is gone
+  if (hovered >= 0 && ImGui::IsMouseClicked(0)) {
+    const ImVec2 origin = content_origin(), mouse = ImGui::GetIO().MousePos;
+    const float offset = ImGui::GetFontSize();  // beside the finger or the pointer, not under it
+    e.pin = Pin{site, hovered, ImVec2(mouse.x - origin.x + offset, mouse.y - origin.y + offset)};
+    e.click_taken = true;
+  }
+  const int pinned = e.pin.id == site ? e.pin.part : -1;
+  e.any = true;
+  e.any_parts = true;
+  if (e.present) {
+    const int rank = hovered >= 0 ? 3 : pinned >= 0 ? 2 : fallback >= 0 ? 1 : 0;
+    if (rank > e.best_rank) {
+      e.best_rank = rank;
+      e.best_site = site;
+    }
+    const int part = hovered >= 0 ? hovered : pinned >= 0 ? pinned : fallback;
+    if (site != e.column_site || part < 0 || e.part_shown) return;
+    e.part_shown = true;
+    begin_column();
+    e.shown_next.text = capture_text([&] { body(part); });
+    e.shown_next.pinned = part == pinned;
+    ImGui::Separator();
+    end_column();
+    return;
+  }
+  if (pinned >= 0) {
+    const ImVec2 origin = content_origin();
+    pinned_box(ImVec2(origin.x + e.pin.at.x, origin.y + e.pin.at.y), [&] { body(pinned); });
+  }
+  if (hovered >= 0 && hovered != pinned) tooltip([&] { body(hovered); });
+}
+
+void explanations_begin_frame(bool present) {
+  Explanations& e = explanations();
+  e.present = present;
+  e.column_min = e.column_max = ImVec2(0, 0);
+  e.click_taken = false;
+  e.column_begun = e.part_shown = e.any = e.any_parts = false;
+  e.best_site = 0;
+  e.best_rank = 0;
+  e.shown_next = ShownExplanation{};
+}
+
+void explanations_end_frame() {
+  Explanations& e = explanations();
+  if (e.present && (e.any || e.any_last)) {
+    begin_column();
+    if (!e.part_shown && e.any_parts) hint("Click or tap a cell, a bar or a box: its explanation stays here.");
+    for (const std::string& text : e.shown_next.items) {
+      paragraph(text.c_str());
+      ImGui::Spacing();
+    }
+    end_column();
+  }
+  // Rects of what is not on screen this frame are empty (tests read them between frames).
+  if (!e.shown_next.pinned || e.present) publish_rect("explanation:pinned", ImVec2(0, 0), ImVec2(0, 0));
+  if (!e.column_begun) publish_rect("explanations", ImVec2(0, 0), ImVec2(0, 0));
+  if (ImGui::IsMouseClicked(0) && !e.click_taken) e.pin = Pin{};  // a click elsewhere unpins
+  e.column_site = e.best_site;
+  e.any_last = e.any;
+  e.shown = std::move(e.shown_next);
+}
+
+void explanations_column(ImVec2 min, ImVec2 max) {
+  explanations().column_min = min;
+  explanations().column_max = max;
+}
+
+bool explanations_in_view() { return explanations().any_last; }
+
+const ShownExplanation& shown_explanation() { return explanations().shown; }
+
 void paragraph(const char* text) { ImGui::TextWrapped("%s", text); }
 
 void hint(const char* text) {

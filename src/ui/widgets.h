@@ -3,6 +3,7 @@
 #pragma once
 #include <imgui.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,48 @@ void publish_item_rect(const char* name);
 // The same for a rect that is not one item (device pixels).
 void publish_rect(const char* name, ImVec2 min, ImVec2 max);
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max);
+
+// [SECTION] Explanations: every explanation that hovering shows goes through these two, so it behaves
+// the same everywhere. Hovering shows it in a tooltip; a click or a tap pins it on screen until a click
+// elsewhere (projectors and phones have no hover; a long press on touch still hovers). In
+// presentation mode they are on screen without hovering, in the explanations column.
+
+// The explanation of the last drawn item (a control). With `marker`, a small "(?)" after the item
+// toggles it pinned on a click (for items whose own click does something else, a switch or a slider);
+// without, the item's own click already shows what the text says (a numbered step, a link) and the
+// text stays a hover tooltip. Presentation mode lists the marked ones in the explanations column.
+void explain_item(const char* text, bool marker = true);
+
+// The explanations of a picture made of parts (cells, bars, books, points) that the learner points at.
+// `id` names the picture (under the ID stack), its parts are 0 to `parts` − 1, `hovered` is the part
+// under the mouse (-1: none), `body(part)` draws one part's explanation (text, tables). A click on a
+// part pins it (a pin whose part is gone, the sentence having shrunk, is dropped). Presentation
+// mode shows in the explanations column the hovered part, else the pinned one, else `fallback`
+// (-1: none), the part worth reading first (the selected token's strongest cell).
+void explain_parts(const char* id, int parts, int hovered, int fallback, const std::function<void(int part)>& body);
+
+// A wrap width of `ems` font sizes for an explanation's text, narrower where its box is narrower.
+float explanation_wrap(float ems);
+// Whether an explanation is drawn into presentation mode's column now (a fixed width: tables
+// stretch to it and wrap, where a tooltip grows to fit them).
+bool explanation_in_column();
+
+// Called by the app's frame: first, whether it is presentation mode; before the view, where its
+// explanations column is; last, the column's list and the click elsewhere that unpins.
+void explanations_begin_frame(bool present);
+void explanations_column(ImVec2 min, ImVec2 max);
+void explanations_end_frame();
+// Whether the view drawn last frame had explanations (presentation mode keeps them a column then).
+bool explanations_in_view();
+
+// What is on screen without hovering, for getState().view_data.explanation: the pinned (or in
+// presentation mode, the shown) part's text as drawn, and presentation mode's list of item texts.
+struct ShownExplanation {
+  std::string text;                // "" when none
+  bool pinned = false;             // by a click (else presentation mode's hovered or fallback part)
+  std::vector<std::string> items;  // presentation mode: the view's item explanations
+};
+const ShownExplanation& shown_explanation();
 
 // Text of a number: "−∞" for -inf, "NaN" never reaches the screen as a number.
 std::string number_text(float v, int decimals);
