@@ -305,18 +305,27 @@ void symptoms_table(const AppState& state, const Symptoms& correct, const Sympto
       {"rows almost one-hot (max > 0.99)", percent(correct.frac_one_hot), percent(mistaken.frac_one_hot),
        m == Mistake::ForgetScale},
   };
-  if (!ImGui::BeginTable("##symptoms", 3,
-                         ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                             ImGuiTableFlags_NoHostExtendX))
-    return;
-  ImGui::TableSetupColumn("measured");
+  // Where the names and numbers do not fit on one line each (a phone), the names wrap in a column
+  // that takes what the numbers leave.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float longest = 0;
+  for (const Line& l : lines) longest = std::max(longest, ImGui::CalcTextSize(l.name).x);
+  const float numbers = ImGui::CalcTextSize("correct").x + ImGui::CalcTextSize("with the mistake").x;
+  const float width = ImGui::GetContentRegionAvail().x - style.ScrollbarSize;
+  const bool wrap_names = longest + numbers + style.CellPadding.x * 6.0f + 2.0f > width;
+  ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV;
+  if (!wrap_names) flags |= ImGuiTableFlags_NoHostExtendX;
+  if (!ImGui::BeginTable("##symptoms", 3, flags, ImVec2(wrap_names ? width : 0.0f, 0))) return;
+  ImGui::TableSetupColumn("measured", wrap_names ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_None);
   ImGui::TableSetupColumn("correct");
   ImGui::TableSetupColumn("with the mistake");
   ImGui::TableHeadersRow();
   for (const Line& l : lines) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
+    ImGui::PushTextWrapPos(wrap_names ? 0.0f : -1.0f);  // 0: at the column's edge, not the view's
     ImGui::TextUnformatted(l.name);
+    ImGui::PopTextWrapPos();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(l.correct.c_str());
     ImGui::TableNextColumn();
@@ -517,7 +526,9 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   HeatmapStyle legend_style;
   legend("weight", legend_style, font * 7.0f);
   if (causal_shown(state)) {
-    ImGui::SameLine(0, font * 1.5f);
+    same_line_if_fits(ImGui::GetTextLineHeight() * 1.5f + ImGui::GetStyle().ItemSpacing.x +
+                          ImGui::CalcTextSize("hidden by the mask").x,
+                      font * 1.5f);
     masked_legend("hidden by the mask");
   }
   // Beside each other: correct on the left. One above the other: the mistake first, where its

@@ -395,7 +395,8 @@ void flow_diagram(const AppState& state, int step) {
     shapes = false;
   }
   const float widths = std::accumulate(std::begin(column_width), std::end(column_width), 0.0f);
-  const float gap = std::clamp((avail - widths) / 5.0f, font * 1.4f, font * 3.5f);
+  // A phone: the arrows shorten (the heads stay visible) before the picture would run off the side.
+  const float gap = std::clamp((avail - widths) / 5.0f, font * 0.8f, font * 3.5f);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   float column_x[6];
   column_x[0] = origin.x + std::max(0.0f, (avail - widths - gap * 5.0f) * 0.5f);
@@ -1034,16 +1035,17 @@ void step_buttons(int step, AppInputs& next) {
   if (ImGui::Button("‹ Back")) next.step = step - 1;
   ImGui::EndDisabled();
   publish_item_rect("step:back");
+  const float number_width = ImGui::GetFrameHeight() * 1.2f;
   for (int s = 0; s < kStepCount; ++s) {
-    ImGui::SameLine();
+    same_line_if_fits(number_width);  // a phone: the numbers go on over two lines
     const bool current = s == step;
     if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
     const std::string label = std::to_string(s + 1);
-    if (ImGui::Button(label.c_str(), ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) next.step = s;
+    if (ImGui::Button(label.c_str(), ImVec2(number_width, 0))) next.step = s;
     if (current) ImGui::PopStyleColor();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Step %d: %s", s + 1, kSteps[s].title);
   }
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Next ›"));
   ImGui::BeginDisabled(step == kStepCount - 1);
   if (ImGui::Button("Next ›")) next.step = step + 1;
   ImGui::EndDisabled();
