@@ -523,6 +523,7 @@ void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width)
   ImGui::BeginGroup();
   draw_whole_matrix_image(m, side);
   ImGui::EndGroup();
+  publish_item_rect("cost:picture");
   const bool beside = view_width - side >= font * 16.0f;
   if (beside) ImGui::SameLine(0, font);
   ImGui::BeginGroup();

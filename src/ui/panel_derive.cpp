@@ -241,7 +241,7 @@ void matrix_editors(const AppState& state, AppInputs& next, Refusal& refusal) {
   const float label_w = ImGui::CalcTextSize("token 3").x + spacing, group_gap = font;
   // Six cells and the labels across the view's width: narrower cells on a phone, never below a short number's.
   const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize - label_w - group_gap * 2 - spacing * 4;
-  const float cell_w = std::clamp(room / 6.0f, font * 2.0f, font * 3.4f);
+  const float cell_w = std::clamp(room / 6.0f, font * 1.8f, font * 3.4f);
   const float matrix_w = cell_w * 2 + spacing;
   const float left = ImGui::GetCursorPosX();  // window coordinates, as SameLine takes them
 
@@ -454,7 +454,10 @@ void draw_derive_panel(const AppState& state, AppInputs& next) {
   static Refusal refusal;  // the last refused cell edit, until the next good one
   panel_intro("The lesson's exercise by hand: 3 tokens, d = 2. Change any number of Q, K or V; every stage "
               "below follows at once.");
+  ImGui::BeginGroup();
   matrix_editors(state, next, refusal);
+  ImGui::EndGroup();
+  publish_item_rect("derive:picture");
   if (ImGui::Button("Lesson's numbers")) {
     next.derive_q = AppInputs::derive_default_qk();
     next.derive_k = AppInputs::derive_default_qk();

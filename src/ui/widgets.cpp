@@ -270,24 +270,27 @@ float radio_width(const char* label) {
 }
 
 namespace {
-std::map<ImGuiID, float>& sideways_box_heights() {  // each box's content height, last frame
-  static std::map<ImGuiID, float> heights;
-  return heights;
+struct SidewaysBox {
+  float content_height = 0;  // last frame's
+  bool wider = false;        // than the box, last frame: it shows its scrollbar and the hint
+};
+std::map<ImGuiID, SidewaysBox>& sideways_boxes() {
+  static std::map<ImGuiID, SidewaysBox> boxes;
+  return boxes;
 }
 }  // namespace
 
 void begin_sideways_box(const char* id) {
   const ImGuiID key = ImGui::GetID(id);
-  const auto it = sideways_box_heights().find(key);
+  const auto it = sideways_boxes().find(key);
   // The first frame guesses a few lines; the box takes its content's height from the next one.
-  const float content = it != sideways_box_heights().end() ? it->second : ImGui::GetFrameHeightWithSpacing() * 4.0f;
+  const SidewaysBox last = it != sideways_boxes().end() ? it->second : SidewaysBox{ImGui::GetFrameHeightWithSpacing() * 4.0f, false};
   const ImGuiStyle& style = ImGui::GetStyle();
   // As wide as the view's visible part (its vertical scrollbar left out), plus room for the box's own bar.
   const float width = ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - style.ScrollbarSize - style.WindowPadding.x -
                       ImGui::GetCursorScreenPos().x;
-  ImGui::BeginChild(key, ImVec2(std::max(width, 1.0f), content + style.ScrollbarSize), false,
-                    ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_AlwaysHorizontalScrollbar |
-                        ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild(key, ImVec2(std::max(width, 1.0f), last.content_height + (last.wider ? style.ScrollbarSize : 0.0f)),
+                    false, ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ImGui::PushID("sideways");
   ImGui::PushTextWrapPos(-1.0f);  // no wrapping at the view's edge in here: the box scrolls instead
 }
@@ -295,12 +298,13 @@ void begin_sideways_box(const char* id) {
 void end_sideways_box(const char* published_name) {
   ImGui::PopTextWrapPos();
   ImGui::PopID();
-  ImGuiWindow* box = ImGui::GetCurrentWindow();
-  sideways_box_heights()[box->ID] = box->DC.CursorMaxPos.y - box->DC.CursorStartPos.y + box->WindowPadding.y * 2.0f;
-  const bool wider = ImGui::GetScrollMaxX() > 0.0f;
+  const ImGuiWindow* box = ImGui::GetCurrentWindow();
+  SidewaysBox& measured = sideways_boxes()[box->ID];
+  measured.content_height = box->DC.CursorMaxPos.y - box->DC.CursorStartPos.y + box->WindowPadding.y * 2.0f;
+  measured.wider = box->DC.CursorMaxPos.x - box->DC.CursorStartPos.x > box->InnerRect.GetWidth() + 0.5f;
   ImGui::EndChild();
   if (published_name) publish_item_rect(published_name);
-  if (wider) hint("↔ Wider than the screen: drag it sideways for the rest.");
+  if (measured.wider) hint("↔ Wider than the screen: drag it sideways for the rest.");
 }
 
 void publish_item_rect(const char* name) { publish_rect(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
