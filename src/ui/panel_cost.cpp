@@ -518,13 +518,15 @@ void draw_whole_matrix_image(const WholeMatrix& m, float side) {
 void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width) {
   const WholeMatrix& m = update_whole_matrix(state);
   const float font = ImGui::GetFontSize();
-  const float side = std::clamp(view_width * 0.4f, font * 10.0f, font * 22.0f);
+  const float beside_side = std::clamp(view_width * 0.4f, font * 10.0f, font * 22.0f);
+  const bool beside = view_width - beside_side >= font * 16.0f;
+  // Above its text (a phone): as wide as the view, up to the same largest size.
+  const float side = beside ? beside_side : std::min(view_width, font * 22.0f);
   ImGui::TextUnformatted("The whole weight matrix");
   ImGui::BeginGroup();
   draw_whole_matrix_image(m, side);
   ImGui::EndGroup();
   publish_item_rect("cost:picture");
-  const bool beside = view_width - side >= font * 16.0f;
   if (beside) ImGui::SameLine(0, font);
   ImGui::BeginGroup();
   const float text_width = beside ? view_width - side - font : view_width;
