@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../api/compute_json.h"
+#include "layout.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -320,11 +321,15 @@ void draw_break_panel(const AppState& state, AppInputs& next) {
   panel_intro(
       "The lesson's Break exercise: random q, k of shape (T, d) drawn from N(0, 1), scored with and "
       "without ÷√d. Try d = 2, then d = 512.");
-  draw_break_controls(state, next);
-  ImGui::Spacing();
-  draw_stats_table(r, view_width);
-  draw_verdict(r, state.model.saturation_range);
-  ImGui::Spacing();
+  // With little height (a small embed, a phone on its side) the pictures come first, the controls after.
+  const bool pictures_first = layout().short_height;
+  if (!pictures_first) {
+    draw_break_controls(state, next);
+    ImGui::Spacing();
+    draw_stats_table(r, view_width);
+    draw_verdict(r, state.model.saturation_range);
+    ImGui::Spacing();
+  }
 
   const std::vector<int> histogram_scaled = row_max_histogram(r.row_max_scaled),
                          histogram_unscaled = row_max_histogram(r.row_max_unscaled);
@@ -341,6 +346,7 @@ void draw_break_panel(const AppState& state, AppInputs& next) {
   ImGui::BeginGroup();
   draw_side("÷√d (scaled)", "scaled", histogram_scaled, y_max, r.weights_scaled, column);
   ImGui::EndGroup();
+  publish_item_rect("break:picture");
   if (side_by_side) {
     ImGui::SetCursorPos(ImVec2(left_x + column + gap, top_y));
   } else {
@@ -352,6 +358,13 @@ void draw_break_panel(const AppState& state, AppInputs& next) {
   HeatmapStyle legend_style;
   legend("weight", legend_style, std::min(font * 10.0f, avail * 0.4f));
   hint("The dashed line in each histogram marks 0.99: rows to its right are almost one-hot.");
+  if (pictures_first) {
+    ImGui::Spacing();
+    draw_break_controls(state, next);
+    ImGui::Spacing();
+    draw_stats_table(r, view_width);
+    draw_verdict(r, state.model.saturation_range);
+  }
   draw_explanation(r);
 }
 

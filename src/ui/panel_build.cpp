@@ -255,7 +255,8 @@ void code_box(const char* id, std::string& code, float height, bool light) {
 }
 
 void agreement_table(const std::vector<BackendAgreement>& rows, bool light) {
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX;
   if (!ImGui::BeginTable("##agreement", 5, flags)) return;
   ImGui::TableSetupColumn("Backend");
   ImGui::TableSetupColumn("max |Δ weights|");
@@ -323,7 +324,7 @@ void draw_build_panel(const AppState& state, AppInputs&) {
   if (ImGui::RadioButton("NumPy", language == Language::NumPy)) language = Language::NumPy;
   ImGui::SameLine();
   if (ImGui::RadioButton("PyTorch", language == Language::PyTorch)) language = Language::PyTorch;
-  ImGui::SameLine(0, font * 1.5f);
+  same_line_if_fits(button_width("Copy to clipboard"), font * 1.5f);
   std::string& code = language == Language::NumPy ? cache.numpy : cache.torch;
   if (ImGui::Button("Copy to clipboard")) {
     ImGui::SetClipboardText(code.c_str());
@@ -353,6 +354,7 @@ void draw_build_panel(const AppState& state, AppInputs&) {
   const float code_height = std::max(ImGui::GetContentRegionAvail().y - line * 12.0f, line * 10.0f);
   code_box(language == Language::NumPy ? "numpy_code" : "torch_code", code, code_height,
            state.inputs.light_theme);
+  publish_item_rect("build:picture");
 
   ImGui::Spacing();
   ImGui::TextUnformatted("Do the project's backends agree?");
@@ -361,7 +363,9 @@ void draw_build_panel(const AppState& state, AppInputs&) {
             "with WebGL2 a fourth on the GPU (webgl: shaders in 32-bit floats, so a looser tolerance). They "
             "add the same numbers in a different order, so the last digits may differ; a bug would show as a "
             "large difference. Here each runs on the current Q, K and V, mask, scaling and temperature.");
+  begin_sideways_box("agreement");  // five columns of numbers: wider than a phone
   agreement_table(cache.agreement, state.inputs.light_theme);
+  end_sideways_box("build:agreement");
   hint("Δ: the largest difference from the scalar result over all weights or all outputs. Relative: that "
        "difference divided by the largest reference value.");
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
@@ -225,7 +226,10 @@ void compare_controls(const AppState& state, AppInputs& next) {
   hint(state.inputs.sentence.c_str());
   ImGui::TextUnformatted("B: the second sentence");
   second_sentence_box(state, next);
-  if (ImGui::SmallButton("The lesson's twins: ...it was tired / ...it was wide")) {
+  const char* twins = "The lesson's twins: ...it was tired / ...it was wide";
+  if (button_width(twins) > ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize)
+    twins = "The lesson's twins (tired / wide)";  // a phone: the short name
+  if (ImGui::SmallButton(twins)) {
     next.sentence = kLessonSentence;
     next.compare_sentence = kLessonTwinSentence;
     if (!real_model(state)) next.token = find_token(embed_sentence(kLessonSentence), "it");
@@ -241,8 +245,12 @@ void draw_compare_panel(const AppState& state, AppInputs& next) {
   panel_intro("Attention depends on the input: the same query word in two sentences, or two query words of one "
               "sentence, each with its row of weights, and where they differ.");
   head_banner(state);
-  compare_controls(state, next);
-  ImGui::Spacing();
+  // With little height (a small embed, a phone on its side) the rows of weights come first.
+  const bool strips_first = layout().short_height;
+  if (!strips_first) {
+    compare_controls(state, next);
+    ImGui::Spacing();
+  }
   const Comparison c = compare(state);
 
   const float font = ImGui::GetFontSize();
@@ -265,6 +273,7 @@ void draw_compare_panel(const AppState& state, AppInputs& next) {
   HeatmapStyle legend_style;
   legend("weight", legend_style, font * 7.0f);
   weight_strip("##compare_a", c.a.weights, c.a.keys, row_labels[0], false, 1.0f, cell, label_width);
+  publish_item_rect("compare:picture");
   ImGui::Spacing();
   weight_strip("##compare_b", c.b.weights, c.b.keys, row_labels[1], false, 1.0f, cell, label_width);
   ImGui::Spacing();
@@ -277,6 +286,10 @@ void draw_compare_panel(const AppState& state, AppInputs& next) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
   ImGui::TextWrapped("%s", verdict(state, c).c_str());
   ImGui::PopStyleColor();
+  if (strips_first) {
+    ImGui::Spacing();
+    compare_controls(state, next);
+  }
 }
 
 nlohmann::json compare_view_data(const AppState& state) {

@@ -406,12 +406,22 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
 // [SECTION] Table and text
 
 void draw_cost_table(const CostRun& run, float width) {
-  const ImGuiTableFlags flags =
-      ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame;
-  if (!ImGui::BeginTable("##cost", 6, flags, ImVec2(width, 0))) return;
+  const char* const headings[] = {"T (tokens)", "time per call", "GFLOP/s", "memory, weights stored", "memory, fused", "computed by"};
+  float headings_width = 0;
+  for (const char* heading : headings)
+    headings_width += ImGui::CalcTextSize(heading).x + ImGui::GetStyle().CellPadding.x * 2.0f + 1.0f;
+  // Too narrow for the headings (a phone, a tablet beside the controls): the table keeps its
+  // columns' natural widths in a box of its own that scrolls sideways.
+  const bool boxed = headings_width > width;
+  ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg;
+  flags |= boxed ? ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX : ImGuiTableFlags_SizingStretchSame;
+  if (boxed) begin_sideways_box("cost_table");
+  if (!ImGui::BeginTable("##cost", 6, flags, ImVec2(boxed ? 0.0f : width, 0))) {
+    if (boxed) end_sideways_box();
+    return;
+  }
   ImGui::PushTextWrapPos(0.0f);  // in a cell: wrap at the column's edge, not the view's
-  for (const char* heading : {"T (tokens)", "time per call", "GFLOP/s", "memory, weights stored", "memory, fused", "computed by"})
-    ImGui::TableSetupColumn(heading);
+  for (const char* heading : headings) ImGui::TableSetupColumn(heading);
   ImGui::TableHeadersRow();
   for (int i = 0; i < kSizeCount; ++i) {
     const int T = kSizes[i];
@@ -437,6 +447,7 @@ void draw_cost_table(const CostRun& run, float width) {
   }
   ImGui::PopTextWrapPos();
   ImGui::EndTable();
+  if (boxed) end_sideways_box("cost:table");
 }
 
 void draw_cost_explanation(const CostRun& run) {
@@ -517,12 +528,15 @@ void draw_whole_matrix_image(const WholeMatrix& m, float side) {
 void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width) {
   const WholeMatrix& m = update_whole_matrix(state);
   const float font = ImGui::GetFontSize();
-  const float side = std::clamp(view_width * 0.4f, font * 10.0f, font * 22.0f);
+  const float beside_side = std::clamp(view_width * 0.4f, font * 10.0f, font * 22.0f);
+  const bool beside = view_width - beside_side >= font * 16.0f;
+  // Above its text (a phone): as wide as the view, up to the same largest size.
+  const float side = beside ? beside_side : std::min(view_width, font * 22.0f);
   ImGui::TextUnformatted("The whole weight matrix");
   ImGui::BeginGroup();
   draw_whole_matrix_image(m, side);
   ImGui::EndGroup();
-  const bool beside = view_width - side >= font * 16.0f;
+  publish_item_rect("cost:picture");
   if (beside) ImGui::SameLine(0, font);
   ImGui::BeginGroup();
   const float text_width = beside ? view_width - side - font : view_width;
@@ -530,9 +544,9 @@ void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width)
   ImGui::AlignTextToFramePadding();
   hint("T =");
   for (int T : {256, 512, 1024, 2048}) {
-    ImGui::SameLine();
     char label[16];
     std::snprintf(label, sizeof label, "%d##cost_T", T);
+    same_line_if_fits(radio_width(label));
     if (ImGui::RadioButton(label, state.inputs.cost_T == T)) next.cost_T = T;
     publish_item_rect((std::string("cost:T") + std::to_string(T)).c_str());
   }
@@ -583,7 +597,8 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
   measure_step(run, state.inputs.backend);  // the view is open: take the next step
 
   const float font = ImGui::GetFontSize();
-  const float view_width = ImGui::GetContentRegionAvail().x;
+  // The view scrolls sideways, so ImGui counts the room under its vertical scrollbar as free.
+  const float view_width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
   panel_intro("Attention's time and memory, measured live on this device as the sequence grows (d = 64).");
   draw_whole_matrix(state, next, view_width);
   ImGui::Separator();
@@ -595,7 +610,7 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
     hint("done: all 8 sizes measured");
   } else {
     ImGui::ProgressBar(static_cast<float>(run.points.size()) / kSizeCount, ImVec2(font * 6.0f, 0), "");
-    ImGui::SameLine();
+    same_line_if_fits(font * 8.0f);  // the label wraps; it needs a few words' room
     char label[64];
     std::snprintf(label, sizeof label, "measuring T = %d…  (%d of %d)", kSizes[run.points.size()],
                   static_cast<int>(run.points.size()) + 1, kSizeCount);

@@ -336,7 +336,10 @@ void matrix_editors(const AppState& state, AppInputs& next, Refusal& refusal) {
   const Matrix* shown[3] = {&state.inputs.derive_q, &state.inputs.derive_k, &state.inputs.derive_v};
   Matrix* target[3] = {&next.derive_q, &next.derive_k, &next.derive_v};
   const float font = ImGui::GetFontSize(), spacing = ImGui::GetStyle().ItemSpacing.x;
-  const float cell_w = font * 3.4f, label_w = ImGui::CalcTextSize("token 3").x + spacing, group_gap = font;
+  const float label_w = ImGui::CalcTextSize("token 3").x + spacing, group_gap = font;
+  // Six cells and the labels across the view's width: narrower cells on a phone, never below a short number's.
+  const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize - label_w - group_gap * 2 - spacing * 4;
+  const float cell_w = std::clamp(room / 6.0f, font * 1.8f, font * 3.4f);
   const float matrix_w = cell_w * 2 + spacing;
   const float left = ImGui::GetCursorPosX();  // window coordinates, as SameLine takes them
 
@@ -538,17 +541,19 @@ void reveal_controls(const AppState& state, AppInputs& next) {
   if (ImGui::Button("Hide all")) next.derive_revealed = 0;
   ImGui::EndDisabled();
   publish_item_rect("derive:hide_all");
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Reveal next"));
   ImGui::BeginDisabled(revealed >= all);
   if (ImGui::Button("Reveal next")) next.derive_revealed = std::min(revealed + 1, all);
   publish_item_rect("derive:reveal_next");
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Show all"));
   if (ImGui::Button("Show all")) next.derive_revealed = all;
   ImGui::EndDisabled();
   publish_item_rect("derive:show_all");
-  ImGui::SameLine();
+  char shown[48];
+  std::snprintf(shown, sizeof shown, "%d of %d stages shown", revealed, all);
+  same_line_if_fits(ImGui::CalcTextSize(shown).x);
   ImGui::AlignTextToFramePadding();
-  ImGui::TextDisabled("%d of %d stages shown", revealed, all);
+  ImGui::TextDisabled("%s", shown);
 }
 
 }  // namespace
@@ -557,7 +562,10 @@ void draw_derive_panel(const AppState& state, AppInputs& next) {
   static Refusal refusal;  // the last refused cell edit, until the next good one
   panel_intro("The lesson's exercise by hand: 3 tokens, d = 2. Change any number of Q, K or V; every stage "
               "below follows at once.");
+  ImGui::BeginGroup();
   matrix_editors(state, next, refusal);
+  ImGui::EndGroup();
+  publish_item_rect("derive:picture");
   if (ImGui::Button("Lesson's numbers")) {
     next.derive_q = AppInputs::derive_default_qk();
     next.derive_k = AppInputs::derive_default_qk();

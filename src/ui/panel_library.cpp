@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
@@ -346,6 +347,7 @@ void draw_shelf(const AppState& state, const Reading& r) {
   }
   explain_parts("##books", books, hovered_book, r.best, [&](int j) { book_explanation(state, r, j); });
   ImGui::EndChild();
+  publish_item_rect("library:picture");
 
   if (best_only) hint("The white line on each book marks how much of it attention would have read.");
   if (numbers_dropped) hint("Some numbers do not fit under their book: hover a book to read them.");
@@ -550,6 +552,12 @@ void draw_library_panel(const AppState& state, AppInputs& next) {
                          next.library_best_only))
     next.library_best_only = true;
   ImGui::Spacing();
+  // With little height (a small embed, a phone on its side) the shelf comes before the words about it.
+  const bool shelf_first = layout().short_height;
+  if (shelf_first) {
+    draw_shelf(state, r);
+    ImGui::Spacing();
+  }
 
   paragraph(("Reader: " + reader + " (query token " + std::to_string(r.reader + 1) +
                    "). Its question is its query: " +
@@ -561,8 +569,10 @@ void draw_library_panel(const AppState& state, AppInputs& next) {
             "contents are its value. The fill shows how much of each book is read."
           : "The shelf holds every word of the sentence: each is a book whose spine title is its key and "
             "whose contents are its value. The fill shows how much of each book is read.");
-  ImGui::Spacing();
-  draw_shelf(state, r);
+  if (!shelf_first) {
+    ImGui::Spacing();
+    draw_shelf(state, r);
+  }
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::Spacing();

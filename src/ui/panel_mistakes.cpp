@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
@@ -164,16 +165,22 @@ bool leaks(const AttentionTrace& t, int row, int col) {
 // ---------------------------------------------------------------------------------------------
 
 struct MatrixLayout {
-  float cell = 0;
+  float cell = 0;        // row height (and width)
+  float cell_width = 0;  // narrower columns where ten are too wide for a phone (0: square cells)
+  float column() const { return cell_width > 0 ? cell_width : cell; }
   float label_width = 0;
+  float max_label = 0;  // longer token names are shortened with "…"
   bool show_row_max = false;  // the "forget √d" mistake: each row's largest weight
 };
 
-float sums_column_width() { return ImGui::CalcTextSize("0.00").x + ImGui::GetStyle().ItemSpacing.x * 2.0f; }
+// Tighter on a phone, where the forget-√d mistake's two columns must fit beside ten cells.
+float sums_column_width() {
+  return ImGui::CalcTextSize("0.00").x + ImGui::GetStyle().ItemSpacing.x * (layout().narrow ? 1.0f : 2.0f);
+}
 
 float matrix_block_width(const AppState& state, const MatrixLayout& layout) {
   const float extra = sums_column_width() * (layout.show_row_max ? 2.0f : 1.0f);
-  return layout.label_width + layout.cell * static_cast<float>(state.model.trace.weights.cols()) + extra;
+  return layout.label_width + layout.column() * static_cast<float>(state.model.trace.weights.cols()) + extra;
 }
 
 // How many decimals fit in `width` ("0.00", then "0.0"), or -1 when no number does.
@@ -208,18 +215,18 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   const int rows = static_cast<int>(trace.weights.rows()), cols = static_cast<int>(trace.weights.cols());
   const std::vector<std::string> queries = query_labels(state), keys = key_labels(state);
   std::vector<std::string> row_labels(queries.size()), col_labels(keys.size());
-  const float max_label = ImGui::GetFontSize() * 6.0f;
-  for (std::size_t i = 0; i < queries.size(); ++i) row_labels[i] = fit_text(queries[i], max_label);
-  for (std::size_t j = 0; j < keys.size(); ++j) col_labels[j] = fit_text(keys[j], max_label);
+  for (std::size_t i = 0; i < queries.size(); ++i) row_labels[i] = fit_text(queries[i], layout.max_label);
+  for (std::size_t j = 0; j < keys.size(); ++j) col_labels[j] = fit_text(keys[j], layout.max_label);
   const Matrix shown = weights_for_display(trace);
   const ImGuiStyle& style = ImGui::GetStyle();
-  const float line = ImGui::GetTextLineHeight(), cell = layout.cell;
+  const float line = ImGui::GetTextLineHeight(), cell = layout.cell, cell_w = layout.column();
   const float sums_w = sums_column_width();
 
   ImGui::BeginGroup();
   ImGui::TextUnformatted(caption);
   HeatmapStyle s;
   s.cell = cell;
+  s.cell_width = layout.cell_width;
   s.show_values = true;
   s.highlight_row = state.inputs.token;
   s.row_labels = &row_labels;
@@ -237,13 +244,13 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
       if (leaks(trace, i, j)) {
-        const ImVec2 a(grid.x + cell * j, grid.y + cell * i);
-        dl->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(a.x + cell - 2, a.y + cell - 2), ImGui::GetColorU32(bad_color()), 0, 0,
+        const ImVec2 a(grid.x + cell_w * j, grid.y + cell * i);
+        dl->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(a.x + cell_w - 2, a.y + cell - 2), ImGui::GetColorU32(bad_color()), 0, 0,
                     std::max(2.0f, cell * 0.07f));
       }
 
   // Right of the rows: their sums, then (forget √d) their largest weights.
-  const float sums_x = grid.x + cell * static_cast<float>(cols) + style.ItemSpacing.x * 0.5f;
+  const float sums_x = grid.x + cell_w * static_cast<float>(cols) + style.ItemSpacing.x * 0.5f;
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   dl->AddText(
       ImVec2(sums_x + (sums_w - ImGui::CalcTextSize("sum").x) * 0.5f, grid.y - line - style.ItemSpacing.y * 0.5f), dim,
@@ -265,7 +272,7 @@ void weights_with_sums(const char* id, const char* caption, const AppState& stat
   const float bottom = grid.y + cell * static_cast<float>(rows) + style.ItemSpacing.y * 0.5f;
   dl->AddText(ImVec2(grid.x - ImGui::CalcTextSize("sum").x - style.ItemSpacing.x * 0.5f, bottom), dim, "sum");
   for (int j = 0; j < cols; ++j)
-    sum_text(dl, ImVec2(grid.x + cell * j, bottom), cell, line, trace.weights.col(j).sum(), false);
+    sum_text(dl, ImVec2(grid.x + cell_w * j, bottom), cell_w, line, trace.weights.col(j).sum(), false);
 
   // Presentation mode explains the selected token's strongest weight first.
   const int token = std::clamp(state.inputs.token, 0, rows - 1);
@@ -312,18 +319,27 @@ void symptoms_table(const AppState& state, const Symptoms& correct, const Sympto
       {"rows almost one-hot (max > 0.99)", percent(correct.frac_one_hot), percent(mistaken.frac_one_hot),
        m == Mistake::ForgetScale},
   };
-  if (!ImGui::BeginTable("##symptoms", 3,
-                         ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                             ImGuiTableFlags_NoHostExtendX))
-    return;
-  ImGui::TableSetupColumn("measured");
+  // Where the names and numbers do not fit on one line each (a phone), the names wrap in a column
+  // that takes what the numbers leave.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float longest = 0;
+  for (const Line& l : lines) longest = std::max(longest, ImGui::CalcTextSize(l.name).x);
+  const float numbers = ImGui::CalcTextSize("correct").x + ImGui::CalcTextSize("with the mistake").x;
+  const float width = ImGui::GetContentRegionAvail().x - style.ScrollbarSize;
+  const bool wrap_names = longest + numbers + style.CellPadding.x * 6.0f + 2.0f > width;
+  ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV;
+  if (!wrap_names) flags |= ImGuiTableFlags_NoHostExtendX;
+  if (!ImGui::BeginTable("##symptoms", 3, flags, ImVec2(wrap_names ? width : 0.0f, 0))) return;
+  ImGui::TableSetupColumn("measured", wrap_names ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_None);
   ImGui::TableSetupColumn("correct");
   ImGui::TableSetupColumn("with the mistake");
   ImGui::TableHeadersRow();
   for (const Line& l : lines) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
+    ImGui::PushTextWrapPos(wrap_names ? 0.0f : -1.0f);  // 0: at the column's edge, not the view's
     ImGui::TextUnformatted(l.name);
+    ImGui::PopTextWrapPos();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(l.correct.c_str());
     ImGui::TableNextColumn();
@@ -487,9 +503,13 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
       "The lesson's common mistakes, each computed for real. Switch one on and compare with the correct "
       "weights: the symptom is marked where it happens.");
   head_banner(state);
-  mistake_switches(state, next, width);
-  ImGui::Spacing();
-  mistake_explanation(text);
+  // With little height (a small embed, a phone on its side) the weights come first, the switches after.
+  const bool matrices_first = layout().short_height;
+  if (!matrices_first) {
+    mistake_switches(state, next, width);
+    ImGui::Spacing();
+    mistake_explanation(text);
+  }
 
   if (needs_causal(m) && !causal_shown(state)) {
     ImGui::PushStyleColor(ImGuiCol_Text, bad_color());
@@ -507,9 +527,10 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   // Side by side while both fit with cells big enough for their numbers; else one above the other.
   MatrixLayout layout;
   layout.show_row_max = m == Mistake::ForgetScale;
+  layout.max_label = font * (width < font * 26.0f ? 4.0f : 6.0f);  // a phone: shorter names, room for the cells
   float label_width = 0;
   for (const std::string& q : query_labels(state))
-    label_width = std::max(label_width, ImGui::CalcTextSize(fit_text(q, font * 6.0f).c_str()).x);
+    label_width = std::max(label_width, ImGui::CalcTextSize(fit_text(q, layout.max_label).c_str()).x);
   layout.label_width = label_width + ImGui::GetStyle().ItemSpacing.x;
   const float fixed = layout.label_width + sums_column_width() * (layout.show_row_max ? 2.0f : 1.0f);
   const float cols = static_cast<float>(t.weights.cols());
@@ -517,8 +538,11 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   const float gap = font * 1.5f;
   const float beside_cell = (width - gap - fixed * 2.0f) / (cols * 2.0f);
   const bool beside = compare && beside_cell >= font * 1.2f;  // the sums carry the symptom even without cell digits
-  layout.cell =
-      std::clamp(beside ? beside_cell : (width - fixed) / cols, ImGui::GetTextLineHeight() + 1.0f, font * 2.4f);
+  const float fitting = beside ? beside_cell : (width - fixed) / cols;
+  layout.cell = std::clamp(fitting, ImGui::GetTextLineHeight() + 1.0f, font * 2.4f);
+  // A phone: rows stay tall enough for the sums' digits, the columns narrow to the width (down to
+  // about a letter: the vertical key names still read).
+  if (fitting < layout.cell) layout.cell_width = std::max(fitting, font * 0.85f);
 
   ImGui::Spacing();
   ImGui::Separator();
@@ -526,7 +550,9 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   HeatmapStyle legend_style;
   legend("weight", legend_style, font * 7.0f);
   if (causal_shown(state)) {
-    ImGui::SameLine(0, font * 1.5f);
+    same_line_if_fits(ImGui::GetTextLineHeight() * 1.5f + ImGui::GetStyle().ItemSpacing.x +
+                          ImGui::CalcTextSize("hidden by the mask").x,
+                      font * 1.5f);
     masked_legend("hidden by the mask");
   }
   // Beside each other: correct on the left. One above the other: the mistake first, where its
@@ -534,12 +560,20 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
   const std::string mistaken_caption = std::string("With the mistake: ") + text.label;
   if (compare && !beside) {
     weights_with_sums("##mistaken", mistaken_caption.c_str(), state, t, layout);
+    publish_item_rect("mistakes:picture");
     ImGui::Spacing();
   }
   weights_with_sums("##correct", compare ? "Correct" : "Correct (no mistake is on)", state, correct, layout);
+  if (!compare || beside) publish_item_rect("mistakes:picture");
   if (compare && beside) {
     ImGui::SameLine(0, gap);
     weights_with_sums("##mistaken", mistaken_caption.c_str(), state, t, layout);
+  }
+  if (matrices_first) {
+    ImGui::Spacing();
+    mistake_switches(state, next, width);
+    ImGui::Spacing();
+    mistake_explanation(text);
   }
   hint(
       "Red marks a symptom: a row that does not add up to 1, a row's largest weight above 0.99, or a later "

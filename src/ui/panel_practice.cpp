@@ -243,12 +243,14 @@ void draw_exercises(const AppState& state, AppInputs& next) {
     ImGui::PushID(i);
     ImGui::Spacing();
     ImGui::Text("%d  %s", i + 1, e.name);
-    ImGui::SameLine();
-    ImGui::TextDisabled("· %s", e.kind);
+    const std::string kind = std::string("· ") + e.kind;
+    same_line_if_fits(ImGui::CalcTextSize(kind.c_str()).x);
+    ImGui::TextDisabled("%s", kind.c_str());
     paragraph(e.question.c_str());
+    if (i == 0) publish_item_rect("practice:picture");  // the view's first exercise: what an embed shows first
     if (ImGui::Button(answer_shown[i] ? "Hide answer" : "Show answer")) answer_shown[i] = !answer_shown[i];
     publish_item_rect(("practice:answer:" + std::to_string(i)).c_str());
-    ImGui::SameLine();
+    same_line_if_fits(button_width(e.view_label));
     if (ImGui::Button(e.view_label)) next.view = e.view;
     publish_item_rect(("practice:goto:" + std::to_string(i)).c_str());
     if (answer_shown[i]) {
@@ -315,11 +317,13 @@ void draw_references() {
   for (int i = 0; i < static_cast<int>(sizeof kReferences / sizeof kReferences[0]); ++i) {
     const Reference& r = kReferences[i];
     ImGui::PushID(i);
-    if (ImGui::Button((std::string(r.title) + "  ↗").c_str())) open_url(r.url);
+    // A title longer than a phone is wide is shortened on its button (the tooltip and the page say it whole).
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize - button_width("  ↗");
+    if (ImGui::Button((fit_text(r.title, room) + "  ↗").c_str())) open_url(r.url);
     publish_item_rect(("ref:" + std::to_string(i)).c_str());
-    explain_item(r.url, false);  // the click opens it
+    explain_item((std::string(r.title) + "\n" + r.url).c_str(), false);  // the click opens it
     if (r.recommended) {
-      ImGui::SameLine();
+      same_line_if_fits(ImGui::CalcTextSize("★ start here").x);
       ImGui::AlignTextToFramePadding();
       ImGui::TextColored(kRecommended, "★ start here");
     }

@@ -281,8 +281,10 @@ float cell_for(float width, int cols) {
   return std::clamp(width / static_cast<float>(std::max(cols, 1)), ImGui::GetTextLineHeight() + 1.0f, font * 2.4f);
 }
 
-// A labelled numbers table; scrolls (clipping rows) when it has many rows.
+// A labelled numbers table; scrolls (clipping rows) when it has many rows, and sideways in a box of
+// its own where it is wider than the view (a phone). Call end_numbers_table after it, whatever it returned.
 bool begin_numbers_table(const char* id, int columns, int rows) {
+  begin_sideways_box(id);
   const int visible = 12;
   const float row_height = ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2.0f;
   ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
@@ -295,6 +297,11 @@ bool begin_numbers_table(const char* id, int columns, int rows) {
   if (!ImGui::BeginTable(id, columns, flags, outer)) return false;
   ImGui::TableSetupScrollFreeze(0, 1);
   return true;
+}
+
+void end_numbers_table(bool began) {
+  if (began) ImGui::EndTable();
+  end_sideways_box();
 }
 
 void cell_text(const std::string& text, bool strong = false) {
@@ -356,7 +363,7 @@ struct FlowBox {
 
 void flow_diagram(const AppState& state, int step) {
   const AttentionTrace& t = state.model.trace;
-  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight(), pad = font * 0.4f;
+  const float font = ImGui::GetFontSize();
   const long long Tq = t.query.rows(), Tk = t.key.rows(), d = t.key.cols(), dv = t.value.cols();
   FlowBox boxes[kPartCount] = {
       {"X", shape_text(Tq, state.model.queries.x.cols()), "X: the token vectors, one row per token.", {}, {}},
@@ -373,26 +380,37 @@ void flow_diagram(const AppState& state, int step) {
       {"output", shape_text(Tq, dv), "A·V: each token's weighted sum of the values.", {}, {}},
   };
 
-  // Column widths from the texts; the shapes go when the window is too narrow for them.
+  // Column widths from the texts; the shapes go when the window is too narrow for them, then (a
+  // small phone) the arrows shorten, and last the whole picture and its text shrink to the width.
   const float avail = usable_width();
   const int column_of[kPartCount] = {0, 1, 1, 1, 2, 3, 4, 5};
+  float scale = 1.0f;  // of the text and the boxes
+  const auto text_width = [&](const std::string& text) { return ImGui::CalcTextSize(text.c_str()).x * scale; };
   auto box_width = [&](const FlowBox& b, bool shapes) {
-    if (!shapes) return ImGui::CalcTextSize(b.name.c_str()).x + pad * 2.0f;
-    if (b.one_line) return ImGui::CalcTextSize((b.name + " " + b.shape).c_str()).x + pad * 2.0f;
-    return std::max(ImGui::CalcTextSize(b.name.c_str()).x, ImGui::CalcTextSize(b.shape.c_str()).x) + pad * 2.0f;
+    const float pad = font * 0.4f * scale;
+    if (!shapes) return text_width(b.name) + pad * 2.0f;
+    if (b.one_line) return text_width(b.name + " " + b.shape) + pad * 2.0f;
+    return std::max(text_width(b.name), text_width(b.shape)) + pad * 2.0f;
   };
   float column_width[6] = {};
-  bool shapes = true;
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  const auto measure_columns = [&](bool shapes) {
     std::fill(std::begin(column_width), std::end(column_width), 0.0f);
     for (int p = 0; p < kPartCount; ++p)
       column_width[column_of[p]] = std::max(column_width[column_of[p]], box_width(boxes[p], shapes));
-    const float total = std::accumulate(std::begin(column_width), std::end(column_width), 0.0f);
-    if (total + font * 1.4f * 5.0f <= avail) break;
-    shapes = false;
+    return std::accumulate(std::begin(column_width), std::end(column_width), 0.0f);
+  };
+  const float shortest_gap = font * 0.8f;
+  bool shapes = measure_columns(true) + font * 1.4f * 5.0f <= avail;
+  if (!shapes) {
+    const float widths = measure_columns(false);
+    if (widths + shortest_gap * 5.0f > avail) {
+      scale = std::max(0.6f, avail / (widths + shortest_gap * 5.0f));
+      measure_columns(false);
+    }
   }
+  const float line = ImGui::GetTextLineHeight() * scale, pad = font * 0.4f * scale, text_size = font * scale;
   const float widths = std::accumulate(std::begin(column_width), std::end(column_width), 0.0f);
-  const float gap = std::clamp((avail - widths) / 5.0f, font * 1.4f, font * 3.5f);
+  const float gap = std::clamp((avail - widths) / 5.0f, shortest_gap * scale, font * 3.5f);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   float column_x[6];
   column_x[0] = origin.x + std::max(0.0f, (avail - widths - gap * 5.0f) * 0.5f);
@@ -461,12 +479,14 @@ void flow_diagram(const AppState& state, int step) {
     const float w = b.max.x - b.min.x;
     if (b.one_line || !shapes) {
       const std::string label = shapes ? b.name + " " + b.shape : b.name;
-      const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-      dl->AddText(ImVec2(b.min.x + (w - size.x) * 0.5f, (b.min.y + b.max.y - size.y) * 0.5f), text, label.c_str());
+      const float label_width = text_width(label);
+      dl->AddText(ImGui::GetFont(), text_size, ImVec2(b.min.x + (w - label_width) * 0.5f, (b.min.y + b.max.y - line) * 0.5f),
+                  text, label.c_str());
     } else {
-      const ImVec2 name = ImGui::CalcTextSize(b.name.c_str()), shape = ImGui::CalcTextSize(b.shape.c_str());
-      dl->AddText(ImVec2(b.min.x + (w - name.x) * 0.5f, b.min.y + pad * 0.6f), text, b.name.c_str());
-      dl->AddText(ImVec2(b.min.x + (w - shape.x) * 0.5f, b.min.y + pad * 0.6f + line), text, b.shape.c_str());
+      const float name = text_width(b.name), shape = text_width(b.shape);
+      dl->AddText(ImGui::GetFont(), text_size, ImVec2(b.min.x + (w - name) * 0.5f, b.min.y + pad * 0.6f), text, b.name.c_str());
+      dl->AddText(ImGui::GetFont(), text_size, ImVec2(b.min.x + (w - shape) * 0.5f, b.min.y + pad * 0.6f + line), text,
+                  b.shape.c_str());
     }
     if (hue) publish_rect(("steps:" + b.name).c_str(), crisp_min, crisp_max);
     if (window_hovered && mouse.x >= b.min.x && mouse.x < b.max.x && mouse.y >= b.min.y && mouse.y < b.max.y)
@@ -474,6 +494,7 @@ void flow_diagram(const AppState& state, int step) {
   }
   explain_parts("##diagram", kPartCount, hovered_box, -1, [&](int p) { ImGui::TextUnformatted(boxes[p].meaning); });
   ImGui::Dummy(ImVec2(boxes[kOutput].max.x - origin.x, height));
+  publish_item_rect("steps:picture");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -680,7 +701,8 @@ void step_scores(StepContext& c) {
   int best = 0;
   for (int j = 1; j < keys; ++j)
     if (c.t.scaled_scores(c.token, j) > c.t.scaled_scores(c.token, best)) best = j;
-  if (begin_numbers_table("##scores", 4, keys)) {
+  const bool table_open = begin_numbers_table("##scores", 4, keys);
+  if (table_open) {
     ImGui::TableSetupColumn("key");
     ImGui::TableSetupColumn(swapped ? "q·v written out" : "q·k written out");
     ImGui::TableSetupColumn(swapped ? "q·v" : "q·k");
@@ -696,8 +718,8 @@ void step_scores(StepContext& c) {
         cell_text(number_text(c.t.raw_scores(c.token, j), 2));
         cell_text(number_text(c.t.scaled_scores(c.token, j), 2), j == best);
       }
-    ImGui::EndTable();
   }
+  end_numbers_table(table_open);
   ImGui::TextWrapped("Best match: %s with a score of %s.", in_quotes(c.keys[best]).c_str(),
                      number_text(c.t.scaled_scores(c.token, best), 2).c_str());
   if (causal_shown(c.state)) hint("The causal mask is on: step 7 shows which of these scores it hides.");
@@ -715,7 +737,8 @@ void step_softmax(StepContext& c) {
   section_heading(("With the numbers of " + c.name).c_str());
   const std::string exp_header =
       r.shift != 0.0 ? "exp(score − " + compact(static_cast<float>(r.shift)) + ")" : "exp(score)";
-  if (begin_numbers_table("##softmax", 4, keys + 1)) {
+  const bool table_open = begin_numbers_table("##softmax", 4, keys + 1);
+  if (table_open) {
     ImGui::TableSetupColumn("key");
     ImGui::TableSetupColumn("score");
     ImGui::TableSetupColumn(exp_header.c_str());
@@ -735,8 +758,8 @@ void step_softmax(StepContext& c) {
     cell_text("");
     cell_text(exp_text(r.sum_of_exps));
     cell_text(number_text(c.t.weights.row(c.token).sum(), 3));
-    ImGui::EndTable();
   }
+  end_numbers_table(table_open);
   if (r.shift != 0.0)
     hint(
         "Scores this large make huge exps, so the row's largest score was subtracted first, as real code always "
@@ -789,7 +812,8 @@ void step_weighted_sum(StepContext& c) {
   ImGui::TextWrapped("%s", numbers.c_str());
   if (swapped) ImGui::TextColored(mistake_color(), "Mistake on: the keys are blended here instead of the values.");
 
-  if (begin_numbers_table("##blend", 4, keys + 1)) {
+  const bool table_open = begin_numbers_table("##blend", 4, keys + 1);
+  if (table_open) {
     ImGui::TableSetupColumn("key");
     ImGui::TableSetupColumn("weight");
     ImGui::TableSetupColumn("value v");
@@ -813,8 +837,8 @@ void step_weighted_sum(StepContext& c) {
     cell_text(number_text(c.t.weights.row(c.token).sum(), 2));
     cell_text("");
     cell_text(vector_text(output.data(), dv));
-    ImGui::EndTable();
   }
+  end_numbers_table(table_open);
 
   const std::vector<std::string> dims = column_names(c.state, Columns::Value, dv);
   const std::vector<std::string> row_label = {"output(" + c.queries[c.token] + ")"};
@@ -939,7 +963,7 @@ void step_scaling(StepContext& c) {
   s.col_labels = &c.keys;
   s.cell = cell_for(c.avail - ImGui::CalcTextSize("not ÷ √d").x - ImGui::GetFontSize(), keys);
   heatmap_row(
-      {{"##both_ways", &both, s, "softmax of the row, with and without the division", nullptr, &row_labels, &c.keys}});
+      {{"##both_ways", &both, s, "the row's softmax, both ways", nullptr, &row_labels, &c.keys}});
   const float max_divided = *std::max_element(n.weights_divided.begin(), n.weights_divided.end());
   const float max_undivided = *std::max_element(n.weights_undivided.begin(), n.weights_undivided.end());
   ImGui::TextWrapped("Largest weight: %s with the division, %s without it.", number_text(max_divided, 2).c_str(),
@@ -997,7 +1021,8 @@ void step_mask(StepContext& c) {
     hint(
         "Cross-attention: the mask compares positions in two different sentences. Real models use it within one "
         "sentence (self-attention).");
-  if (begin_numbers_table("##masked", 4, keys)) {
+  const bool table_open = begin_numbers_table("##masked", 4, keys);
+  if (table_open) {
     ImGui::TableSetupColumn("key");
     ImGui::TableSetupColumn("score");
     ImGui::TableSetupColumn("after the mask");
@@ -1011,8 +1036,8 @@ void step_mask(StepContext& c) {
       cell_text(number_text(r.scores[j], 2), masked);
       cell_text(number_text(c.t.weights(c.token, j), 3));
     }
-    ImGui::EndTable();
   }
+  end_numbers_table(table_open);
   ImGui::TextWrapped("The visible weights add up to %s.", number_text(c.t.weights.row(c.token).sum(), 3).c_str());
 
   section_heading(("Scores after the mask, every token " + shape_text(rows, keys)).c_str());
@@ -1045,16 +1070,17 @@ void step_buttons(int step, AppInputs& next) {
   if (ImGui::Button("‹ Back")) next.step = step - 1;
   ImGui::EndDisabled();
   publish_item_rect("step:back");
+  const float number_width = ImGui::GetFrameHeight() * 1.2f;
   for (int s = 0; s < kStepCount; ++s) {
-    ImGui::SameLine();
+    same_line_if_fits(number_width);  // a phone: the numbers go on over two lines
     const bool current = s == step;
     if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
     const std::string label = std::to_string(s + 1);
-    if (ImGui::Button(label.c_str(), ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) next.step = s;
+    if (ImGui::Button(label.c_str(), ImVec2(number_width, 0))) next.step = s;
     if (current) ImGui::PopStyleColor();
     explain_item((label + ". " + kSteps[s].title).c_str(), false);  // the click opens the step, its title on top
   }
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Next ›"));
   ImGui::BeginDisabled(step == kStepCount - 1);
   if (ImGui::Button("Next ›")) next.step = step + 1;
   ImGui::EndDisabled();

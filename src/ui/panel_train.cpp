@@ -18,6 +18,7 @@
 
 #include "../api/model_files.h"
 #include "../api/trained_model_bytes.h"
+#include "layout.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -394,9 +395,15 @@ void draw_train_panel(const AppState& state, AppInputs& next, TrainWish& wish) {
               "from scratch, in this page. Nobody sets W_Q, W_K and W_V here: training does. Watch the loss fall, "
               "the held-out accuracy rise, and where the heads look from the last \"the\": switch the probe's adjective "
               "from a creature's (tired) to a thing's (wide) and watch which noun wins.");
-  draw_recipe(state, next, wish);
+  // With little height (a small embed, a phone on its side) the curves come before the recipe's form.
+  const bool curves_first = layout().short_height;
+  if (!curves_first) draw_recipe(state, next, wish);
   draw_progress(*state.train);
+  ImGui::BeginGroup();
   draw_curves(*state.train);
+  ImGui::EndGroup();
+  publish_item_rect("train:picture");
+  if (curves_first) draw_recipe(state, next, wish);
   draw_probe(state, next);
   draw_experiment(state, wish);
 }

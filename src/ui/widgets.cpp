@@ -1,7 +1,7 @@
 // Drawing helpers shared by the panels (see widgets.h).
 #include "widgets.h"
 
-#include <imgui_internal.h>  // the nav cursor (kKeyboardFocus)
+#include <imgui_internal.h>  // the nav cursor (kKeyboardFocus), a box's content height
 
 #include "../gpu/matrix_image.h"
 
@@ -324,6 +324,52 @@ void same_line_if_fits(float width, float spacing) {
   const float gap = spacing < 0 ? style.ItemSpacing.x : spacing;
   const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - style.ScrollbarSize - style.WindowPadding.x;
   if (ImGui::GetItemRectMax().x + gap + width <= right_edge) ImGui::SameLine(0, spacing);
+}
+
+float button_width(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2.0f;
+}
+
+float radio_width(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
+namespace {
+struct SidewaysBox {
+  float content_height = 0;  // last frame's
+  bool wider = false;        // than the box, last frame: it shows its scrollbar and the hint
+};
+std::map<ImGuiID, SidewaysBox>& sideways_boxes() {
+  static std::map<ImGuiID, SidewaysBox> boxes;
+  return boxes;
+}
+}  // namespace
+
+void begin_sideways_box(const char* id) {
+  const ImGuiID key = ImGui::GetID(id);
+  const auto it = sideways_boxes().find(key);
+  // The first frame guesses a few lines; the box takes its content's height from the next one.
+  const SidewaysBox last = it != sideways_boxes().end() ? it->second : SidewaysBox{ImGui::GetFrameHeightWithSpacing() * 4.0f, false};
+  const ImGuiStyle& style = ImGui::GetStyle();
+  // As wide as the view's visible part (its vertical scrollbar left out), plus room for the box's own bar.
+  const float width = ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - style.ScrollbarSize - style.WindowPadding.x -
+                      ImGui::GetCursorScreenPos().x;
+  ImGui::BeginChild(key, ImVec2(std::max(width, 1.0f), last.content_height + (last.wider ? style.ScrollbarSize : 0.0f)),
+                    false, ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::PushID("sideways");
+  ImGui::PushTextWrapPos(-1.0f);  // no wrapping at the view's edge in here: the box scrolls instead
+}
+
+void end_sideways_box(const char* published_name) {
+  ImGui::PopTextWrapPos();
+  ImGui::PopID();
+  const ImGuiWindow* box = ImGui::GetCurrentWindow();
+  SidewaysBox& measured = sideways_boxes()[box->ID];
+  measured.content_height = box->DC.CursorMaxPos.y - box->DC.CursorStartPos.y + box->WindowPadding.y * 2.0f;
+  measured.wider = box->DC.CursorMaxPos.x - box->DC.CursorStartPos.x > box->InnerRect.GetWidth() + 0.5f;
+  ImGui::EndChild();
+  if (published_name) publish_item_rect(published_name);
+  if (measured.wider) hint("↔ Wider than the screen: drag it sideways for the rest.");
 }
 
 void publish_item_rect(const char* name) { publish_rect(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }

@@ -82,6 +82,17 @@ void hint(const char* text);
 // item starts a new line: rows of fields and pictures wrap on a phone instead of scrolling sideways.
 void same_line_if_fits(float width, float spacing = -1.0f);
 
+// The width of ImGui::Button(label) / RadioButton(label) (to ask same_line_if_fits before drawing one).
+float button_width(const char* label);
+float radio_width(const char* label);
+
+// Content that cannot re-flow (a wide table, a code listing) in a box as wide as the view that
+// scrolls sideways on its own, with a hint under it while it is wider than the screen: the view
+// itself never scrolls sideways. The box is as tall as its content (measured the frame before).
+// `published_name` gets the box's rect (tests find the view's table by it), or nullptr.
+void begin_sideways_box(const char* id);
+void end_sideways_box(const char* published_name = nullptr);
+
 // Remembers where the last drawn item is, under `name` (for tests and guided tours that click a
 // control for real: the page's attentionExplainer.itemRect(name)). Rect in device pixels.
 // kKeyboardFocus names the item the keyboard's arrows have reached (absent while the mouse drives).

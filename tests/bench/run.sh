@@ -114,4 +114,10 @@ if [ "${BENCH_SKIP_TRAIN:-0}" != 1 ]; then
   node tests/bench/train_bench.mjs --dist dist --out "$OUT/results.json" "${quick_flag[@]}" ||
     log "the train benchmark failed: no train rows"
 fi
+# -- a phone: each view's frame time and the wasm heap at 390×844, DPR 3 (BENCH_SKIP_PHONE=1: skip) --
+if [ "${BENCH_SKIP_PHONE:-0}" != 1 ]; then
+  log "phone 390x844 DPR 3 in headless Chromium (frame time per view, wasm heap)"
+  node tests/bench/phone_bench.mjs --dist dist --out "$OUT/results.json" "${quick_flag[@]}" ||
+    log "the phone benchmark failed: no phone rows"
+fi
 log "done in $(( $(date +%s) - start )) s"

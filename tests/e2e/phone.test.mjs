@@ -1,6 +1,6 @@
 // Phones and tablets: Playwright's mobile emulation (isMobile, hasTouch, DPR 2-3), portrait and
-// landscape. Every view's content fits the screen's width (or scrolls inside its own box), and a
-// finger works: a tap clicks, a drag scrolls, a long press shows the tooltip, and the phone's
+// landscape. Every view re-flows to the screen's width (what cannot, a wide table, scrolls inside a
+// box of its own: the view never scrolls sideways) with its main picture on screen, and a finger works: a tap clicks, a drag scrolls, a long press shows the tooltip, and the phone's
 // keyboard (the page's hidden input) types into the sentence. Screenshots: tests/e2e/out/phone-*.png.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -13,11 +13,10 @@ const DEVICES = [
   { name: "phone-390", width: 390, height: 844, dpr: 3 },
   { name: "tablet-820", width: 820, height: 1180, dpr: 2 },
 ];
-// Views whose content is still wider than the screen: they scroll sideways inside the view's own
-// box (its scroll bar is the visible hint), the rest of the screen stays put. On a phone: the
-// step buttons and tables of four, the code of build and the table of cost at 360 px; beside the controls
-// column (a tablet upright, a phone on its side): the cost view's table.
-const SCROLL_SIDEWAYS = { phone: new Set(["steps", "derive", "mistakes", "practice", "build", "cost"]), wide: new Set(["cost"]) };
+// Each view's main picture, by the name it publishes its rect under (itemRect).
+const picture = (view) => ({ flow: "flow:X", weights: "weights:matrix" })[view] || `${view}:picture`;
+const within = (r, width) => r.w > 0 && r.x >= -0.5 && r.x + r.w <= width + 0.5;
+const span = (r) => `${r.x.toFixed(1)}..${(r.x + r.w).toFixed(1)}`;
 
 let server, browser;
 before(async () => {
@@ -55,10 +54,10 @@ async function touch(page, type, points) {
   await cdp.send("Input.dispatchTouchEvent", { type, touchPoints: points.map(([x, y]) => ({ x, y })) });
 }
 
-// Upright on every device; on its side on the 390 phone (rotation re-lays out the same way on the
-// others: the suite's time goes to more devices upright instead).
+// Every device upright, the phones on their side too (844×390, 640×360); a tablet on its side
+// (1180×820) has the desktop's two columns, which the other browser tests cover.
 for (const device of DEVICES)
-  for (const landscape of device.name === "phone-390" ? [false, true] : [false]) {
+  for (const landscape of device.name.startsWith("phone") ? [false, true] : [false]) {
     const screen = landscape ? { ...device, width: device.height, height: device.width } : device;
     const label = `${device.name}-${landscape ? "landscape" : "portrait"}`;
     test(`${label} (${screen.width}×${screen.height}, DPR ${screen.dpr}): every view fits the width`, async () => {
@@ -68,13 +67,13 @@ for (const device of DEVICES)
         await page.evaluate((v) => window.attentionExplainer.setState({ view: v }), view);
         await frames(page, 4);
         await screenshot(page, `phone-${label}-${view}`);
+        // view:content is the view's scrolling window as wide as it scrolls: wider than the
+        // screen means a sideways scroll of the whole view.
         const content = await rect(page, "view:content");
         const right = content.x + content.w;
-        if ((phone ? SCROLL_SIDEWAYS.phone : SCROLL_SIDEWAYS.wide).has(view)) {
-          assert.ok(content.x >= 0 && content.x < screen.width, `${view}: starts on screen`);
-          continue;
-        }
-        assert.ok(right <= screen.width + 0.5, `${view}: content reaches ${right.toFixed(1)} px of ${screen.width}`);
+        assert.ok(right <= screen.width + 0.5, `${view}: the view scrolls sideways, its content reaches ${right.toFixed(1)} px of ${screen.width}`);
+        const main = await rect(page, picture(view));
+        assert.ok(within(main, screen.width), `${view}: its picture ${picture(view)} spans ${span(main)} of ${screen.width}`);
         if (view === "flow")
           for (const box of ["X", "Q", "K", "V", "scores", "weights", "output"]) {
             const r = await rect(page, `flow:${box}`);
@@ -187,15 +186,44 @@ test("phone 390×844: tapping the sentence lends it the keyboard; typing and del
   await context.close();
 });
 
-test("small embeds (320×240, 480×320): the weight matrix is on screen without scrolling, the intro is one line", async () => {
+test("phone 360×640: every step of Steps and every mistake of Mistakes fits the width", async () => {
+  const { context, page, errors } = await openPhone(DEVICES[0]);
+  const states = [...Array(7).keys()].map((step) => ({ view: "steps", step }));
+  for (const mistake of (await page.evaluate(() => window.attentionExplainer.inputs.find((f) => f.name === "mistake").choices)))
+    states.push({ view: "mistakes", mistake, causal: true });
+  for (const s of states) {
+    await page.evaluate((st) => window.attentionExplainer.setState(st), s);
+    await frames(page, 4);
+    const content = await rect(page, "view:content");
+    assert.ok(content.x + content.w <= DEVICES[0].width + 0.5,
+      `${JSON.stringify(s)}: the view scrolls sideways to ${(content.x + content.w).toFixed(1)} px`);
+    const main = await rect(page, picture(s.view));
+    assert.ok(within(main, DEVICES[0].width), `${JSON.stringify(s)}: its picture spans ${span(main)}`);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("small embeds (320×240, 480×320): every view's picture is on screen without scrolling, the intro is one line", async () => {
   for (const [width, height] of [[320, 240], [480, 320]]) {
-    const { context, page, errors } = await openPhone({ width, height, dpr: 2 }, "?embed=1&view=weights");
-    await screenshot(page, `phone-embed-${width}x${height}`);
-    const matrix = await rect(page, "weights:matrix");
-    assert.ok(matrix.y >= 0 && matrix.y + matrix.h <= height + 0.5, `${width}×${height}: matrix rows ${matrix.y}..${matrix.y + matrix.h}`);
-    assert.ok(matrix.x >= 0 && matrix.x + matrix.w <= width + 0.5, `${width}×${height}: matrix columns within the width`);
-    const more = await rect(page, "intro:more");
-    assert.ok(more.w > 0, "the intro offers the rest behind a button");
+    const { context, page, errors } = await openPhone({ width, height, dpr: 2 }, "?embed=1");
+    for (const view of await appViews(page)) {
+      await page.evaluate((v) => window.attentionExplainer.setState({ view: v }), view);
+      await frames(page, 4);
+      await screenshot(page, `phone-embed-${width}x${height}-${view}`);
+      const at = `${width}×${height} ${view}`;
+      const content = await rect(page, "view:content");
+      assert.ok(content.x + content.w <= width + 0.5, `${at}: the view scrolls sideways to ${(content.x + content.w).toFixed(1)} px`);
+      // The picture's rect meets the visible canvas (it may go on below the fold, never start there).
+      const main = await rect(page, picture(view));
+      assert.ok(main.w > 0 && main.y < height && main.y + main.h > 0 && main.x < width && main.x + main.w > 0,
+        `${at}: its picture ${picture(view)} is at y ${main.y.toFixed(1)}..${(main.y + main.h).toFixed(1)}, the canvas ends at ${height}`);
+      assert.ok(within(main, width), `${at}: its picture spans ${span(main)} of ${width}`);
+      const more = await rect(page, "intro:more");
+      assert.ok(more.w > 0 && more.y < height, `${at}: the intro is one line with a button for the rest`);
+    }
+    const matrix = await rect(page, "weights:matrix");  // (the last visit of Weights)
+    assert.ok(matrix.y + matrix.h <= height + 0.5, `${width}×${height}: the whole weight matrix is on screen`);
     assert.deepEqual(errors, []);
     await context.close();
   }
