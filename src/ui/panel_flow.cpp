@@ -778,8 +778,12 @@ void draw_head_projections(const AppState& state) {
 void draw_flow_panel(const AppState& state, AppInputs& next) {
   // The visible width, with a vertical scrollbar's room kept free. Wrapped text must stop here:
   // by default ImGui wraps at the scrolled content's width, past the visible edge.
+  // Measured from the window, not from the region left beside a scrollbar: with the region, the
+  // scrollbar's coming and going resized the boxes, which brought it back or sent it away (the
+  // layout flipped between two sizes for a few frames after each change).
   const float scrollbar = ImGui::GetStyle().ScrollbarSize;
-  const float visible_width = ImGui::GetContentRegionAvail().x - scrollbar;
+  const float visible_width =
+      ImGui::GetWindowWidth() - ImGui::GetStyle().WindowPadding.x - ImGui::GetCursorPosX() - scrollbar;
   const float right_edge = ImGui::GetCursorScreenPos().x + visible_width;
   ImGui::PushTextWrapPos(ImGui::GetCursorPos().x + visible_width);
 

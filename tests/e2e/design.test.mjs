@@ -12,6 +12,17 @@ after(async () => { await browser?.close(); await server?.close(); });
 
 const rect = (page, name) => page.evaluate((n) => window.attentionExplainer.itemRect(n), name);
 const state = (page) => page.evaluate(() => window.attentionExplainer.getState());
+// Waits until the named items keep their place for three frames in a row (a layout can take a few
+// frames to settle after a change: the view's scroll bars follow the content of the frame before).
+async function settle(page, names) {
+  let last = "", same = 0;
+  for (let i = 0; i < 60 && same < 3; i++) {
+    await frames(page, 1);
+    const now = JSON.stringify(await Promise.all(names.map((n) => rect(page, n))));
+    same = now === last ? same + 1 : 0;
+    last = now;
+  }
+}
 
 // The theme hues as the palette (src/ui/palette.cpp) writes them.
 const HUES = {
@@ -87,7 +98,7 @@ test("query, key and value: one hue each, the same in Flow and Steps, its theme'
   for (const theme of ["dark", "light"]) {
     for (const view of ["flow", "steps"]) {
       await page.evaluate(([v, t]) => window.attentionExplainer.setState({ view: v, theme: t, step: 0 }), [view, theme]);
-      await frames(page, 4);
+      await settle(page, [`${view}:Q`, `${view}:K`, `${view}:V`]);
       const { png } = await screenshot(page, `design-${view}-${theme}`);
       for (const [part, name] of [["query", "Q"], ["key", "K"], ["value", "V"]]) {
         const r = await rect(page, `${view}:${name}`);
