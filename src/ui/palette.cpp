@@ -35,6 +35,10 @@ Palette dark_palette() {
   p.selected = hex(0xff8466);
   p.warning = hex(0xff8a7a);
   p.good = hex(0x7fd88f);
+  p.line_blue = hex(0x5aaaff);
+  p.line_orange = hex(0xfab43c);
+  p.line_green = hex(0xaadc78);
+  p.line_red = hex(0xff7a70);
   p.masked_fill = hex(0x46464c);
   p.masked_line = hex(0x787882);
   return p;
@@ -58,6 +62,10 @@ Palette light_palette() {
   p.selected = hex(0xa82e14);
   p.warning = hex(0xb3261e);
   p.good = hex(0x1b6e33);
+  p.line_blue = hex(0x1f5fbf);
+  p.line_orange = hex(0x9a4f00);
+  p.line_green = hex(0x2e6b32);
+  p.line_red = hex(0xc0282b);
   p.masked_fill = hex(0xc4c4ca);
   p.masked_line = hex(0x8c8c96);
   return p;

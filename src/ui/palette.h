@@ -22,6 +22,8 @@ struct Palette {
   Rgb selected;  // the selected token (outline, its name)
   Rgb warning;   // a mistake, a refused input
   Rgb good;      // a right answer, a met check
+  // The lines of plots (Cost's timings, Train's curves), also as their captions' text.
+  Rgb line_blue, line_orange, line_green, line_red;
   // Masked cells: hatch lines on a flat fill.
   Rgb masked_fill, masked_line;
 };

@@ -262,9 +262,9 @@ struct LogLogPlot {
   std::string (*value_text)(double) = nullptr;  // for the tooltip
 };
 
-const ImU32 kMeasuredColor = IM_COL32(255, 170, 60, 255);
-const ImU32 kQuadraticColor = IM_COL32(120, 200, 255, 255);
-const ImU32 kLinearColor = IM_COL32(170, 220, 120, 255);
+ImU32 measured_color() { return color(palette().line_orange); }
+ImU32 quadratic_color() { return color(palette().line_blue); }
+ImU32 linear_color() { return color(palette().line_green); }
 
 void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness, float dash, float gap) {
   const float dx = b.x - a.x, dy = b.y - a.y, length = std::sqrt(dx * dx + dy * dy);
@@ -300,7 +300,7 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
   const ImGuiStyle& style = ImGui::GetStyle();
   const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight(), tick = font * 0.3f;
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), axis = ImGui::GetColorU32(ImGuiCol_TextDisabled),
-              grid = IM_COL32(255, 255, 255, 28);
+              grid = color(palette().text_dim, 0.15f);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton(plot.id, ImVec2(width, height));
   const bool hovered = ImGui::IsItemHovered();
@@ -378,16 +378,16 @@ void draw_log_log_plot(const LogLogPlot& plot, float width, float height) {
   // On log-log axes c·T² and c·T are straight lines: slope 2 and slope 1.
   if (plot.quadratic > 0)
     dashed_line(dl, ImVec2(x_at(t_lo), y_at(plot.quadratic * t_lo * t_lo)),
-                ImVec2(x_at(t_hi), y_at(plot.quadratic * t_hi * t_hi)), kQuadraticColor, 2.0f, font * 0.5f,
+                ImVec2(x_at(t_hi), y_at(plot.quadratic * t_hi * t_hi)), quadratic_color(), 2.0f, font * 0.5f,
                 font * 0.3f);
   if (plot.linear > 0)
     dashed_line(dl, ImVec2(x_at(t_lo), y_at(plot.linear * t_lo)), ImVec2(x_at(t_hi), y_at(plot.linear * t_hi)),
-                kLinearColor, 2.0f, font * 0.12f, font * 0.25f);
+                linear_color(), 2.0f, font * 0.12f, font * 0.25f);
   dl->PopClipRect();
   for (std::size_t i = 0; i < plot.y.size(); ++i) {
     const ImVec2 p(x_at(plot.T[i]), y_at(plot.y[i]));
-    if (i > 0) dl->AddLine(ImVec2(x_at(plot.T[i - 1]), y_at(plot.y[i - 1])), p, kMeasuredColor, 2.0f);
-    dl->AddCircleFilled(p, font * 0.22f, kMeasuredColor);
+    if (i > 0) dl->AddLine(ImVec2(x_at(plot.T[i - 1]), y_at(plot.y[i - 1])), p, measured_color(), 2.0f);
+    dl->AddCircleFilled(p, font * 0.22f, measured_color());
   }
   int nearest = -1;  // the point nearest the mouse along T
   if (hovered && !plot.y.empty()) {
@@ -656,10 +656,10 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
     ImGui::BeginGroup();
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
     draw_log_log_plot(*plot, width, height);
-    legend_entry(LineKind::Measured, kMeasuredColor,
+    legend_entry(LineKind::Measured, measured_color(),
                  plot == &time_plot ? "measured (weights kept)" : "weights stored: Q, K, V, output + (T, T) weights");
-    legend_entry(LineKind::Dashed, kQuadraticColor, "c·T², through the largest point");
-    if (plot->linear > 0) legend_entry(LineKind::Dotted, kLinearColor, plot->linear_label);
+    legend_entry(LineKind::Dashed, quadratic_color(), "c·T², through the largest point");
+    if (plot->linear > 0) legend_entry(LineKind::Dotted, linear_color(), plot->linear_label);
     ImGui::PopTextWrapPos();
     ImGui::EndGroup();
     ++column;

@@ -26,10 +26,10 @@ namespace attn::ui {
 
 namespace {
 
-const ImU32 kLossColor = IM_COL32(90, 170, 255, 255);
-const ImU32 kAccuracyColor = IM_COL32(250, 180, 60, 255);
-const ImU32 kUnscaledColor = IM_COL32(240, 100, 90, 255);
-const ImVec4 kErrorColor(1.0f, 0.47f, 0.43f, 1.0f);
+ImU32 loss_color() { return color(palette().line_blue); }
+ImU32 accuracy_color() { return color(palette().line_orange); }
+ImU32 unscaled_color() { return color(palette().line_red); }
+ImVec4 error_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().warning)); }
 
 void section_title(const char* text) {
   ImGui::Spacing();
@@ -168,10 +168,10 @@ void draw_recipe(const AppState& state, AppInputs& next, TrainWish& wish) {
     problem = e.what();
   }
   if (!problem.empty()) {
-    ImGui::TextColored(kErrorColor, "Cannot train this recipe: %s", problem.c_str());
+    ImGui::TextColored(error_color(), "Cannot train this recipe: %s", problem.c_str());
     publish_item_rect("train:form_error");
   }
-  if (!session.error.empty() && session.error != problem) ImGui::TextColored(kErrorColor, "%s", session.error.c_str());
+  if (!session.error.empty() && session.error != problem) ImGui::TextColored(error_color(), "%s", session.error.c_str());
 
   const bool running = session.running;
   if (ImGui::Button(running ? "Pause" : session.run.started() ? "Continue" : "Start")) {
@@ -217,10 +217,10 @@ void draw_progress(const TrainSession& s) {
     std::snprintf(buf, sizeof buf, "step %d of %d  ·  paused", r.steps(), goal);
   ImGui::TextUnformatted(buf);
   publish_item_rect("train:progress");
-  if (!r.losses().empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLossColor), "loss %.3f", r.losses().back());
+  if (!r.losses().empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(loss_color()), "loss %.3f", r.losses().back());
   if (!r.accuracies().empty()) {
     if (!r.losses().empty()) same_line_if_fits(ImGui::GetFontSize() * 16);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccuracyColor), "held-out accuracy %.1f%% (step %d)",
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(accuracy_color()), "held-out accuracy %.1f%% (step %d)",
                        100.0 * r.accuracies().back(), r.accuracy_steps().back());
   }
 }
@@ -229,10 +229,10 @@ void draw_curves(const TrainSession& s) {
   const TrainRun& r = s.run;
   const float x_max = static_cast<float>(std::max(s.form_started.steps, r.steps()));
   const float w = plot_width(2), h = ImGui::GetFontSize() * 11;
-  line_plot("##loss", {{"loss", kLossColor, step_axis(r.losses().size()), r.losses()}}, x_max, 0, 0, "training step",
+  line_plot("##loss", {{"loss", loss_color(), step_axis(r.losses().size()), r.losses()}}, x_max, 0, 0, "training step",
             "loss (cross-entropy, nats)", w, h, false);
   same_line_if_fits(w);
-  line_plot("##accuracy", {{"held-out", kAccuracyColor, as_floats(r.accuracy_steps()), r.accuracies()}}, x_max, 0, 1,
+  line_plot("##accuracy", {{"held-out", accuracy_color(), as_floats(r.accuracy_steps()), r.accuracies()}}, x_max, 0, 1,
             "training step", "held-out accuracy (unseen sentences)", w, h, true);
 }
 
@@ -320,7 +320,7 @@ void draw_probe(const AppState& state, AppInputs& next) {
     const ImVec2 at = ImGui::GetCursorScreenPos();
     const float line = ImGui::GetTextLineHeight();
     ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + line * 0.15f), ImVec2(at.x + bar_w * g.p, at.y + line * 0.85f),
-                                              right ? kAccuracyColor : ImGui::GetColorU32(ImGuiCol_PlotHistogram));
+                                              right ? accuracy_color() : ImGui::GetColorU32(ImGuiCol_PlotHistogram));
     ImGui::Dummy(ImVec2(bar_w, line));
     ImGui::SameLine();
     ImGui::Text("%.1f%%%s", 100.0 * g.p, right ? "  ✓" : "");
@@ -363,11 +363,11 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
   const float w = plot_width(2), h = ImGui::GetFontSize() * 11;
   ImGui::BeginGroup();
   line_plot("##sqrtd_loss",
-            {{"÷√256", kLossColor, step_axis(scaled.losses().size()), scaled.losses()},
-             {"no division", kUnscaledColor, step_axis(unscaled.losses().size()), unscaled.losses()}},
+            {{"÷√256", loss_color(), step_axis(scaled.losses().size()), scaled.losses()},
+             {"no division", unscaled_color(), step_axis(unscaled.losses().size()), unscaled.losses()}},
             static_cast<float>(kExperimentSteps), 0, 0, "training step", "loss (nats)", w, h, false);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLossColor), "÷√256: %s", reached_text(scaled).c_str());
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kUnscaledColor), "no division: %s", reached_text(unscaled).c_str());
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(loss_color()), "÷√256: %s", reached_text(scaled).c_str());
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(unscaled_color()), "no division: %s", reached_text(unscaled).c_str());
   publish_item_rect("train:experiment_result");
   ImGui::EndGroup();
   same_line_if_fits(w);

@@ -54,10 +54,10 @@ async function touch(page, type, points) {
   await cdp.send("Input.dispatchTouchEvent", { type, touchPoints: points.map(([x, y]) => ({ x, y })) });
 }
 
-// Every device upright, the phones on their side too (844×390, 640×360); a tablet on its side
-// (1180×820) has the desktop's two columns, which the other browser tests cover.
+// Every device upright and on its side (844×390, 640×360; the tablet's 1180×820 has the desktop's
+// two columns).
 for (const device of DEVICES)
-  for (const landscape of device.name.startsWith("phone") ? [false, true] : [false]) {
+  for (const landscape of [false, true]) {
     const screen = landscape ? { ...device, width: device.height, height: device.width } : device;
     const label = `${device.name}-${landscape ? "landscape" : "portrait"}`;
     test(`${label} (${screen.width}×${screen.height}, DPR ${screen.dpr}): every view fits the width`, async () => {
@@ -95,6 +95,23 @@ for (const device of DEVICES)
       await context.close();
     });
   }
+
+test("phone 390×844 turned on its side and back: the layout follows the width each time", async () => {
+  const { context, page, errors } = await openPhone(DEVICES[1], "?view=flow");
+  for (const [width, height] of [[390, 844], [844, 390], [390, 844]]) {
+    await page.setViewportSize({ width, height });
+    await frames(page, 6);
+    await screenshot(page, `phone-rotated-${width}x${height}`);
+    const content = await rect(page, "view:content");
+    assert.ok(content.x + content.w <= width + 0.5, `${width}×${height}: the view fits (${span(content)})`);
+    // on its side the phone is wide enough for the controls column beside the view: the view then
+    // ends at the right edge; upright it is the whole width
+    assert.ok(content.x + content.w >= width * 0.9, `${width}×${height}: the view reaches the new width's edge (${span(content)})`);
+    for (const box of ["X", "output"]) assert.ok(within(await rect(page, `flow:${box}`), width), `${width}×${height}: flow box ${box} on screen`);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
 
 test("phone 390×844: a tap toggles the causal mask; the view menu opens every view", async () => {
   const { context, page, errors } = await openPhone(DEVICES[1]);

@@ -26,11 +26,26 @@ TEST_CASE("palette: every text colour has contrast >= 4.5 on every surface, both
     const std::vector<std::pair<const char*, Rgb>> surfaces = {
         {"window_bg", p.window_bg}, {"child_bg", p.child_bg}, {"frame_bg", p.frame_bg},
         {"box_bg", p.box_bg},       {"box_lit_bg", p.box_lit_bg}};
-    for (const auto& [text_name, text] : texts)
-      for (const auto& [surface_name, surface] : surfaces) {
+    // (no structured bindings: doctest's CAPTURE is a lambda, and clang 14 cannot capture them)
+    for (const auto& text : texts)
+      for (const auto& surface : surfaces) {
         CAPTURE(light);
-        CAPTURE(std::string(text_name) + " on " + surface_name);
-        CHECK(contrast_ratio(text, surface) >= 4.5f);
+        CAPTURE(std::string(text.first) + " on " + surface.first);
+        CHECK(contrast_ratio(text.second, surface.second) >= 4.5f);
+      }
+  }
+}
+
+TEST_CASE("palette: plot lines read as their captions on the surfaces plots sit on, both themes") {
+  for (const bool light : {false, true}) {
+    const Palette& p = palette_for(light);
+    const std::vector<std::pair<const char*, Rgb>> lines = {
+        {"line_blue", p.line_blue}, {"line_orange", p.line_orange}, {"line_green", p.line_green}, {"line_red", p.line_red}};
+    for (const auto& line : lines)
+      for (const Rgb surface : {p.window_bg, p.child_bg, p.frame_bg}) {
+        CAPTURE(light);
+        CAPTURE(line.first);
+        CHECK(contrast_ratio(line.second, surface) >= 4.5f);
       }
   }
 }
