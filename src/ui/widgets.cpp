@@ -29,8 +29,14 @@ ImU32 lerp_stops(const float (*stops)[3], int count, float t) {
 }  // namespace
 
 void text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* text) {
+  // ImGui culls glyphs against the clip rect before the rotation, where the text still runs to the
+  // right (and one line down): a label near the window's right edge lost its end ("punctuati").
+  // The clip rect is widened that way only, where the rotated text never goes.
+  const ImVec2 size = ImGui::CalcTextSize(text), clip_min = dl->GetClipRectMin(), clip_max = dl->GetClipRectMax();
+  dl->PushClipRect(clip_min, ImVec2(std::max(clip_max.x, bottom_left.x + size.x), std::max(clip_max.y, bottom_left.y + size.y)));
   const int first = dl->VtxBuffer.Size;
   dl->AddText(bottom_left, color, text);
+  dl->PopClipRect();
   // rotate every vertex of the text by -90° about bottom_left: (x, y) -> (y', -x')
   for (int i = first; i < dl->VtxBuffer.Size; ++i) {
     ImVec2& p = dl->VtxBuffer[i].pos;
