@@ -291,16 +291,16 @@ void draw_checklist(const AppState& state, AppInputs& next) {
     if (text_clicked) checked = !checked;
     if (clicked || text_clicked) next.checklist = checked ? next.checklist | bit : next.checklist & ~bit;
     ImGui::Indent(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.x);
+    // (wrapped, and the button on the next line where it does not fit: a phone is narrow)
     if (self_checked(i)) {
-      ImGui::TextDisabled("self-checked: no question in the app proves it");
+      hint("self-checked: no question in the app proves it");
     } else if (!open) {
-      ImGui::AlignTextToFramePadding();
-      ImGui::TextDisabled("locked until the %s check is passed", view_title(kChecklistProof[i]));
-      ImGui::SameLine();
+      hint((std::string("locked until the ") + view_title(kChecklistProof[i]) + " check is passed").c_str());
+      same_line_if_fits(button_width("Go there"));
       if (ImGui::SmallButton("Go there")) next.view = kChecklistProof[i];
       publish_item_rect(("check:go:" + std::to_string(i)).c_str());
     } else {
-      ImGui::TextDisabled("unlocked: the %s check is passed", view_title(kChecklistProof[i]));
+      hint((std::string("unlocked: the ") + view_title(kChecklistProof[i]) + " check is passed").c_str());
     }
     ImGui::Unindent(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.x);
     ImGui::PopID();

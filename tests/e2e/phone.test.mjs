@@ -144,18 +144,29 @@ test("phone 390×844: a tap toggles the causal mask; the view menu opens every v
 
 test("phone 390×844: a drag scrolls the view (and goes on gliding), never the page", async () => {
   const { context, page, errors } = await openPhone(DEVICES[1], "?view=flow");
-  const top = (await rect(page, "view:content")).y;
   const [x] = center(await rect(page, "flow:X"));
-  await touch(page, "touchStart", [[x, 700]]);
-  // A flick: the moves come faster than the frames (as a finger's do), so the finger has speed.
-  for (let y = 680; y >= 540; y -= 20) await touch(page, "touchMove", [[x, y]]);
-  await frames(page, 4);  // a loaded machine may deliver the moves over several frames
-  const dragged = (await rect(page, "view:content")).y;  // (the finger is still down: no glide yet)
-  assert.ok(top - dragged > 100, `the content moved up with the finger (${(top - dragged).toFixed(0)} px)`);
-  await touch(page, "touchEnd", []);
-  await frames(page, 20);
-  const glided = (await rect(page, "view:content")).y;
-  assert.ok(glided < dragged - 1, `it glides on after the finger lifts (${(dragged - glided).toFixed(0)} px more)`);
+  // A flick: the finger travels 160 px up, faster than the frames come, and lifts at once. The view
+  // follows it and glides on: it ends up further than the finger went. The moves must reach the page
+  // before a held finger counts as a long press (500 ms): on a loaded machine a dispatch can take
+  // longer than that, and such an attempt proves nothing, so it is tried again.
+  let moved = 0;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.evaluate(() => window.attentionExplainer.setState({ view: "flow" }));
+    await frames(page, 3);
+    const top = (await rect(page, "view:content")).y;
+    const started = Date.now();
+    await touch(page, "touchStart", [[x, 700]]);
+    await touch(page, "touchMove", [[x, 680]]);
+    const late = Date.now() - started > 400;
+    for (let y = 660; y >= 540; y -= 20) await touch(page, "touchMove", [[x, y]]);
+    await touch(page, "touchEnd", []);
+    await frames(page, 30);
+    moved = top - (await rect(page, "view:content")).y;
+    if (!late) break;
+    await page.mouse.wheel(0, -5000);  // back to the top for the next attempt
+    await frames(page, 4);
+  }
+  assert.ok(moved > 161, `the content followed the finger's 160 px and glided on after it lifted (${moved.toFixed(0)} px)`);
   assert.equal(await page.evaluate(() => window.scrollY + document.scrollingElement.scrollTop), 0, "the page stays put");
   assert.deepEqual(errors, []);
   await context.close();
