@@ -63,7 +63,7 @@ const char* const kUsage =
     "  train --seed S --steps N --out DIR [--no-scale] [--layers L --heads H --d-model D]\n"
     "        [--lr X] [--batch B] [--grad-clip X] [--weight-decay X] [--eval-every K]\n"
     "        [--until-accuracy A] [--all-tokens] [--init-out DIR0]\n"
-    "                               train a small GPT-2 on the pronoun corpus (defaults: 2 layers,\n"
+    "                               train a small GPT-2 on the pronoun corpus (defaults: 1 layer,\n"
     "                               2 heads, d_model 32, lr 0.003, batch 16, the loss on the\n"
     "                               referent only; --all-tokens: on every next token); writes\n"
     "                               config.json, model.safetensors and tokenizer.json into DIR,\n"
@@ -75,7 +75,8 @@ const char* const kUsage =
     "                               the sqrt(d) experiment: the same seed trained with and without\n"
     "                               the division at d_head 256; for each arm the loss curve in ten\n"
     "                               windows and the step held-out accuracy first reached 90%\n"
-    "                               (checked every K steps, default 10), or null: not in N steps\n"
+    "                               (each held-out triple once, checked every K steps, default\n"
+    "                               25), or null: not in N steps\n"
     "  help                         this text\n"
     "\n"
     "exit status: 0 ok, 2 bad input (one line on stderr)\n";
@@ -302,8 +303,8 @@ int run_scale_experiment(const std::map<std::string, std::string>& flags) {
   if (!flags.count("--steps")) throw UsageError("train --experiment needs --steps");
   const int steps = static_cast<int>(parse_integer(flags.at("--steps"), "--steps", 10, 1000000));
   const std::uint64_t seed = flags.count("--seed") ? static_cast<std::uint64_t>(parse_integer(flags.at("--seed"), "--seed", 0, 1LL << 53)) : 1;
-  const int eval_every = flags.count("--eval-every") ? static_cast<int>(parse_integer(flags.at("--eval-every"), "--eval-every", 1, steps)) : 10;
-  constexpr double kTarget = 0.9;
+  const int eval_every = flags.count("--eval-every") ? static_cast<int>(parse_integer(flags.at("--eval-every"), "--eval-every", 1, steps))
+                                                     : attn::kExperimentEvalEvery;
   constexpr int kWindows = 10;
   nlohmann::json arms = nlohmann::json::array();
   for (const bool scale : {true, false}) {
@@ -311,6 +312,7 @@ int run_scale_experiment(const std::map<std::string, std::string>& flags) {
     s.seed = seed;
     attn::Trainer trainer;
     trainer.init(s);
+    const std::vector<std::size_t> checked = attn::heldout_one_per_triple(trainer.corpus());
     const char* arm = scale ? "scores / sqrt(d)" : "raw scores";
     const auto start = std::chrono::steady_clock::now();
     std::vector<double> window_sum(kWindows, 0.0);
@@ -322,9 +324,9 @@ int run_scale_experiment(const std::map<std::string, std::string>& flags) {
       const int w = static_cast<int>((static_cast<long long>(step - 1) * kWindows) / steps);
       window_sum[w] += loss, ++window_count[w];
       if (step % eval_every == 0 || step == steps) {
-        accuracy = trainer.heldout_accuracy();
+        accuracy = trainer.heldout_accuracy(checked);
         std::cerr << arm << ": step " << step << "  loss " << loss << "  held-out accuracy " << accuracy << "\n";
-        if (reached.is_null() && accuracy >= kTarget) reached = step;
+        if (reached.is_null() && accuracy >= attn::kExperimentBar) reached = step;
       }
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -335,7 +337,7 @@ int run_scale_experiment(const std::map<std::string, std::string>& flags) {
               << "\n";
     arms.push_back({{"scale", scale}, {"layers", s.n_layer}, {"heads", s.n_head}, {"d_model", s.n_embd},
                     {"head_dim", s.n_embd / s.n_head}, {"lr", s.lr}, {"seconds", seconds}, {"loss_windows", curve},
-                    {"final_accuracy", accuracy}, {"reached_90_at", reached}});
+                    {"final_accuracy", accuracy}, {"reached_90_at", reached}, {"heldout_sentences", checked.size()}});
   }
   std::cout << nlohmann::json{{"experiment", "scale"}, {"seed", seed}, {"steps", steps}, {"eval_every", eval_every},
                               {"arms", arms}}.dump()

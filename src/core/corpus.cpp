@@ -3,7 +3,9 @@
 #include "corpus.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "random.h"
 
@@ -106,6 +108,19 @@ Corpus make_corpus(std::uint64_t seed) {
   Rng rng(seed);
   for (std::size_t i = c.train.size(); i > 1; --i) std::swap(c.train[i - 1], c.train[rng.next() % i]);
   return c;
+}
+
+std::vector<std::size_t> heldout_one_per_triple(const Corpus& c) {
+  // the k-th held-out triple (in order of first appearance) in frame k mod frames: every frame gets
+  // a share (a frame picked from the triple's indices would not: the held-out rule ties them)
+  std::map<std::tuple<int, int, int>, std::size_t> ordinal;
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < c.heldout.size(); ++i) {
+    const CorpusSentence& s = c.heldout[i];
+    const std::size_t k = ordinal.emplace(std::make_tuple(s.creature, s.thing, s.adjective), ordinal.size()).first->second;
+    if (k % c.frames.size() == static_cast<std::size_t>(s.frame)) out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace attn

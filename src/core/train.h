@@ -166,6 +166,12 @@ void validate_train_settings(const TrainSettings& settings);
 // The √d experiment: the settings of one arm (scale: divide the scores by √d_head or not), the same
 // seed and everything else equal, at a head size (d_head = 256) where unscaled scores are large.
 TrainSettings scale_experiment_settings(bool scale);
+// Its protocol, the CLI's and the page's: held-out accuracy on heldout_one_per_triple every
+// kExperimentEvalEvery steps (one check costs ~3 steps at d_head 256), the first step at or above
+// kExperimentBar, up to kExperimentSteps steps per arm in the page.
+constexpr int kExperimentSteps = 300;
+constexpr double kExperimentBar = 0.9;
+constexpr int kExperimentEvalEvery = 25;
 
 struct TrainEvaluation {
   double accuracy = 0;          // held-out sentences whose top next token at predict_pos is the referent
@@ -193,6 +199,10 @@ struct TrainEvaluation {
   int sentences = 0;
 };
 
+// Whether the top next word of `probs` (vocab entries, after s.predict_pos()) is s's referent; a tie
+// goes to the lower id. The one rule of every held-out accuracy.
+bool predicts_referent(const float* probs, int vocab, const CorpusSentence& s);
+
 class Trainer {
  public:
   // A fresh model (GPT-2's initialisation from the seed) on the corpus of the seed. Throws
@@ -217,6 +227,9 @@ class Trainer {
   bool in_step() const { return phase_ != Phase::Idle; }
   int steps_done() const { return steps_; }
   double heldout_accuracy() { return evaluate().accuracy; }
+  // The accuracy on some held-out sentences only (indices into corpus().heldout, e.g.
+  // heldout_one_per_triple): the same forward and argmax as evaluate().
+  double heldout_accuracy(const std::vector<std::size_t>& sentences);
   TrainEvaluation evaluate();                     // on every held-out sentence (uses the graph's buffers: not in_step())
   Gpt2Model model() const { return graph_->to_model(); }
   const std::vector<float>& parameters() const { return graph_->params(); }  // model()'s, in the graph's order

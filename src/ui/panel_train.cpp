@@ -354,9 +354,11 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
   same_line_if_fits(ImGui::GetFontSize() * 14);
   const TrainSettings recipe = sqrt_d_experiment_settings(state.inputs.train.seed, true);
   char recipe_text[200];
-  std::snprintf(recipe_text, sizeof recipe_text, "seed %llu, %d layers, %d head of %d, lr %g, up to %d steps each; the two runs take turns",
-                static_cast<unsigned long long>(recipe.seed), recipe.n_layer, recipe.n_head, recipe.n_embd / recipe.n_head, recipe.lr,
-                kExperimentSteps);
+  std::snprintf(recipe_text, sizeof recipe_text,
+                "seed %llu, %d layer%s, %d head of %d, lr %g, up to %d steps each; checked every %d steps on each held-out triple once; "
+                "the two runs take turns",
+                static_cast<unsigned long long>(recipe.seed), recipe.n_layer, recipe.n_layer == 1 ? "" : "s", recipe.n_head,
+                recipe.n_embd / recipe.n_head, recipe.lr, kExperimentSteps, kExperimentEvalEvery);
   hint(recipe_text);
   const TrainRun& scaled = s.experiment[0];
   const TrainRun& unscaled = s.experiment[1];
@@ -376,11 +378,13 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
   paragraph(
       "What to look for: both runs start from the same weights and see the same sentences; only the scores differ. "
       "With 256 numbers in each query and key, a dot product is about 16 times larger than its parts, so without "
-      "the division the softmax is handed scores that are far apart from the very first step, and its rows come "
-      "out almost one-hot: such a row passes almost no gradient back to the queries and keys (the Break view "
-      "measures it). Measured with this recipe natively: with the division, 90% of the held-out sentences right "
-      "by step 175; without it, 50% at every check up to step 900. Its loss still falls, because it learns that "
-      "the answer is one of the two nouns, but it never learns which one: a coin toss.");
+      "the division the scores soon lie far apart and each softmax row comes out one-hot: all the weight on one "
+      "word. Such a row passes almost no gradient back to the queries and keys (the Break view measures it), so the "
+      "head never looks anywhere else. Measured with this recipe natively, seeds 1 to 3: with the division, 90% of "
+      "the held-out triples right by step 150; without it, the head's row is one-hot by step 5 and stays so; after "
+      "300 steps 6% to 47% right. When the frozen row sits on a noun the model always names that noun (right about "
+      "half the time); when it sits on the last \"the\" it sees no noun at all and guesses among the 16. Its loss "
+      "stays near 2 to 2.8 while the other run's keeps falling.");
   hint("The curves are measured live in this page; read them rather than this text if they disagree.");
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();

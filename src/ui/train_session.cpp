@@ -88,10 +88,14 @@ double train_clock_ms() {
 
 // ---- one run ------------------------------------------------------------------------------------
 
-void TrainRun::start(const TrainSettings& settings, int eval_every) {
+void TrainRun::start(const TrainSettings& settings, int eval_every, HeldOut held_out) {
   auto trainer = std::make_unique<Trainer>();
   trainer->init(settings);  // throws for a bad recipe: the old run stays
   trainer_ = std::move(trainer);
+  const Corpus& corpus = trainer_->corpus();
+  eval_sentences_.clear();
+  if (held_out == HeldOut::OnePerTriple) eval_sentences_ = heldout_one_per_triple(corpus);
+  else for (std::size_t i = 0; i < corpus.heldout.size(); ++i) eval_sentences_.push_back(i);
   eval_graph_ = std::make_unique<Gpt2TrainGraph<float>>(trainer_->model_config(), settings.batch, settings.scale);
   losses_.clear(), accuracies_.clear(), accuracy_steps_.clear();
   eval_every_ = eval_every;
@@ -108,31 +112,30 @@ void TrainRun::begin_evaluation() {
 }
 
 // Held-out sentences: is the top next word at the predicting position the referent? (Trainer::
-// evaluate's accuracy, in pieces: each sentence's forward is its own, so the numbers are the same.)
+// heldout_accuracy's, in pieces: each sentence's forward is its own, so the numbers are the same.)
 double TrainRun::evaluate_chunk(double work) {
   const Corpus& corpus = trainer_->corpus();
-  const auto& held = corpus.heldout;
-  const std::size_t most = std::min(held.size(), eval_next_ + static_cast<std::size_t>(trainer_->settings().batch));
+  const auto sentence = [&](std::size_t k) -> const CorpusSentence& { return corpus.heldout[eval_sentences_[k]]; };
+  const std::size_t total = eval_sentences_.size();
+  const std::size_t most = std::min(total, eval_next_ + static_cast<std::size_t>(trainer_->settings().batch));
   std::size_t end = eval_next_;
   double done = 0;
   while (end < most) {
-    const double cost = eval_graph_->forward_work(static_cast<int>(held[end].ids.size()));
+    const double cost = eval_graph_->forward_work(static_cast<int>(sentence(end).ids.size()));
     if (end > eval_next_ && done + cost > work) break;
     done += cost, ++end;
   }
   chunk_.clear();
-  for (std::size_t i = eval_next_; i < end; ++i) chunk_.push_back(held[i].ids);
+  for (std::size_t k = eval_next_; k < end; ++k) chunk_.push_back(sentence(k).ids);
   if (!chunk_.empty()) eval_graph_->forward(chunk_);
   const int V = static_cast<int>(corpus.vocab.size());
-  for (std::size_t i = eval_next_; i < end; ++i) {
-    const float* p = eval_graph_->probs(static_cast<int>(i - eval_next_), held[i].predict_pos());
-    eval_correct_ += static_cast<int>(std::max_element(p, p + V) - p) == held[i].answer_id;  // ties: the lower id
-  }
+  for (std::size_t k = eval_next_; k < end; ++k)
+    eval_correct_ += predicts_referent(eval_graph_->probs(static_cast<int>(k - eval_next_), sentence(k).predict_pos()), V, sentence(k));
   eval_next_ = end;
-  if (eval_next_ >= held.size()) {
+  if (eval_next_ >= total) {
     eval_pending_ = false;
     accuracy_steps_.push_back(trainer_->steps_done());
-    accuracies_.push_back(held.empty() ? 0.0f : static_cast<float>(eval_correct_) / static_cast<float>(held.size()));
+    accuracies_.push_back(total == 0 ? 0.0f : static_cast<float>(eval_correct_) / static_cast<float>(total));
   }
   return done;
 }
@@ -151,9 +154,11 @@ int TrainRun::work(double deadline_ms, int until_step) {
   int taken = 0;
   for (bool first = true;; first = false) {
     if (!eval_pending_ && !trainer_->in_step() && trainer_->steps_done() >= until_step) break;
-    const auto& held = trainer_->corpus().heldout;
-    const double smallest = !eval_pending_ ? trainer_->next_part_work()
-                            : eval_next_ < held.size() ? eval_graph_->forward_work(static_cast<int>(held[eval_next_].ids.size())) : 0;
+    const double smallest =
+        !eval_pending_ ? trainer_->next_part_work()
+        : eval_next_ < eval_sentences_.size()
+            ? eval_graph_->forward_work(static_cast<int>(trainer_->corpus().heldout[eval_sentences_[eval_next_]].ids.size()))
+            : 0;
     const double fits = (deadline_ms - train_clock_ms()) / ms_per_work_;  // the work that ends by the deadline
     if (!first && fits < smallest) break;
     const double budget = std::max(fits, smallest), t0 = train_clock_ms();
@@ -218,10 +223,17 @@ std::string probe_problem(const Corpus& c, const TrainForm& f) {
   return "";
 }
 
+bool ProbeView::shows(const TrainForm& form) const {
+  return pick_frame == form.probe_frame && pick_creature == form.probe_creature && pick_thing == form.probe_thing &&
+         pick_adjective == form.probe_adjective;
+}
+
 void refresh_probe(TrainSession& session, const TrainForm& form) {
   const bool trained = session.run.started();
   const Corpus& corpus = trained ? session.run.trainer().corpus() : train_picker_corpus();
   ProbeView p;
+  p.pick_frame = form.probe_frame, p.pick_creature = form.probe_creature, p.pick_thing = form.probe_thing;
+  p.pick_adjective = form.probe_adjective;
   bool heldout = false;
   const CorpusSentence* s = probe_problem(corpus, form).empty() ? find_sentence(corpus, form, &heldout) : nullptr;
   if (!s) {
@@ -311,7 +323,8 @@ void train_reset(TrainSession& session) {
 }
 
 void experiment_start(TrainSession& session, const TrainForm& form) {
-  for (int i = 0; i < 2; ++i) session.experiment[i].start(sqrt_d_experiment_settings(form.seed, i == 0), kExperimentEvalEvery);
+  for (int i = 0; i < 2; ++i)
+    session.experiment[i].start(sqrt_d_experiment_settings(form.seed, i == 0), kExperimentEvalEvery, TrainRun::HeldOut::OnePerTriple);
   session.experiment_running = true;
 }
 
@@ -348,10 +361,12 @@ void train_frame(TrainSession& session, const TrainForm& form, double budget_ms,
     if (finished(session.experiment[0]) && finished(session.experiment[1])) session.experiment_running = false;
   }
   session.probe_stale = session.probe_stale || changed;
-  if (refresh && (session.probe_stale || (session.probe.at_step < 0 && session.run.started()) ||
-                  (session.probe.words.empty() && probe_problem(train_picker_corpus(), form).empty()))) {
+  const double now = train_clock_ms();
+  const bool due = session.probe_stale && (!session.running || now - session.probe_ms >= kProbeRefreshMs);
+  if (refresh && (due || !session.probe.shows(form) || (session.probe.at_step < 0 && session.run.started()))) {
     refresh_probe(session, form);
     session.probe_stale = false;
+    session.probe_ms = now;
   }
   if (session.running || session.experiment_running) session.slice_ms = train_clock_ms() - start;
 }

@@ -38,8 +38,6 @@ void apply_train_form_json(TrainForm& form, const nlohmann::json& partial);
 
 // The √d experiment's arm (train.h's scale_experiment_settings) with the form's seed.
 TrainSettings sqrt_d_experiment_settings(std::uint64_t seed, bool scale);
-constexpr int kExperimentSteps = 300;   // each run stops here if it has not reached the bar
-constexpr double kExperimentBar = 0.9;  // held-out accuracy the experiment times
 
 // One training run: a Trainer, the loss of every step and the held-out accuracy every
 // eval_every steps. Work is done in pieces sized to the time left: a step's pieces
@@ -48,7 +46,11 @@ constexpr double kExperimentBar = 0.9;  // held-out accuracy the experiment time
 // Training waits for a due evaluation, so each point is the model exactly at that step.
 class TrainRun {
  public:
-  void start(const TrainSettings& settings, int eval_every);  // throws std::invalid_argument
+  // The held-out sentences each evaluation reads: all of them (the run's) or each triple once
+  // (heldout_one_per_triple: the √d experiment's, where one sentence costs as much as a step of the
+  // default recipe).
+  enum class HeldOut { All, OnePerTriple };
+  void start(const TrainSettings& settings, int eval_every, HeldOut held_out = HeldOut::All);  // throws std::invalid_argument
   bool started() const { return trainer_ != nullptr; }
   // Does work until `deadline_ms` (steady clock, ms) or `until_step`: a due evaluation first, then
   // steps; a piece that would not end by the deadline waits for the next call, but each call does
@@ -73,6 +75,7 @@ class TrainRun {
   std::vector<float> losses_, accuracies_;
   std::vector<int> accuracy_steps_;
   std::vector<std::vector<int>> chunk_;
+  std::vector<std::size_t> eval_sentences_;  // indices into the corpus's held-out sentences
   int eval_every_ = 50;
   bool eval_pending_ = false;
   std::size_t eval_next_ = 0;
@@ -100,6 +103,8 @@ struct ProbeView {
   std::vector<Guess> top;                              // the 5 likeliest next words
   float p_creature = 0, p_thing = 0;
   int at_step = -1;                                    // the step it was computed at (-1: none)
+  int pick_frame = -1, pick_creature = -1, pick_thing = -1, pick_adjective = -1;  // the form's picks it shows
+  bool shows(const TrainForm& form) const;             // computed for the form's picks
 };
 
 struct TrainSession {
@@ -110,6 +115,7 @@ struct TrainSession {
   std::string message;           // the last action's outcome for the learner ("Now the current model ...")
   ProbeView probe;
   bool probe_stale = false;      // steps were taken since the probe was computed
+  double probe_ms = -1;          // when (train_clock_ms) it was computed: while training, 10 times a second
   double steps_per_second = 0;
   double slice_ms = 0;           // training time of the last frame's slice
   double rate_mark_ms = -1;      // steps per second: measured over ≥ 0.5 s windows
@@ -123,13 +129,14 @@ struct TrainSession {
 // The slice budget: how much of a frame training may take (frames stay under 16 ms).
 constexpr double kTrainSliceMs = 8.0;
 constexpr int kTrainEvalEvery = 50;
-constexpr int kExperimentEvalEvery = 25;  // an evaluation costs ~16 steps of d_head 256
+constexpr double kProbeRefreshMs = 100;  // one forward of the probe sentence: 10 a second is live enough
 
 double train_clock_ms();  // steady clock, ms
 
 // Runs the session for one slice: the run while running (pausing at form.steps), then the
-// experiment, within budget_ms together; refreshes the probe (a frame's slice; the page's
-// slices between frames leave that to the next frame). Cheap when nothing runs.
+// experiment, within budget_ms together; refreshes the probe when the learner picks another
+// sentence, and while training every kProbeRefreshMs (a frame's slice; the page's slices between
+// frames leave that to the next frame). Cheap when nothing runs.
 void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh = true);
 // Start (or continue) the run with the form; a bad form sets session.error and returns false.
 bool train_start(TrainSession& session, const TrainForm& form);

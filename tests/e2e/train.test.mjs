@@ -1,5 +1,6 @@
 // End-to-end: the train view in headless Chromium. The default recipe trained in the page reaches
-// the native CLI's numbers for the same seed; "Use this model" makes every view show it; Download's
+// the native CLI's numbers for the same seed, and so does the √d experiment's scaled arm; "Use this
+// model" makes every view show it; Download's
 // zip holds a folder that the CLI and the page open with the same predictions; bad recipes are
 // refused with the setting named. Not the trainer's unit tests (tests/unit/test_train*.cpp).
 import { test, before, after } from "node:test";
@@ -104,6 +105,41 @@ test("the default recipe trained in the page reaches the native CLI's accuracy a
     await page.setViewportSize({ width: 1280, height: 800 });
     await frames(page, 3);
     await screenshot(page, "train-used-weights-1280x800");
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("the √d experiment in the page: with the division 90% at the CLI's step, without it not; both loss curves drawn", async () => {
+  // The CLI's arms for the same seed, to the step the scaled arm needs (and the unscaled one's there).
+  const cliRun = await cliJson(["train", "--experiment", "scale", "--steps", "150", "--seed", String(SEED)]);
+  const [cliScaled, cliRaw] = cliRun.arms;
+  assert.equal(cliScaled.reached_90_at, 150, "natively, seed 1 reaches 90% at step 150");
+  assert.equal(cliRaw.reached_90_at, null);
+  const { page, context, errors } = await openExplainer(browser, server.url + "?view=train");
+  try {
+    const button = await page.evaluate(() => window.attentionExplainer.itemRect("train:experiment"));
+    await page.mouse.click(button.x + button.w / 2, button.y + button.h / 2);
+    const t0 = Date.now();
+    const mid = await waitTrain(page, (t) => t.experiment.scaled.reached_at !== null && t.experiment.unscaled.steps_done >= 150, 480000);
+    console.log(`√d experiment in the page: the scaled arm at 90% at step ${mid.experiment.scaled.reached_at} ` +
+      `(CLI ${cliScaled.reached_90_at}) after ${((Date.now() - t0) / 1000).toFixed(0)} s; unscaled ${mid.experiment.unscaled.accuracy} at step ${mid.experiment.unscaled.steps_done}`);
+    assert.ok(mid.experiment.running, "the unscaled arm goes on to its 300 steps");
+    assert.equal(mid.experiment.scaled.reached_at, cliScaled.reached_90_at);
+    assert.equal(mid.experiment.scaled.steps_done, 150, "the scaled arm stops once it is there");
+    assert.equal(mid.experiment.unscaled.reached_at, null);
+    const curves = await page.evaluate(() => window.attentionExplainer.trainCurves());
+    assert.equal(curves.scaled.loss.length, 150);
+    assert.ok(curves.unscaled.loss.length >= 150);
+    const mean = (v) => v.reduce((a, b) => a + b, 0) / v.length;
+    const lastScaled = mean(curves.scaled.loss.slice(125, 150)), lastRaw = mean(curves.unscaled.loss.slice(125, 150));
+    assert.ok(lastScaled < 0.5 * lastRaw, `steps 125-150: loss ${lastScaled} with the division, ${lastRaw} without`);
+    // the scaled arm's checks, every 25 steps on each held-out triple once, as the CLI's
+    assert.deepEqual(curves.scaled.accuracy_steps, [0, 25, 50, 75, 100, 125, 150]);
+    const result = await page.evaluate(() => window.attentionExplainer.itemRect("train:experiment_result"));
+    assert.ok(result && result.w > 0, "the result lines are drawn");
+    await screenshot(page, "train-experiment-1280x800");
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

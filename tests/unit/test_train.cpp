@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../../src/api/tokenizer_files.h"
@@ -383,6 +384,18 @@ TEST_CASE("corpus: the lesson's sentence, the held-out rule, every word seen in 
   const attn::TextTokenizer tok = attn::tokenizer_from_json(attn::corpus_tokenizer_json(c));
   CHECK(tok.kind() == attn::TextTokenizer::Kind::WordLevel);
   for (std::size_t i = 0; i < c.heldout.size(); i += 13) CHECK(tok.encode(c.text(c.heldout[i])) == c.heldout[i].ids);
+  // the √d experiment's quicker check: every held-out triple exactly once, every frame used
+  const std::vector<std::size_t> sample = attn::heldout_one_per_triple(c);
+  CHECK(sample.size() == c.heldout.size() / c.frames.size());
+  std::set<std::tuple<int, int, int>> triples;
+  std::set<int> frames;
+  for (std::size_t i : sample) {
+    const auto& s = c.heldout.at(i);
+    triples.insert({s.creature, s.thing, s.adjective});
+    frames.insert(s.frame);
+  }
+  CHECK(triples.size() == sample.size());
+  CHECK(frames.size() == c.frames.size());
 }
 
 TEST_CASE("trainer: bad settings are refused by name") {

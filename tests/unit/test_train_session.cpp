@@ -52,6 +52,26 @@ TEST_CASE("train session: slices reproduce the trainer stepped in one go, accura
   CHECK(s.run.losses().size() == static_cast<std::size_t>(steps + 5));
 }
 
+TEST_CASE("train session: a run checked on each held-out triple once reads Trainer::heldout_accuracy of that sample") {
+  const TrainForm form = small_form(20);
+  TrainRun run;
+  run.start(train_settings(form), 10, TrainRun::HeldOut::OnePerTriple);
+  while (run.steps() < 20 || run.evaluating()) run.work(train_clock_ms() + 0.3, 20);  // small pieces
+  Trainer reference;
+  reference.init(train_settings(form));
+  const std::vector<std::size_t> sample = heldout_one_per_triple(reference.corpus());
+  std::vector<std::size_t> all(reference.corpus().heldout.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  CHECK(reference.heldout_accuracy(all) == reference.evaluate().accuracy);  // one rule for every accuracy
+  std::vector<float> expected = {static_cast<float>(reference.heldout_accuracy(sample))};
+  for (int i = 0; i < 20; ++i) {
+    reference.step();
+    if ((i + 1) % 10 == 0) expected.push_back(static_cast<float>(reference.heldout_accuracy(sample)));
+  }
+  CHECK(run.accuracy_steps() == std::vector<int>{0, 10, 20});
+  CHECK(run.accuracies() == expected);
+}
+
 TEST_CASE("train session: past its deadline a run does one piece per call; the pieces give whole steps") {
   TrainSettings settings;
   settings.seed = 2, settings.n_layer = 2, settings.n_head = 2, settings.n_embd = 32;
@@ -130,4 +150,11 @@ TEST_CASE("train session: the probe shows every head at the predicting position;
   const ModelTrace trace = gpt2_forward(*loaded.model, ids, Backend::Scalar);
   const int creature_id = trainer.corpus().id(p.creature);
   CHECK(trace.probs(p.predict_pos, creature_id) == doctest::Approx(p.p_creature).epsilon(1e-4));
+  CHECK(p.at_step == 20);  // the last frame of the run drew the last step's weights
+  // Paused, the learner picks the twin sentence: the next frame shows it, on the same weights.
+  TrainForm twin = form;
+  twin.probe_adjective = trainer.corpus().creature_adjectives;  // "wide", the twin of "tired"
+  train_frame(s, twin, 1000);
+  CHECK(s.probe.answer == "street");
+  CHECK(s.probe.at_step == 20);
 }
