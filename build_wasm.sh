@@ -65,12 +65,12 @@ site() {
   # native CLI makes first (the default recipe, seed 1: seconds).
   build_native trained_model
   log "shipped model: $(cat "$NATIVE_DIR/trained.json")"
-  build_web "$WEB_DIR" ON attention_explainer
-  build_web "$WEB_BASELINE_DIR" OFF attention_explainer
+  build_web "$WEB_DIR" ON attention_explainer attention_train_worker
+  build_web "$WEB_BASELINE_DIR" OFF attention_explainer attention_train_worker
   rm -rf dist
   mkdir -p dist/simd dist/baseline
   cp web/index.html web/explainer.js web/a11y.js web/touch.js web/handout.html web/handout.js web/style.css web/embed.js \
-    web/embed-example.html dist/
+    web/embed-example.html web/train_worker.js dist/
   cp "$WEB_DIR/assets/ui_font.ttf" dist/  # one font file for both builds
   # fflate's browser build (npm, MIT) zips the train view's Download; the page loads it on that click
   [ -f node_modules/fflate/umd/index.js ] || deps --npm
@@ -80,6 +80,8 @@ site() {
     [ "$flavour" = baseline ] && dir="$WEB_BASELINE_DIR"
     cp "$dir/explainer.js" "dist/$flavour/explainer-wasm.js"
     cp "$dir/explainer.wasm" "dist/$flavour/explainer.wasm"
+    cp "$dir/train_worker.js" "dist/$flavour/train_worker-wasm.js"
+    cp "$dir/train_worker.wasm" "dist/$flavour/train_worker.wasm"
   done
   log "site written to dist/ ($(du -sh dist | cut -f1))"
 }

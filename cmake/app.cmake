@@ -89,3 +89,13 @@ if(EMSCRIPTEN)
   file(GLOB SHADER_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*)
   set_property(TARGET attention_explainer APPEND PROPERTY LINK_DEPENDS ${SHADER_FILES})
 endif()
+
+# The train view's Web Worker (web only): the trainer without the app, loaded by web/train_worker.js
+# when the train view first shows (not part of the first load).
+if(EMSCRIPTEN)
+  add_executable(attention_train_worker ${CMAKE_SOURCE_DIR}/src/worker/train_worker.cpp)
+  target_link_libraries(attention_train_worker PRIVATE attn_state)
+  set_target_properties(attention_train_worker PROPERTIES OUTPUT_NAME train_worker SUFFIX ".js")
+  target_link_options(attention_train_worker PRIVATE --no-entry -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1
+    -sMAXIMUM_MEMORY=4GB -sEXPORTED_RUNTIME_METHODS=ccall -sEXPORTED_FUNCTIONS=_malloc,_free)
+endif()

@@ -458,6 +458,41 @@
   }
   trainChannel.port1.onmessage = trainBetweenFrames;
   setTimeout(trainBetweenFrames, 250);
+  // Where runs train once it is ready: a Web Worker (web/train_worker.js, the trainer's own small
+  // wasm), started the first time the train view shows, so training never takes the main thread
+  // (the slices above keep training in the page where a Worker cannot start). The C++ session posts
+  // it {start | until | stop} (Module.trainWorkerPost) and hears its reports (attn_train_reports,
+  // the weights copied onto the heap for the call).
+  let trainWorker = null;
+  function trainWorkerFailed(why) {
+    console.warn("train worker: " + why);
+    try { if (running) Module.ccall("attn_train_worker_failed", null, ["string"], [String(why)]); } catch (e) { console.error(e); }
+  }
+  function deliverTrainReports({ reports, params }) {
+    const pointer = params ? Module._malloc(params.byteLength) >>> 0 : 0;
+    try {
+      if (params) Module.HEAPU8.set(new Uint8Array(params.buffer), pointer);
+      call("attn_train_reports", JSON.stringify({ reports, params: pointer }));
+    } finally {
+      if (pointer) Module._free(pointer);
+    }
+  }
+  function startTrainWorker() {
+    if (trainWorker) return;
+    try {
+      trainWorker = new Worker("train_worker.js");
+    } catch (e) {
+      return trainWorkerFailed(e.message || String(e));
+    }
+    trainWorker.onerror = (e) => { e.preventDefault(); trainWorkerFailed(e.message || "the worker stopped"); };
+    trainWorker.onmessage = ({ data }) => {
+      if (data.type === "ready") Module.ccall("attn_train_worker_ready", null, [], []);
+      else if (data.type === "failed") trainWorkerFailed(data.why);
+      else if (data.type === "reports") deliverTrainReports(data);
+    };
+    trainWorker.postMessage({ type: "load", flavour: api.build });
+  }
+  const trainWorkerPost = (text) => trainWorker.postMessage(JSON.parse(text));
   /** The folder as one zip: a Promise of {name: "trained-....zip", zip: Uint8Array} (files under the folder's name). */
   api.trainedModelZip = async () => {
     const { name, files } = api.trainedModelFiles();
@@ -863,6 +898,8 @@
   });
   window.Module = {
     canvas,
+    startTrainWorker,  // the train view's Web Worker (above)
+    trainWorkerPost,
     canvasCssSize: null,  // [width, height] in CSS pixels, kept by the observer below
     print: (text) => console.log(text),
     printErr: (text) => console.warn(text),

@@ -22,6 +22,7 @@ using js_api::reply;
 
 // The bytes handed to the page by attn_train_files, alive until the next call.
 std::vector<attn::ModelFileBytes> g_files;
+void post_to_train_worker(const std::string& text);  // web: Module.trainWorkerPost (below)
 }  // namespace
 
 // {"action": "start" | "pause" | "reset" | "use" | "experiment"} → {"train": getState().train} or
@@ -52,14 +53,16 @@ JS_EXPORT const char* attn_train(const char* json_text) {
 }
 
 // One slice of training between frames (the page posts them back to back while training runs), at
-// most budget_ms; 1 while a run or the experiment goes on, 0 when nothing trains.
+// most budget_ms; 1 while a run or the experiment trains here, 0 when nothing does (the Web
+// Worker's runs need no slices: their reports come by themselves).
 JS_EXPORT int attn_train_idle(double budget_ms) {
   attn::AppState* state = js_api::attached_state();
   if (!state) return 0;
   attn::TrainSession& s = *state->train;
-  if (!s.running && !s.experiment_running) return 0;
+  const auto here = [&s] { return (s.running && !s.run.mirror()) || (s.experiment_running && !s.experiment[0].mirror()); };
+  if (!here()) return 0;
   attn::train_frame(s, state->inputs.train, std::min(budget_ms, attn::kTrainSliceMs), false);
-  return s.running || s.experiment_running ? 1 : 0;
+  return here() ? 1 : 0;
 }
 
 // {"run": {loss, accuracy_steps, accuracy}, "scaled": {...}, "unscaled": {...}}: every point drawn.
@@ -90,11 +93,67 @@ JS_EXPORT const char* attn_train_files() {
                 {"files", files}});
 }
 
+// The training worker is ready: new runs train there (TrainSession::worker posts to it).
+JS_EXPORT void attn_train_worker_ready() {
+  attn::AppState* state = js_api::attached_state();
+  if (!state) return;
+  state->train->worker = [](const nlohmann::json& message) { post_to_train_worker(message.dump()); };
+  state->train->worker_state = "ready";
+}
+
+// The worker could not start or stopped: new runs train here again; the runs it had are lost
+// (they say so; Start trains afresh here).
+JS_EXPORT void attn_train_worker_failed(const char* why) {
+  attn::AppState* state = js_api::attached_state();
+  if (!state) return;
+  attn::TrainSession& s = *state->train;
+  s.worker = nullptr;
+  s.worker_state = std::string("failed: ") + why;
+  if (s.run.mirror()) {
+    attn::train_reset(s);
+    s.error = std::string("The training worker stopped (") + why + "): press Start to train in the page.";
+  }
+  if (s.experiment[0].mirror() || s.experiment[1].mirror()) {
+    for (attn::TrainRun& r : s.experiment) r = attn::TrainRun{};
+    s.experiment_running = false;
+  }
+}
+
+// The worker's reports, {"reports": [TrainRun::report + params_offset/params_count], "params":
+// pointer to their weights (floats, on the heap for this call)} → {} or {"error": ...}.
+JS_EXPORT const char* attn_train_reports(const char* json_text) {
+  attn::AppState* state = js_api::attached_state();
+  if (!state) return error_reply("the explainer is not running yet");
+  try {
+    const nlohmann::json j = nlohmann::json::parse(json_text);
+    const auto* params = reinterpret_cast<const float*>(static_cast<std::uintptr_t>(j.at("params").get<double>()));
+    for (const nlohmann::json& r : j.at("reports")) {
+      const std::size_t offset = r.value("params_offset", std::size_t{0}), count = r.value("params_count", std::size_t{0});
+      attn::train_receive(*state->train, r, params ? params + offset : nullptr, count);
+    }
+  } catch (const std::exception& e) {
+    return error_reply(std::string("train worker reports: ") + e.what());
+  }
+  return reply(nlohmann::json::object());
+}
+
 #if defined(__EMSCRIPTEN__)
 void attn::ui::save_trained_model_zip(const AppState&) {
   EM_ASM({ if (Module.downloadTrainedModel) Module.downloadTrainedModel(); });
 }
+bool attn::ui::start_train_worker() {
+  return EM_ASM_INT({ return Module.startTrainWorker && typeof Worker != "undefined" ? (Module.startTrainWorker(), 1) : 0; }) != 0;
+}
+namespace {
+void post_to_train_worker(const std::string& text) {
+  EM_ASM({ Module.trainWorkerPost(UTF8ToString($0)); }, text.c_str());
+}
+}  // namespace
 #else
+bool attn::ui::start_train_worker() { return false; }  // natively the runs train between frames
+namespace {
+void post_to_train_worker(const std::string&) {}
+}  // namespace
 void attn::ui::save_trained_model_zip(const AppState& state) {
   const Trainer& trainer = state.train->run.trainer();
   try {

@@ -703,7 +703,7 @@ void Trainer::prepare(const TrainSettings& settings) {
   for (auto& seq : batch_) seq.reserve(static_cast<std::size_t>(corpus_.max_length));
   order_.resize(corpus_.train.size());
   for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-  cursor_ = 0, steps_ = 0;
+  cursor_ = 0, steps_ = 0, adopted_ = false;
   rng_ = Rng(settings.seed ^ 0x7261696e5f746f6bull);  // its own stream, apart from the init's and the corpus's
 }
 
@@ -740,8 +740,18 @@ double Trainer::next_part_work() const {
   return 0;
 }
 
+void Trainer::adopt(int steps, const float* params, std::size_t count) {
+  if (!graph_) throw std::invalid_argument("trainer: adopt() before init()");
+  if (count != graph_->params().size())
+    throw std::invalid_argument("trainer: adopt() of " + std::to_string(count) + " weights, this model has " +
+                                std::to_string(graph_->params().size()));
+  std::copy(params, params + count, graph_->params().begin());
+  steps_ = steps, adopted_ = true, phase_ = Phase::Idle;
+}
+
 Trainer::StepPart Trainer::step_part(double work) {
   if (!graph_) throw std::invalid_argument("trainer: step() before init()");
+  if (adopted_) throw std::logic_error("trainer: step() after adopt() (the weights were trained elsewhere)");
   Gpt2TrainGraph<float>& g = *graph_;
   StepPart out;
   // how many units of `cost` fit in what is left of `work`; at least one when nothing is done yet

@@ -233,6 +233,10 @@ class Trainer {
   TrainEvaluation evaluate();                     // on every held-out sentence (uses the graph's buffers: not in_step())
   Gpt2Model model() const { return graph_->to_model(); }
   const std::vector<float>& parameters() const { return graph_->params(); }  // model()'s, in the graph's order
+  // Takes another trainer's weights after `steps` steps (parameters() of the same settings, e.g. from
+  // the page's Web Worker): this one then shows that model and no longer steps (its AdamW moments
+  // are not the other's; step_part throws). Throws std::invalid_argument for a wrong size.
+  void adopt(int steps, const float* params, std::size_t count);
   const Corpus& corpus() const { return corpus_; }
   const TrainSettings& settings() const { return settings_; }
   const std::vector<std::vector<int>>& last_batch() const { return batch_; }
@@ -256,6 +260,7 @@ class Trainer {
   std::vector<std::size_t> order_;
   std::size_t cursor_ = 0;
   int steps_ = 0;
+  bool adopted_ = false;
   Rng rng_{0};
 };
 

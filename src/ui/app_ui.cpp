@@ -347,7 +347,7 @@ void draw_app(AppState& state, double now) {
   // Wrap text at the visible edge, leaving room for the vertical scrollbar: in a window that can
   // scroll sideways, ImGui's own wrap width is last frame's content width.
   ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - ImGui::GetStyle().WindowPadding.x);
-  if (state.inputs.view == View::Train) draw_train_panel(state, next, train_wish);
+  if (state.inputs.view == View::Train) draw_train_panel(state, next, train_wish), train_wish.shown = true;
   else if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
   draw_view_check(state, next);
   ImGui::PopTextWrapPos();

@@ -436,7 +436,9 @@ std::string use_trained_model(AppState& state, double now) {
 
 void apply_train_wish(AppState& state, const TrainWish& wish, double now) {
   TrainSession& s = *state.train;
-  if (wish.pause) s.running = false;
+  const bool acts = wish.start || wish.pause || wish.reset || wish.use_model || wish.download || wish.experiment;
+  if ((wish.shown || acts) && s.worker_state == "none" && start_train_worker()) s.worker_state = "loading";
+  if (wish.pause) train_pause(s);
   if (wish.start) train_start(s, state.inputs.train);
   if (wish.reset) train_reset(s);
   if (wish.experiment) experiment_start(s, state.inputs.train);

@@ -39,6 +39,7 @@ void draw_practice_panel(const AppState& state, AppInputs& next);
 // The train view also asks for actions that are not inputs (they act on state.train).
 struct TrainWish {
   bool start = false, pause = false, reset = false, use_model = false, download = false, experiment = false;
+  bool shown = false;  // the view is on screen: time to start the page's training worker
 };
 void draw_train_panel(const AppState& state, AppInputs& next, TrainWish& wish);
 // Applies the wish after the frame (Start, Pause, Reset, Use this model, Download, the experiment).
@@ -79,6 +80,9 @@ bool export_weights_png();
 // Offers the trained model's folder (config.json, model.safetensors, tokenizer.json) as one zip
 // download (web: the page zips with fflate; natively: writes the folder trained-model/).
 void save_trained_model_zip(const AppState& state);
+// Starts loading the page's training Web Worker (web/train_worker.js; it reports back through
+// attn_train_worker_ready / _failed). Returns false where there is none (natively: runs train here).
+bool start_train_worker();
 // Copies a link that reopens the current state (web only; returns false where not available).
 bool copy_permalink();
 // Opens the printable handout of the current state in a new tab (web only; false where not available).

@@ -149,11 +149,15 @@ void TrainRun::measured(double ms, double work) {
   pooled_ms_ = pooled_work_ = 0;
 }
 
-int TrainRun::work(double deadline_ms, int until_step) {
-  if (!trainer_) return 0;
+bool TrainRun::finished(int until_step, double stop_at) const {
+  return !evaluating() && !in_step() && (steps() >= until_step || (!accuracies_.empty() && accuracies_.back() >= stop_at));
+}
+
+int TrainRun::work(double deadline_ms, int until_step, double stop_at) {
+  if (!trainer_ || mirror_) return 0;
   int taken = 0;
   for (bool first = true;; first = false) {
-    if (!eval_pending_ && !trainer_->in_step() && trainer_->steps_done() >= until_step) break;
+    if (finished(until_step, stop_at)) break;
     const double smallest =
         !eval_pending_ ? trainer_->next_part_work()
         : eval_next_ < eval_sentences_.size()
@@ -179,6 +183,112 @@ int TrainRun::work(double deadline_ms, int until_step) {
     if (trainer_->steps_done() % eval_every_ == 0 || trainer_->steps_done() == until_step) begin_evaluation();
   }
   return taken;
+}
+
+void TrainRun::start_mirror(const TrainSettings& settings, int eval_every, HeldOut held_out) {
+  start(settings, eval_every, held_out);  // the same corpus and first weights (and the same refusals)
+  eval_graph_.reset();
+  mirror_ = true, mirror_evaluating_ = true, mirror_steps_ = 0;  // the worker's first report has step 0's check
+}
+
+void TrainRun::receive(const Progress& p) {
+  if (!mirror_) throw std::logic_error("train: receive() on a run trained here");
+  if (p.params && p.params_step >= 0) trainer_->adopt(p.params_step, p.params, p.param_count);
+  losses_.insert(losses_.end(), p.losses.begin(), p.losses.end());
+  accuracy_steps_.insert(accuracy_steps_.end(), p.accuracy_steps.begin(), p.accuracy_steps.end());
+  accuracies_.insert(accuracies_.end(), p.accuracies.begin(), p.accuracies.end());
+  mirror_steps_ = p.steps, mirror_evaluating_ = p.evaluating, step_ms_ = p.step_ms;
+}
+
+json TrainRun::report(bool with_params, std::vector<float>* params) {
+  json j = {{"id", id}, {"steps", steps()}, {"evaluating", evaluating()}, {"step_ms", step_ms_},
+            {"losses", std::vector<float>(losses_.begin() + static_cast<std::ptrdiff_t>(reported_losses_), losses_.end())},
+            {"accuracy_steps", std::vector<int>(accuracy_steps_.begin() + static_cast<std::ptrdiff_t>(reported_accuracies_), accuracy_steps_.end())},
+            {"accuracies", std::vector<float>(accuracies_.begin() + static_cast<std::ptrdiff_t>(reported_accuracies_), accuracies_.end())},
+            {"params_step", -1}};
+  reported_losses_ = losses_.size(), reported_accuracies_ = accuracies_.size();
+  if (with_params && trainer_ && trainer_->steps_done() != reported_params_step_) {
+    *params = trainer_->parameters();  // the last whole step's (a step under way changes them only at its end)
+    reported_params_step_ = trainer_->steps_done();
+    j["params_step"] = reported_params_step_;
+  }
+  return j;
+}
+
+json train_settings_to_json(const TrainSettings& s) {
+  return {{"seed", s.seed}, {"n_layer", s.n_layer}, {"n_head", s.n_head}, {"n_embd", s.n_embd}, {"batch", s.batch},
+          {"lr", s.lr}, {"weight_decay", s.weight_decay}, {"beta1", s.beta1}, {"beta2", s.beta2}, {"adam_eps", s.adam_eps},
+          {"grad_clip", s.grad_clip}, {"scale", s.scale}, {"answer_only", s.answer_only}};
+}
+
+TrainSettings train_settings_from_json(const json& j) {
+  TrainSettings s;
+  try {
+    s.seed = j.at("seed").get<std::uint64_t>();
+    s.n_layer = j.at("n_layer").get<int>(), s.n_head = j.at("n_head").get<int>(), s.n_embd = j.at("n_embd").get<int>();
+    s.batch = j.at("batch").get<int>();
+    s.lr = j.at("lr").get<float>(), s.weight_decay = j.at("weight_decay").get<float>();
+    s.beta1 = j.at("beta1").get<float>(), s.beta2 = j.at("beta2").get<float>(), s.adam_eps = j.at("adam_eps").get<float>();
+    s.grad_clip = j.at("grad_clip").get<float>();
+    s.scale = j.at("scale").get<bool>(), s.answer_only = j.at("answer_only").get<bool>();
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("train settings: ") + e.what());
+  }
+  validate_train_settings(s);
+  return s;
+}
+
+void TrainWorker::message(const json& m) {
+  const std::string type = m.at("type").get<std::string>();
+  const int id = m.at("id").get<int>();
+  if (type == "start") {
+    Job job;
+    job.run.start(train_settings_from_json(m.at("settings")), m.at("eval_every").get<int>(),
+                  m.at("held_out").get<std::string>() == "triple" ? TrainRun::HeldOut::OnePerTriple : TrainRun::HeldOut::All);
+    job.run.id = id;
+    job.until = m.at("until").get<int>();
+    job.stop_at = m.value("stop_at", 2.0);
+    job.params = m.at("params").get<bool>();
+    jobs_[id] = std::move(job);
+  } else if (type == "until") {
+    const auto it = jobs_.find(id);
+    if (it != jobs_.end()) it->second.until = m.at("until").get<int>();
+  } else if (type == "stop") {
+    jobs_.erase(id);
+  } else {
+    throw std::invalid_argument("train worker: unknown message type \"" + type + "\"");
+  }
+}
+
+int TrainWorker::work(double deadline_ms) {
+  std::vector<Job*> busy;
+  for (auto& entry : jobs_)
+    if (!entry.second.run.finished(entry.second.until, entry.second.stop_at)) busy.push_back(&entry.second);
+  for (std::size_t i = 0; i < busy.size(); ++i) {
+    const double left = deadline_ms - train_clock_ms();
+    busy[i]->run.work(train_clock_ms() + std::max(0.0, left / static_cast<double>(busy.size() - i)), busy[i]->until, busy[i]->stop_at);
+  }
+  int still = 0;
+  for (const Job* job : busy) still += !job->run.finished(job->until, job->stop_at);
+  return still;
+}
+
+json TrainWorker::reports(bool with_params, std::vector<float>* params) {
+  json out = json::array();
+  params->clear();
+  std::vector<float> weights;
+  for (auto& entry : jobs_) {
+    Job& job = entry.second;
+    const bool finished = job.run.finished(job.until, job.stop_at);
+    json r = job.run.report(job.params && (with_params || finished), &weights);
+    if (r.at("params_step").get<int>() >= 0) {
+      r["params_offset"] = params->size();
+      r["params_count"] = weights.size();
+      params->insert(params->end(), weights.begin(), weights.end());
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 int TrainRun::first_step_at(double bar) const {
@@ -274,6 +384,13 @@ void refresh_probe(TrainSession& session, const TrainForm& form) {
   session.probe = std::move(p);
 }
 
+namespace {
+// A message to the training worker (none: the runs it had are gone, e.g. after it failed).
+void post(TrainSession& session, const json& message) {
+  if (session.worker) session.worker(message);
+}
+}  // namespace
+
 bool train_start(TrainSession& session, const TrainForm& form) {
   session.message.clear();
   TrainSettings settings;
@@ -290,9 +407,11 @@ bool train_start(TrainSession& session, const TrainForm& form) {
   recipe.steps = before.steps = 0;
   recipe.probe_frame = recipe.probe_creature = recipe.probe_thing = recipe.probe_adjective = 0;
   before.probe_frame = before.probe_creature = before.probe_thing = before.probe_adjective = 0;
-  if (!session.run.started() || recipe != before) {
+  const bool fresh = !session.run.started() || recipe != before;
+  if (fresh) {
     try {
-      session.run.start(settings, kTrainEvalEvery);
+      if (session.worker) session.run.start_mirror(settings, kTrainEvalEvery);
+      else session.run.start(settings, kTrainEvalEvery);
     } catch (const std::invalid_argument& e) {  // over the trainer's memory bound
       session.error = e.what();
       session.running = false;
@@ -306,13 +425,29 @@ bool train_start(TrainSession& session, const TrainForm& form) {
     session.running = false;
     return true;
   }
+  if (session.run.mirror()) {
+    if (fresh) {
+      session.run.id = ++session.next_id;
+      post(session, {{"type", "start"}, {"id", session.run.id}, {"settings", train_settings_to_json(settings)},
+                      {"eval_every", kTrainEvalEvery}, {"held_out", "all"}, {"until", form.steps}, {"params", true}});
+    } else {
+      post(session, {{"type", "until"}, {"id", session.run.id}, {"until", form.steps}});
+    }
+  }
   session.running = true;
   session.rate_mark_ms = -1;
   refresh_probe(session, form);
   return true;
 }
 
+void train_pause(TrainSession& session) {
+  // the worker finishes the step under way and stops there; its report brings that step's weights
+  if (session.running && session.run.mirror()) post(session, {{"type", "until"}, {"id", session.run.id}, {"until", session.run.steps()}});
+  session.running = false;
+}
+
 void train_reset(TrainSession& session) {
+  if (session.run.mirror()) post(session, {{"type", "stop"}, {"id", session.run.id}});
   session.run = TrainRun{};
   session.running = false;
   session.error.clear();
@@ -323,9 +458,45 @@ void train_reset(TrainSession& session) {
 }
 
 void experiment_start(TrainSession& session, const TrainForm& form) {
-  for (int i = 0; i < 2; ++i)
-    session.experiment[i].start(sqrt_d_experiment_settings(form.seed, i == 0), kExperimentEvalEvery, TrainRun::HeldOut::OnePerTriple);
+  for (int i = 0; i < 2; ++i) {
+    TrainRun& r = session.experiment[i];
+    if (r.mirror()) post(session, {{"type", "stop"}, {"id", r.id}});
+    const TrainSettings settings = sqrt_d_experiment_settings(form.seed, i == 0);
+    if (!session.worker) {
+      r.start(settings, kExperimentEvalEvery, TrainRun::HeldOut::OnePerTriple);
+      continue;
+    }
+    // the two arms take turns in the worker as they do here
+    r.start_mirror(settings, kExperimentEvalEvery, TrainRun::HeldOut::OnePerTriple);
+    r.id = ++session.next_id;
+    post(session, {{"type", "start"}, {"id", r.id}, {"settings", train_settings_to_json(settings)},
+                    {"eval_every", kExperimentEvalEvery}, {"held_out", "triple"}, {"until", kExperimentSteps},
+                    {"stop_at", kExperimentBar}, {"params", false}});
+  }
   session.experiment_running = true;
+}
+
+void train_receive(TrainSession& session, const json& report, const float* params, std::size_t count) {
+  TrainRun::Progress p;
+  int id = -1;
+  try {
+    id = report.at("id").get<int>();
+    p.steps = report.at("steps").get<int>();
+    p.losses = report.at("losses").get<std::vector<float>>();
+    p.accuracy_steps = report.at("accuracy_steps").get<std::vector<int>>();
+    p.accuracies = report.at("accuracies").get<std::vector<float>>();
+    p.evaluating = report.at("evaluating").get<bool>();
+    p.step_ms = report.at("step_ms").get<double>();
+    p.params_step = report.at("params_step").get<int>();
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("train worker report: ") + e.what());
+  }
+  if (p.params_step >= 0) p.params = params, p.param_count = count;
+  for (TrainRun* r : {&session.run, &session.experiment[0], &session.experiment[1]}) {
+    if (!r->mirror() || r->id != id) continue;
+    r->receive(p);
+    if (r == &session.run) session.probe_stale = session.probe_stale || p.params_step >= 0;
+  }
 }
 
 void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh) {
@@ -349,16 +520,11 @@ void train_frame(TrainSession& session, const TrainForm& form, double budget_ms,
     // the two runs take turns, each a share of what is left of the budget
     for (int i = 0; i < 2; ++i) {
       TrainRun& r = session.experiment[i];
-      const bool done = r.steps() >= kExperimentSteps || r.first_step_at(kExperimentBar) >= 0;
-      if (!done || r.evaluating()) {
-        const double left = deadline - train_clock_ms();
-        r.work(train_clock_ms() + std::max(0.0, left / (2 - i)), kExperimentSteps);
-      }
+      const double left = deadline - train_clock_ms();
+      r.work(train_clock_ms() + std::max(0.0, left / (2 - i)), kExperimentSteps, kExperimentBar);  // nothing when done
     }
-    const auto finished = [](const TrainRun& r) {
-      return !r.evaluating() && (r.steps() >= kExperimentSteps || r.first_step_at(kExperimentBar) >= 0);
-    };
-    if (finished(session.experiment[0]) && finished(session.experiment[1])) session.experiment_running = false;
+    if (session.experiment[0].finished(kExperimentSteps, kExperimentBar) && session.experiment[1].finished(kExperimentSteps, kExperimentBar))
+      session.experiment_running = false;
   }
   session.probe_stale = session.probe_stale || changed;
   const double now = train_clock_ms();
@@ -386,6 +552,8 @@ json train_state_json(const TrainSession& s, const TrainForm& form) {
   j["steps_per_second"] = s.steps_per_second;
   j["slice_ms"] = s.slice_ms;
   j["step_ms"] = r.step_ms();
+  j["worker"] = s.worker_state;  // where new runs train: "ready" (a Web Worker) or here between frames
+  j["in_worker"] = r.mirror();   // where this run trains
   std::string problem;
   try {
     train_settings(form);
@@ -408,7 +576,7 @@ json train_state_json(const TrainSession& s, const TrainForm& form) {
                     {"loss", e.losses().empty() ? json(nullptr) : json(e.losses().back())},
                     {"accuracy", e.accuracies().empty() ? json(nullptr) : json(e.accuracies().back())},
                     {"reached_at", e.first_step_at(kExperimentBar) < 0 ? json(nullptr) : json(e.first_step_at(kExperimentBar))}});
-  j["experiment"] = {{"running", s.experiment_running}, {"scaled", runs[0]}, {"unscaled", runs[1]},
+  j["experiment"] = {{"running", s.experiment_running}, {"in_worker", s.experiment[0].mirror()}, {"scaled", runs[0]}, {"unscaled", runs[1]},
                      {"max_steps", kExperimentSteps}, {"bar", kExperimentBar}};
   return j;
 }

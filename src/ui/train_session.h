@@ -1,8 +1,11 @@
-// The train view's session: a Trainer stepped in slices between frames (a time budget per frame),
+// The train view's session: a Trainer stepped in slices between frames (a time budget per frame)
+// or in the page's Web Worker (TrainWorker there; the session mirrors its reports),
 // its loss and held-out accuracy curves, the probe sentence's attention and prediction, and the √d
 // experiment's two runs. Not a panel (no ImGui: panel_train.cpp draws it) and not the trainer.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -55,9 +58,36 @@ class TrainRun {
   // Does work until `deadline_ms` (steady clock, ms) or `until_step`: a due evaluation first, then
   // steps; a piece that would not end by the deadline waits for the next call, but each call does
   // at least one piece. Returns the steps completed.
-  int work(double deadline_ms, int until_step);
-  int steps() const { return trainer_ ? trainer_->steps_done() : 0; }
-  bool evaluating() const { return eval_pending_; }
+  // stop_at: also stop once an evaluation reaches this accuracy (the √d experiment's bar; > 1: never).
+  int work(double deadline_ms, int until_step, double stop_at = 2);
+  // Nothing left to do for that target: no evaluation due, no step under way, and at until_step or
+  // past stop_at.
+  bool finished(int until_step, double stop_at = 2) const;
+  int steps() const { return mirror_ ? mirror_steps_ : trainer_ ? trainer_->steps_done() : 0; }
+  bool evaluating() const { return mirror_ ? mirror_evaluating_ : eval_pending_; }
+  bool in_step() const { return !mirror_ && trainer_ && trainer_->in_step(); }
+
+  // The same run trained elsewhere (the page's Web Worker runs start() and work() on its side): the
+  // same first weights and corpus here, then receive() appends what that side reports and adopts
+  // its weights; work() does nothing. trainer().steps_done() is the step of the weights shown,
+  // steps() the other side's count (its weights may come less often than its steps).
+  void start_mirror(const TrainSettings& settings, int eval_every, HeldOut held_out = HeldOut::All);  // throws
+  struct Progress {
+    int steps = 0;
+    std::vector<float> losses, accuracies;  // since the last report
+    std::vector<int> accuracy_steps;
+    bool evaluating = false;
+    double step_ms = 0;
+    int params_step = -1;                   // the step of `params` (none: -1)
+    const float* params = nullptr;
+    std::size_t param_count = 0;
+  };
+  void receive(const Progress& progress);   // throws std::invalid_argument for weights of another size
+  bool mirror() const { return mirror_; }
+  // The worker's report of a run started with start(): what it did since the last report.
+  // with_params: the weights too, when they are newer than the last ones sent.
+  nlohmann::json report(bool with_params, std::vector<float>* params);
+  int id = -1;                               // which run a worker's report is about (set by the session)
   const std::vector<float>& losses() const { return losses_; }
   const std::vector<int>& accuracy_steps() const { return accuracy_steps_; }
   const std::vector<float>& accuracies() const { return accuracies_; }
@@ -85,7 +115,40 @@ class TrainRun {
   static constexpr double kGuessMsPerWork = 1e-7;
   double ms_per_work_ = kGuessMsPerWork, pooled_ms_ = 0, pooled_work_ = 0;
   void measured(double ms, double work);
+  bool mirror_ = false, mirror_evaluating_ = false;
+  int mirror_steps_ = 0;
+  std::size_t reported_losses_ = 0, reported_accuracies_ = 0;  // report(): what was sent already
+  int reported_params_step_ = -1;
 };
+// The other side of TrainSession::worker: the runs the session started, trained here by the same
+// TrainRun (src/worker/train_worker.cpp wraps this for the page's Web Worker; the unit tests wire
+// it to a session directly).
+class TrainWorker {
+ public:
+  // One message of the session: {"type": "start", "id", "settings", "eval_every", "held_out": "all"
+  // | "triple", "until", "stop_at"?, "params"} | {"type": "until", "id", "until"} | {"type":
+  // "stop", "id"}. Throws std::invalid_argument (or nlohmann's exceptions) for a bad one.
+  void message(const nlohmann::json& m);
+  // Trains until deadline_ms (train_clock_ms), the runs with work left taking turns, each a share
+  // of what is left → how many still have work.
+  int work(double deadline_ms);
+  // Every run's report since the last call (TrainRun::report); the weights of the
+  // runs that show their model when `with_params` or they have just finished, one after another
+  // in *params (each report's "params_offset", "params_count").
+  nlohmann::json reports(bool with_params, std::vector<float>* params);
+
+ private:
+  struct Job {
+    TrainRun run;
+    int until = 0;
+    double stop_at = 2;   // > 1: no accuracy bar
+    bool params = false;  // the session shows this run's model: its weights go with the reports
+  };
+  std::map<int, Job> jobs_;
+};
+
+nlohmann::json train_settings_to_json(const TrainSettings& s);
+TrainSettings train_settings_from_json(const nlohmann::json& j);  // throws std::invalid_argument (validate_train_settings)
 
 // The probe sentence as the view shows it: every head's attention from the position that predicts
 // the referent, and the model's next words there.
@@ -108,6 +171,13 @@ struct ProbeView {
 };
 
 struct TrainSession {
+  // Where the runs train: here, in slices between frames (natively; in the page until its Web
+  // Worker is ready), or in the page's Web Worker (web/train_worker.js) when the platform sets
+  // `worker`: the session then posts it {type: start | until | stop, id, ...} and mirrors the runs
+  // from its reports (train_receive). A run keeps the place it was started in.
+  std::function<void(const nlohmann::json&)> worker;
+  std::string worker_state = "none";  // none | loading | ready | failed: <why> (getState().train.worker)
+  int next_id = 0;
   TrainForm form_started;        // the form the current run was started with
   TrainRun run;
   bool running = false;
@@ -140,7 +210,11 @@ double train_clock_ms();  // steady clock, ms
 void train_frame(TrainSession& session, const TrainForm& form, double budget_ms, bool refresh = true);
 // Start (or continue) the run with the form; a bad form sets session.error and returns false.
 bool train_start(TrainSession& session, const TrainForm& form);
+void train_pause(TrainSession& session);
 void train_reset(TrainSession& session);
+// A report of the worker about run `id` (TrainRun::report's JSON, its weights apart); reports about
+// a run no longer shown (reset, restarted) are dropped. Throws std::invalid_argument for a bad one.
+void train_receive(TrainSession& session, const nlohmann::json& report, const float* params, std::size_t count);
 void experiment_start(TrainSession& session, const TrainForm& form);
 // The probe for the form's picked sentence on the run's current weights.
 void refresh_probe(TrainSession& session, const TrainForm& form);

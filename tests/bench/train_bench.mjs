@@ -1,6 +1,6 @@
 // The train view's benchmark: in headless Chromium (SwiftShader WebGL2) at 1280×800 and at a phone's
 // 390×844 with devicePixelRatio 3, the per-frame main-thread CPU time while the default recipe
-// trains 1 500 steps (against the same view idle), the frame interval, the training slice per frame,
+// trains 1 500 steps (in the page's Web Worker: the slices' columns are then ~0) (against the same view idle), the frame interval, the training slice per frame,
 // the training slices between frames, steps per second, the wall time to 1 500 steps and the
 // accuracy reached; then the same while the √d experiment runs (d_head 256: a step in pieces over
 // several frames), with a screenshot of the view mid-experiment (tests/bench/out/train-*.png).
@@ -74,6 +74,7 @@ async function measure(page, shot) {
     if (phase === "recipe") {
       api.setState({ view: "train", train: { steps } });
       for (let i = 0; i < 10; ++i) await nextFrame();
+      while (api.getState().train.worker === "loading") await nextFrame();  // the Web Worker, when the page has one
       frames();
       for (let i = 0; i < 120; ++i) await nextFrame();
       const idle = frames();
@@ -81,7 +82,7 @@ async function measure(page, shot) {
       const r = await sample((t) => !t.running);
       const curves = api.trainCurves();
       return { steps: r.t.steps_done, seconds: r.seconds, steps_per_second: r.t.steps_done / r.seconds, accuracy: r.t.accuracy,
-        final_loss: curves.run.loss[curves.run.loss.length - 1], step_ms: r.t.step_ms,
+        final_loss: curves.run.loss[curves.run.loss.length - 1], step_ms: r.t.step_ms, in_worker: r.t.in_worker,
         idle_cpu: idle.cpu, idle_interval: idle.interval, cpu: r.cpu, interval: r.interval, slice: r.slice, idle_slices: r.idle };
     }
     // the √d experiment, for `experimentSeconds` (half now, half after the screenshot)
@@ -139,7 +140,7 @@ const lines = [];
 for (const { label, recipe: r, experiment: e } of Object.values(results)) {
   lines.push(
     `Train view, headless Chromium ${label} (SwiftShader WebGL2):`,
-    `  default recipe: ${r.steps} steps in ${r.seconds.toFixed(1)} s, ${r.steps_per_second.toFixed(1)} steps/s, one step ${fmt(r.step_ms)} ms, ` +
+    `  default recipe (${r.in_worker ? "in the Web Worker" : "in the page's slices"}): ${r.steps} steps in ${r.seconds.toFixed(1)} s, ${r.steps_per_second.toFixed(1)} steps/s, one step ${fmt(r.step_ms)} ms, ` +
       `held-out accuracy ${(100 * r.accuracy).toFixed(1)}%, final loss ${r.final_loss}`,
     `  per frame (ms)                         median    p90    p99    max   (frames)`,
     row("main-thread CPU, view idle", r.idle_cpu),

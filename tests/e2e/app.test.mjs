@@ -4,6 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
+import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, clickRect } from "./harness.mjs";
 
@@ -26,6 +27,29 @@ test("page loads with no console error; 'it' attends most to 'animal'", async ()
   assert.equal(s.view, "flow");
   await frames(page);
   assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the first page load is under 1 MB gzip; the train worker and model files only come on request", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const bodies = [];
+  page.on("response", (r) => bodies.push(r.body().then((b) => [new URL(r.url()).pathname, zlib.gzipSync(b, { level: 9 }).length], () => null)));
+  await page.goto(server.url);
+  await page.evaluate(() => window.attentionExplainer.ready.then(() => true));
+  await frames(page, 10);
+  const files = (await Promise.all(bodies)).filter(Boolean);
+  const total = files.reduce((n, [, bytes]) => n + bytes, 0);
+  console.log(`first load: ${files.length} files, ${(total / 1024).toFixed(0)} KiB gzip: ` +
+    files.map(([name, bytes]) => `${name} ${(bytes / 1024).toFixed(0)}`).join(", "));
+  assert.ok(total < 1e6, `${total} bytes gzip`);
+  assert.ok(!files.some(([name]) => /train_worker|safetensors|fflate/.test(name)), files.map(([n]) => n).join(" "));
+  // the train view asks for its worker
+  const more = bodies.length;
+  await page.evaluate(() => window.attentionExplainer.setState({ view: "train" }));
+  await page.waitForFunction(() => window.attentionExplainer.getState().train.worker === "ready");
+  const later = (await Promise.all(bodies.slice(more))).filter(Boolean).map(([name]) => name);
+  assert.ok(later.some((n) => /train_worker\.wasm$/.test(n)), later.join(" "));
   await context.close();
 });
 

@@ -121,7 +121,22 @@ const waitFrames = (n) => new Promise((resolve) => {
 
 // Chromium (headless, SwiftShader) is the reference picture of each view, and decodes every PNG:
 // a 48 x 30 grey thumbnail per screenshot, compared by mean absolute difference.
-let server, chromium, decoder, reference;
+let server, chromium, decoder, reference, chromiumLosses;
+// The train view's first TRAIN_STEPS steps in a page (run(fn, arg) runs fn in it): where they
+// trained and every step's loss. wasm's floats are IEEE's in every engine: the same bits.
+const TRAIN_STEPS = 60;
+function trainLosses(run) {
+  return run(async (steps) => {
+    const api = window.attentionExplainer;
+    api.setState({ view: "train", train: { steps } });
+    const wait = () => new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 200 && api.getState().train.worker !== "ready" && !api.getState().train.worker.startsWith("failed"); ++i) await wait();
+    api.train("start");
+    for (let i = 0; i < 1200 && api.getState().train.running; ++i) await wait();
+    const t = api.getState().train;
+    return { worker: t.worker, in_worker: t.in_worker, steps: t.steps_done, loss: api.trainCurves().run.loss };
+  }, TRAIN_STEPS);
+}
 async function thumbnail(png, page = decoder) {
   return page.evaluate(async (b64) => {
     const bitmap = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
@@ -149,6 +164,7 @@ before(async () => {
     await frames(page, 5);
     reference[view] = await thumbnail((await screenshot(page, `engines-chromium-${view}`)).png, page);
   }
+  chromiumLosses = await trainLosses((f, a) => page.evaluate(f, a));
   await context.close();  // the app would keep drawing beside the other engines: a blank page decodes
   decoder = await (await chromium.newContext()).newPage();
   console.log(`Chromium's reference pictures of ${VIEWS.length} views in ${Date.now() - started} ms`);
@@ -246,6 +262,17 @@ for (const [name, start] of [["firefox", firefox], ["webkit", webkit]]) {
         return { causal: s.causal, w01: s.weights[0][1] };
       });
       assert.deepEqual(after, { causal: true, w01: 0 });
+    });
+
+    test("the train view trains in a Web Worker, every step's loss bit for bit Chromium's", async () => {
+      const r = await trainLosses((f, a) => engine.run(f, a));
+      assert.equal(chromiumLosses.worker, "ready");
+      assert.equal(r.worker, "ready", `${name}'s worker: ${r.worker}`);
+      assert.ok(r.in_worker);
+      assert.equal(r.steps, TRAIN_STEPS);
+      assert.deepEqual(r.loss, chromiumLosses.loss);
+      await engine.run(() => window.attentionExplainer.train("reset"));
+      assert.deepEqual(await errors(), []);
     });
 
     test("every view: a screenshot that is not blank and shows that view", async () => {

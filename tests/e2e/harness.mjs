@@ -43,8 +43,10 @@ export async function launchBrowser(extraArgs = []) {
 }
 
 /** Opens the page, records console errors, waits for attentionExplainer.ready. */
-export async function openExplainer(browser, url, { width = 1280, height = 800, dpr = 1, waitReady = true } = {}) {
+// route: [pattern, handler] for context.route (e.g. a file of the site answered 404).
+export async function openExplainer(browser, url, { width = 1280, height = 800, dpr = 1, waitReady = true, route = null } = {}) {
   const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr });
+  if (route) await context.route(...route);
   const page = await context.newPage();
   const errors = [];
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });

@@ -59,12 +59,15 @@ test("the default recipe trained in the page reaches the native CLI's accuracy a
   const { page, context, errors } = await openExplainer(browser, server.url + "?view=train");
   try {
     assert.equal((await page.evaluate(() => window.attentionExplainer.getState())).view, "train");
+    await waitTrain(page, (t) => t.worker === "ready", 20000);  // the Web Worker, asked for when the view shows
     const t0 = Date.now();
     // Start for real: the button on the canvas.
     const start = await page.evaluate(() => window.attentionExplainer.itemRect("train:start"));
     await page.mouse.click(start.x + start.w / 2, start.y + start.h / 2);
     const mid = await waitTrain(page, (t) => t.steps_done >= 150);
     assert.ok(mid.running, "training runs after Start");
+    assert.equal(mid.worker, "ready");
+    assert.ok(mid.in_worker, "the run trains in the page's Web Worker");
     await screenshot(page, "train-mid-1280x800");
     const end = await waitTrain(page, (t) => !t.running && t.steps_done === STEPS);
     const seconds = (Date.now() - t0) / 1000;
@@ -119,6 +122,7 @@ test("the √d experiment in the page: with the division 90% at the CLI's step, 
   assert.equal(cliRaw.reached_90_at, null);
   const { page, context, errors } = await openExplainer(browser, server.url + "?view=train");
   try {
+    await waitTrain(page, (t) => t.worker === "ready", 20000);
     const button = await page.evaluate(() => window.attentionExplainer.itemRect("train:experiment"));
     await page.mouse.click(button.x + button.w / 2, button.y + button.h / 2);
     const t0 = Date.now();
@@ -126,6 +130,7 @@ test("the √d experiment in the page: with the division 90% at the CLI's step, 
     console.log(`√d experiment in the page: the scaled arm at 90% at step ${mid.experiment.scaled.reached_at} ` +
       `(CLI ${cliScaled.reached_90_at}) after ${((Date.now() - t0) / 1000).toFixed(0)} s; unscaled ${mid.experiment.unscaled.accuracy} at step ${mid.experiment.unscaled.steps_done}`);
     assert.ok(mid.experiment.running, "the unscaled arm goes on to its 300 steps");
+    assert.ok(mid.experiment.in_worker, "both arms train in the page's Web Worker");
     assert.equal(mid.experiment.scaled.reached_at, cliScaled.reached_90_at);
     assert.equal(mid.experiment.scaled.steps_done, 150, "the scaled arm stops once it is there");
     assert.equal(mid.experiment.unscaled.reached_at, null);
@@ -141,6 +146,37 @@ test("the √d experiment in the page: with the division 90% at the CLI's step, 
     assert.ok(result && result.w > 0, "the result lines are drawn");
     await screenshot(page, "train-experiment-1280x800");
     assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("where the Web Worker cannot start, the run trains in the page's own slices: the same numbers", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url + "?view=train", {
+    route: ["**/train_worker.js", (r) => r.fulfill({ status: 404, body: "gone" })],
+  });
+  try {
+    await waitTrain(page, (t) => t.worker.startsWith("failed"), 20000);
+    await page.evaluate((steps) => window.attentionExplainer.setState({ train: { steps } }), 300);
+    await page.evaluate(() => window.attentionExplainer.train("start"));
+    const end = await waitTrain(page, (t) => !t.running && t.steps_done === 300);
+    assert.equal(end.in_worker, false);
+    // the same run in the worker (another page), to the same step
+    const other = await openExplainer(browser, server.url + "?view=train");
+    try {
+      await waitTrain(other.page, (t) => t.worker === "ready", 20000);
+      await other.page.evaluate(() => window.attentionExplainer.setState({ train: { steps: 300 } }));
+      await other.page.evaluate(() => window.attentionExplainer.train("start"));
+      const there = await waitTrain(other.page, (t) => !t.running && t.steps_done === 300);
+      assert.equal(there.in_worker, true);
+      const [a, b] = await Promise.all([page, other.page].map((p) => p.evaluate(() => window.attentionExplainer.trainCurves().run)));
+      assert.deepEqual(a.loss, b.loss, "every step's loss, bit for bit");
+      assert.deepEqual(a.accuracy, b.accuracy);
+      assert.equal(end.probe.p_creature, there.probe.p_creature);
+    } finally {
+      await other.context.close();
+    }
+    assert.deepEqual(errors.filter((e) => !/train worker|train_worker/.test(e)), []);
   } finally {
     await context.close();
   }

@@ -72,6 +72,81 @@ TEST_CASE("train session: a run checked on each held-out triple once reads Train
   CHECK(run.accuracies() == expected);
 }
 
+namespace {
+// A session whose runs train in a TrainWorker (as the page's Web Worker does), the messages and
+// reports carried by hand between the two, `turns` times or until the run stops.
+struct WorkerLink {
+  TrainWorker worker;
+  std::vector<nlohmann::json> inbox;
+  std::vector<float> params;
+  int turn = 0;
+  explicit WorkerLink(TrainSession& s) {
+    s.worker = [this](const nlohmann::json& m) { inbox.push_back(m); };
+  }
+  void deliver() {
+    for (const auto& m : inbox) worker.message(m);
+    inbox.clear();
+  }
+  void run(TrainSession& s, const TrainForm& f, int turns = 1000000) {
+    for (int i = 0; i < turns && (s.running || !inbox.empty()); ++i, ++turn) {
+      deliver();
+      worker.work(train_clock_ms() + 0.3);
+      for (const auto& r : worker.reports(turn % 7 == 0, &params))
+        train_receive(s, r, params.data() + r.value("params_offset", std::size_t{0}), r.value("params_count", std::size_t{0}));
+      train_frame(s, f, 1);
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("train session: a run trained in a TrainWorker (the page's Web Worker) shows what the same run trained here shows") {
+  TrainForm form = small_form(50);
+  TrainSession local, s;
+  WorkerLink link(s);
+  run_to_end(local, form, 1000);
+  REQUIRE(train_start(s, form));
+  CHECK(s.run.mirror());
+  link.run(s, form);
+  REQUIRE_FALSE(s.running);
+  CHECK(s.run.steps() == 50);
+  CHECK(s.run.losses() == local.run.losses());  // the same code on the same batches: the same bits
+  CHECK(s.run.accuracy_steps() == local.run.accuracy_steps());
+  CHECK(s.run.accuracies() == local.run.accuracies());
+  CHECK(s.run.trainer().steps_done() == 50);  // the last report brought the last step's weights
+  CHECK(s.run.trainer().parameters() == local.run.trainer().parameters());
+  CHECK(s.probe.at_step == 50);
+  CHECK(s.probe.p_creature == local.probe.p_creature);
+  CHECK_THROWS_AS(s.run.trainer().step(), std::logic_error);  // a mirror never steps itself
+
+  // Paused mid-run, the worker ends the step under way and sends its weights; Continue goes on.
+  form.steps = 80;
+  REQUIRE(train_start(s, form));
+  while (s.run.steps() < 55) link.run(s, form, 1);
+  train_pause(s);
+  link.run(s, form, 50);
+  CHECK_FALSE(s.running);
+  CHECK(s.run.steps() > 50);
+  CHECK(s.run.steps() < 80);
+  CHECK(s.run.trainer().steps_done() == s.run.steps());
+  REQUIRE(train_start(s, form));
+  link.run(s, form);
+  run_to_end(local, form, 1000);
+  CHECK(s.run.losses() == local.run.losses());
+  CHECK(s.run.trainer().parameters() == local.run.trainer().parameters());
+
+  // Reset stops the worker's run; a late report about it changes nothing.
+  const int old_id = s.run.id;
+  train_reset(s);
+  link.deliver();
+  std::vector<float> none;
+  CHECK(link.worker.reports(true, &none).empty());
+  train_receive(s, {{"id", old_id}, {"steps", 99}, {"losses", {1.0}}, {"accuracy_steps", nlohmann::json::array()},
+                    {"accuracies", nlohmann::json::array()}, {"evaluating", false}, {"step_ms", 1.0}, {"params_step", -1}},
+                nullptr, 0);
+  CHECK_FALSE(s.run.started());
+  CHECK_THROWS_AS(train_receive(s, {{"id", 1}}, nullptr, 0), std::invalid_argument);
+}
+
 TEST_CASE("train session: past its deadline a run does one piece per call; the pieces give whole steps") {
   TrainSettings settings;
   settings.seed = 2, settings.n_layer = 2, settings.n_head = 2, settings.n_embd = 32;
