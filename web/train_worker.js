@@ -21,8 +21,8 @@ function handle(message) {
   if (!running) { running = true; nextTurn(); }
 }
 
-function report(withParams) {
-  const reports = JSON.parse(call("tw_reports", { ret: "string", args: ["number"] }, [withParams ? 1 : 0]));
+function report() {  // with the shown run's weights when they changed
+  const reports = JSON.parse(call("tw_reports", { ret: "string", args: ["number"] }, [1]));
   const total = reports.reduce((n, r) => n + (r.params_count || 0), 0);
   const pointer = total ? call("tw_params", { ret: "number", args: [] }, []) >>> 0 : 0;
   const params = total ? new Float32Array(Module.HEAPU8.buffer.slice(pointer, pointer + 4 * total)) : null;
@@ -38,8 +38,8 @@ function loop() {
   // The page's messages are handled between turns: each turn returns to the event loop.
   const busy = call("tw_work", { ret: "number", args: ["number"] }, [20]);
   const now = performance.now();
-  if (busy === 0 || now - lastReport >= REPORT_MS) {
-    report(now - lastReport >= REPORT_MS || busy === 0);
+  if (busy === 0 || now - lastReport >= REPORT_MS) {  // and a last one when all is done
+    report();
     lastReport = now;
   }
   if (busy > 0) nextTurn();
