@@ -101,6 +101,8 @@ void TrainRun::start(const TrainSettings& settings, int eval_every, HeldOut held
   eval_every_ = eval_every;
   step_ms_ = this_step_ms_ = pooled_ms_ = pooled_work_ = 0;
   ms_per_work_ = kGuessMsPerWork;
+  mirror_ = mirror_evaluating_ = false, mirror_steps_ = 0;
+  reported_losses_ = reported_accuracies_ = 0, reported_params_step_ = -1;
   begin_evaluation();  // step 0: the untrained model's accuracy
 }
 
@@ -409,6 +411,8 @@ bool train_start(TrainSession& session, const TrainForm& form) {
   before.probe_frame = before.probe_creature = before.probe_thing = before.probe_adjective = 0;
   const bool fresh = !session.run.started() || recipe != before;
   if (fresh) {
+    const bool was_mirror = session.run.mirror();
+    const int old_id = session.run.id;
     try {
       if (session.worker) session.run.start_mirror(settings, kTrainEvalEvery);
       else session.run.start(settings, kTrainEvalEvery);
@@ -417,6 +421,7 @@ bool train_start(TrainSession& session, const TrainForm& form) {
       session.running = false;
       return false;
     }
+    if (was_mirror) post(session, {{"type", "stop"}, {"id", old_id}});  // the old recipe's run
     session.used_model.clear();
   }
   session.form_started = form;

@@ -134,6 +134,16 @@ TEST_CASE("train session: a run trained in a TrainWorker (the page's Web Worker)
   CHECK(s.run.losses() == local.run.losses());
   CHECK(s.run.trainer().parameters() == local.run.trainer().parameters());
 
+  // Another recipe starts afresh in the worker and stops the old run there.
+  TrainForm other = form;
+  other.seed = 4;
+  other.steps = 10;
+  REQUIRE(train_start(s, other));
+  link.run(s, other);
+  std::vector<float> weights;
+  CHECK(link.worker.reports(false, &weights).size() == 1);  // the seed-3 run is gone
+  CHECK(s.run.steps() == 10);
+
   // Reset stops the worker's run; a late report about it changes nothing.
   const int old_id = s.run.id;
   train_reset(s);
