@@ -87,10 +87,12 @@ struct WorkerLink {
     for (const auto& m : inbox) worker.message(m);
     inbox.clear();
   }
+  // As web/train_worker.js: turns while the worker has work (its last report brings the weights).
   void run(TrainSession& s, const TrainForm& f, int turns = 1000000) {
-    for (int i = 0; i < turns && (s.running || !inbox.empty()); ++i, ++turn) {
+    int busy = 0;
+    for (int i = 0; i < turns && (s.running || !inbox.empty() || busy > 0); ++i, ++turn) {
       deliver();
-      worker.work(train_clock_ms() + 0.3);
+      busy = worker.work(train_clock_ms() + 0.3);
       for (const auto& r : worker.reports(turn % 7 == 0, &params))
         train_receive(s, r, params.data() + r.value("params_offset", std::size_t{0}), r.value("params_count", std::size_t{0}));
       train_frame(s, f, 1);
@@ -123,7 +125,7 @@ TEST_CASE("train session: a run trained in a TrainWorker (the page's Web Worker)
   REQUIRE(train_start(s, form));
   while (s.run.steps() < 55) link.run(s, form, 1);
   train_pause(s);
-  link.run(s, form, 50);
+  link.run(s, form);  // until the worker has ended the step under way
   CHECK_FALSE(s.running);
   CHECK(s.run.steps() > 50);
   CHECK(s.run.steps() < 80);
