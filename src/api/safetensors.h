@@ -13,21 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "../core/dtype.h"
+
 namespace attn {
-
-enum class Dtype { F32, F16, BF16 };
-const char* dtype_name(Dtype d);
-std::size_t dtype_bytes(Dtype d);
-// "F32", "F16", "BF16" → the dtype; false for any other name.
-bool dtype_from_name(const std::string& name, Dtype& out);
-
-// The conversions the reader and the writer use, exact on every input: a half's subnormals,
-// infinities and NaNs become the same float; a float becomes the nearest half or bfloat16 (ties to
-// even), overflow to infinity, NaN stays NaN (quiet) with its sign.
-float half_to_float(std::uint16_t h);
-float bf16_to_float(std::uint16_t b);
-std::uint16_t float_to_half(float f);
-std::uint16_t float_to_bf16(float f);
 
 // A name from a file, fit for a one-line message: in quotes, control bytes escaped, cut at 80.
 std::string quoted_name(const std::string& name);

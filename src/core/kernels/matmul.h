@@ -1,6 +1,9 @@
 // Dense matrix products for the model forward and the trainer: C = A·B, A·Bᵀ, Aᵀ·B (+ bias), behind
 // one interface with a scalar reference (the truth) and fast versions. Not attention (kernels.h).
 #pragma once
+#include <cstdint>
+
+#include "../dtype.h"
 #include "kernels.h"
 
 namespace attn {
@@ -13,6 +16,11 @@ struct MatmulProblem {
   const float* a = nullptr;
   const float* b = nullptr;
   const float* bias = nullptr;
+  // A model's weights as the file gave them: b_dtype F16 or BF16 means b is null and b16 holds b's
+  // elements in that format (same shape and layout), widened inside the product with float
+  // accumulation. NN and NT only (the forward's x·W and x·Wᵀ); TN needs float b.
+  const std::uint16_t* b16 = nullptr;
+  Dtype b_dtype = Dtype::F32;
   int M = 0, K = 0, N = 0;
   bool accumulate = false;
 };
