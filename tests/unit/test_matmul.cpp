@@ -224,3 +224,245 @@ TEST_CASE("matmul: bad sizes and null pointers are refused, not read") {
     CHECK_NOTHROW(matmul(backend, p, nullptr));
   }
 }
+
+// ---- 16-bit weights (F16, BF16): b widened inside the product ----------------------------------
+// Tolerance: the same 1e-5 · sum_k |a_ik·b_kj| (+ |bias_j| + |c_ij before|) as float b. Widening is
+// exact, so the reference and a fast path see the same b values and differ only in how they
+// accumulate (double against float in its own order).
+
+namespace {
+
+const char* dtype_label(Dtype d) { return dtype_name(d); }
+
+std::uint16_t narrow16(Dtype d, float x) { return d == Dtype::BF16 ? float_to_bf16(x) : float_to_half(x); }
+
+// One shape with 16-bit b: the reference once, then Eigen and SIMD against it; the SIMD result
+// must also be bit for bit the SIMD result on the widened floats (the same packed block, the same
+// micro-kernel).
+void check_shape16(Dtype dtype, MatmulLayout layout, int M, int K, int N, bool with_bias, bool accumulate, std::uint64_t seed) {
+  Rng rng(seed);
+  const std::vector<float> a_mk = random_values(rng, static_cast<std::size_t>(M) * K);
+  std::vector<float> b_kn = random_values(rng, static_cast<std::size_t>(K) * N);
+  const std::vector<float> bias = random_values(rng, static_cast<std::size_t>(N));
+  const std::vector<float> c_before = random_values(rng, static_cast<std::size_t>(M) * N);
+  for (float& x : b_kn) x = widen16(dtype, narrow16(dtype, x));  // the values b16 will hold
+  const Operands ops = store_as(layout, a_mk, b_kn, M, K, N);
+  std::vector<std::uint16_t> b16(ops.b.size());
+  for (std::size_t e = 0; e < b16.size(); ++e) b16[e] = narrow16(dtype, ops.b[e]);
+  MatmulProblem p;
+  p.layout = layout;
+  p.a = ops.a.data(), p.b16 = b16.data(), p.b_dtype = dtype, p.bias = with_bias ? bias.data() : nullptr;
+  p.M = M, p.K = K, p.N = N;
+  p.accumulate = accumulate;
+  MatmulProblem p32 = p;  // the same product with b already widened
+  p32.b = ops.b.data(), p32.b16 = nullptr, p32.b_dtype = Dtype::F32;
+  const std::size_t mn = static_cast<std::size_t>(M) * N;
+  std::vector<float> reference = c_before, reference32 = c_before;
+  matmul_scalar(p, reference.data());
+  matmul_scalar(p32, reference32.data());
+  REQUIRE(reference == reference32);  // the reference widens exactly
+  std::vector<double> scale(mn);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = (with_bias ? std::fabs(bias[j]) : 0.0) + (accumulate ? std::fabs(c_before[static_cast<std::size_t>(i) * N + j]) : 0.0);
+      for (int k = 0; k < K; ++k)
+        s += std::fabs(static_cast<double>(a_mk[static_cast<std::size_t>(i) * K + k]) * b_kn[static_cast<std::size_t>(k) * N + j]);
+      scale[static_cast<std::size_t>(i) * N + j] = s;
+    }
+  for (Backend backend : {Backend::Eigen, Backend::Simd}) {
+    std::vector<float> c = c_before;
+    c.resize(mn + 7, kGuard);
+    matmul(backend, p, c.data());
+    double worst = 0.0;
+    for (std::size_t e = 0; e < mn; ++e) {
+      const double err = std::fabs(static_cast<double>(c[e]) - reference[e]);
+      worst = std::max(worst, scale[e] > 0 ? err / scale[e] : (err > 0 ? 1.0 : 0.0));
+    }
+    INFO(std::string(backend_name(backend)), " (", std::string(matmul_simd_flavour()), ") ", std::string(dtype_label(dtype)), " ",
+         std::string(layout_name(layout)), " M ", M, " K ", K, " N ", N, " bias ", with_bias, " accumulate ", accumulate,
+         ": worst error / scale ", worst);
+    CHECK(worst <= kTolerance);
+    for (std::size_t e = mn; e < c.size(); ++e) REQUIRE(c[e] == kGuard);
+    if (backend == Backend::Simd) {
+      std::vector<float> c32 = c_before;
+      matmul(backend, p32, c32.data());
+      c.resize(mn);
+      CHECK(c == c32);
+    }
+  }
+}
+
+const int kOdd16[] = {1, 3, 5, 17, 33, 100};
+
+// y = widen(b) exactly: a = 1 (K = 1) over all 65 536 bit patterns of b, inf and NaN included.
+void check_every_pattern_k1(Dtype dtype, MatmulLayout layout, Backend backend) {
+  const int N = 65536;
+  std::vector<std::uint16_t> b16(N);
+  for (int j = 0; j < N; ++j) b16[j] = static_cast<std::uint16_t>(j);
+  const float one = 1.0f;
+  MatmulProblem p;
+  p.layout = layout, p.a = &one, p.b16 = b16.data(), p.b_dtype = dtype, p.M = 1, p.K = 1, p.N = N;
+  std::vector<float> c(N, kGuard);
+  matmul(backend, p, c.data());
+  int wrong = 0, first_wrong = -1;
+  for (int j = 0; j < N; ++j) {
+    const float want = widen16(dtype, b16[j]);
+    const bool ok = std::isnan(want) ? std::isnan(c[j]) : c[j] == want;
+    if (!ok && wrong++ == 0) first_wrong = j;
+  }
+  INFO(std::string(backend_name(backend)), " (", std::string(matmul_simd_flavour()), ") ", std::string(dtype_label(dtype)), " ",
+       std::string(layout_name(layout)), ": first wrong pattern ", first_wrong);
+  CHECK(wrong == 0);
+}
+
+// The transposing pack (NT, 4 x 4 blocks) on every finite pattern: a = I (4 x 4), b (16 384, 4)
+// holds the patterns in order, so c_ij = widen(b_ji) (the other terms are 0 · finite = 0).
+void check_every_finite_pattern_nt(Dtype dtype, Backend backend) {
+  const int N = 16384, K = 4;
+  const std::uint16_t exponent_mask = dtype == Dtype::BF16 ? 0x7f80 : 0x7c00;
+  std::vector<std::uint16_t> b16(static_cast<std::size_t>(N) * K);
+  for (std::size_t e = 0; e < b16.size(); ++e) {
+    const auto bits = static_cast<std::uint16_t>(e);
+    b16[e] = (bits & exponent_mask) == exponent_mask ? 0 : bits;  // inf and NaN: in the K = 1 test
+  }
+  const float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  MatmulProblem p;
+  p.layout = MatmulLayout::NT, p.a = identity, p.b16 = b16.data(), p.b_dtype = dtype, p.M = 4, p.K = K, p.N = N;
+  std::vector<float> c(static_cast<std::size_t>(4) * N, kGuard);
+  matmul(backend, p, c.data());
+  int wrong = 0;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < N; ++j) wrong += c[static_cast<std::size_t>(i) * N + j] != widen16(dtype, b16[static_cast<std::size_t>(j) * K + i]);
+  INFO(std::string(backend_name(backend)), " (", std::string(matmul_simd_flavour()), ") ", std::string(dtype_label(dtype)), " NT");
+  CHECK(wrong == 0);
+}
+
+}  // namespace
+
+TEST_CASE("matmul 16-bit: a product worked by hand, F16 and BF16, NN and NT, in every backend") {
+  // a = [1 2 3; 4 5 6], b = [0.5 -1; 2 0.25; -3 1.5] (every entry exact in both formats):
+  // a·b = [0.5+4-9  -1+0.5+4.5; 2+10-18  -4+1.25+9] = [-4.5 4; -6 6.25]
+  const float a[] = {1, 2, 3, 4, 5, 6}, bias[] = {0.5f, -0.25f};
+  // the bits written out: half 0.5 = 0x3800, -1 = 0xbc00, 2 = 0x4000, 0.25 = 0x3400, -3 = 0xc200, 1.5 = 0x3e00
+  const std::uint16_t f16_nn[] = {0x3800, 0xbc00, 0x4000, 0x3400, 0xc200, 0x3e00};
+  const std::uint16_t f16_nt[] = {0x3800, 0x4000, 0xc200, 0xbc00, 0x3400, 0x3e00};
+  // bfloat16 0.5 = 0x3f00, -1 = 0xbf80, 2 = 0x4000, 0.25 = 0x3e80, -3 = 0xc040, 1.5 = 0x3fc0
+  const std::uint16_t bf16_nn[] = {0x3f00, 0xbf80, 0x4000, 0x3e80, 0xc040, 0x3fc0};
+  const std::uint16_t bf16_nt[] = {0x3f00, 0x4000, 0xc040, 0xbf80, 0x3e80, 0x3fc0};
+  for (Backend backend : {Backend::Scalar, Backend::Eigen, Backend::Simd})
+    for (Dtype dtype : {Dtype::F16, Dtype::BF16})
+      for (MatmulLayout layout : {MatmulLayout::NN, MatmulLayout::NT}) {
+        INFO(std::string(backend_name(backend)), " ", std::string(dtype_label(dtype)), " ", std::string(layout_name(layout)));
+        MatmulProblem p;
+        p.layout = layout, p.a = a, p.b_dtype = dtype;
+        p.b16 = dtype == Dtype::F16 ? (layout == MatmulLayout::NN ? f16_nn : f16_nt) : (layout == MatmulLayout::NN ? bf16_nn : bf16_nt);
+        p.M = 2, p.K = 3, p.N = 2;
+        float c[4] = {-7, -7, -7, -7};
+        matmul(backend, p, c);
+        CHECK(c[0] == -4.5f);
+        CHECK(c[1] == 4.0f);
+        CHECK(c[2] == -6.0f);
+        CHECK(c[3] == 6.25f);
+        p.bias = bias, p.accumulate = true;
+        matmul(backend, p, c);  // c += bias + a·b
+        CHECK(c[0] == -8.5f);
+        CHECK(c[1] == 7.75f);
+        CHECK(c[2] == -11.5f);
+        CHECK(c[3] == 12.25f);
+      }
+}
+
+TEST_CASE("matmul 16-bit: values that rounded into the format are widened exactly") {
+  // 1/3 as a half is 0x3555 = 0.333251953125 (11 significant bits), as a bfloat16 0x3eab =
+  // 0.333984375 (8 bits); 1 + 2^-10 is 0x3c01; the smallest half subnormal 0x0001 is 2^-24; the
+  // largest half 0x7bff is 65504; 0x83ff is the largest negative subnormal, -1023 · 2^-24; the
+  // smallest bfloat16 0x0001 is 2^-133 (a float subnormal). Times a = 3 each product is still exact
+  // in float: -3069 · 2^-24 = -0x1.7fap-13, 3 · 2^-133 = 0x1.8p-132.
+  const float three = 3.0f;
+  const std::uint16_t f16[] = {0x3555, 0x3c01, 0x0001, 0x7bff, 0x83ff};
+  const float f16_times3[] = {0.999755859375f, 3.0029296875f, 1.78813934326171875e-7f, 196512.0f, -0x1.7fap-13f};
+  const std::uint16_t bf16[] = {0x3eab, 0xc2f7, 0x0001};
+  const float bf16_times3[] = {1.001953125f, -370.5f, 0x1.8p-132f};
+  for (Backend backend : {Backend::Scalar, Backend::Eigen, Backend::Simd})
+    for (MatmulLayout layout : {MatmulLayout::NN, MatmulLayout::NT}) {
+      INFO(std::string(backend_name(backend)), " ", std::string(layout_name(layout)));
+      MatmulProblem p;
+      p.layout = layout, p.a = &three, p.M = 1, p.K = 1;
+      float c[5];
+      p.b_dtype = Dtype::F16, p.b16 = f16, p.N = 5;
+      matmul(backend, p, c);
+      for (int j = 0; j < 5; ++j) CHECK(c[j] == f16_times3[j]);
+      p.b_dtype = Dtype::BF16, p.b16 = bf16, p.N = 3;
+      matmul(backend, p, c);
+      for (int j = 0; j < 3; ++j) CHECK(c[j] == bf16_times3[j]);
+    }
+}
+
+TEST_CASE("matmul 16-bit: every bit pattern is widened exactly by every backend and instruction set") {
+  for (const char* isa : {static_cast<const char*>(nullptr), "avx2", "sse2"}) {
+    IsaCap cap(isa);
+    for (Dtype dtype : {Dtype::F16, Dtype::BF16}) {
+      for (Backend backend : {Backend::Scalar, Backend::Eigen, Backend::Simd}) {
+        if (isa && backend != Backend::Simd) continue;
+        for (MatmulLayout layout : {MatmulLayout::NN, MatmulLayout::NT}) check_every_pattern_k1(dtype, layout, backend);
+        check_every_finite_pattern_nt(dtype, backend);
+      }
+    }
+  }
+}
+
+TEST_CASE("matmul 16-bit: every backend agrees with the scalar reference on odd shapes") {
+  for (const char* isa : {static_cast<const char*>(nullptr), "avx2", "sse2"}) {
+    IsaCap cap(isa);
+    MESSAGE("SIMD matmul instruction set: ", std::string(matmul_simd_flavour()));
+    std::uint64_t seed = 100;
+    for (Dtype dtype : {Dtype::F16, Dtype::BF16})
+      for (MatmulLayout layout : {MatmulLayout::NN, MatmulLayout::NT}) {
+        for (int M : kOdd16)
+          for (int K : kOdd16)
+            for (int N : kOdd16) {
+              const bool with_bias = seed % 2 == 0, accumulate = seed % 3 == 0;
+              check_shape16(dtype, layout, M, K, N, with_bias, accumulate, seed++);
+            }
+        // past one row block (MC ~256), one column block and one k block (KC 192-768)
+        check_shape16(dtype, layout, 300, 33, 65, true, false, seed++);
+        check_shape16(dtype, layout, 17, 769, 130, true, true, seed++);
+        check_shape16(dtype, layout, 5, 1537, 33, false, false, seed++);
+      }
+  }
+}
+
+TEST_CASE("matmul 16-bit: SmolLM2's and GPT-2's shapes (T = 5) against the reference") {
+  check_shape16(Dtype::BF16, MatmulLayout::NT, 5, 576, 192, false, false, 8001);  // SmolLM2 k_proj
+  check_shape16(Dtype::BF16, MatmulLayout::NT, 5, 1536, 576, false, true, 8002);  // down_proj into the residual
+  check_shape16(Dtype::F16, MatmulLayout::NN, 5, 768, 2304, true, false, 8003);   // GPT-2 c_attn
+  check_shape16(Dtype::F16, MatmulLayout::NT, 5, 768, 1031, false, false, 8004);  // a slice of the LM head
+}
+
+TEST_CASE("matmul 16-bit: TN, null and doubled pointers are refused") {
+  float x[4] = {};
+  const std::uint16_t w[4] = {};
+  for (Backend backend : {Backend::Scalar, Backend::Eigen, Backend::Simd})
+    for (Dtype dtype : {Dtype::F16, Dtype::BF16}) {
+      INFO(std::string(backend_name(backend)), " ", std::string(dtype_label(dtype)));
+      MatmulProblem p;
+      p.a = x, p.b16 = w, p.b_dtype = dtype, p.M = 2, p.K = 2, p.N = 2;
+      CHECK_NOTHROW(matmul(backend, p, x));
+      p.layout = MatmulLayout::TN;  // refused whatever the sizes: a gradient never has 16-bit b
+      CHECK_THROWS_AS(matmul(backend, p, x), std::invalid_argument);
+      p.M = 0;
+      CHECK_THROWS_AS(matmul(backend, p, x), std::invalid_argument);
+      p.layout = MatmulLayout::NT, p.M = 2, p.b16 = nullptr;  // no weights
+      CHECK_THROWS_AS(matmul(backend, p, x), std::invalid_argument);
+      p.b = x;  // float b with a 16-bit dtype: which one is meant?
+      CHECK_THROWS_AS(matmul(backend, p, x), std::invalid_argument);
+      p.b16 = w;
+      CHECK_THROWS_AS(matmul(backend, p, x), std::invalid_argument);
+      p.b = nullptr, p.a = nullptr;
+      CHECK_THROWS_AS(matmul(backend, p, x), std::invalid_argument);
+      p.a = x;
+      CHECK_THROWS_AS(matmul(backend, p, nullptr), std::invalid_argument);
+      p.b_dtype = static_cast<Dtype>(7);
+      CHECK_THROWS_AS(matmul(backend, p, x), std::invalid_argument);
+    }
+}

@@ -12,7 +12,10 @@
 //           registers for kc steps of (MR splats of a) x (NV vectors of b), then written out once.
 // Packing turns every layout into the same panels (NT's strips and NN's rows of a are transposed
 // 4 x 4 at a time), so one micro-kernel serves NN, NT and TN and all its loads are sequential.
-// Panels past the edge of a or b are zero-padded. The first k block writes c = [c +] bias + a·b;
+// Panels past the edge of a or b are zero-padded. 16-bit b (F16, BF16) is widened to float while
+// its block is packed, W elements at a time (F16C natively, integer shifts and one multiply in
+// WebAssembly and SSE2): the micro-kernel and the accumulation stay float, no widened copy of the
+// whole b is ever made, and each element is widened once per row block of a (once for M <= MC). The first k block writes c = [c +] bias + a·b;
 // later blocks add to c. The packing buffers are per thread and grown once: no allocation per call
 // once warm. The file includes itself once per instruction set, like simd.cpp: ATTN_FORCE_SCALAR
 // keeps the portable path, ATTN_SIMD_ISA=avx2|sse2 caps a native x86-64 build. WebAssembly has no
@@ -96,10 +99,36 @@ struct MmWasm {
   static V load_splat(const float* p) { return wasm_v128_load32_splat(p); }
   static V add(V a, V b) { return wasm_f32x4_add(a, b); }
   static V madd(V a, V b, V c) { return wasm_f32x4_add(c, wasm_f32x4_mul(a, b)); }  // c + a·b
+  // 4 halves or bfloat16s, each in the top 16 bits of a 32-bit lane (w = h << 16), as 4 floats.
+  // A bfloat16 shifted up IS its float. A half (Maratyszcza's FP16 trick, exact for every input):
+  // normals and inf/NaN move their exponent up by 224 with an add and come back down by 2^-112
+  // with a multiply (exact: a power of two, no float subnormal involved); zero and subnormals
+  // (exponent 0) are m · 2^-24, made as (0.5 + m · 2^-24) - 0.5 exactly.
+  static V half_high_to_float(V w) {
+    const V sign = wasm_v128_and(w, wasm_i32x4_splat(static_cast<int>(0x80000000u)));
+    const V two_w = wasm_i32x4_add(w, w);
+    const V normal = wasm_f32x4_mul(wasm_i32x4_add(wasm_u32x4_shr(two_w, 4), wasm_i32x4_splat(0x70000000)),
+                                    wasm_f32x4_splat(0x1.0p-112f));
+    const V subnormal = wasm_f32x4_sub(wasm_v128_or(wasm_u32x4_shr(two_w, 17), wasm_i32x4_splat(0x3f000000)),
+                                       wasm_f32x4_splat(0.5f));
+    const V is_subnormal = wasm_u32x4_lt(two_w, wasm_i32x4_splat(1 << 27));
+    return wasm_v128_or(sign, wasm_v128_bitselect(subnormal, normal, is_subnormal));
+  }
+  static V widen_f16(const std::uint16_t* p) { return half_high_to_float(wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16)); }
+  static V widen_bf16(const std::uint16_t* p) { return wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16); }
+  static void transpose4_f16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    transpose4_regs(widen_f16(src), widen_f16(src + ld), widen_f16(src + 2 * ld), widen_f16(src + 3 * ld), dst, ld_dst);
+  }
+  static void transpose4_bf16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    transpose4_regs(widen_bf16(src), widen_bf16(src + ld), widen_bf16(src + 2 * ld), widen_bf16(src + 3 * ld), dst, ld_dst);
+  }
   // dst[c·ld_dst + r] = src[r·ld + c] for r, c < 4
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
-    const V v0 = wasm_v128_load(src), v1 = wasm_v128_load(src + ld), v2 = wasm_v128_load(src + 2 * ld),
-            v3 = wasm_v128_load(src + 3 * ld);
+    transpose4_regs(wasm_v128_load(src), wasm_v128_load(src + ld), wasm_v128_load(src + 2 * ld), wasm_v128_load(src + 3 * ld),
+                    dst, ld_dst);
+  }
+  // rows v0 .. v3 -> columns at dst, dst + ld_dst, ...
+  static void transpose4_regs(V v0, V v1, V v2, V v3, float* dst, std::size_t ld_dst) {
     const V t0 = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7);
     const V t2 = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);
     wasm_v128_store(dst, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
@@ -118,9 +147,35 @@ struct MmSse2 {
   static V load_splat(const float* p) { return _mm_load1_ps(p); }
   static V add(V a, V b) { return _mm_add_ps(a, b); }
   static V madd(V a, V b, V c) { return _mm_add_ps(c, _mm_mul_ps(a, b)); }
+  // 4 16-bit values into the top halves of 32-bit lanes (w = h << 16): one interleave with zero
+  static __m128i load4_high(const std::uint16_t* p) {
+    return _mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  // The same exact half -> float as MmWasm's (see there); SSE2 has no unsigned compare, so the
+  // subnormal test is made on two_w >> 1, which fits a signed lane.
+  static V half_high_to_float(__m128i w) {
+    const __m128i sign = _mm_and_si128(w, _mm_set1_epi32(static_cast<int>(0x80000000u)));
+    const __m128i two_w = _mm_add_epi32(w, w);
+    const __m128 normal = _mm_mul_ps(_mm_castsi128_ps(_mm_add_epi32(_mm_srli_epi32(two_w, 4), _mm_set1_epi32(0x70000000))),
+                                     _mm_set1_ps(0x1.0p-112f));
+    const __m128 subnormal = _mm_sub_ps(_mm_castsi128_ps(_mm_or_si128(_mm_srli_epi32(two_w, 17), _mm_set1_epi32(0x3f000000))),
+                                        _mm_set1_ps(0.5f));
+    const __m128 is_subnormal = _mm_castsi128_ps(_mm_cmplt_epi32(_mm_srli_epi32(two_w, 1), _mm_set1_epi32(1 << 26)));
+    const __m128 magnitude = _mm_or_ps(_mm_and_ps(is_subnormal, subnormal), _mm_andnot_ps(is_subnormal, normal));
+    return _mm_or_ps(_mm_castsi128_ps(sign), magnitude);
+  }
+  static V widen_f16(const std::uint16_t* p) { return half_high_to_float(load4_high(p)); }
+  static V widen_bf16(const std::uint16_t* p) { return _mm_castsi128_ps(load4_high(p)); }
+  static void transpose4_f16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    transpose4_regs(widen_f16(src), widen_f16(src + ld), widen_f16(src + 2 * ld), widen_f16(src + 3 * ld), dst, ld_dst);
+  }
+  static void transpose4_bf16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    transpose4_regs(widen_bf16(src), widen_bf16(src + ld), widen_bf16(src + 2 * ld), widen_bf16(src + 3 * ld), dst, ld_dst);
+  }
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
-    __m128 r0 = _mm_loadu_ps(src), r1 = _mm_loadu_ps(src + ld), r2 = _mm_loadu_ps(src + 2 * ld),
-           r3 = _mm_loadu_ps(src + 3 * ld);
+    transpose4_regs(_mm_loadu_ps(src), _mm_loadu_ps(src + ld), _mm_loadu_ps(src + 2 * ld), _mm_loadu_ps(src + 3 * ld), dst, ld_dst);
+  }
+  static void transpose4_regs(__m128 r0, __m128 r1, __m128 r2, __m128 r3, float* dst, std::size_t ld_dst) {
     _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
     _mm_storeu_ps(dst, r0);
     _mm_storeu_ps(dst + ld_dst, r1);
@@ -140,9 +195,19 @@ struct MmPortable {
   static V load_splat(const float* p) { return V{{*p, *p, *p, *p}}; }
   static V add(V a, V b) { V r; for (int i = 0; i < 4; ++i) r.x[i] = a.x[i] + b.x[i]; return r; }
   static V madd(V a, V b, V c) { V r; for (int i = 0; i < 4; ++i) r.x[i] = c.x[i] + a.x[i] * b.x[i]; return r; }
+  static V widen_f16(const std::uint16_t* p) { V r; for (int i = 0; i < 4; ++i) r.x[i] = half_to_float(p[i]); return r; }
+  static V widen_bf16(const std::uint16_t* p) { V r; for (int i = 0; i < 4; ++i) r.x[i] = bf16_to_float(p[i]); return r; }
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
     for (int r = 0; r < 4; ++r)
       for (int c = 0; c < 4; ++c) dst[c * ld_dst + r] = src[r * ld + c];
+  }
+  static void transpose4_f16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c) dst[c * ld_dst + r] = half_to_float(src[r * ld + c]);
+  }
+  static void transpose4_bf16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c) dst[c * ld_dst + r] = bf16_to_float(src[r * ld + c]);
   }
 };
 #endif
@@ -168,10 +233,10 @@ namespace attn { namespace { namespace matmul_portable { using Isa = MmPortable;
 
 #if defined(MATMUL_AVX)
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,f16c")
 #endif
 namespace attn { namespace {
 struct MmAvx2 {
@@ -183,8 +248,20 @@ struct MmAvx2 {
   static V load_splat(const float* p) { return _mm256_broadcast_ss(p); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V madd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  // F16C widens 8 halves in one instruction, exactly (subnormals included)
+  static V widen_f16(const std::uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static V widen_bf16(const std::uint16_t* p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+  }
+  static __m128 widen4_f16(const std::uint16_t* p) { return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
     MmSse2::transpose4(src, ld, dst, ld_dst);
+  }
+  static void transpose4_f16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    MmSse2::transpose4_regs(widen4_f16(src), widen4_f16(src + ld), widen4_f16(src + 2 * ld), widen4_f16(src + 3 * ld), dst, ld_dst);
+  }
+  static void transpose4_bf16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    MmSse2::transpose4_bf16(src, ld, dst, ld_dst);
   }
 };
 namespace matmul_avx2 { using Isa = MmAvx2;
@@ -198,10 +275,10 @@ namespace matmul_avx2 { using Isa = MmAvx2;
 #endif
 
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
+#pragma GCC target("avx512f,avx2,fma,f16c")
 #endif
 namespace attn { namespace {
 struct MmAvx512 {
@@ -213,8 +290,18 @@ struct MmAvx512 {
   static V load_splat(const float* p) { return _mm512_set1_ps(*p); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V madd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V widen_f16(const std::uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static V widen_bf16(const std::uint16_t* p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+  }
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
     MmSse2::transpose4(src, ld, dst, ld_dst);
+  }
+  static void transpose4_f16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    MmAvx2::transpose4_f16(src, ld, dst, ld_dst);
+  }
+  static void transpose4_bf16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
+    MmSse2::transpose4_bf16(src, ld, dst, ld_dst);
   }
 };
 namespace matmul_avx512 { using Isa = MmAvx512;
@@ -238,8 +325,9 @@ MmIsa matmul_isa() {
 #if defined(MATMUL_WASM)
   return MmIsa::Wasm;
 #elif defined(MATMUL_AVX)
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c");
+  // F16C (every AVX2 processor has it) widens the 16-bit weights in these copies
+  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   const char* cap = std::getenv("ATTN_SIMD_ISA");
   const bool no_avx512 = cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0);
   const bool no_avx2 = cap && std::strcmp(cap, "sse2") == 0;
@@ -298,55 +386,89 @@ constexpr int MC = MR * (264 / MR);  // rows of a packed at once (T = 256 in one
 constexpr int NC = 4 * NR;  // columns of b packed at once: 2+ whole cache lines of each row, a block of (kc, NC) in L2 (T = 16 in wasm: 15-25% faster than 16 · NR)
 using V = Isa::V;
 
+// Where packed elements come from: floats as stored, or 16-bit weights widened on the way in.
+// T: the stored element; load: W of them as a vector; one: a single one as a float (the edges);
+// transpose4: Isa::transpose4 reading T.
+struct FromF32 {
+  using T = float;
+  static V load(const float* p) { return Isa::load(p); }
+  static float one(const float* p) { return *p; }
+  static void transpose4(const float* s, std::size_t ld, float* d, std::size_t ld_d) { Isa::transpose4(s, ld, d, ld_d); }
+};
+struct FromF16 {
+  using T = std::uint16_t;
+  static V load(const T* p) { return Isa::widen_f16(p); }
+  static float one(const T* p) { return half_to_float(*p); }
+  static void transpose4(const T* s, std::size_t ld, float* d, std::size_t ld_d) { Isa::transpose4_f16(s, ld, d, ld_d); }
+};
+struct FromBF16 {
+  using T = std::uint16_t;
+  static V load(const T* p) { return Isa::widen_bf16(p); }
+  static float one(const T* p) { return bf16_to_float(*p); }
+  static void transpose4(const T* s, std::size_t ld, float* d, std::size_t ld_d) { Isa::transpose4_bf16(s, ld, d, ld_d); }
+};
+
 // dst[k·width + c] = src[k·ld + c] for c < cols, 0 for cols <= c < width; k < kc (a plain pack).
 // Vector copies where a row is whole: emcc's memcpy is a call and a byte loop in WebAssembly.
-void pack_rows(const float* src, std::size_t ld, int kc, int cols, int width, float* dst) {
+template <class From>
+void pack_rows(const typename From::T* src, std::size_t ld, int kc, int cols, int width, float* dst) {
   if (cols == width && width % W == 0) {
     for (int k = 0; k < kc; ++k, src += ld, dst += width)
-      for (int c = 0; c < width; c += W) Isa::store(dst + c, Isa::load(src + c));
+      for (int c = 0; c < width; c += W) Isa::store(dst + c, From::load(src + c));
     return;
   }
   for (int k = 0; k < kc; ++k, src += ld, dst += width) {
-    for (int c = 0; c < cols; ++c) dst[c] = src[c];
+    for (int c = 0; c < cols; ++c) dst[c] = From::one(src + c);
     for (int c = cols; c < width; ++c) dst[c] = 0.0f;
   }
 }
 
 // dst[k·width + r] = src[r·ld + k] for r < rows, 0 for rows <= r < width; k < kc (a transposing pack).
-void pack_transposed(const float* src, std::size_t ld, int rows, int kc, int width, float* dst) {
+template <class From>
+void pack_transposed(const typename From::T* src, std::size_t ld, int rows, int kc, int width, float* dst) {
   int r = 0;
   for (; r + 4 <= rows; r += 4) {
-    const float* s = src + r * ld;
+    const typename From::T* s = src + r * ld;
     int k = 0;
-    for (; k + 4 <= kc; k += 4) Isa::transpose4(s + k, ld, dst + static_cast<std::size_t>(k) * width + r, width);
+    for (; k + 4 <= kc; k += 4) From::transpose4(s + k, ld, dst + static_cast<std::size_t>(k) * width + r, width);
     for (; k < kc; ++k)
-      for (int i = 0; i < 4; ++i) dst[static_cast<std::size_t>(k) * width + r + i] = s[i * ld + k];
+      for (int i = 0; i < 4; ++i) dst[static_cast<std::size_t>(k) * width + r + i] = From::one(s + i * ld + k);
   }
   for (; r < rows; ++r)
-    for (int k = 0; k < kc; ++k) dst[static_cast<std::size_t>(k) * width + r] = src[r * ld + k];
+    for (int k = 0; k < kc; ++k) dst[static_cast<std::size_t>(k) * width + r] = From::one(src + r * ld + k);
   for (; r < width; ++r)
     for (int k = 0; k < kc; ++k) dst[static_cast<std::size_t>(k) * width + r] = 0.0f;
 }
 
 // b's columns jc .. jc+nc, steps pc .. pc+kc, as strips of (kc, NR) one after the other; NN and TN
 // read each row of b once across all the strips (its whole cache lines), NT transposes per strip.
-void pack_b_block(const MatmulProblem& p, int pc, int kc, int jc, int nc, float* block) {
+// b: p.b, or p.b16 when From widens.
+template <class From>
+void pack_b_block(const MatmulProblem& p, const typename From::T* b, int pc, int kc, int jc, int nc, float* block) {
   const std::size_t strip = static_cast<std::size_t>(kc) * NR;
   if (p.layout == MatmulLayout::NT) {
     for (int js = 0; js < nc; js += NR)
-      pack_transposed(p.b + static_cast<std::size_t>(jc + js) * p.K + pc, p.K, std::min(NR, nc - js), kc, NR,
-                      block + static_cast<std::size_t>(js / NR) * strip);
+      pack_transposed<From>(b + static_cast<std::size_t>(jc + js) * p.K + pc, p.K, std::min(NR, nc - js), kc, NR,
+                            block + static_cast<std::size_t>(js / NR) * strip);
     return;
   }
   const int whole = nc / NR * NR;
-  const float* row = p.b + static_cast<std::size_t>(pc) * p.N + jc;
+  const typename From::T* row = b + static_cast<std::size_t>(pc) * p.N + jc;
   for (int k = 0; k < kc; ++k, row += p.N) {
     float* dst = block + static_cast<std::size_t>(k) * NR;
     for (int js = 0; js < whole; js += NR, dst += strip)
-      for (int c = 0; c < NR; c += W) Isa::store(dst + c, Isa::load(row + js + c));
+      for (int c = 0; c < NR; c += W) Isa::store(dst + c, From::load(row + js + c));
   }
-  if (whole < nc) pack_rows(row - static_cast<std::size_t>(kc) * p.N + whole, p.N, kc, nc - whole, NR,
-                            block + static_cast<std::size_t>(whole / NR) * strip);
+  if (whole < nc) pack_rows<From>(row - static_cast<std::size_t>(kc) * p.N + whole, p.N, kc, nc - whole, NR,
+                                  block + static_cast<std::size_t>(whole / NR) * strip);
+}
+
+void pack_b_any(const MatmulProblem& p, int pc, int kc, int jc, int nc, float* block) {
+  switch (p.b_dtype) {
+    case Dtype::F32: pack_b_block<FromF32>(p, p.b, pc, kc, jc, nc, block); return;
+    case Dtype::F16: pack_b_block<FromF16>(p, p.b16, pc, kc, jc, nc, block); return;
+    case Dtype::BF16: pack_b_block<FromBF16>(p, p.b16, pc, kc, jc, nc, block); return;
+  }
 }
 
 // The micro-kernel: c[r][0..NR) (=|+=) bias + sum_k a_pack[k·MR + r] · b_pack[k·NR + 0..NR) for
@@ -412,13 +534,13 @@ void gemm(const MatmulProblem& p, float* c, MatmulWorkspace& ws) {
         const int rows = std::min(MR, mc - ir);
         float* panel = a_panels + static_cast<std::size_t>(ir) * kc;
         if (p.layout == MatmulLayout::TN)
-          pack_rows(p.a + static_cast<std::size_t>(pc) * M + ic + ir, M, kc, rows, MR, panel);
+          pack_rows<FromF32>(p.a + static_cast<std::size_t>(pc) * M + ic + ir, M, kc, rows, MR, panel);
         else
-          pack_transposed(p.a + static_cast<std::size_t>(ic + ir) * K + pc, K, rows, kc, MR, panel);
+          pack_transposed<FromF32>(p.a + static_cast<std::size_t>(ic + ir) * K + pc, K, rows, kc, MR, panel);
       }
       for (int jc = 0; jc < N; jc += NC) {
         const int nc = std::min(NC, N - jc);
-        pack_b_block(p, pc, kc, jc, nc, b_block);
+        pack_b_any(p, pc, kc, jc, nc, b_block);
         for (int js = 0; js < nc; js += NR) {
           const int jr = jc + js, cols = std::min(NR, nc - js);
           const float* b_strip = b_block + static_cast<std::size_t>(js / NR) * kc * NR;
