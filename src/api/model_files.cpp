@@ -1,5 +1,6 @@
-// The model folder loader (config.json, model.safetensors, tokenizer files → Gpt2Model and
-// TextTokenizer) and writer. The only place that knows Hugging Face's file and tensor names.
+// The model folder loader (config.json, model.safetensors or its shards, tokenizer files →
+// Transformer and TextTokenizer) and writer. Hugging Face's file names live here; each family's
+// fields and tensor names in model_families.cpp.
 #include "model_files.h"
 
 #include <algorithm>
@@ -41,102 +42,7 @@ std::string base_name(const std::string& file_name) {
   return slash == std::string::npos ? file_name : file_name.substr(slash + 1);
 }
 
-// A value for a message: scalars as written (cut), arrays and objects by their kind only (dumping
-// a hostile, deeply nested value would recurse without bound).
-std::string value_text(const nlohmann::json& v) {
-  return v.is_primitive() ? v.dump().substr(0, 40) : std::string(v.type_name());
-}
-
-// A config value as an int in [lo, hi]; `present` false when the key is absent or null.
-int config_int(const nlohmann::json& root, const char* key, int lo, int hi, const std::string& file, bool& present) {
-  const auto it = root.find(key);
-  present = it != root.end() && !it->is_null();
-  if (!present) return 0;
-  if (!it->is_number_integer())
-    bad(file, std::string(key) + " must be a whole number (got " + value_text(*it) + ")");
-  const bool negative = !it->is_number_unsigned() && it->get<std::int64_t>() < 0;
-  const std::uint64_t magnitude = negative ? 0 : it->get<std::uint64_t>();
-  if (negative || magnitude < static_cast<std::uint64_t>(lo) || magnitude > static_cast<std::uint64_t>(hi))
-    bad(file, std::string(key) + " is " + it->dump() + ", outside " + std::to_string(lo) + " to " + std::to_string(hi));
-  return static_cast<int>(magnitude);
-}
-
-int required_int(const nlohmann::json& root, const char* key, int lo, int hi, const std::string& file) {
-  bool present = false;
-  const int v = config_int(root, key, lo, hi, file, present);
-  if (!present) bad(file, std::string(key) + " is missing");
-  return v;
-}
-
-bool flag(const nlohmann::json& root, const char* key, bool fallback) {
-  const auto it = root.find(key);
-  return it != root.end() && it->is_boolean() ? it->get<bool>() : fallback;
-}
-
 }  // namespace
-
-// [SECTION] config.json ------------------------------------------------------------------------
-
-Gpt2Config parse_gpt2_config(const std::string& text, const std::string& file_name) {
-  if (text.size() > kMaxModelTextFileBytes) bad(file_name, megabytes(text.size()) + " is too large for a config");
-  const nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) bad(file_name, "not valid JSON");
-  if (!root.is_object()) bad(file_name, "not a JSON object");
-  const auto type = root.find("model_type");
-  if (type == root.end() || !type->is_string())
-    bad(file_name, "no model_type (GPT-2 family models have model_type \"gpt2\")");
-  if (type->get<std::string>() != "gpt2")
-    bad(file_name, "model_type " + quoted_name(type->get<std::string>()) +
-                       " is not supported: only GPT-2 family models (model_type \"gpt2\")");
-
-  Gpt2Config c;
-  c.n_layer = required_int(root, "n_layer", 1, kMaxModelLayers, file_name);
-  c.n_head = required_int(root, "n_head", 1, kMaxModelHeads, file_name);
-  c.n_embd = required_int(root, "n_embd", 1, kMaxModelWidth, file_name);
-  bool present = false;
-  c.n_positions = config_int(root, "n_positions", 1, kMaxModelPositions, file_name, present);
-  if (!present) c.n_positions = config_int(root, "n_ctx", 1, kMaxModelPositions, file_name, present);
-  if (!present) bad(file_name, "n_positions (or n_ctx) is missing");
-  c.vocab_size = required_int(root, "vocab_size", 1, kMaxVocab, file_name);
-  if (c.n_embd % c.n_head != 0)
-    bad(file_name, "n_embd " + std::to_string(c.n_embd) + " is not divisible by n_head " + std::to_string(c.n_head) +
-                       " (every head needs the same width)");
-
-  const auto eps = root.find("layer_norm_epsilon");
-  if (eps != root.end() && !eps->is_null()) {
-    const double e = eps->is_number() ? eps->get<double>() : -1.0;
-    if (!(e > 0 && e <= 1)) bad(file_name, "layer_norm_epsilon must be a number in (0, 1]");
-    c.layer_norm_epsilon = static_cast<float>(e);
-  }
-  const auto act = root.find("activation_function");
-  if (act != root.end() && !act->is_null()) {
-    const std::string name = act->is_string() ? act->get<std::string>() : value_text(*act);
-    if (name != "gelu_new" && name != "gelu_pytorch_tanh")
-      bad(file_name, "activation_function " + quoted_name(name) +
-                         " is not supported: GPT-2 uses the tanh GELU (gelu_new or gelu_pytorch_tanh)");
-  }
-  const int inner = config_int(root, "n_inner", 1, 4 * kMaxModelWidth, file_name, present);
-  if (present && inner != 4 * c.n_embd)
-    bad(file_name, "n_inner " + std::to_string(inner) + " is not supported: the MLP here is 4 × n_embd = " +
-                       std::to_string(4 * c.n_embd) + " wide");
-  if (flag(root, "scale_attn_by_inverse_layer_idx", false))
-    bad(file_name, "scale_attn_by_inverse_layer_idx is not supported (scores are scaled by 1/sqrt(head width) only)");
-  const auto scale = root.find("scale_attn_weights");
-  if (scale != root.end() && !scale->is_null() && !scale->is_boolean())
-    bad(file_name, "scale_attn_weights must be true or false, got " + value_text(*scale));
-  c.scale_attn_weights = flag(root, "scale_attn_weights", true);
-  if (flag(root, "add_cross_attention", false)) bad(file_name, "add_cross_attention is not supported (decoder only)");
-  validate_config(c, file_name);
-  return c;
-}
-
-std::uint64_t gpt2_parameter_bytes(const Gpt2Config& c) {
-  const std::uint64_t C = static_cast<std::uint64_t>(c.n_embd);
-  const std::uint64_t per_block = 2 * C + (3 * C * C + 3 * C) + (C * C + C) + 2 * C + (4 * C * C + 4 * C) + (4 * C * C + C);
-  const std::uint64_t n = static_cast<std::uint64_t>(c.vocab_size) * C + static_cast<std::uint64_t>(c.n_positions) * C +
-                          static_cast<std::uint64_t>(c.n_layer) * per_block + 2 * C;
-  return 4 * n;
-}
 
 // [SECTION] file roles -------------------------------------------------------------------------
 
@@ -146,7 +52,8 @@ ModelFileRole model_file_role(const std::string& file_name) {
   if (n == "tokenizer.json") return ModelFileRole::Tokenizer;
   if (n == "vocab.json") return ModelFileRole::Vocab;
   if (n == "merges.txt") return ModelFileRole::Merges;
-  if (n == "model.safetensors") return ModelFileRole::Weights;
+  if (n == "model.safetensors.index.json") return ModelFileRole::Index;
+  if (ends_with(n, ".safetensors")) return ModelFileRole::Weights;
   static const char* const companions[] = {
       "generation_config.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
       "README.md", "readme.md", ".gitattributes", "LICENSE", "LICENSE.txt", "LICENSE.md", ".DS_Store"};
@@ -161,9 +68,9 @@ namespace {
   const std::string n = base_name(file_name);
   for (const char* ext : {".bin", ".pt", ".pth", ".h5", ".msgpack", ".ot", ".onnx", ".ckpt", ".gguf"})
     if (ends_with(n, ext)) bad(n, "only model.safetensors weights are read, not this format");
-  if (ends_with(n, ".safetensors") || ends_with(n, ".safetensors.index.json"))
-    bad(n, "only one model.safetensors is read (sharded or renamed weights are not)");
-  bad(n, "not a file of a GPT-2 model folder (config.json, model.safetensors, tokenizer.json or vocab.json + merges.txt)");
+  if (ends_with(n, ".safetensors.index.json")) bad(n, "only model.safetensors.index.json indexes the shards");
+  bad(n, "not a file of a model folder (config.json, model.safetensors or model.safetensors.index.json + shards, "
+         "tokenizer.json or vocab.json + merges.txt)");
 }
 
 }  // namespace
@@ -178,14 +85,14 @@ void ModelAssembler::add_text_file(const std::string& file_name, const std::stri
   const ModelFileRole role = model_file_role(n);
   if (role == ModelFileRole::Ignored) return;
   if (role == ModelFileRole::Unknown) refuse_unknown_file(n);
-  if (role == ModelFileRole::Weights) bad(n, "the weights are streamed (begin_weights), not added as text");
-  if (finished_) bad(n, "the model is already assembled");
+  if (role == ModelFileRole::Weights) bad(n, "is a weights file: stream it (begin_weights), not as text");
   if (bytes.size() > kMaxModelTextFileBytes)
     bad(n, megabytes(bytes.size()) + " is over the " + megabytes(kMaxModelTextFileBytes) + " limit for a text file");
   switch (role) {
     case ModelFileRole::Config:
       if (config_) bad(n, "given twice");
-      config_ = parse_gpt2_config(bytes, n);
+      if (model_ || reader_) bad(n, "must come before the weights");
+      config_ = parse_model_config(bytes, n);
       break;
     case ModelFileRole::Tokenizer:
       if (json_tokenizer_) bad(n, "given twice");
@@ -199,6 +106,31 @@ void ModelAssembler::add_text_file(const std::string& file_name, const std::stri
       if (merges_text_) bad(n, "given twice");
       merges_text_ = bytes;
       break;
+    case ModelFileRole::Index: {
+      if (index_) bad(n, "given twice");
+      if (model_ || reader_) bad(n, "must come before the shards");
+      const nlohmann::json root = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+      if (root.is_discarded() || !root.is_object()) bad(n, "not a JSON object");
+      const auto map = root.find("weight_map");
+      if (map == root.end() || !map->is_object() || map->empty())
+        bad(n, "weight_map is missing (an object from each tensor's name to its shard file)");
+      std::unordered_map<std::string, std::string> index;
+      for (auto it = map->begin(); it != map->end(); ++it) {
+        if (!it.value().is_string()) bad(n, "weight_map " + quoted_name(it.key()) + " is not a file name");
+        const std::string shard = it.value().get<std::string>();
+        if (shard != base_name(shard) || !ends_with(shard, ".safetensors") || shard.size() > 200)
+          bad(n, "weight_map " + quoted_name(it.key()) + " names " + quoted_name(shard) +
+                     ", not a .safetensors file beside the index");
+        if (std::find(shard_order_.begin(), shard_order_.end(), shard) == shard_order_.end()) {
+          if (static_cast<int>(shard_order_.size()) == kMaxShards)
+            bad(n, "names more than " + std::to_string(kMaxShards) + " shard files");
+          shard_order_.push_back(shard);
+        }
+        index[it.key()] = shard;
+      }
+      index_ = std::move(index);
+      break;
+    }
     default:
       break;
   }
@@ -209,93 +141,109 @@ void ModelAssembler::begin_weights(const std::string& file_name, std::uint64_t f
   const ModelFileRole role = model_file_role(n);
   if (role != ModelFileRole::Weights) {
     if (role == ModelFileRole::Unknown) refuse_unknown_file(n);
-    bad(n, "is not a weights file (model.safetensors)");
+    bad(n, "is not a weights file (model.safetensors or a shard)");
   }
-  if (reader_ || finished_) bad(n, "given twice");
+  if (finished_) bad(n, "the model is already assembled");
   if (!config_) bad(n, "config.json must come before the weights");
-  const Gpt2Config& c = *config_;
-  const std::uint64_t needed = gpt2_parameter_bytes(c);
-  // The smallest file that can hold the config's tensors (all 2-byte): refuse before allocating,
-  // so a hostile config cannot ask for gigabytes with a tiny file.
-  if (file_size != 0 && file_size < needed / 2)
-    bad(n, "the file's " + std::to_string(file_size) + " bytes are too few for the model config.json describes (" +
-               megabytes(needed) + " as F32, at least half of that as F16)");
-  if (sizeof(void*) == 4 && needed > (std::uint64_t{3} << 30))
-    bad(n, "the model needs " + megabytes(needed) + " of memory, more than this 32-bit build can address");
-  try {
-    model_ = std::make_unique<Gpt2Model>(c);
-  } catch (const std::bad_alloc&) {
-    bad(n, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
-  } catch (const std::length_error&) {
-    bad(n, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
+  if (reader_) end_weights_file();
+  if (std::find(shards_done_.begin(), shards_done_.end(), n) != shards_done_.end()) bad(n, "given twice");
+  if (index_) {
+    if (std::find(shard_order_.begin(), shard_order_.end(), n) == shard_order_.end())
+      bad(n, "is not one of the shards model.safetensors.index.json names");
+  } else if (n != "model.safetensors") {
+    bad(n, "a sharded model needs its model.safetensors.index.json first (else one model.safetensors)");
+  } else {
+    // The smallest file that can hold the config's tensors (all 2-byte): refuse before allocating,
+    // so a hostile config cannot ask for gigabytes with a tiny file.
+    const std::uint64_t needed = transformer_weight_bytes(config_->config, Dtype::BF16);
+    if (file_size != 0 && file_size < needed)
+      bad(n, "the file's " + std::to_string(file_size) + " bytes are too few for the model config.json describes (" +
+                 megabytes(needed) + " as 16-bit numbers)");
   }
+  // A 32-bit build (wasm) refuses what it could never address, before a byte is read.
+  const std::uint64_t least = transformer_weight_bytes(config_->config, Dtype::BF16);
+  if (sizeof(void*) == 4 && least > (std::uint64_t{3} << 30))
+    bad(n, "the model needs at least " + megabytes(least) + " of memory, more than this 32-bit build can address");
   weights_name_ = n;
-
-  const std::int64_t C = c.n_embd;
-  auto add = [this](const std::string& name, float* data, std::vector<std::int64_t> shape) {
-    slots_[name] = Slot{data, std::move(shape), ""};
-    slot_order_.push_back(name);
-  };
-  add("wte.weight", model_->wte.data(), {c.vocab_size, C});
-  add("wpe.weight", model_->wpe.data(), {c.n_positions, C});
-  for (int i = 0; i < c.n_layer; ++i) {
-    Gpt2Block& b = model_->blocks[static_cast<std::size_t>(i)];
-    const std::string p = "h." + std::to_string(i) + ".";
-    add(p + "ln_1.weight", b.ln_1_g.data(), {C});
-    add(p + "ln_1.bias", b.ln_1_b.data(), {C});
-    add(p + "attn.c_attn.weight", b.c_attn_w.data(), {C, 3 * C});
-    add(p + "attn.c_attn.bias", b.c_attn_b.data(), {3 * C});
-    add(p + "attn.c_proj.weight", b.attn_c_proj_w.data(), {C, C});
-    add(p + "attn.c_proj.bias", b.attn_c_proj_b.data(), {C});
-    add(p + "ln_2.weight", b.ln_2_g.data(), {C});
-    add(p + "ln_2.bias", b.ln_2_b.data(), {C});
-    add(p + "mlp.c_fc.weight", b.c_fc_w.data(), {C, 4 * C});
-    add(p + "mlp.c_fc.bias", b.c_fc_b.data(), {4 * C});
-    add(p + "mlp.c_proj.weight", b.mlp_c_proj_w.data(), {4 * C, C});
-    add(p + "mlp.c_proj.bias", b.mlp_c_proj_b.data(), {C});
-  }
-  add("ln_f.weight", model_->ln_f_g.data(), {C});
-  add("ln_f.bias", model_->ln_f_b.data(), {C});
   reader_ = std::make_unique<SafetensorsReader>(n, file_size, [this](const TensorInfo& t) { return destination(t); });
 }
 
-float* ModelAssembler::destination(const TensorInfo& info) {
-  static const std::string prefix = "transformer.";
-  const std::string name = info.name.compare(0, prefix.size(), prefix) == 0 ? info.name.substr(prefix.size()) : info.name;
-  // The causal mask buffers old checkpoints carry: the forward builds its own mask.
-  if (ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias")) return nullptr;
-  const Gpt2Config& c = *config_;
+void ModelAssembler::allocate(Dtype dtype) {
+  const TransformerConfig& c = config_->config;
+  // An own head: an untied model's, or one a tied model's files carry anyway (GPT2LMHeadModel saves
+  // it; finish() keeps one copy when it equals the embedding).
+  bool own_head = !config_->tied_head;
+  const auto is_head = [&](const std::string& name) { return strip_family_prefix(c.family, name) == "lm_head.weight"; };
+  if (index_)
+    for (const auto& entry : *index_) own_head = own_head || is_head(entry.first);
+  for (const TensorInfo& t : reader_->tensors()) own_head = own_head || is_head(t.name);
+  const std::uint64_t needed = transformer_weight_bytes(c, dtype) + (own_head ? static_cast<std::uint64_t>(c.vocab_size) * c.d_model * dtype_bytes(dtype) : 0);
+  if (sizeof(void*) == 4 && needed > (std::uint64_t{3} << 30))
+    bad(weights_name_, "the model needs " + megabytes(needed) + " of memory, more than this 32-bit build can address");
+  try {
+    model_ = std::make_unique<Transformer>(c, dtype, config_->layout);
+    if (own_head) model_->lm_head.allocate(dtype, c.vocab_size, c.d_model, true);
+  } catch (const std::bad_alloc&) {
+    bad(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
+  } catch (const std::length_error&) {
+    bad(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
+  }
+  for (TensorSlot& slot : family_tensors(*model_, own_head)) {
+    if (slot.name == "lm_head.weight") slot.optional = config_->tied_head;
+    const std::string name = slot.name;
+    slots_[name] = Slot{std::move(slot), ""};
+    slot_order_.push_back(name);
+  }
+}
+
+TensorTarget ModelAssembler::destination(const TensorInfo& info) {
+  const std::string& type = config_->config.family;
+  if (family_ignores_tensor(type, info.name)) {
+    ++skipped_tensors_;
+    return {};
+  }
+  const std::string name = strip_family_prefix(type, info.name);
   const std::string what = "tensor " + quoted_name(info.name);
-  if (name == "lm_head.weight") {
-    const std::vector<std::int64_t> expected = {c.vocab_size, c.n_embd};
-    if (info.shape != expected)
-      bad(weights_name_, what + " has shape " + shape_text(info.shape) + " but config.json needs " + shape_text(expected));
-    if (model_->lm_head.size() != 0) bad(weights_name_, what + " appears twice");
-    try {
-      model_->lm_head.resize(c.vocab_size, c.n_embd);
-    } catch (const std::bad_alloc&) {
-      bad(weights_name_, "the untied lm_head.weight needs " +
-                             megabytes(4ull * static_cast<std::uint64_t>(c.vocab_size) * static_cast<std::uint64_t>(c.n_embd)) +
-                             " more memory and the allocation failed");
+  if (index_) {
+    const auto it = index_->find(info.name);
+    if (it == index_->end()) bad(weights_name_, what + " is not in model.safetensors.index.json's weight_map");
+    if (it->second != weights_name_)
+      bad(weights_name_, what + " belongs to " + quoted_name(it->second) + " by model.safetensors.index.json");
+  }
+  if (!model_) {
+    // The model is held in the format of the first header's embedding (or first matrix): kept 16-bit
+    // when the file is, so a BF16 checkpoint takes its own size in memory, not twice it.
+    Dtype dtype = info.dtype;
+    bool found = false;
+    for (const TensorInfo& t : reader_->tensors()) {
+      if (t.shape.size() != 2 || family_ignores_tensor(type, t.name)) continue;
+      const bool embedding = ends_with(t.name, "embed_tokens.weight") || ends_with(t.name, "wte.weight");
+      if (!found || embedding) dtype = t.dtype, found = true;
+      if (embedding) break;
     }
-    return model_->lm_head.data();
+    allocate(dtype);
   }
   const auto it = slots_.find(name);
   if (it == slots_.end()) {
     std::string hint;
     unsigned layer = 0;
-    if (std::sscanf(name.c_str(), "h.%u.", &layer) == 1 && layer >= static_cast<unsigned>(c.n_layer))
-      hint = " (config.json has " + std::to_string(c.n_layer) + " layers)";
-    bad(weights_name_, what + " is not part of a GPT-2 model" + hint);
+    const int L = config_->config.n_layer;
+    if ((std::sscanf(name.c_str(), "h.%u.", &layer) == 1 || std::sscanf(name.c_str(), "layers.%u.", &layer) == 1) &&
+        layer >= static_cast<unsigned>(L))
+      hint = " (config.json has " + std::to_string(L) + " layers)";
+    bad(weights_name_, what + " is not part of a " + type + " model as config.json describes it" + hint);
   }
   Slot& slot = it->second;
   if (!slot.seen_as.empty())
     bad(weights_name_, "tensor " + quoted_name(name) + " appears twice (as " + quoted_name(slot.seen_as) + " and " +
                            quoted_name(info.name) + ")");
-  if (info.shape != slot.shape)
-    bad(weights_name_, what + " has shape " + shape_text(info.shape) + " but config.json needs " + shape_text(slot.shape));
+  if (info.shape != slot.where.shape)
+    bad(weights_name_, what + " has shape " + shape_text(info.shape) + " but config.json needs " + shape_text(slot.where.shape));
+  if (slot.where.dtype != Dtype::F32 && info.dtype != slot.where.dtype)
+    bad(weights_name_, what + " is " + dtype_name(info.dtype) + " but the model's other matrices are " +
+                           dtype_name(slot.where.dtype) + " (one format for all matrices)");
   slot.seen_as = info.name;
-  return slot.data;
+  return {slot.where.data, slot.where.dtype};
 }
 
 void ModelAssembler::feed_weights(const std::uint8_t* data, std::size_t n) {
@@ -303,22 +251,41 @@ void ModelAssembler::feed_weights(const std::uint8_t* data, std::size_t n) {
   reader_->feed(data, n);
 }
 
+void ModelAssembler::end_weights_file() {
+  reader_->finish();
+  reader_.reset();
+  shards_done_.push_back(weights_name_);
+}
+
 LoadedModel ModelAssembler::finish() {
   if (finished_) bad(name_, "the model is already assembled");
   if (!config_) bad("config.json", "missing (the model's shape)");
-  if (!reader_) bad("model.safetensors", "missing (the model's weights)");
-  reader_->finish();
+  if (!reader_ && shards_done_.empty())
+    bad(index_ ? shard_order_.front() : "model.safetensors", "missing (the model's weights)");
+  if (reader_) end_weights_file();
+  for (const std::string& shard : shard_order_)
+    if (std::find(shards_done_.begin(), shards_done_.end(), shard) == shards_done_.end())
+      bad(shard, "missing: model.safetensors.index.json names it");
+  if (!model_) bad(shards_done_.back(), "holds no tensor of the model");
+  if (index_)
+    for (const auto& [tensor, shard] : *index_) {
+      if (family_ignores_tensor(config_->config.family, tensor)) continue;
+      const auto it = slots_.find(strip_family_prefix(config_->config.family, tensor));
+      if (it != slots_.end() && it->second.seen_as.empty())
+        bad(shard, "does not hold tensor " + quoted_name(tensor) + ", which model.safetensors.index.json puts there");
+    }
   std::vector<std::string> missing;
   for (const std::string& name : slot_order_)
-    if (slots_[name].seen_as.empty()) missing.push_back(name);
+    if (slots_[name].seen_as.empty() && !slots_[name].where.optional) missing.push_back(name);
   if (!missing.empty()) {
     std::string list;
     for (std::size_t i = 0; i < missing.size() && i < 4; ++i) list += (i ? ", " : "") + missing[i];
     if (missing.size() > 4) list += ", ... (" + std::to_string(missing.size()) + " in all)";
-    bad(weights_name_, std::string(missing.size() == 1 ? "missing tensor " : "missing tensors ") + list);
+    bad(index_ ? "model.safetensors.index.json" : weights_name_,
+        std::string(missing.size() == 1 ? "missing tensor " : "missing tensors ") + list);
   }
-  // A head equal to the embedding is the tied head GPT-2 has: keep one copy.
-  if (model_->lm_head.size() != 0 && model_->lm_head == model_->wte) model_->lm_head.resize(0, 0);
+  // An own head equal to the embedding is a tied head: keep one copy.
+  if (!model_->lm_head.empty() && model_->lm_head == model_->embed) model_->lm_head = Weights{};
 
   std::shared_ptr<const TextTokenizer> tokenizer = json_tokenizer_;
   std::string tokenizer_name = "tokenizer.json";
@@ -334,15 +301,17 @@ LoadedModel ModelAssembler::finish() {
       bad("tokenizer.json", "missing (or vocab.json + merges.txt): the model needs its tokenizer");
     }
   }
-  if (tokenizer->vocab_size() > config_->vocab_size)
+  if (tokenizer->vocab_size() > config_->config.vocab_size)
     bad(tokenizer_name, "the vocabulary has " + std::to_string(tokenizer->vocab_size()) +
-                            " tokens, more than config.json's vocab_size " + std::to_string(config_->vocab_size));
+                            " tokens, more than config.json's vocab_size " + std::to_string(config_->config.vocab_size));
   finished_ = true;
   LoadedModel out;
   out.name = name_;
-  out.model = std::shared_ptr<const Gpt2Model>(std::move(model_));
+  out.model = std::shared_ptr<const Transformer>(std::move(model_));
   out.tokenizer = tokenizer;
-  reader_.reset();
+  if (!config_->wrapper.empty() && skipped_tensors_ > 0)
+    out.skipped = std::to_string(skipped_tensors_) + " tensors of the " + config_->wrapper +
+                  " image model (its vision tower and projector) were skipped: only its text model is shown";
   slots_.clear();
   return out;
 }
@@ -385,86 +354,59 @@ LoadedModel load_model_dir(const std::string& dir) {
     if (has("vocab.json")) assembler.add_text_file("vocab.json", read_text_file(root / "vocab.json"));
     if (has("merges.txt")) assembler.add_text_file("merges.txt", read_text_file(root / "merges.txt"));
   }
-  if (!has("model.safetensors")) {
+  const auto stream = [&](const std::string& file) {
+    const fs::path weights = root / file;
+    if (!fs::is_regular_file(weights, ec)) bad(file, "missing from " + dir);
+    const std::uintmax_t size = fs::file_size(weights, ec);
+    if (ec) bad(file, "cannot be read (" + ec.message() + ")");
+    std::ifstream in(weights, std::ios::binary);
+    if (!in) bad(file, "cannot be opened");
+    assembler.begin_weights(file, size);
+    std::vector<char> chunk(1u << 20);
+    while (in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      const std::streamsize got = in.gcount();
+      if (got > 0) assembler.feed_weights(reinterpret_cast<const std::uint8_t*>(chunk.data()), static_cast<std::size_t>(got));
+    }
+    if (in.bad()) bad(file, "a read failed");
+  };
+  if (has("model.safetensors.index.json")) {
+    assembler.add_text_file("model.safetensors.index.json", read_text_file(root / "model.safetensors.index.json"));
+    for (const std::string& shard : assembler.shards()) stream(shard);
+  } else if (has("model.safetensors")) {
+    stream("model.safetensors");
+  } else {
     const bool bin = has("pytorch_model.bin");
     bad("model.safetensors", "missing from " + dir +
                                  (bin ? " (it has pytorch_model.bin: only safetensors weights are read)" : ""));
   }
-  const fs::path weights = root / "model.safetensors";
-  const std::uintmax_t size = fs::file_size(weights, ec);
-  if (ec) bad("model.safetensors", "cannot be read (" + ec.message() + ")");
-  std::ifstream in(weights, std::ios::binary);
-  if (!in) bad("model.safetensors", "cannot be opened");
-  assembler.begin_weights("model.safetensors", size);
-  std::vector<char> chunk(1u << 20);
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const std::streamsize got = in.gcount();
-    if (got > 0) assembler.feed_weights(reinterpret_cast<const std::uint8_t*>(chunk.data()), static_cast<std::size_t>(got));
-  }
-  if (in.bad()) bad("model.safetensors", "a read failed");
   return assembler.finish();
 }
 
 // [SECTION] the writer -------------------------------------------------------------------------
 
-std::vector<NamedTensor> gpt2_named_tensors(const Gpt2Model& m, const ModelSaveOptions& options) {
-  const std::string p = options.transformer_prefix ? "transformer." : "";
-  const std::int64_t C = m.config.n_embd;
+std::vector<NamedTensor> model_named_tensors(const Transformer& m, const ModelSaveOptions& options) {
+  for (const Weights* w : {&m.embed, &m.lm_head})
+    if (!w->empty() && w->dtype != Dtype::F32) throw std::invalid_argument("model.safetensors: writing needs float weights");
+  for (const TransformerBlock& b : m.blocks)
+    if (b.qkv.dtype != Dtype::F32) throw std::invalid_argument("model.safetensors: writing needs float weights");
+  // The table points into the model to read it: the writer does not change what it points at.
+  Transformer& model = const_cast<Transformer&>(m);
+  const bool own_head = !m.lm_head.empty();
+  const std::string p = options.transformer_prefix ? family_prefixes(m.config.family).front() : "";
   std::vector<NamedTensor> t;
-  t.push_back({p + "wte.weight", {m.wte.rows(), m.wte.cols()}, m.wte.data()});
-  t.push_back({p + "wpe.weight", {m.wpe.rows(), m.wpe.cols()}, m.wpe.data()});
-  for (std::size_t i = 0; i < m.blocks.size(); ++i) {
-    const Gpt2Block& b = m.blocks[i];
-    const std::string h = p + "h." + std::to_string(i) + ".";
-    t.push_back({h + "ln_1.weight", {C}, b.ln_1_g.data()});
-    t.push_back({h + "ln_1.bias", {C}, b.ln_1_b.data()});
-    t.push_back({h + "attn.c_attn.weight", {C, 3 * C}, b.c_attn_w.data()});
-    t.push_back({h + "attn.c_attn.bias", {3 * C}, b.c_attn_b.data()});
-    t.push_back({h + "attn.c_proj.weight", {C, C}, b.attn_c_proj_w.data()});
-    t.push_back({h + "attn.c_proj.bias", {C}, b.attn_c_proj_b.data()});
-    t.push_back({h + "ln_2.weight", {C}, b.ln_2_g.data()});
-    t.push_back({h + "ln_2.bias", {C}, b.ln_2_b.data()});
-    t.push_back({h + "mlp.c_fc.weight", {C, 4 * C}, b.c_fc_w.data()});
-    t.push_back({h + "mlp.c_fc.bias", {4 * C}, b.c_fc_b.data()});
-    t.push_back({h + "mlp.c_proj.weight", {4 * C, C}, b.mlp_c_proj_w.data()});
-    t.push_back({h + "mlp.c_proj.bias", {C}, b.mlp_c_proj_b.data()});
+  for (const TensorSlot& slot : family_tensors(model, own_head || options.lm_head)) {
+    const bool head = slot.name == "lm_head.weight";  // never prefixed: it sits beside the base model
+    t.push_back({head ? slot.name : p + slot.name, slot.shape, static_cast<const float*>(slot.data)});
   }
-  t.push_back({p + "ln_f.weight", {C}, m.ln_f_g.data()});
-  t.push_back({p + "ln_f.bias", {C}, m.ln_f_b.data()});
-  // An untied head is always written (it is the model); a tied one only when asked, as wte's values.
-  if (m.lm_head.size() != 0) t.push_back({"lm_head.weight", {m.lm_head.rows(), m.lm_head.cols()}, m.lm_head.data()});
-  else if (options.lm_head) t.push_back({"lm_head.weight", {m.wte.rows(), m.wte.cols()}, m.wte.data()});
   return t;
 }
 
-std::string gpt2_config_json(const Gpt2Config& c) {
-  // The epsilon as its shortest float text (1e-05, not 9.999999747378752e-06).
-  char eps[32];
-  for (int digits = 1; digits <= 9; ++digits) {
-    std::snprintf(eps, sizeof eps, "%.*g", digits, static_cast<double>(c.layer_norm_epsilon));
-    if (std::strtof(eps, nullptr) == c.layer_norm_epsilon) break;
-  }
-  nlohmann::ordered_json j;
-  j["architectures"] = {"GPT2LMHeadModel"};
-  j["model_type"] = "gpt2";
-  j["activation_function"] = "gelu_new";
-  j["n_layer"] = c.n_layer;
-  j["n_head"] = c.n_head;
-  j["n_embd"] = c.n_embd;
-  j["n_positions"] = c.n_positions;
-  j["n_ctx"] = c.n_positions;
-  j["vocab_size"] = c.vocab_size;
-  j["layer_norm_epsilon"] = std::strtod(eps, nullptr);
-  if (!c.scale_attn_weights) j["scale_attn_weights"] = false;  // Hugging Face's default is true
-  return j.dump(2) + "\n";
+void write_model_safetensors(std::ostream& out, const Transformer& model, const ModelSaveOptions& options) {
+  write_safetensors(out, model_named_tensors(model, options), options.dtype, {{"format", "pt"}});
 }
 
-void write_gpt2_safetensors(std::ostream& out, const Gpt2Model& model, const ModelSaveOptions& options) {
-  write_safetensors(out, gpt2_named_tensors(model, options), options.dtype, {{"format", "pt"}});
-}
-
-void save_model_dir(const Gpt2Model& model, const std::map<std::string, std::string>& tokenizer_files,
+void save_model_dir(const Transformer& model, const std::map<std::string, std::string>& tokenizer_files,
                     const std::string& dir, const ModelSaveOptions& options) {
   for (const auto& [name, bytes] : tokenizer_files) {
     const ModelFileRole role = model_file_role(name);
@@ -482,9 +424,9 @@ void save_model_dir(const Gpt2Model& model, const std::map<std::string, std::str
     out.close();
     if (!out) throw std::runtime_error(path.string() + ": cannot be written");
   };
-  write_text("config.json", gpt2_config_json(model.config));
+  write_text("config.json", model_config_json(model.config));
   for (const auto& [name, bytes] : tokenizer_files) write_text(name, bytes);
-  write_safetensors((fs::path(dir) / "model.safetensors").string(), gpt2_named_tensors(model, options), options.dtype,
+  write_safetensors((fs::path(dir) / "model.safetensors").string(), model_named_tensors(model, options), options.dtype,
                     {{"format", "pt"}});
 }
 

@@ -1,5 +1,5 @@
 // The JSON of a loaded model and of its forward pass (see model_json.h).
-// Not the forward itself: src/core/gpt2.cpp computes, this only formats.
+// Not the forward itself: src/core/transformer.cpp computes, this only formats.
 #include "model_json.h"
 
 #include <stdexcept>
@@ -14,24 +14,59 @@ constexpr long long kMaxAttentionNumbers = 2'097'152;
 }  // namespace
 
 json model_info_json(const LoadedModel& m) {
-  const Gpt2Config& c = m.model->config;
-  return {{"name", m.name},          {"family", "gpt2"},        {"layers", c.n_layer},
-          {"heads", c.n_head},       {"d_model", c.n_embd},     {"d_head", c.head_dim()},
-          {"vocab_size", c.vocab_size}, {"n_positions", c.n_positions}, {"params", m.model->parameter_count()},
-          {"scale_attn_weights", c.scale_attn_weights}};
+  const TransformerConfig& c = m.model->config;
+  json windows = json::array();
+  for (const LayerSpec& l : c.layers) windows.push_back(l.window > 0 ? json(l.window) : json(nullptr));
+  json info = {{"name", m.name},
+               {"family", c.family},
+               {"layers", c.n_layer},
+               {"heads", c.n_head},
+               {"kv_heads", c.n_kv_head},
+               {"d_model", c.d_model},
+               {"d_head", c.head_dim},
+               {"d_ff", c.d_ff},
+               {"vocab_size", c.vocab_size},
+               {"positions", position_kind_name(c.positions)},
+               {"causal", c.causal},
+               {"windows", windows},
+               {"norm", norm_kind_name(c.norm)},
+               {"activation", activation_name(c.activation)},
+               {"gated_mlp", c.gated_mlp},
+               {"qk_norm", c.qk_norm},
+               {"attn_softcap", c.attn_softcap > 0 ? json(c.attn_softcap) : json(nullptr)},
+               {"final_softcap", c.final_softcap > 0 ? json(c.final_softcap) : json(nullptr)},
+               {"score_scale", c.score_scale},
+               {"scale_attn_weights", c.score_scale != 1.0f || c.head_dim == 1},
+               {"dtype", dtype_name(m.model->embed.dtype)},
+               {"weight_bytes", m.model->weight_bytes()},
+               {"params", m.model->parameter_count()}};
+  if (c.positions == PositionKind::Learned) info["n_positions"] = c.n_positions;
+  if (c.positions == PositionKind::Rope) {
+    json rope = json::array();
+    for (const LayerSpec& l : c.layers)
+      rope.push_back({{"theta", l.rope.theta}, {"scaling", rope_scaling_name(l.rope.scaling)}, {"factor", l.rope.factor}});
+    info["rope"] = rope;
+  }
+  if (!m.skipped.empty()) info["skipped"] = m.skipped;
+  return info;
 }
 
 json model_trace_json(const LoadedModel& m, const std::string& text, int top) {
-  if (top < 1 || top > 100) throw std::invalid_argument("top: must be a whole number from 1 to 100");
   if (text.empty()) throw std::invalid_argument("text: is empty; give the model something to read");
-  const std::vector<int> ids = m.tokenizer->encode(text);
-  const Gpt2Config& c = m.model->config;
+  return model_trace_json(m, m.tokenizer->encode(text), top);
+}
+
+json model_trace_json(const LoadedModel& m, const std::vector<int>& ids, int top) {
+  if (top < 1 || top > 100) throw std::invalid_argument("top: must be a whole number from 1 to 100");
+  const TransformerConfig& c = m.model->config;
   const long long T = static_cast<long long>(ids.size());
   if (T * T * c.n_layer * c.n_head > kMaxAttentionNumbers)
     throw std::invalid_argument("text: " + std::to_string(T) + " tokens make " + std::to_string(T * T * c.n_layer * c.n_head) +
                                 " attention numbers (layers × heads × T × T); the limit is " +
                                 std::to_string(kMaxAttentionNumbers) + ": shorten the text");
-  const ModelTrace trace = gpt2_forward(*m.model, ids);
+  ForwardOptions options;
+  options.top_k = top;
+  const ModelTrace trace = transformer_forward(*m.model, ids, options);
   json tokens = json::array(), attention = json::array(), next = json::array();
   for (int id : ids) tokens.push_back(m.tokenizer->decode({id}));
   for (const LayerTrace& layer : trace.layers) {

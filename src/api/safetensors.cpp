@@ -114,23 +114,31 @@ std::uint16_t load_u16(const std::uint8_t* p) {
   return static_cast<std::uint16_t>(p[0] | p[1] << 8);
 }
 
-// count elements of `dtype` from little-endian bytes to floats.
-void convert(Dtype dtype, const std::uint8_t* bytes, std::size_t count, float* out) {
-  switch (dtype) {
-    case Dtype::F32:
+// count elements of `dtype` from little-endian bytes into `to` (as floats, or as 16-bit values of
+// to.dtype: copied when the file has that format, rounded to nearest even from any other), starting
+// at element `first`.
+void convert(Dtype dtype, const std::uint8_t* bytes, std::size_t count, const TensorTarget& to, std::int64_t first) {
+  const auto element = [&](std::size_t i) {
+    return dtype == Dtype::F32 ? bits_to_float(load_u32(bytes + 4 * i)) : widen16(dtype, load_u16(bytes + 2 * i));
+  };
+  if (to.dtype == Dtype::F32) {
+    float* out = static_cast<float*>(to.data) + first;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (dtype == Dtype::F32) {
       if (count > 0) std::memcpy(out, bytes, count * 4);  // the file's byte order is the host's
-      break;
+      return;
+    }
 #endif
-      for (std::size_t i = 0; i < count; ++i) out[i] = bits_to_float(load_u32(bytes + 4 * i));
-      break;
-    case Dtype::F16:
-      for (std::size_t i = 0; i < count; ++i) out[i] = half_to_float(load_u16(bytes + 2 * i));
-      break;
-    case Dtype::BF16:
-      for (std::size_t i = 0; i < count; ++i) out[i] = bf16_to_float(load_u16(bytes + 2 * i));
-      break;
+    for (std::size_t i = 0; i < count; ++i) out[i] = element(i);
+    return;
   }
+  std::uint16_t* out = static_cast<std::uint16_t*>(to.data) + first;
+  if (dtype == to.dtype) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = load_u16(bytes + 2 * i);
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = to.dtype == Dtype::BF16 ? float_to_bf16(element(i)) : float_to_half(element(i));
 }
 
 }  // namespace
@@ -273,7 +281,7 @@ void SafetensorsReader::parse_header() {
   std::string().swap(header_);
 
   targets_.reserve(tensors_.size());
-  for (const TensorInfo& t : tensors_) targets_.push_back(destination_ ? destination_(t) : nullptr);
+  for (const TensorInfo& t : tensors_) targets_.push_back(destination_ ? destination_(t) : TensorTarget{});
 }
 
 void SafetensorsReader::feed_data(const std::uint8_t* data, std::size_t n) {
@@ -291,8 +299,8 @@ void SafetensorsReader::feed_data(const std::uint8_t* data, std::size_t n) {
       continue;
     }
     const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, n));
-    float* target = targets_[current_];
-    if (target != nullptr) {
+    const TensorTarget& target = targets_[current_];
+    if (target.data != nullptr) {
       const std::size_t size = dtype_bytes(t.dtype);
       const std::uint8_t* p = data;
       std::size_t k = take;
@@ -303,12 +311,12 @@ void SafetensorsReader::feed_data(const std::uint8_t* data, std::size_t n) {
         p += c;
         k -= c;
         if (partial_n_ == size) {
-          convert(t.dtype, partial_, 1, target + element_++);
+          convert(t.dtype, partial_, 1, target, element_++);
           partial_n_ = 0;
         }
       }
       const std::size_t whole = k / size;
-      convert(t.dtype, p, whole, target + element_);
+      convert(t.dtype, p, whole, target, element_);
       element_ += static_cast<std::int64_t>(whole);
       p += whole * size;
       k -= whole * size;

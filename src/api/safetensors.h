@@ -1,7 +1,7 @@
 // A streaming reader for the safetensors format: 8-byte little-endian header length, a JSON header
 // {name: {dtype, shape, data_offsets}} (plus an optional "__metadata__"), then the raw data. The
-// bytes may arrive in chunks of any size (a file read piece by piece, a download); each tensor is
-// converted to float straight into the place its owner gives, so the file is never held whole.
+// bytes may arrive in chunks of any size (a file read piece by piece, a download); each tensor goes
+// straight into the place its owner gives (as floats, or kept 16-bit), so the file is never held whole.
 // Also the writer (float tensors → F32, F16 or BF16 with round-to-nearest-even).
 // Not a model loader: model_files.h decides where each tensor goes and what it is called.
 #pragma once
@@ -35,12 +35,19 @@ struct TensorInfo {
 
 // Every problem throws std::invalid_argument("<file name>: <what is wrong>"). After a throw the
 // reader stays failed: every later feed() or finish() throws the same message again.
+// Where a tensor goes: info.elements() values of `dtype` (F32: floats; F16 / BF16: 16-bit values,
+// the file's own bits when it has that format), or data == nullptr to skip its bytes.
+struct TensorTarget {
+  void* data = nullptr;
+  Dtype dtype = Dtype::F32;
+};
+
 class SafetensorsReader {
  public:
-  // Where tensor `info` goes: a buffer of info.elements() floats, or nullptr to skip its bytes.
-  // Called once per tensor, in the order of the data (by offset), right after the whole header is
-  // read and checked; it may throw (the reader then stays failed with that message).
-  using Destination = std::function<float*(const TensorInfo& info)>;
+  // Where tensor `info` goes. Called once per tensor, in the order of the data (by offset), right
+  // after the whole header is read and checked (tensors() then lists them all); it may throw (the
+  // reader then stays failed with that message).
+  using Destination = std::function<TensorTarget(const TensorInfo& info)>;
 
   // file_size: the whole file's bytes when known (0: unknown; checked at finish()). When known, a
   // header or a tensor that reaches past it is refused as soon as the header is read.
@@ -73,7 +80,7 @@ class SafetensorsReader {
   std::uint64_t header_length_ = 0;
   std::string header_;              // the JSON header as it arrives
   std::uint64_t expected_size_ = 0;
-  std::vector<float*> targets_;     // per tensor (in tensors_' order): where its floats go
+  std::vector<TensorTarget> targets_;  // per tensor (in tensors_' order): where its values go
   std::size_t current_ = 0;         // the tensor whose bytes arrive now
   std::uint64_t data_pos_ = 0;      // bytes of the data section received
   std::int64_t element_ = 0;        // next element of the current tensor to write

@@ -28,7 +28,7 @@ std::string corpus_tokenizer_json(const Corpus& corpus) {
   return root.dump(2) + "\n";
 }
 
-void save_trained_model(const Gpt2Model& model, const Corpus& corpus, const std::string& dir) {
+void save_trained_model(const Transformer& model, const Corpus& corpus, const std::string& dir) {
   save_model_dir(model, {{"tokenizer.json", corpus_tokenizer_json(corpus)}}, dir);
 }
 

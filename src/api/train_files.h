@@ -4,7 +4,7 @@
 #include <string>
 
 #include "../core/corpus.h"
-#include "../core/gpt2.h"
+#include "../core/transformer.h"
 
 namespace attn {
 
@@ -16,6 +16,6 @@ std::string corpus_tokenizer_json(const Corpus& corpus);
 // loads through load_model_dir. A model trained without 1/√d says so in config.json
 // ("scale_attn_weights": false, Hugging Face's key, from model.config), and loads back unscaled.
 // Throws std::runtime_error when a file cannot be written.
-void save_trained_model(const Gpt2Model& model, const Corpus& corpus, const std::string& dir);
+void save_trained_model(const Transformer& model, const Corpus& corpus, const std::string& dir);
 
 }  // namespace attn

@@ -9,10 +9,10 @@
 
 namespace attn {
 
-std::vector<ModelFileBytes> trained_model_files(const Gpt2Model& model, const Corpus& corpus) {
+std::vector<ModelFileBytes> trained_model_files(const Transformer& model, const Corpus& corpus) {
   std::ostringstream weights(std::ios::binary);
-  write_gpt2_safetensors(weights, model);
-  return {{"config.json", gpt2_config_json(model.config)}, {"model.safetensors", weights.str()},
+  write_model_safetensors(weights, model);
+  return {{"config.json", model_config_json(model.config)}, {"model.safetensors", weights.str()},
           {"tokenizer.json", corpus_tokenizer_json(corpus)}};
 }
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "../core/corpus.h"
-#include "../core/gpt2.h"
+#include "../core/transformer.h"
 
 namespace attn {
 
@@ -18,7 +18,7 @@ struct ModelFileBytes {
 
 // The same three files save_trained_model writes (F32 weights under GPT-2's names; a model trained
 // without 1/√d says "scale_attn_weights": false in config.json, from its config).
-std::vector<ModelFileBytes> trained_model_files(const Gpt2Model& model, const Corpus& corpus);
+std::vector<ModelFileBytes> trained_model_files(const Transformer& model, const Corpus& corpus);
 // Those files opened through the one loader (ModelAssembler), as the downloaded folder would open.
 struct LoadedModel;
 LoadedModel load_model_files(const std::string& name, const std::vector<ModelFileBytes>& files);

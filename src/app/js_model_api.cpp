@@ -105,7 +105,8 @@ JS_EXPORT const char* attn_model_add_text(const char* file_name, const std::uint
     if (n < 0 || (n > 0 && !data)) throw std::invalid_argument(file + ": no bytes");
     const std::string bytes(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
     g_load.assembler->add_text_file(file, bytes);
-    if (file == "config.json") g_load.needed_bytes = static_cast<double>(attn::gpt2_parameter_bytes(attn::parse_gpt2_config(bytes, file)));
+    if (const attn::ModelConfigFile* c = g_load.assembler->config(); c && attn::model_file_role(file) == attn::ModelFileRole::Config)
+      g_load.needed_bytes = static_cast<double>(attn::transformer_weight_bytes(c->config, attn::Dtype::F32));
     return ok();
   });
 }
@@ -224,8 +225,9 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
     attn::AppState* s = state();
     const attn::LoadedModel* model = s ? attn::find_model(*s, s->inputs.model) : nullptr;
     if (!model) throw std::invalid_argument("bench: load a model first");
-    const attn::Gpt2Config& c = model->model->config;
-    if (T < 1 || T > std::min(c.n_positions, attn::kMaxModelTokens) || reps < 1 || reps > 100)
+    const attn::TransformerConfig& c = model->model->config;
+    const int longest = c.positions == attn::PositionKind::Learned ? std::min(c.n_positions, attn::kMaxModelTokens) : attn::kMaxModelTokens;
+    if (T < 1 || T > longest || reps < 1 || reps > 100)
       throw std::invalid_argument("bench: T or reps out of range");
     std::vector<int> ids(T);
     for (int i = 0; i < T; ++i) ids[i] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
@@ -233,13 +235,16 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
     std::vector<double> samples;
     for (int r = 0; r <= reps; ++r) {
       const auto t0 = clock::now();
-      const attn::ModelTrace trace = attn::gpt2_forward(*model->model, ids);
+      const attn::ModelTrace trace = attn::transformer_forward(*model->model, ids);
       const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
       if (r > 0) samples.push_back(ms);  // the first run warms up
     }
     std::sort(samples.begin(), samples.end());
-    const double C = c.n_embd, t = T;
-    const double flops = c.n_layer * (24 * t * C * C + 4 * t * t * C) + 2 * t * C * c.vocab_size;
+    // Per layer: the q/k/v, output and MLP products, then scores and weights · values per head.
+    const double C = c.d_model, t = T, hd = c.head_dim, F = c.d_ff;
+    const double per_layer = 2 * t * C * (c.n_head + 2 * c.n_kv_head) * hd + 2 * t * c.n_head * hd * C +
+                             2 * t * C * F * (c.gated_mlp ? 3 : 2) + 4 * t * t * hd * c.n_head;
+    const double flops = c.n_layer * per_layer + 2 * t * C * c.vocab_size;
     return reply({{"ms", samples[samples.size() / 2]}, {"flops", flops}});
   } catch (const std::bad_alloc&) {
     return error_reply("bench: out of memory");

@@ -49,12 +49,14 @@ const char* const kUsage =
     "                               PyTorch) with its matrices written out, as the app's Build\n"
     "                               view shows it; --kv-sentence makes it cross-attention;\n"
     "                               --json-input prints the same problem as a compute request\n"
-    "  model --dir DIR --text TEXT [--top K]\n"
-    "                               open a GPT-2 family model folder (config.json,\n"
-    "                               model.safetensors, tokenizer.json or vocab.json +\n"
-    "                               merges.txt) and print its shape, the tokens, the attention\n"
-    "                               of every layer and head [layer][head][query][key] and the\n"
-    "                               K (default 5) likeliest next tokens at every position\n"
+    "  model --dir DIR (--text TEXT | --ids 1,2,3) [--top K]\n"
+    "                               open a model folder (GPT-2, Llama, Mistral, Qwen 2 / 3,\n"
+    "                               Gemma 2 / 3: config.json, model.safetensors or its index\n"
+    "                               + shards, tokenizer.json or vocab.json + merges.txt) and\n"
+    "                               print its shape, the tokens, the attention of every layer\n"
+    "                               and head [layer][head][query][key] and the K (default 5)\n"
+    "                               likeliest next tokens at every position; --ids reads the\n"
+    "                               given token ids instead of tokenising TEXT\n"
     "  tokenize (--dir DIR | --vocab FILE --merges FILE | --tokenizer-json FILE) [--text TEXT]\n"
     "                               a real model's tokenizer (GPT-2's byte-level BPE or WordLevel)\n"
     "                               on TEXT (default: stdin): {\"ids\": [...], \"tokens\": [...]},\n"
@@ -235,14 +237,25 @@ int run_code(const std::vector<std::string>& args) {
 }
 
 int run_model(const std::vector<std::string>& args) {
-  const auto flags = parse_flags(args, {"--dir", "--text", "--top"}, {});
-  for (const char* needed : {"--dir", "--text"})
-    if (!flags.count(needed)) throw UsageError(std::string("model needs ") + needed);
+  const auto flags = parse_flags(args, {"--dir", "--text", "--ids", "--top"}, {});
+  if (!flags.count("--dir")) throw UsageError("model needs --dir");
+  if (flags.count("--text") + flags.count("--ids") != 1) throw UsageError("model needs one of --text TEXT or --ids 1,2,3");
   const int top = flags.count("--top") ? static_cast<int>(parse_integer(flags.at("--top"), "--top", 1, 100)) : 5;
+  std::vector<int> ids;
+  if (flags.count("--ids")) {
+    const std::string& list = flags.at("--ids");
+    std::size_t at = 0;
+    while (at <= list.size() && ids.size() <= static_cast<std::size_t>(attn::kMaxModelTokens)) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      ids.push_back(static_cast<int>(parse_integer(list.substr(at, comma - at), "--ids", 0, attn::kMaxVocab - 1)));
+      at = comma + 1;
+    }
+  }
   const attn::LoadedModel model = attn::load_model_dir(flags.at("--dir"));
+  const nlohmann::json result = flags.count("--ids") ? attn::model_trace_json(model, ids, top)
+                                                     : attn::model_trace_json(model, flags.at("--text"), top);
   // Tokens may be pieces of a character: written as U+FFFD rather than refused.
-  std::cout << attn::model_trace_json(model, flags.at("--text"), top).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-            << "\n";
+  std::cout << result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return 0;
 }
 

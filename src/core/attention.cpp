@@ -79,6 +79,9 @@ void validate_options(const AttentionOptions& options) {
   if (!(options.temperature >= kMinTemperature && options.temperature <= kMaxTemperature))  // NaN fails too
     throw std::invalid_argument("temperature must be a number from " + number_text(kMinTemperature) + " to " +
                                 number_text(kMaxTemperature) + " (got " + number_text(options.temperature) + ")");
+  if (!(options.score_scale >= 0 && options.score_scale <= 1e3)) throw std::invalid_argument("score scale must be from 0 to 1000");
+  if (!(options.softcap >= 0 && options.softcap <= 1e6)) throw std::invalid_argument("soft-cap must be from 0 to 1000000");
+  if (options.window < 0) throw std::invalid_argument("window must be 0 (none) or a positive number of tokens");
 }
 
 bool temperature_in_domain(double temperature) {
@@ -92,9 +95,14 @@ void apply_causal_mask(Matrix& scores, float fill) {
     for (Eigen::Index j = i + 1; j < scores.cols(); ++j) scores(i, j) = fill;
 }
 
+bool mask_hides(const AttentionOptions& o, Eigen::Index i, Eigen::Index j) {
+  return (o.causal && j > i) || (o.window > 0 && i - j >= o.window);
+}
+
 float score_factor(int d, const AttentionOptions& options) {
   const bool divide = options.scale && options.mistake != Mistake::ForgetScale;
-  return (divide ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f) / options.temperature;
+  const float factor = options.score_scale > 0 ? options.score_scale : 1.0f / std::sqrt(static_cast<float>(d));
+  return (divide ? factor : 1.0f) / options.temperature;
 }
 
 AttentionTrace attend(const Matrix& query, const Matrix& key, const Matrix& value, const AttentionOptions& options) {
@@ -117,11 +125,18 @@ AttentionTrace attend(const Matrix& query, const Matrix& key, const Matrix& valu
   t.raw_scores = query * matched.transpose();
   t.score_factor = score_factor(static_cast<int>(key.cols()), options);
   t.scaled_scores = t.raw_scores * t.score_factor;
+  t.capped_scores = options.softcap > 0
+                        ? Matrix(((t.scaled_scores / options.softcap).array().tanh() * options.softcap).matrix())
+                        : t.scaled_scores;
 
-  // The causal mask belongs before the softmax, as −∞, so a hidden key gets weight exactly 0.
-  t.masked_scores = t.scaled_scores;
-  const bool mask_before = options.causal && mistake != Mistake::MaskAfterSoftmax;
-  if (mask_before) apply_causal_mask(t.masked_scores, mistake == Mistake::MaskWithZero ? 0.0f : kNegInf);
+  // The mask belongs before the softmax, as −∞, so a hidden key gets weight exactly 0.
+  t.masked_scores = t.capped_scores;
+  const auto mask = [&](Matrix& m, float fill) {
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+      for (Eigen::Index j = 0; j < m.cols(); ++j)
+        if (mask_hides(options, i, j)) m(i, j) = fill;
+  };
+  if (mistake != Mistake::MaskAfterSoftmax) mask(t.masked_scores, mistake == Mistake::MaskWithZero ? 0.0f : kNegInf);
 
   t.weights.resize(Tq, Tk);
   if (mistake == Mistake::SoftmaxWrongAxis) {
@@ -135,7 +150,7 @@ AttentionTrace attend(const Matrix& query, const Matrix& key, const Matrix& valu
     for (Eigen::Index i = 0; i < Tq; ++i)
       softmax_row(t.masked_scores.row(i).data(), t.weights.row(i).data(), static_cast<std::size_t>(Tk));
   }
-  if (options.causal && mistake == Mistake::MaskAfterSoftmax) apply_causal_mask(t.weights, 0.0f);
+  if (mistake == Mistake::MaskAfterSoftmax) mask(t.weights, 0.0f);
 
   t.output = t.weights * passed_on;
   return t;
@@ -187,6 +202,8 @@ AttentionResult attend_with(Backend backend, const Matrix& query, const Matrix& 
   p.dv = static_cast<int>(value.cols());
   p.scale = score_factor(p.d, options);
   p.causal = options.causal;
+  p.window = options.window;
+  p.softcap = options.softcap;
   AttentionResult r;
   r.output.resize(p.Tq, p.dv);
   if (want_weights) r.weights.resize(p.Tq, p.Tk);

@@ -41,19 +41,23 @@ const char* mistake_name(Mistake m);             // "none", "forget_scale", ...
 bool parse_mistake(const std::string& name, Mistake* m);
 
 struct AttentionOptions {
-  bool scale = true;          // divide scores by √d (d = width of the keys)
+  bool scale = true;          // divide scores by √d (d = width of the keys), or multiply by score_scale
+  float score_scale = 0;      // > 0: the model's own factor in place of 1/√d (Gemma's query_pre_attn_scalar^−½)
   float temperature = 1.0f;   // divides the scores too; in [kMinTemperature, kMaxTemperature]
+  float softcap = 0;          // > 0: scaled scores become tanh(s / softcap) · softcap before the mask
   bool causal = false;        // hide key j from query i when j > i
+  int window = 0;             // > 0: also hide key j when i − j ≥ window (a sliding-window layer)
   Mistake mistake = Mistake::None;
 };
 
 // Every intermediate of softmax(QKᵀ/√d)·V, all row-major. Shapes for Tq queries, Tk keys:
-// query (Tq, d), key (Tk, d), value (Tk, dv), raw/scaled/masked scores and weights (Tq, Tk),
+// query (Tq, d), key (Tk, d), value (Tk, dv), raw/scaled/capped/masked scores and weights (Tq, Tk),
 // output (Tq, dv). Masked scores hold −∞ where the mask hides a key (0 under MaskWithZero).
 struct AttentionTrace {
   Matrix query, key, value;
   Matrix raw_scores;     // Q·Kᵀ
   Matrix scaled_scores;  // Q·Kᵀ · score_factor
+  Matrix capped_scores;  // tanh(scaled / softcap) · softcap; the scaled scores themselves without a cap
   Matrix masked_scores;  // what the softmax actually sees
   Matrix weights;        // the attention matrix A
   Matrix output;         // A·V
@@ -80,6 +84,8 @@ AttentionTrace attend_projected(const Matrix& x, const Matrix& x_kv, const Matri
 
 // Sets scores(i, j) = fill for every key j after query i (j > i).
 void apply_causal_mask(Matrix& scores, float fill);
+// Whether options' mask (causal, window) hides key j from query i.
+bool mask_hides(const AttentionOptions& options, Eigen::Index i, Eigen::Index j);
 
 // The factor the raw scores are multiplied by, for keys of width d.
 float score_factor(int d, const AttentionOptions& options);

@@ -306,7 +306,7 @@ template <typename Real>
 Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences, bool scale)
     : config_(config), max_sequences_(max_sequences), scale_(scale) {
   config_.scale_attn_weights = scale;  // the model it returns says how its scores were scaled
-  validate_config(config, "trainer");
+  validate_config(config_.transformer(), "trainer");
   if (max_sequences < 1) throw std::invalid_argument("trainer: the batch needs at least one sequence");
   const std::size_t C = config.n_embd, L = config.n_layer, V = config.vocab_size, P = config.n_positions;
   std::size_t at = 0;
@@ -375,47 +375,53 @@ Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences
   att_start_.assign(static_cast<std::size_t>(max_sequences), 0);
 }
 
-template <typename Real>
-void Gpt2TrainGraph<Real>::set_parameters(const Gpt2Model& model) {
-  Gpt2Config shape = model.config;
-  shape.scale_attn_weights = scale_;  // the weights are taken whichever way they were trained
-  if (!(shape == config_)) throw std::invalid_argument("trainer: the starting model's shape differs from the trainer's");
-  if (model.lm_head.size() != 0) throw std::invalid_argument("trainer: the starting model has an untied lm_head (the trainer ties it to wte)");
-  std::size_t k = 0;
-  const auto put = [&](const float* data, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) params_[k++] = static_cast<Real>(data[i]);
-  };
-  // The same order as the buffer: each kind for every layer.
-  put(model.wte.data(), static_cast<std::size_t>(model.wte.size()));
-  put(model.wpe.data(), static_cast<std::size_t>(model.wpe.size()));
+// The model's tensors in the buffer's order (each kind for every layer), as pointers: GPT-2's names
+// in the comments. `M` is Transformer or const Transformer.
+template <typename M, typename F>
+void for_each_parameter(M& model, F&& visit) {
+  visit(model.embed.f32.data(), model.embed.f32.size());                    // wte
+  visit(model.position_table.f32.data(), model.position_table.f32.size());  // wpe
   const auto each = [&](auto member) {
-    for (const Gpt2Block& b : model.blocks) put((b.*member).data(), static_cast<std::size_t>((b.*member).size()));
+    for (auto& b : model.blocks) {
+      auto& t = b.*member;
+      if constexpr (std::is_same_v<std::decay_t<decltype(t)>, Weights>) visit(t.f32.data(), t.f32.size());
+      else visit(t.data(), static_cast<std::size_t>(t.size()));
+    }
   };
-  each(&Gpt2Block::ln_1_g), each(&Gpt2Block::ln_1_b), each(&Gpt2Block::c_attn_w), each(&Gpt2Block::c_attn_b);
-  each(&Gpt2Block::attn_c_proj_w), each(&Gpt2Block::attn_c_proj_b), each(&Gpt2Block::ln_2_g), each(&Gpt2Block::ln_2_b);
-  each(&Gpt2Block::c_fc_w), each(&Gpt2Block::c_fc_b), each(&Gpt2Block::mlp_c_proj_w), each(&Gpt2Block::mlp_c_proj_b);
-  put(model.ln_f_g.data(), static_cast<std::size_t>(model.ln_f_g.size()));
-  put(model.ln_f_b.data(), static_cast<std::size_t>(model.ln_f_b.size()));
+  each(&TransformerBlock::attn_norm_w), each(&TransformerBlock::attn_norm_b);  // ln_1
+  each(&TransformerBlock::qkv), each(&TransformerBlock::qkv_b);                // attn.c_attn
+  each(&TransformerBlock::o), each(&TransformerBlock::o_b);                    // attn.c_proj
+  each(&TransformerBlock::mlp_norm_w), each(&TransformerBlock::mlp_norm_b);    // ln_2
+  each(&TransformerBlock::up), each(&TransformerBlock::up_b);                  // mlp.c_fc
+  each(&TransformerBlock::down), each(&TransformerBlock::down_b);              // mlp.c_proj
+  visit(model.final_norm_w.data(), static_cast<std::size_t>(model.final_norm_w.size()));  // ln_f
+  visit(model.final_norm_b.data(), static_cast<std::size_t>(model.final_norm_b.size()));
+}
+
+template <typename Real>
+void Gpt2TrainGraph<Real>::set_parameters(const Transformer& model) {
+  TransformerConfig shape = model.config;
+  shape.score_scale = config_.transformer().score_scale;  // the weights are taken whichever way they were trained
+  if (!(shape == config_.transformer())) throw std::invalid_argument("trainer: the starting model's shape differs from the trainer's");
+  if (!model.lm_head.empty()) throw std::invalid_argument("trainer: the starting model has an untied lm_head (the trainer ties it to wte)");
+  if (model.embed.dtype != Dtype::F32 || model.blocks.empty() || model.blocks[0].qkv.dtype != Dtype::F32 ||
+      model.blocks[0].qkv.transposed)
+    throw std::invalid_argument("trainer: the starting model must hold float weights in GPT-2's (in, out) layout");
+  std::size_t k = 0;
+  for_each_parameter(model, [&](const float* data, std::size_t n) {
+    if (k + n > params_.size()) throw std::invalid_argument("trainer: the starting model's tensors do not match its config");
+    for (std::size_t i = 0; i < n; ++i) params_[k++] = static_cast<Real>(data[i]);
+  });
   if (k != params_.size()) throw std::invalid_argument("trainer: the starting model's tensors do not match its config");
 }
 
 template <typename Real>
-Gpt2Model Gpt2TrainGraph<Real>::to_model() const {
-  Gpt2Model model(config_);
+Transformer Gpt2TrainGraph<Real>::to_model() const {
+  Transformer model(config_.transformer(), Dtype::F32, WeightLayout::InOut);
   std::size_t k = 0;
-  const auto get = [&](float* data, std::size_t n) {
+  for_each_parameter(model, [&](float* data, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<float>(params_[k++]);
-  };
-  get(model.wte.data(), static_cast<std::size_t>(model.wte.size()));
-  get(model.wpe.data(), static_cast<std::size_t>(model.wpe.size()));
-  const auto each = [&](auto member) {
-    for (Gpt2Block& b : model.blocks) get((b.*member).data(), static_cast<std::size_t>((b.*member).size()));
-  };
-  each(&Gpt2Block::ln_1_g), each(&Gpt2Block::ln_1_b), each(&Gpt2Block::c_attn_w), each(&Gpt2Block::c_attn_b);
-  each(&Gpt2Block::attn_c_proj_w), each(&Gpt2Block::attn_c_proj_b), each(&Gpt2Block::ln_2_g), each(&Gpt2Block::ln_2_b);
-  each(&Gpt2Block::c_fc_w), each(&Gpt2Block::c_fc_b), each(&Gpt2Block::mlp_c_proj_w), each(&Gpt2Block::mlp_c_proj_b);
-  get(model.ln_f_g.data(), static_cast<std::size_t>(model.ln_f_g.size()));
-  get(model.ln_f_b.data(), static_cast<std::size_t>(model.ln_f_b.size()));
+  });
   return model;
 }
 
@@ -671,6 +677,16 @@ TrainSettings scale_experiment_settings(bool scale) {
   return s;
 }
 
+TransformerConfig Gpt2Config::transformer() const {
+  return gpt2_config(n_layer, n_head, n_embd, n_positions, vocab_size, scale_attn_weights, layer_norm_epsilon);
+}
+
+bool Gpt2Config::operator==(const Gpt2Config& o) const {
+  return n_layer == o.n_layer && n_head == o.n_head && n_embd == o.n_embd && n_positions == o.n_positions &&
+         vocab_size == o.vocab_size && layer_norm_epsilon == o.layer_norm_epsilon &&
+         scale_attn_weights == o.scale_attn_weights;
+}
+
 Gpt2Config Trainer::model_config() const {
   Gpt2Config c;
   c.n_layer = settings_.n_layer, c.n_head = settings_.n_head, c.n_embd = settings_.n_embd;
@@ -681,10 +697,10 @@ Gpt2Config Trainer::model_config() const {
 
 void Trainer::init(const TrainSettings& settings) {
   prepare(settings);
-  graph_->set_parameters(random_gpt2(model_config(), settings.seed));  // after the size check in prepare
+  graph_->set_parameters(random_transformer(model_config().transformer(), settings.seed));  // after the size check in prepare
 }
 
-void Trainer::init(const TrainSettings& settings, const Gpt2Model& start) {
+void Trainer::init(const TrainSettings& settings, const Transformer& start) {
   prepare(settings);
   graph_->set_parameters(start);
 }

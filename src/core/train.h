@@ -1,6 +1,6 @@
 // The trainer of the Train experiment: GPT-2's forward with its activations kept, a hand-written
 // backward (one function per layer type and direction, as llm.c's train_gpt2.c) and AdamW. Not the
-// inference path (gpt2.h) and not a file writer: the model it returns is a plain Gpt2Model.
+// inference path (transformer.h) and not a file writer: the model it returns is a GPT-2-shaped Transformer.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -9,10 +9,22 @@
 #include <vector>
 
 #include "corpus.h"
-#include "gpt2.h"
 #include "random.h"
+#include "transformer.h"
 
 namespace attn {
+
+// The shape of the GPT-2 configuration the trainer trains (its model is gpt2_config() of it).
+struct Gpt2Config {
+  int n_layer = 0, n_head = 0, n_embd = 0;
+  int n_positions = 0;  // the longest sentence: rows of the learned position table
+  int vocab_size = 0;
+  float layer_norm_epsilon = 1e-5f;
+  bool scale_attn_weights = true;  // scores · 1/√head_dim; false: raw q·k (the √d experiment)
+  int head_dim() const { return n_head > 0 ? n_embd / n_head : 0; }
+  TransformerConfig transformer() const;
+  bool operator==(const Gpt2Config& o) const;
+};
 
 // ---- layer functions --------------------------------------------------------------------------
 // Real is float (the trainer: products through the matmul kernels) or double (the gradient checks:
@@ -67,8 +79,9 @@ class Gpt2TrainGraph {
   };
   // Room for up to max_sequences sequences of up to config.n_positions tokens each.
   Gpt2TrainGraph(const Gpt2Config& config, int max_sequences, bool scale);
-  void set_parameters(const Gpt2Model& model);
-  Gpt2Model to_model() const;
+  // A GPT-2-shaped float model of the graph's shape, its matrices (in, out) as GPT-2 stores them.
+  void set_parameters(const Transformer& model);
+  Transformer to_model() const;
   // The forward on a batch (each sequence ≥ 2 tokens: every token but the last has a target) →
   // mean cross-entropy over all targets. Throws std::invalid_argument for a batch that does not fit.
   // answer_only: only the last token is a target (the referent), the rest is context.
@@ -209,7 +222,7 @@ class Trainer {
   // std::invalid_argument for bad settings (validate_train_settings) or over kMaxTrainBytes.
   void init(const TrainSettings& settings);
   // Starts from given weights instead (their config must match the corpus's vocabulary and length).
-  void init(const TrainSettings& settings, const Gpt2Model& start);
+  void init(const TrainSettings& settings, const Transformer& start);
   float step();                                   // one AdamW step on the next batch → its loss (before the update)
   // The same step in pieces, for a caller with a time budget (the page's frames): does the next
   // pieces of the current step (starting one when none is under way) worth up to `work`
@@ -231,7 +244,7 @@ class Trainer {
   // heldout_one_per_triple): the same forward and argmax as evaluate().
   double heldout_accuracy(const std::vector<std::size_t>& sentences);
   TrainEvaluation evaluate();                     // on every held-out sentence (uses the graph's buffers: not in_step())
-  Gpt2Model model() const { return graph_->to_model(); }
+  Transformer model() const { return graph_->to_model(); }
   const std::vector<float>& parameters() const { return graph_->params(); }  // model()'s, in the graph's order
   // Takes another trainer's weights after `steps` steps (parameters() of the same settings, e.g. from
   // the page's Web Worker): this one then shows that model and no longer steps (its AdamW moments

@@ -162,7 +162,8 @@ std::vector<int> model_token_ids(const LoadedModel& m, const std::string& senten
   if (sentence.find_first_not_of(" \t\n\r") == std::string::npos)
     throw std::invalid_argument("sentence is empty: type a few words");
   std::vector<int> ids = m.tokenizer->encode(sentence);
-  const int longest = std::min(kMaxTokens, m.model->config.n_positions);
+  const TransformerConfig& c = m.model->config;
+  const int longest = c.positions == PositionKind::Learned ? std::min(kMaxTokens, c.n_positions) : kMaxTokens;
   if (static_cast<int>(ids.size()) > longest)
     throw std::invalid_argument("sentence has " + std::to_string(ids.size()) + " tokens; " + m.name + " reads at most " +
                                 std::to_string(longest) + " here: shorten it");
@@ -181,6 +182,17 @@ EmbeddedSentence query_tokens(const AppState& state, const std::string& model, c
 }
 
 namespace {
+
+// A loaded model's layer as it computes (its scale, cap, window and causal mask), with the views'
+// experiments on top: the √d switch (a model whose scores are not scaled never divides), the
+// temperature and the mistakes.
+AttentionOptions model_layer_options(const TransformerConfig& c, int layer, const AppInputs& next) {
+  AttentionOptions o = model_attention_options(c, layer);
+  o.scale = next.scale;
+  o.temperature = next.temperature;
+  o.mistake = next.mistake;
+  return o;
+}
 
 // The hand-made model's one layer and one head, in the shape every model's trace has.
 std::shared_ptr<const ModelTrace> handmade_forward(const EmbeddedSentence& queries, const AttentionTrace& trace) {
@@ -233,9 +245,10 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     o.temperature = next.temperature;
     o.mistake = next.mistake;
     if (loaded) {
-      // A GPT-2 model: its own tokens, the forward once per model and text (not per layer, head or
-      // token), and the chosen head's trace. It is a decoder: always causal, never cross-attention.
-      const Gpt2Config& c = loaded->model->config;
+      // A loaded model: its own tokens, the forward once per model and text (not per layer, head or
+      // token), and the chosen head's trace with the layer's own scale, cap and mask. A decoder:
+      // always causal, never cross-attention.
+      const TransformerConfig& c = loaded->model->config;
       applied.layer = std::clamp(next.layer, 0, c.n_layer - 1);
       applied.head = std::clamp(next.head, 0, c.n_head - 1);
       key = "sentence";
@@ -243,16 +256,15 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
                                 state.inputs.sentence == next.sentence;
       model.token_ids = same_forward ? state.model.token_ids : model_token_ids(*loaded, next.sentence);
       model.forward = same_forward ? state.model.forward
-                                   : std::make_shared<const ModelTrace>(gpt2_forward(*loaded->model, model.token_ids));
+                                   : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, model.token_ids));
       model.forward_model = loaded->model;
       model.queries.tokens = same_forward ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
       model.queries.unknown.assign(model.queries.tokens.size(), false);
       model.queries.x = model.forward->layers[applied.layer].x;
       model.keys = model.queries;
       key = "options";
-      o.causal = true;
-      o.scale = next.scale && c.scale_attn_weights;  // a model trained without ÷√d never divides
-      model.trace = gpt2_head_trace(*model.forward, applied.layer, applied.head, c.head_dim(), o);
+      o = model_layer_options(c, applied.layer, next);
+      model.trace = head_trace(c, *model.forward, applied.layer, applied.head, o);
     } else {
       applied.layer = applied.head = 0;
       key = "sentence";
@@ -268,17 +280,17 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     applied.compare_token = std::clamp(next.compare_token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
     if (next.view == View::Compare && !next.compare_tokens) {
       if (loaded) {
-        const Gpt2Config& c = loaded->model->config;
+        const TransformerConfig& c = loaded->model->config;
         const bool same = state.model.compare_forward && state.model.compare_forward_model == loaded->model &&
                           state.inputs.compare_sentence == next.compare_sentence;
         const std::vector<int> ids = model_token_ids(*loaded, next.compare_sentence);
         model.compare_forward = same ? state.model.compare_forward
-                                     : std::make_shared<const ModelTrace>(gpt2_forward(*loaded->model, ids));
+                                     : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, ids));
         model.compare_forward_model = loaded->model;
         model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
         model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
         model.compare_queries.x = model.compare_forward->layers[applied.layer].x;
-        model.compare = gpt2_head_trace(*model.compare_forward, applied.layer, applied.head, c.head_dim(), o);
+        model.compare = head_trace(c, *model.compare_forward, applied.layer, applied.head, o);
       } else {
         model.compare_queries = embed_sentence(next.compare_sentence);
         const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;

@@ -9,7 +9,7 @@
 #include "../core/attention.h"
 #include "../core/break_experiment.h"
 #include "../api/model_files.h"
-#include "../core/gpt2.h"
+#include "../core/transformer.h"
 #include "../core/model.h"
 #include "check_answers.h"
 #include "train_session.h"
@@ -126,7 +126,7 @@ struct AppModel {
   // Every layer and head of the current model for the sentence (hand-made: 1 layer, 1 head, no
   // probabilities). Shared: recomputed only when the model or the text changes.
   std::shared_ptr<const ModelTrace> forward;
-  std::shared_ptr<const Gpt2Model> forward_model;  // which loaded model computed `forward` (null: hand-made)
+  std::shared_ptr<const Transformer> forward_model;  // which loaded model computed `forward` (null: hand-made)
   AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)
@@ -136,7 +136,7 @@ struct AppModel {
   EmbeddedSentence compare_queries;
   AttentionTrace compare;
   std::shared_ptr<const ModelTrace> compare_forward;  // a loaded model's forward of compare_sentence
-  std::shared_ptr<const Gpt2Model> compare_forward_model;
+  std::shared_ptr<const Transformer> compare_forward_model;
 };
 
 // A model download or file read in progress, or offered (?hub=), as the model picker shows it.

@@ -1,4 +1,4 @@
-// What the panels need to know of the current model: hand-made or a loaded GPT-2, the chosen
+// What the panels need to know of the current model: hand-made or a loaded one, the chosen
 // layer and head in words, column names that exist only for the hand-made model, the next-token
 // strip. Not AppState (the lead's) and not the loader: it only reads what apply_inputs computed.
 #pragma once
@@ -11,10 +11,10 @@ namespace attn::ui {
 
 // The loaded model that computes now, or nullptr for the hand-made worked example.
 const LoadedModel* current_loaded_model(const AppState& state);
-// True when a loaded (GPT-2) model computes the views; texts about the hand-made model's lexicon
+// True when a loaded model computes the views; texts about the hand-made model's lexicon
 // and features must not show then.
 bool real_model(const AppState& state);
-// What the views show, whatever the switches say: GPT-2 always masks and never reads a second
+// What the views show, whatever the switches say: a loaded decoder always masks and never reads a second
 // sentence, so for it these are on and off respectively.
 bool causal_shown(const AppState& state);
 bool cross_shown(const AppState& state);

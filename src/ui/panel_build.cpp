@@ -43,10 +43,10 @@ double relative_to(const Matrix& got, const Matrix& reference, double* max_abs) 
 }
 
 AttentionOptions backend_options(const AppState& state) {
-  AttentionOptions options;  // the settings, but never a mistake: the backends compute attention only
-  options.causal = causal_shown(state);  // GPT-2 always masks
-  options.scale = state.inputs.scale;
-  options.temperature = state.inputs.temperature;
+  // The head's own settings (for a loaded model its layer's scale, cap, window and causal mask; for
+  // the hand-made one the switches), but never a mistake: the backends compute attention only.
+  AttentionOptions options = state.model.trace.options;
+  options.mistake = Mistake::None;
   return options;
 }
 
@@ -81,25 +81,87 @@ std::string head_qkv_program(const AppState& state, const AttentionOptions& o, b
   if (numbers > kQkvNumbersMax)
     return code + "# Q, K and V are " + std::to_string(t.query.rows()) + " x " + std::to_string(t.query.cols()) +
            " each (" + std::to_string(numbers) + " numbers): too many to print too. Shorten the text to get a program.\n";
+  // A rotary model: the program starts from q and k before the rotation and turns them itself.
+  const LoadedModel* m = current_loaded_model(state);
+  const TransformerConfig* c = m ? &m->model->config : nullptr;
+  const bool rope = c && c->positions == PositionKind::Rope && state.model.forward;
+  Matrix q = t.query, k = t.key;
+  std::vector<double> inv_freq;
+  double gain = 1.0;
+  if (rope) {
+    const LayerTrace& layer = state.model.forward->layers[static_cast<std::size_t>(state.inputs.layer)];
+    const Eigen::Index hd = c->head_dim, g = c->kv_head_of(state.inputs.head);
+    const Matrix& q0 = c->qk_norm ? layer.query_normed : layer.query_projected;
+    const Matrix& k0 = c->qk_norm ? layer.key_normed : layer.key_projected;
+    q = q0.middleCols(state.inputs.head * hd, hd), k = k0.middleCols(g * hd, hd);
+    const RopeConfig& r = c->layers[static_cast<std::size_t>(state.inputs.layer)].rope;
+    inv_freq = rope_inv_freq(r, c->head_dim);
+    if (r.scaling == RopeScaling::Yarn) gain = r.attention_factor;
+  }
+  if (c && c->kv_group() > 1)
+    code += "# K and V are key/value head " + std::to_string(c->kv_head_of(state.inputs.head) + 1) + " of " +
+            std::to_string(c->n_kv_head) + ", which " + std::to_string(c->kv_group()) +
+            " query heads share (grouped-query attention).\n";
+  std::string freq_list;
+  for (std::size_t i = 0; i < inv_freq.size(); ++i) {
+    char v[40];
+    std::snprintf(v, sizeof v, "%.17g", inv_freq[i]);
+    freq_list += (i ? ", " : "") + std::string(v);
+  }
   const std::string temperature = float_text(o.temperature);
-  const std::string factor = o.scale ? "np.sqrt(d) * " + temperature : temperature;
+  char scale_text[40];
+  std::snprintf(scale_text, sizeof scale_text, "%.9g", static_cast<double>(o.score_scale > 0 ? o.score_scale : 0));
+  // The factor the scores are multiplied by: the model's own (1/√d, or Gemma's), or 1 with ÷√d off.
+  const std::string factor = !o.scale ? "1 / " + temperature
+                             : o.score_scale > 0 ? std::string(scale_text) + " / " + temperature
+                                                 : std::string("1 / (") + (torch ? "math.sqrt(d)" : "np.sqrt(d)") + " * " + temperature + ")";
   if (!torch) {
     code += "import numpy as np\n\n";
-    code += "Q = " + matrix_literal(t.query, "np.array(") + ", dtype=np.float32)\n";
-    code += "K = " + matrix_literal(t.key, "np.array(") + ", dtype=np.float32)\n";
-    code += "V = " + matrix_literal(t.value, "np.array(") + ", dtype=np.float32)\n\n";
-    code += "d = Q.shape[1]\nscores = Q @ K.T / (" + factor + ")\n";
+    code += std::string(rope ? "Q0" : "Q") + " = " + matrix_literal(q, "np.array(") + ", dtype=np.float64)\n";
+    code += std::string(rope ? "K0" : "K") + " = " + matrix_literal(k, "np.array(") + ", dtype=np.float64)\n";
+    code += "V = " + matrix_literal(t.value, "np.array(") + ", dtype=np.float64)\n\n";
+    code += "d = V.shape[1]\n";
+    if (rope) {
+      code += "# RoPE: dimension i turns together with dimension i + d/2 by the angle position * inv_freq[i]\n";
+      code += "inv_freq = np.array([" + freq_list + "])\n";
+      code += "angle = np.arange(Q0.shape[0])[:, None] * inv_freq[None, :]\n";
+      code += "cos, sin = np.cos(angle) * " + float_text(static_cast<float>(gain)) + ", np.sin(angle) * " +
+              float_text(static_cast<float>(gain)) + "\n";
+      code += "def rotate(x):\n    a, b = x[:, :d // 2], x[:, d // 2:]\n"
+              "    return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=1)\n";
+      code += "Q, K = rotate(Q0), rotate(K0)\n";
+    }
+    code += "scores = Q @ K.T * (" + factor + ")\n";
+    if (o.softcap > 0) code += "scores = np.tanh(scores / " + float_text(o.softcap) + ") * " + float_text(o.softcap) + "  # the soft-cap\n";
     if (o.causal) code += "scores[np.triu(np.ones(scores.shape, dtype=bool), k=1)] = -np.inf  # causal mask\n";
+    if (o.window > 0)
+      code += "scores[np.tril(np.ones(scores.shape, dtype=bool), k=-" + std::to_string(o.window) +
+              ")] = -np.inf  # the sliding window: keys " + std::to_string(o.window) + " or more back\n";
     code += "scores -= scores.max(axis=1, keepdims=True)  # for exp: the largest becomes 0\n";
     code += "weights = np.exp(scores)\nweights /= weights.sum(axis=1, keepdims=True)\noutput = weights @ V\n";
   } else {
     code += "import math\nimport torch\n\n";
-    code += "Q = " + matrix_literal(t.query, "torch.tensor(") + ")\n";
-    code += "K = " + matrix_literal(t.key, "torch.tensor(") + ")\n";
-    code += "V = " + matrix_literal(t.value, "torch.tensor(") + ")\n\n";
-    code += "d = Q.shape[1]\nscores = Q @ K.T / (" + (o.scale ? "math.sqrt(d) * " + temperature : temperature) + ")\n";
+    code += std::string(rope ? "Q0" : "Q") + " = " + matrix_literal(q, "torch.tensor(") + ", dtype=torch.float64)\n";
+    code += std::string(rope ? "K0" : "K") + " = " + matrix_literal(k, "torch.tensor(") + ", dtype=torch.float64)\n";
+    code += "V = " + matrix_literal(t.value, "torch.tensor(") + ", dtype=torch.float64)\n\n";
+    code += "d = V.shape[1]\n";
+    if (rope) {
+      code += "# RoPE: dimension i turns together with dimension i + d/2 by the angle position * inv_freq[i]\n";
+      code += "inv_freq = torch.tensor([" + freq_list + "], dtype=torch.float64)\n";
+      code += "angle = torch.arange(Q0.shape[0], dtype=torch.float64)[:, None] * inv_freq[None, :]\n";
+      code += "cos, sin = angle.cos() * " + float_text(static_cast<float>(gain)) + ", angle.sin() * " +
+              float_text(static_cast<float>(gain)) + "\n";
+      code += "def rotate(x):\n    a, b = x[:, :d // 2], x[:, d // 2:]\n"
+              "    return torch.cat([a * cos - b * sin, b * cos + a * sin], dim=1)\n";
+      code += "Q, K = rotate(Q0), rotate(K0)\n";
+    }
+    code += "scores = Q @ K.T * (" + factor + ")\n";
+    if (o.softcap > 0) code += "scores = torch.tanh(scores / " + float_text(o.softcap) + ") * " + float_text(o.softcap) + "  # the soft-cap\n";
     if (o.causal)
       code += "scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(1), float('-inf'))  # causal mask\n";
+    if (o.window > 0)
+      code += "scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).tril(-" + std::to_string(o.window) +
+              "), float('-inf'))  # the sliding window\n";
     code += "weights = torch.softmax(scores, dim=1)\noutput = weights @ V\n";
   }
   code += "print('weights')\nfor row in weights:\n    print(' '.join(f'{float(v):.4f}' for v in row))\n";
@@ -146,12 +208,14 @@ BuildCache& cached(const AppState& state, double now) {
     if (const LoadedModel* m = current_loaded_model(state)) {
       // A loaded model's head: X of its layer and the head's slices of W_Q, W_K, W_V, when they
       // are few enough to print; else the head's Q, K, V.
-      const Gpt2Block& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
-      const int hd = m->model->config.head_dim();
-      // GPT-2's projections have biases (Q = X·W_Q + b_Q): X gets a last column of ones and each W
-      // a last row holding its bias, so the program's X·W is exactly the model's.
+      const TransformerConfig& c = m->model->config;
+      const TransformerBlock& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
+      const int hd = c.head_dim;
+      // The projections may have biases (Q = X·W_Q + b_Q): X gets a last column of ones and each W
+      // a last row holding its bias (zeros without one), so the program's X·W is exactly the model's.
       const Matrix& x = state.model.queries.x;
       const int C = static_cast<int>(x.cols());
+      const bool unscaled = c.score_scale == 1.0f;  // a model trained without ÷√d
       CodeInput input;
       input.x = Matrix::Ones(x.rows(), C + 1);
       input.x.leftCols(C) = x;
@@ -160,16 +224,20 @@ BuildCache& cached(const AppState& state, double now) {
       for (int which = 0; which < 3; ++which) {
         Matrix& w = *targets[which];
         w.resize(C + 1, hd);
-        w.topRows(C) = gpt2_head_w(block, state.inputs.head, hd, which);
-        w.row(C) = block.c_attn_b.segment(static_cast<Eigen::Index>(which) * C + state.inputs.head * hd, hd);
+        w.topRows(C) = head_weights(c, block, state.inputs.head, static_cast<Projection>(which));
+        w.row(C) = head_bias(c, block, state.inputs.head, static_cast<Projection>(which));
       }
       for (const Token& tok : state.model.queries.tokens) input.query_tokens.push_back(tok.text);
       input.key_tokens = input.query_tokens;
       input.causal = options.causal;
-      input.scale = options.scale;
+      input.scale = options.scale && !unscaled;
       input.temperature = options.temperature;
       const long numbers = static_cast<long>(input.x.size() + input.wq.size() * 3);
-      if (numbers <= kPrintedNumbersMax) {
+      // What happens to q and k between X·W and the scores (q/k norm, the rotation) and what the
+      // scores go through (a cap, a window) is written out from the head's own q, k, v.
+      const bool plain_head = !c.qk_norm && c.positions == PositionKind::Learned && c.attn_softcap == 0 &&
+                              !c.any_window() && (unscaled || c.score_scale == 1.0f / std::sqrt(static_cast<float>(hd)));
+      if (plain_head && numbers <= kPrintedNumbersMax) {
         // The writer's header names the worked example; here it is a loaded model's head.
         const auto for_head = [&](std::string code) {
           const std::string worked = "the explainer's worked example", feature = "one column per feature";
@@ -184,10 +252,13 @@ BuildCache& cached(const AppState& state, double now) {
         cache.torch = for_head(torch_code(input));
         cache.code_note.clear();
       } else {
-        const std::string why = "X is " + std::to_string(input.x.rows()) + " x " + std::to_string(input.x.cols()) +
-                                " and W_Q, W_K, W_V are " + std::to_string(input.wq.rows()) + " x " +
-                                std::to_string(hd) + " each: " + std::to_string(numbers) +
-                                " numbers, too many to print; Q = X·W_Q, K = X·W_K, V = X·W_V were computed by the model.";
+        const std::string why =
+            !plain_head ? "This model's q and k are made by more than X·W (its norm of each head, its rotation by "
+                          "position) or its scores by more than q·k/√d: the program starts from what the model computed."
+                        : "X is " + std::to_string(input.x.rows()) + " x " + std::to_string(input.x.cols()) +
+                              " and W_Q, W_K, W_V are " + std::to_string(input.wq.rows()) + " x " + std::to_string(hd) +
+                              " each: " + std::to_string(numbers) +
+                              " numbers, too many to print; Q = X·W_Q, K = X·W_K, V = X·W_V were computed by the model.";
         cache.numpy = head_qkv_program(state, options, false, why);
         cache.torch = head_qkv_program(state, options, true, why);
         cache.code_note = why;

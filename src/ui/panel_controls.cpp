@@ -133,7 +133,7 @@ std::string megabytes(double bytes) {
 }
 
 std::string model_item_text(const LoadedModel& m) {
-  const Gpt2Config& c = m.model->config;
+  const TransformerConfig& c = m.model->config;
   return m.name + "  (" + std::to_string(c.n_layer) + " × " + std::to_string(c.n_head) + " heads, " +
          count_text(static_cast<double>(m.model->parameter_count())) + " parameters)";
 }
@@ -165,7 +165,7 @@ void model_combo(const AppState& state, AppInputs& next, bool& show_loader) {
 void layer_head_pickers(const AppState& state, AppInputs& next, float width, bool compact) {
   const LoadedModel* m = current_loaded_model(state);
   if (!m) return;
-  const Gpt2Config& c = m->model->config;
+  const TransformerConfig& c = m->model->config;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const bool both = c.n_layer > 1 && c.n_head > 1;
   const float each = both ? (width - spacing) * 0.5f : width;
@@ -406,16 +406,17 @@ void draw_controls(const AppState& state, AppInputs& next) {
     next_token_strip(state);
   }
   ImGui::Separator();
-  if (real) {  // GPT-2 always masks: shown on, inactive, with the reason
-    fixed_switch("Causal mask", "causal", true, "Always on: GPT-2 writes left to right, so a token reads only itself and earlier ones.");
+  if (real) {  // a decoder always masks: shown on, inactive, with the reason
+    fixed_switch("Causal mask", "causal", true,
+                 "Always on: this model writes left to right, so a token reads only itself and earlier ones.");
   } else {
     ImGui::Checkbox("Causal mask", &next.causal);
     publish_item_rect("causal");
     explain_item("Each token may look only at itself and earlier tokens (as in GPT).");
   }
   const LoadedModel* loaded = current_loaded_model(state);
-  if (loaded && !loaded->model->config.scale_attn_weights) {  // shown off, inactive, with the reason
-    fixed_switch("Divide by √d", "scale", false, "Off: this model was trained without it (its config says scale_attn_weights: false).");
+  if (loaded && loaded->model->config.score_scale == 1.0f) {  // shown off, inactive, with the reason
+    fixed_switch("Divide by √d", "scale", false, "Off: this model was trained without it (its scores are not scaled).");
   } else if (state.inputs.mistake == Mistake::ForgetScale) {  // the mistake already leaves the division out
     fixed_switch("Divide by √d", "scale", false, "Off: the \"Forget √d\" mistake is on (Mistakes view), which compares with and without it.");
   } else {
@@ -430,7 +431,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
 
   ImGui::Separator();
   if (real) {
-    fixed_switch("Cross-attention", "cross", false, "Not in GPT-2: its heads read one text, their own.");
+    fixed_switch("Cross-attention", "cross", false, "Not in this model: its heads read one text, their own.");
   } else {
     ImGui::Checkbox("Cross-attention", &next.cross);
     publish_item_rect("cross");

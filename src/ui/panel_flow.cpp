@@ -739,15 +739,15 @@ void draw_readout(const AppState& state, const std::vector<std::string>& query_t
 void draw_head_projections(const AppState& state) {
   const LoadedModel* m = current_loaded_model(state);
   if (!m) return;
-  const Gpt2Block& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
-  const int hd = m->model->config.head_dim();
+  const TransformerConfig& c = m->model->config;
+  const TransformerBlock& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
   const float font = ImGui::GetFontSize();
   ImGui::TextUnformatted("This head's projections: its columns of the layer's W_Q, W_K and W_V");
   hint("X·W_Q gives Q, X·W_K gives K, X·W_V gives V. Rows: X's columns; columns: the head's dimensions.");
   const char* names[3] = {"W_Q", "W_K", "W_V"};
   const float height = font * 6.0f, width = font * 5.0f;
   for (int which = 0; which < 3; ++which) {
-    const Matrix w = gpt2_head_w(block, state.inputs.head, hd, which);
+    const Matrix w = head_weights(c, block, state.inputs.head, static_cast<Projection>(which));
     if (which) ImGui::SameLine(0, font * 1.5f);
     ImGui::BeginGroup();
     ImGui::Text("%s  %s", names[which], shape_text(w).c_str());

@@ -45,7 +45,7 @@ HeadGrid head_grid(const AppState& state) {
   if (real_model(state) && forward && !forward->layers.empty()) {
     g.layers = static_cast<int>(forward->layers.size());
     g.heads = static_cast<int>(forward->layers[0].weights.size());
-    g.causal = true;  // GPT-2 always masks
+    g.causal = true;  // a loaded decoder always masks
     for (const LayerTrace& layer : forward->layers)
       for (int h = 0; h < g.heads; ++h)
         g.weights.push_back(h < static_cast<int>(layer.weights.size()) ? &layer.weights[static_cast<std::size_t>(h)]

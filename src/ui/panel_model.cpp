@@ -121,11 +121,11 @@ void head_banner(const AppState& state) {
     }
     return;
   }
-  const Gpt2Config& c = m->model->config;
+  const TransformerConfig& c = m->model->config;
   char line[320];
   std::snprintf(line, sizeof line, "Showing %s (%d layer%s × %d head%s; head width %d). Pick another in the controls or the Heads view.",
                 head_caption(state).c_str(), c.n_layer, c.n_layer == 1 ? "" : "s", c.n_head, c.n_head == 1 ? "" : "s",
-                c.head_dim());
+                c.head_dim);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
   ImGui::TextWrapped("%s", line);
   ImGui::PopStyleColor();
@@ -154,7 +154,7 @@ std::vector<NextTokenRow> next_tokens(const AppState& state, int k) {
   std::vector<NextTokenRow> rows;
   const LoadedModel* m = current_loaded_model(state);
   const auto& forward = state.model.forward;
-  if (!m || !forward || forward->probs.rows() <= state.inputs.token) return rows;
+  if (!m || !forward || static_cast<int>(forward->next.size()) <= state.inputs.token) return rows;
   for (const NextToken& n : top_next_tokens(*forward, state.inputs.token, k))
     rows.push_back({m->tokenizer ? m->tokenizer->display(n.id) : std::to_string(n.id), n.id, n.p});
   return rows;

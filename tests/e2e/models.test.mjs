@@ -233,7 +233,7 @@ test("bad files are refused by name and the page keeps working", async () => {
     ["truncated safetensors", { "model.safetensors": good["model.safetensors"].subarray(0, good["model.safetensors"].length - 100) },
       /model\.safetensors/],
     ["wrong shape", { "config.json": Buffer.from(JSON.stringify({ ...config, n_embd: 16 })) }, /model\.safetensors/],
-    ["model_type llama", { "config.json": Buffer.from(JSON.stringify({ ...config, model_type: "llama" })) }, /config\.json.*llama/],
+    ["model_type falcon", { "config.json": Buffer.from(JSON.stringify({ ...config, model_type: "falcon" })) }, /config\.json.*falcon/],
     ["malformed merges line", { "merges.txt": Buffer.from(merges.join("\n")) }, /merges\.txt/],
     ["no weights", { "model.safetensors": null }, /model\.safetensors: missing/],
   ];

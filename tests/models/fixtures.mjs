@@ -74,7 +74,7 @@ export function badModels(good) {
     ["missing tensor", (d) => { const f = readSafetensors(st(d)); const e = f.header["ln_f.bias"]; delete f.header["ln_f.bias"]; writeSafetensors(st(d), f.header, f.data.subarray(0, e.data_offsets[0])); }, "ln_f.bias"],
     ["unknown dtype", (d) => { const f = readSafetensors(st(d)); f.header["ln_f.bias"].dtype = "I64"; f.header["ln_f.bias"].shape = [f.header["ln_f.bias"].shape[0] / 2]; writeSafetensors(st(d), f.header, f.data); }, "I64"],
     ["n_embd not divisible by n_head", (d) => editJson(path.join(d, "config.json"), (c) => { c.n_head = 3; }), "config.json"],
-    ["another model type", (d) => editJson(path.join(d, "config.json"), (c) => { c.model_type = "llama"; }), "llama"],
+    ["another model type", (d) => editJson(path.join(d, "config.json"), (c) => { c.model_type = "falcon"; }), "falcon"],
     ["malformed merges line", (d) => fs.appendFileSync(path.join(d, "merges.txt"), "onlyonepart\n"), "merges.txt"],
     ["vocab.json not an object", (d) => fs.writeFileSync(path.join(d, "vocab.json"), "[1, 2, 3]"), "vocab.json"],
     ["no config.json", (d) => fs.rmSync(path.join(d, "config.json")), "config.json"],

@@ -1,8 +1,10 @@
 // The model folder loader and writer: config.json's rules, round trips of whole folders in every
 // dtype (with and without the "transformer." prefix and lm_head.weight), streaming in any chunks,
-// and hostile folders refused by name. Not the forward's tests (test_gpt2.cpp).
+// and hostile folders refused by name, GPT-2's files. Not the forward's tests (test_transformer.cpp); the
+// other families' configs and shards: test_model_families.cpp.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,11 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-attn::Gpt2Config tiny_config(int vocab = 300) {
-  attn::Gpt2Config c;
-  c.n_layer = 2, c.n_head = 2, c.n_embd = 8, c.n_positions = 16, c.vocab_size = vocab;
-  return c;
-}
+attn::TransformerConfig tiny_config(int vocab = 300) { return attn::gpt2_config(2, 2, 8, 16, vocab); }
 
 // GPT-2's byte-to-unicode alphabet as UTF-8: the 256 one-byte tokens of a byte-level vocabulary.
 std::vector<std::string> byte_symbols() {
@@ -91,7 +89,7 @@ std::string refusal(const std::string& config, const std::string& weights) {
 
 std::string config_refusal(const std::string& text) {
   try {
-    attn::parse_gpt2_config(text);
+    attn::parse_model_config(text);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -104,19 +102,33 @@ float round_trip(float v, attn::Dtype d) {
   return v;
 }
 
+// Every tensor's values (the family's table, widened to float when held 16-bit).
+std::vector<std::pair<std::string, std::vector<float>>> tensor_values(const attn::Transformer& m) {
+  std::vector<std::pair<std::string, std::vector<float>>> out;
+  for (const attn::TensorSlot& s : attn::family_tensors(const_cast<attn::Transformer&>(m), !m.lm_head.empty())) {
+    std::int64_t n = 1;
+    for (std::int64_t d : s.shape) n *= d;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k)
+      v[static_cast<std::size_t>(k)] = s.dtype == attn::Dtype::F32 ? static_cast<const float*>(s.data)[k]
+                                                                    : attn::widen16(s.dtype, static_cast<const std::uint16_t*>(s.data)[k]);
+    out.emplace_back(s.name, std::move(v));
+  }
+  return out;
+}
+
 // Every tensor of `got` equals `expected`'s after a trip through dtype `d`, bit for bit.
-void check_same_weights(const attn::Gpt2Model& got, const attn::Gpt2Model& expected, attn::Dtype d) {
-  const auto a = attn::gpt2_named_tensors(got), b = attn::gpt2_named_tensors(expected);
+void check_same_weights(const attn::Transformer& got, const attn::Transformer& expected, attn::Dtype d) {
+  const auto a = tensor_values(got), b = tensor_values(expected);
   REQUIRE(a.size() == b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
-    CAPTURE(b[i].name);
-    REQUIRE(a[i].shape == b[i].shape);
-    std::int64_t n = 1;
-    for (std::int64_t s : b[i].shape) n *= s;
+    CAPTURE(b[i].first);
+    REQUIRE(a[i].first == b[i].first);
+    REQUIRE(a[i].second.size() == b[i].second.size());
     int differ = 0;
-    for (std::int64_t k = 0; k < n; ++k) {
-      const float want = round_trip(b[i].data[k], d);
-      differ += std::memcmp(&a[i].data[k], &want, 4) != 0;
+    for (std::size_t k = 0; k < b[i].second.size(); ++k) {
+      const float want = round_trip(b[i].second[k], d);
+      differ += std::memcmp(&a[i].second[k], &want, 4) != 0;
     }
     CHECK(differ == 0);
   }
@@ -128,36 +140,47 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-const std::string kConfig = attn::gpt2_config_json(tiny_config());
+const std::string kConfig = attn::model_config_json(tiny_config());
 
 }  // namespace
 
 TEST_CASE("model files: config.json read as GPT-2's shape") {
-  const attn::Gpt2Config c = attn::parse_gpt2_config(
+  const attn::ModelConfigFile file = attn::parse_model_config(
       R"({"model_type":"gpt2","n_layer":12,"n_head":12,"n_embd":768,"n_positions":1024,"n_ctx":1024,)"
       R"("vocab_size":50257,"layer_norm_epsilon":1e-05,"activation_function":"gelu_new","n_inner":null,"unknown":[1]})");
+  const attn::TransformerConfig& c = file.config;
+  CHECK(file.layout == attn::WeightLayout::InOut);
+  CHECK(file.tied_head);
+  CHECK(c.family == "gpt2");
   CHECK(c.n_layer == 12);
   CHECK(c.n_head == 12);
-  CHECK(c.n_embd == 768);
+  CHECK(c.n_kv_head == 12);
+  CHECK(c.d_model == 768);
+  CHECK(c.d_ff == 3072);
   CHECK(c.n_positions == 1024);
   CHECK(c.vocab_size == 50257);
-  CHECK(c.layer_norm_epsilon == 1e-5f);
-  CHECK(c.head_dim() == 64);
+  CHECK(c.norm_eps == 1e-5f);
+  CHECK(c.head_dim == 64);
+  CHECK(c.score_scale == 0.125f);
+  CHECK(c.norm == attn::NormKind::LayerNorm);
+  CHECK(c.positions == attn::PositionKind::Learned);
+  CHECK(c.qkv_bias);
+  CHECK_FALSE(c.gated_mlp);
   // n_ctx stands in for n_positions; epsilon defaults to 1e-5; gelu_pytorch_tanh is the same GELU.
-  const attn::Gpt2Config d = attn::parse_gpt2_config(
-      R"({"model_type":"gpt2","n_layer":1,"n_head":2,"n_embd":4,"n_ctx":7,"vocab_size":9,"activation_function":"gelu_pytorch_tanh","n_inner":16})");
+  const attn::TransformerConfig d = attn::parse_model_config(
+      R"({"model_type":"gpt2","n_layer":1,"n_head":2,"n_embd":4,"n_ctx":7,"vocab_size":9,"activation_function":"gelu_pytorch_tanh","n_inner":16})").config;
   CHECK(d.n_positions == 7);
-  CHECK(d.layer_norm_epsilon == 1e-5f);
-  CHECK(d.scale_attn_weights);  // Hugging Face's default
+  CHECK(d.norm_eps == 1e-5f);
+  CHECK(d.score_scale == 1.0f / std::sqrt(2.0f));  // scale_attn_weights: Hugging Face's default is true
   // scale_attn_weights false: read, and written back (the writer leaves the default out)
-  const attn::Gpt2Config raw = attn::parse_gpt2_config(
-      R"({"model_type":"gpt2","n_layer":1,"n_head":2,"n_embd":4,"n_ctx":7,"vocab_size":9,"scale_attn_weights":false})");
-  CHECK_FALSE(raw.scale_attn_weights);
-  CHECK(attn::parse_gpt2_config(attn::gpt2_config_json(raw)) == raw);
+  const attn::TransformerConfig raw = attn::parse_model_config(
+      R"({"model_type":"gpt2","n_layer":1,"n_head":2,"n_embd":4,"n_ctx":7,"vocab_size":9,"scale_attn_weights":false})").config;
+  CHECK(raw.score_scale == 1.0f);
+  CHECK(attn::parse_model_config(attn::model_config_json(raw)).config == raw);
   CHECK_FALSE(raw == d);
   CHECK(kConfig.find("scale_attn_weights") == std::string::npos);
   // The writer's config reads back as the same config.
-  CHECK(attn::parse_gpt2_config(kConfig) == tiny_config());
+  CHECK(attn::parse_model_config(kConfig).config == tiny_config());
   CHECK(kConfig.find("\"layer_norm_epsilon\": 1e-05") != std::string::npos);
   CHECK(kConfig.find("\"activation_function\": \"gelu_new\"") != std::string::npos);
 }
@@ -170,15 +193,16 @@ TEST_CASE("model files: config.json refused by name") {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {R"({"model_type":"llama","n_layer":2})",
-       "config.json: model_type \"llama\" is not supported: only GPT-2 family models (model_type \"gpt2\")"},
-      {"{" + base + "}", "config.json: no model_type (GPT-2 family models have model_type \"gpt2\")"},
+      {R"({"model_type":"falcon","n_layer":2})",
+       "config.json: model_type \"falcon\" is not supported (the families here: gpt2, llama, mistral, qwen2, qwen3, "
+       "gemma2, gemma3_text, gemma3)"},
+      {"{" + base + "}", "config.json: no model_type (one of gpt2, llama,"},
       {"{\"model_type\":\"gpt2\",", "config.json: not valid JSON"},
       {"[]", "config.json: not a JSON object"},
       {R"({"model_type":"gpt2","n_layer":2,"n_head":4,"n_embd":10,"n_positions":16,"vocab_size":300})",
        "config.json: n_embd 10 is not divisible by n_head 4"},
       {R"({"model_type":"gpt2","n_layer":0,"n_head":2,"n_embd":8,"n_positions":16,"vocab_size":300})",
-       "config.json: n_layer is 0, outside 1 to 96"},
+       "config.json: n_layer is 0, outside 1 to 128"},
       {R"({"model_type":"gpt2","n_layer":2,"n_head":-2,"n_embd":8,"n_positions":16,"vocab_size":300})",
        "config.json: n_head is -2, outside 1 to 128"},
       {R"({"model_type":"gpt2","n_layer":2,"n_head":2,"n_embd":8,"n_positions":16,"vocab_size":18446744073709551615})",
@@ -190,12 +214,12 @@ TEST_CASE("model files: config.json refused by name") {
       {R"({"model_type":"gpt2","n_layer":2,"n_head":2,"n_embd":8,"n_positions":16})", "config.json: vocab_size is missing"},
       {R"({"model_type":"gpt2","n_layer":2,"n_head":2,"n_embd":8,"vocab_size":300})",
        "config.json: n_positions (or n_ctx) is missing"},
-      {with(R"(,"layer_norm_epsilon":-1)"), "config.json: layer_norm_epsilon must be a number in (0, 1]"},
+      {with(R"(,"layer_norm_epsilon":-1)"), "config.json: layer_norm_epsilon is -1; it must be a number from 1e-12 to 1"},
       {with(R"(,"activation_function":"relu")"), "config.json: activation_function \"relu\" is not supported"},
       {with(R"(,"n_inner":64)"), "config.json: n_inner 64 is not supported: the MLP here is 4 × n_embd = 32 wide"},
       {with(R"(,"scale_attn_by_inverse_layer_idx":true)"), "scale_attn_by_inverse_layer_idx is not supported"},
       {with(R"(,"add_cross_attention":true)"), "add_cross_attention is not supported"},
-      {with(R"(,"scale_attn_weights":"no")"), "config.json: scale_attn_weights must be true or false, got \"no\""},
+      {with(R"(,"scale_attn_weights":"no")"), "config.json: scale_attn_weights must be true or false (got \"no\")"},
       {R"({"model_type":"gpt2","n_layer":)" + std::string(100000, '[') + std::string(100000, ']') + "}",
        "config.json: n_layer must be a whole number (got array)"},
   };
@@ -207,7 +231,7 @@ TEST_CASE("model files: config.json refused by name") {
 }
 
 TEST_CASE("model files: folders written and read back in every dtype, with and without the prefix") {
-  const attn::Gpt2Model original = attn::random_gpt2(tiny_config(), 7);
+  const attn::Transformer original = attn::random_transformer(tiny_config(), 7);
   for (attn::Dtype dtype : {attn::Dtype::F32, attn::Dtype::F16, attn::Dtype::BF16}) {
     for (int variant = 0; variant < 4; ++variant) {
       attn::ModelSaveOptions options;
@@ -229,7 +253,8 @@ TEST_CASE("model files: folders written and read back in every dtype, with and w
       REQUIRE(loaded.tokenizer);
       CHECK(loaded.tokenizer->vocab_size() == 257);
       CHECK(loaded.model->config == tiny_config());
-      CHECK(loaded.model->lm_head.size() == 0);
+      CHECK(loaded.model->lm_head.empty());
+      CHECK(loaded.model->embed.dtype == dtype);  // held as the file has it
       CHECK(loaded.model->parameter_count() == original.parameter_count());
       check_same_weights(*loaded.model, original, dtype);
       // The header as GPT2LMHeadModel writes it when asked for the prefix.
@@ -243,27 +268,27 @@ TEST_CASE("model files: folders written and read back in every dtype, with and w
 }
 
 TEST_CASE("model files: an untied LM head is kept; a tied one stored twice is kept once") {
-  attn::Gpt2Model untied = attn::random_gpt2(tiny_config(), 3);
-  untied.lm_head = attn::random_gpt2(tiny_config(), 4).wte;
-  const attn::LoadedModel a = assemble(kConfig, weights_bytes(attn::gpt2_named_tensors(untied)));
-  REQUIRE(a.model->lm_head.rows() == 300);
+  attn::Transformer untied = attn::random_transformer(tiny_config(), 3);
+  untied.lm_head = attn::random_transformer(tiny_config(), 4).embed;
+  const attn::LoadedModel a = assemble(kConfig, weights_bytes(attn::model_named_tensors(untied)));
+  REQUIRE(a.model->lm_head.rows == 300);
   CHECK(a.model->lm_head == untied.lm_head);
   CHECK(a.model->parameter_count() == untied.parameter_count());
   attn::ModelSaveOptions both;
   both.lm_head = true;
-  const attn::Gpt2Model tied = attn::random_gpt2(tiny_config(), 3);
-  const attn::LoadedModel b = assemble(kConfig, weights_bytes(attn::gpt2_named_tensors(tied, both)));
-  CHECK(b.model->lm_head.size() == 0);
+  const attn::Transformer tied = attn::random_transformer(tiny_config(), 3);
+  const attn::LoadedModel b = assemble(kConfig, weights_bytes(attn::model_named_tensors(tied, both)));
+  CHECK(b.model->lm_head.empty());
 }
 
 TEST_CASE("model files: the weights in any chunking give the same model") {
-  const attn::Gpt2Model original = attn::random_gpt2(tiny_config(), 11);
+  const attn::Transformer original = attn::random_transformer(tiny_config(), 11);
   for (attn::Dtype dtype : {attn::Dtype::F32, attn::Dtype::BF16}) {
     attn::ModelSaveOptions options;
     options.dtype = dtype;
     options.transformer_prefix = true;
     std::ostringstream out;
-    attn::write_gpt2_safetensors(out, original, options);
+    attn::write_model_safetensors(out, original, options);
     for (std::size_t chunk : {1, 3, 7, 4096}) {
       CAPTURE(chunk);
       check_same_weights(*assemble(kConfig, out.str(), chunk, chunk != 3).model, original, dtype);
@@ -272,8 +297,8 @@ TEST_CASE("model files: the weights in any chunking give the same model") {
 }
 
 TEST_CASE("model files: hostile weights refused by name") {
-  const attn::Gpt2Model m = attn::random_gpt2(tiny_config(), 5);
-  const std::vector<attn::NamedTensor> good = attn::gpt2_named_tensors(m);
+  const attn::Transformer m = attn::random_transformer(tiny_config(), 5);
+  const std::vector<attn::NamedTensor> good = attn::model_named_tensors(m);
   std::vector<float> spare(300 * 8, 0.5f);
   const auto without = [&](const std::string& prefix) {
     std::vector<attn::NamedTensor> t;
@@ -302,9 +327,9 @@ TEST_CASE("model files: hostile weights refused by name") {
        "model.safetensors: missing tensors h.1.ln_1.weight, h.1.ln_1.bias, h.1.attn.c_attn.weight, "
        "h.1.attn.c_attn.bias, ... (12 in all)"},
       {"unknown tensor name", plus({"h.0.attn.rotary.weight", {2}, spare.data()}),
-       "model.safetensors: tensor \"h.0.attn.rotary.weight\" is not part of a GPT-2 model"},
+       "model.safetensors: tensor \"h.0.attn.rotary.weight\" is not part of a gpt2 model as config.json describes it"},
       {"a layer past the config", plus({"transformer.h.2.ln_1.weight", {8}, spare.data()}),
-       "tensor \"transformer.h.2.ln_1.weight\" is not part of a GPT-2 model (config.json has 2 layers)"},
+       "tensor \"transformer.h.2.ln_1.weight\" is not part of a gpt2 model as config.json describes it (config.json has 2 layers)"},
       {"a tensor twice", plus({"transformer.wte.weight", {300, 8}, spare.data()}),
        "tensor \"wte.weight\" appears twice (as \"wte.weight\" and \"transformer.wte.weight\")"},
       {"lm_head of the wrong shape", plus({"lm_head.weight", {8, 300}, spare.data()}),
@@ -331,11 +356,11 @@ TEST_CASE("model files: hostile weights refused by name") {
 }
 
 TEST_CASE("model files: the folder's files refused by name") {
-  const std::string weights = weights_bytes(attn::gpt2_named_tensors(attn::random_gpt2(tiny_config(), 1)));
+  const std::string weights = weights_bytes(attn::model_named_tensors(attn::random_transformer(tiny_config(), 1)));
   {  // A vocabulary larger than the model's embedding.
-    const attn::Gpt2Config small = tiny_config(200);
-    const std::string w = weights_bytes(attn::gpt2_named_tensors(attn::random_gpt2(small, 1)));
-    CHECK(refusal(attn::gpt2_config_json(small), w) ==
+    const attn::TransformerConfig small = tiny_config(200);
+    const std::string w = weights_bytes(attn::model_named_tensors(attn::random_transformer(small, 1)));
+    CHECK(refusal(attn::model_config_json(small), w) ==
           "vocab.json: the vocabulary has 257 tokens, more than config.json's vocab_size 200");
   }
   attn::ModelAssembler a("x");
@@ -343,9 +368,9 @@ TEST_CASE("model files: the folder's files refused by name") {
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(a.add_text_file("pytorch_model.bin", ""),
                        "pytorch_model.bin: only model.safetensors weights are read, not this format", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(a.add_text_file("model-00001-of-00002.safetensors", ""), doctest::Contains("sharded"),
+  CHECK_THROWS_WITH_AS(a.add_text_file("model-00001-of-00002.safetensors", ""), doctest::Contains("is a weights file"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(a.add_text_file("notes.txt", ""), doctest::Contains("notes.txt: not a file of a GPT-2 model folder"),
+  CHECK_THROWS_WITH_AS(a.add_text_file("notes.txt", ""), doctest::Contains("notes.txt: not a file of a model folder"),
                        std::invalid_argument);
   a.add_text_file("generation_config.json", "not even JSON");  // a companion: ignored
   CHECK_THROWS_WITH_AS(a.finish(), "config.json: missing (the model's shape)", std::invalid_argument);
@@ -366,9 +391,7 @@ TEST_CASE("model files: the folder's files refused by name") {
   attn::ModelAssembler b("b");
   b.add_text_file("config.json", kConfig);
   b.begin_weights("model.safetensors", weights.size());
-  CHECK(b.weights_received() == 0);
   b.feed_weights(reinterpret_cast<const std::uint8_t*>(weights.data()), 100);
-  CHECK(b.weights_received() == 100);
   b.feed_weights(reinterpret_cast<const std::uint8_t*>(weights.data()) + 100, weights.size() - 100);
   CHECK_THROWS_WITH_AS(b.finish(), doctest::Contains("tokenizer.json: missing"), std::invalid_argument);
   attn::ModelAssembler c("c");
@@ -392,8 +415,8 @@ TEST_CASE("model files: folders on disk") {
   CHECK_THROWS_WITH_AS(attn::load_model_dir(dir.string()),
                        doctest::Contains("(it has pytorch_model.bin: only safetensors weights are read)"),
                        std::invalid_argument);
-  const attn::Gpt2Model m = attn::random_gpt2(tiny_config(), 2);
-  std::ofstream(dir / "model.safetensors", std::ios::binary) << weights_bytes(attn::gpt2_named_tensors(m), attn::Dtype::F16);
+  const attn::Transformer m = attn::random_transformer(tiny_config(), 2);
+  std::ofstream(dir / "model.safetensors", std::ios::binary) << weights_bytes(attn::model_named_tensors(m), attn::Dtype::F16);
   const attn::LoadedModel loaded = attn::load_model_dir(dir.string());
   CHECK(loaded.name == "attn_test_model_files_folder");
   check_same_weights(*loaded.model, m, attn::Dtype::F16);

@@ -32,7 +32,7 @@ Floats read_all(const std::string& file, std::size_t chunk, bool known_size = tr
   attn::SafetensorsReader reader("model.safetensors", known_size ? file.size() : 0, [&](const attn::TensorInfo& t) {
     std::vector<float>& v = values[t.name];
     v.assign(static_cast<std::size_t>(t.elements()), std::nanf("7"));
-    return v.data();
+    return attn::TensorTarget{v.data(), attn::Dtype::F32};
   });
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(file.data());
   for (std::size_t i = 0; i < file.size(); i += chunk) reader.feed(bytes + i, std::min(chunk, file.size() - i));
@@ -163,9 +163,9 @@ TEST_CASE("safetensors: the header's facts, metadata, and tensors skipped by a n
   const std::string file = written({{"b", {2}, b}, {"a", {3}, a}}, attn::Dtype::F16, {{"format", "pt"}, {"note", "x"}});
   std::vector<float> got_a(3, -1.0f);
   std::vector<std::string> asked;
-  attn::SafetensorsReader reader("w.safetensors", file.size(), [&](const attn::TensorInfo& t) -> float* {
+  attn::SafetensorsReader reader("w.safetensors", file.size(), [&](const attn::TensorInfo& t) {
     asked.push_back(t.name);
-    return t.name == "a" ? got_a.data() : nullptr;
+    return t.name == "a" ? attn::TensorTarget{got_a.data(), attn::Dtype::F32} : attn::TensorTarget{};
   });
   reader.feed(reinterpret_cast<const std::uint8_t*>(file.data()), 9);
   CHECK_FALSE(reader.header_read());
@@ -262,7 +262,7 @@ TEST_CASE("safetensors: short and long files of unknown size are refused when it
 TEST_CASE("safetensors: once refused, the reader stays refused") {
   const float v[] = {1, 2};
   const std::string file = written({{"v", {2}, v}}, attn::Dtype::F32);
-  attn::SafetensorsReader reader("model.safetensors", 0, [](const attn::TensorInfo& t) -> float* {
+  attn::SafetensorsReader reader("model.safetensors", 0, [](const attn::TensorInfo& t) -> attn::TensorTarget {
     throw std::invalid_argument("model.safetensors: tensor " + t.name + " is not wanted");
   });
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(file.data());
@@ -285,4 +285,32 @@ TEST_CASE("safetensors: the writer refuses what it cannot write") {
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(written({{"\xff", {1}, v}}, attn::Dtype::F32), doctest::Contains("not valid UTF-8"),
                        std::invalid_argument);
+}
+
+TEST_CASE("safetensors: tensors kept 16-bit: the file's own bits, or rounded from another format") {
+  // 1 + 2^-9 is exact in F16 (10 mantissa bits) but not in BF16 (7): BF16 rounds it to 1 (ties to
+  // even), F32 keeps it; 3.140625 = 3 + 9/64 is exact in both.
+  const float v[] = {1.0f + 1.0f / 512, 3.140625f, -2.0f};
+  for (attn::Dtype file_dtype : {attn::Dtype::F32, attn::Dtype::F16, attn::Dtype::BF16})
+    for (attn::Dtype held : {attn::Dtype::F16, attn::Dtype::BF16}) {
+      const std::string file = written({{"v", {3}, v}}, file_dtype);
+      std::vector<std::uint16_t> got(3, 0xffff);
+      for (std::size_t chunk : {std::size_t{1}, std::size_t{3}, std::size_t{4096}}) {
+        attn::SafetensorsReader reader("model.safetensors", file.size(), [&](const attn::TensorInfo&) {
+          return attn::TensorTarget{got.data(), held};
+        });
+        const auto* bytes = reinterpret_cast<const std::uint8_t*>(file.data());
+        for (std::size_t i = 0; i < file.size(); i += chunk) reader.feed(bytes + i, std::min(chunk, file.size() - i));
+        reader.finish();
+        CAPTURE(attn::dtype_name(file_dtype));
+        CAPTURE(attn::dtype_name(held));
+        const float first = attn::widen16(held, got[0]);
+        // Through BF16 anywhere the 2^-9 is gone; F32 or F16 into F16 keeps it.
+        const bool keeps = held == attn::Dtype::F16 && file_dtype != attn::Dtype::BF16;
+        CHECK(first == (keeps ? 1.0f + 1.0f / 512 : 1.0f));
+        CHECK(attn::widen16(held, got[1]) == 3.140625f);
+        CHECK(attn::widen16(held, got[2]) == -2.0f);
+        CHECK(got[2] == 0xc000);  // −2 has the same bits in both formats
+      }
+    }
 }

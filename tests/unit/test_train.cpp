@@ -213,13 +213,16 @@ TEST_CASE("train layers: tied LM head + cross-entropy backward") {
 
 TEST_CASE("train graph: the whole tiny model's gradient against finite differences, and float against double") {
   const attn::Gpt2Config config = tiny_config();
-  attn::Gpt2Model model = attn::random_gpt2(config, 11);
+  attn::Transformer model = attn::random_transformer(config.transformer(), 11);
   // larger weights than GPT-2's 0.02 so every path carries a visible gradient
   attn::Rng rng(12);
-  for (auto* m : {&model.wte, &model.wpe}) *m *= 20.0f;
+  const auto scale_weights = [](attn::Weights& w, float factor) {
+    for (float& x : w.f32) x *= factor;
+  };
+  scale_weights(model.embed, 20.0f), scale_weights(model.position_table, 20.0f);
   for (auto& b : model.blocks) {
-    for (auto* m : {&b.c_attn_w, &b.attn_c_proj_w, &b.c_fc_w, &b.mlp_c_proj_w}) *m *= 15.0f;
-    for (auto* v : {&b.ln_1_g, &b.ln_2_g, &b.c_attn_b, &b.c_fc_b})
+    for (auto* w : {&b.qkv, &b.o, &b.up, &b.down}) scale_weights(*w, 15.0f);
+    for (auto* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.qkv_b, &b.up_b})
       for (Eigen::Index i = 0; i < v->size(); ++i) (*v)(i) += static_cast<float>(0.3 * rng.normal());
   }
   const std::vector<std::vector<int>> batch = {{1, 4, 2, 9, 4, 10}, {3, 3, 7, 0}};
@@ -258,7 +261,7 @@ TEST_CASE("trainer: AdamW's first step by hand, clipping, weight decay only on m
   s.grad_clip = 0.5f;
   attn::Trainer trainer;
   trainer.init(s);
-  const attn::Gpt2Model before = trainer.model();
+  const attn::Transformer before = trainer.model();
   const float loss = trainer.step();
   // the gradient of the same batch from the same weights
   attn::Gpt2TrainGraph<float> g(trainer.model_config(), s.batch, true);
@@ -297,18 +300,17 @@ TEST_CASE("trainer: the same seed gives identical bits; another seed does not") 
   for (int i = 0; i < 5; ++i) la.push_back(a.step()), lb.push_back(b.step()), lc.push_back(c.step());
   CHECK(la == lb);
   CHECK(la != lc);
-  const attn::Gpt2Model ma = a.model(), mb = b.model();
-  CHECK(std::memcmp(ma.wte.data(), mb.wte.data(), sizeof(float) * ma.wte.size()) == 0);
-  CHECK(std::memcmp(ma.blocks[0].c_attn_w.data(), mb.blocks[0].c_attn_w.data(), sizeof(float) * ma.blocks[0].c_attn_w.size()) == 0);
+  const attn::Transformer ma = a.model(), mb = b.model();
+  CHECK(ma.embed.f32 == mb.embed.f32);
+  CHECK(ma.blocks[0].qkv.f32 == mb.blocks[0].qkv.f32);
   CHECK(a.heldout_accuracy() == b.heldout_accuracy());
 }
 
 namespace {
 
 std::vector<float> weights_of(const attn::Trainer& t) {
-  const attn::Gpt2Model m = t.model();
-  attn::Gpt2TrainGraph<float> g(m.config, 1, m.config.scale_attn_weights);
-  g.set_parameters(m);
+  attn::Gpt2TrainGraph<float> g(t.model_config(), 1, t.settings().scale);
+  g.set_parameters(t.model());
   return g.params();
 }
 

@@ -234,9 +234,14 @@ TEST_CASE("train session: the probe shows every head at the predicting position;
   const LoadedModel loaded = load_model_files("trained", trained_model_files(trainer.model(), trainer.corpus()));
   std::vector<int> ids;
   for (const std::string& w : p.words) ids.push_back(trainer.corpus().id(w));
-  const ModelTrace trace = gpt2_forward(*loaded.model, ids, Backend::Scalar);
+  ForwardOptions every;
+  every.backend = Backend::Scalar, every.top_k = loaded.model->config.vocab_size;
+  const ModelTrace trace = transformer_forward(*loaded.model, ids, every);
   const int creature_id = trainer.corpus().id(p.creature);
-  CHECK(trace.probs(p.predict_pos, creature_id) == doctest::Approx(p.p_creature).epsilon(1e-4));
+  float p_creature = -1;
+  for (const NextToken& n : trace.next[static_cast<std::size_t>(p.predict_pos)])
+    if (n.id == creature_id) p_creature = n.p;
+  CHECK(p_creature == doctest::Approx(p.p_creature).epsilon(1e-4));
   CHECK(p.at_step == 20);  // the last frame of the run drew the last step's weights
   // Paused, the learner picks the twin sentence: the next frame shows it, on the same weights.
   TrainForm twin = form;

@@ -12,8 +12,11 @@ void attention_eigen(const AttentionProblem& p, float* output, float* weights) {
   using ConstMap = Eigen::Map<const Matrix>;
   const ConstMap query(p.query, p.Tq, p.d), key(p.key, p.Tk, p.d), value(p.value, p.Tk, p.dv);
   Matrix scores = (query * key.transpose()) * p.scale;  // (Tq, Tk)
-  if (p.causal) apply_causal_mask(scores, -std::numeric_limits<float>::infinity());
-  // Stable softmax per row: subtract the row max before exp (a row always has key 0 visible).
+  if (p.softcap > 0) scores = ((scores / p.softcap).array().tanh() * p.softcap).matrix();
+  for (int i = 0; i < p.Tq; ++i)
+    for (int j = 0; j < p.Tk; ++j)
+      if (p.hidden(i, j)) scores(i, j) = -std::numeric_limits<float>::infinity();
+  // Stable softmax per row: subtract the row max before exp (a row always has itself, or key 0, visible).
   const Eigen::VectorXf row_max = scores.rowwise().maxCoeff();
   scores = (scores.colwise() - row_max).array().exp().matrix();
   const Eigen::VectorXf row_sum = scores.rowwise().sum();

@@ -11,6 +11,9 @@ enum class Backend { Scalar, Eigen, Simd };
 // Shapes (row-major): query (Tq, d), key (Tk, d), value (Tk, dv); output (Tq, dv); weights (Tq, Tk).
 // score_ij = scale * q_i·k_j, where scale folds in 1/√d and 1/temperature.
 // causal: key j is hidden from query i when j > i (top-left aligned, as torch's is_causal).
+// window > 0: also hidden when i − j ≥ window (a sliding-window layer: query i sees keys
+// i − window + 1 … i). softcap > 0: each scaled score s becomes tanh(s / softcap) · softcap before
+// the mask (Gemma 2's cap), so no score leaves (−softcap, softcap).
 struct AttentionProblem {
   const float* query = nullptr;
   const float* key = nullptr;
@@ -18,6 +21,9 @@ struct AttentionProblem {
   int Tq = 0, Tk = 0, d = 0, dv = 0;
   float scale = 1.0f;
   bool causal = false;
+  int window = 0;
+  float softcap = 0.0f;
+  bool hidden(int i, int j) const { return (causal && j > i) || (window > 0 && i - j >= window); }
 };
 
 // Writes output and, when weights != nullptr, the full weight matrix. Masked weights are exactly 0.

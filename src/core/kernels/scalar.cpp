@@ -14,16 +14,18 @@ void attention_scalar(const AttentionProblem& p, float* output, float* weights) 
   std::vector<float> score_j(p.Tk), weight_j(p.Tk);
   for (int i = 0; i < p.Tq; ++i) {
     const float* query_d = p.query + static_cast<std::size_t>(i) * p.d;
-    // pass 1: scaled scores; hidden (future) keys get -inf so softmax gives them exactly 0
+    // pass 1: scaled (and capped) scores; hidden keys (the future, or past the window) get -inf so
+    // softmax gives them exactly 0
     for (int j = 0; j < p.Tk; ++j) {
-      if (p.causal && j > i) {
+      if (p.hidden(i, j)) {
         score_j[j] = -std::numeric_limits<float>::infinity();
         continue;
       }
       const float* key_d = p.key + static_cast<std::size_t>(j) * p.d;
       double dot = 0.0;
       for (int c = 0; c < p.d; ++c) dot += static_cast<double>(query_d[c]) * key_d[c];
-      score_j[j] = static_cast<float>(dot * p.scale);
+      const double scaled = dot * p.scale;
+      score_j[j] = static_cast<float>(p.softcap > 0 ? std::tanh(scaled / p.softcap) * p.softcap : scaled);
     }
     // pass 2: softmax over the keys (this row sums to 1)
     softmax_row(score_j.data(), weight_j.data(), static_cast<std::size_t>(p.Tk));

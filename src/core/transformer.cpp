@@ -1,0 +1,558 @@
+// The one forward pass of every decoder family (see transformer.h), one function per layer type as
+// llm.c writes it. Not the trainer and not a loader: inference over named tensors, keeping what the
+// views show.
+#include "transformer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "kernels/matmul.h"
+#include "random.h"
+
+namespace attn {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what, const std::string& why) { throw std::invalid_argument(what + ": " + why); }
+
+void check_range(const std::string& what, const char* key, long long value, long long lo, long long hi) {
+  if (value < lo || value > hi)
+    bad(what, std::string(key) + " is " + std::to_string(value) + "; it must be from " + std::to_string(lo) + " to " +
+                  std::to_string(hi));
+}
+
+// out (T, N) = in (T, K) · W (+ bias), with W as stored: (K, N) used as is, or (N, K) transposed.
+void linear_forward(const Matrix& in, const Weights& w, const Vector& bias, Matrix& out, Backend backend) {
+  out.resize(in.rows(), w.out());
+  MatmulProblem p;
+  p.layout = w.transposed ? MatmulLayout::NT : MatmulLayout::NN;
+  p.a = in.data();
+  if (w.dtype == Dtype::F32) p.b = w.f32.data();
+  else p.b16 = w.u16.data(), p.b_dtype = w.dtype;
+  p.bias = bias.size() ? bias.data() : nullptr;
+  p.M = static_cast<int>(in.rows()), p.K = w.in(), p.N = w.out();
+  matmul(backend, p, out.data());
+}
+
+// One row normalised: LayerNorm (x − mean) / √(var + ε) · w + b, the biased variance as torch's; or
+// RMSNorm x / √(mean(x²) + ε) · w (· (1 + w) for Gemma). Accumulated in double.
+void norm_row(const float* x, int n, const TransformerConfig& c, const float* w, const float* b, float* y) {
+  double mean = 0;
+  if (c.norm == NormKind::LayerNorm) {
+    for (int i = 0; i < n; ++i) mean += x[i];
+    mean /= n;
+  }
+  double var = 0;
+  for (int i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  var /= n;
+  const double rstd = 1.0 / std::sqrt(var + c.norm_eps);
+  for (int i = 0; i < n; ++i) {
+    const float scale = c.norm_plus_one ? 1.0f + w[i] : w[i];
+    y[i] = static_cast<float>((x[i] - mean) * rstd) * scale + (b ? b[i] : 0.0f);
+  }
+}
+
+void norm_forward(const Matrix& in, const Vector& w, const Vector& b, const TransformerConfig& c, Matrix& out) {
+  out.resize(in.rows(), in.cols());
+  for (Eigen::Index t = 0; t < in.rows(); ++t)
+    norm_row(in.row(t).data(), static_cast<int>(in.cols()), c, w.data(), b.size() ? b.data() : nullptr,
+             out.row(t).data());
+}
+
+// Each head's hd columns of x (T, heads · hd) RMS-normalised with w (hd): Qwen 3's and Gemma 3's q/k norm.
+void head_norm_forward(Matrix& x, int heads, int hd, const Vector& w, const TransformerConfig& c) {
+  TransformerConfig rms = c;
+  rms.norm = NormKind::RmsNorm;
+  std::vector<float> row(static_cast<std::size_t>(hd));
+  for (Eigen::Index t = 0; t < x.rows(); ++t)
+    for (int h = 0; h < heads; ++h) {
+      float* head = x.row(t).data() + static_cast<std::ptrdiff_t>(h) * hd;
+      std::copy(head, head + hd, row.begin());
+      norm_row(row.data(), hd, rms, w.data(), nullptr, head);
+    }
+}
+
+float activate(Activation a, float v) {
+  switch (a) {
+    case Activation::GeluTanh: {
+      const float k = 0.7978845608028654f;  // √(2/π)
+      return 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+    }
+    case Activation::GeluErf: return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f));
+    case Activation::Silu: return v / (1.0f + std::exp(-v));
+  }
+  return v;
+}
+
+// The MLP's hidden layer in place: act(h) for a plain MLP; act(gate) ⊙ up for a gated one, whose
+// (T, 2·d_ff) input holds [gate | up] and whose output is the first d_ff columns.
+void mlp_activation(Matrix& hidden, const TransformerConfig& c) {
+  if (!c.gated_mlp) {
+    for (Eigen::Index i = 0; i < hidden.size(); ++i) hidden.data()[i] = activate(c.activation, hidden.data()[i]);
+    return;
+  }
+  const Eigen::Index F = c.d_ff;
+  Matrix gated(hidden.rows(), F);
+  for (Eigen::Index t = 0; t < hidden.rows(); ++t)
+    for (Eigen::Index i = 0; i < F; ++i) gated(t, i) = activate(c.activation, hidden(t, i)) * hidden(t, F + i);
+  hidden = std::move(gated);
+}
+
+}  // namespace
+
+// [SECTION] names and the configuration ------------------------------------------------------
+
+const char* norm_kind_name(NormKind k) { return k == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
+const char* position_kind_name(PositionKind k) { return k == PositionKind::Learned ? "learned" : "rope"; }
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::GeluTanh: return "gelu_tanh";
+    case Activation::GeluErf: return "gelu";
+    case Activation::Silu: return "silu";
+  }
+  return "?";
+}
+const char* rope_scaling_name(RopeScaling s) {
+  switch (s) {
+    case RopeScaling::None: return "none";
+    case RopeScaling::Linear: return "linear";
+    case RopeScaling::Llama3: return "llama3";
+    case RopeScaling::Yarn: return "yarn";
+  }
+  return "?";
+}
+
+bool RopeConfig::operator==(const RopeConfig& o) const {
+  return theta == o.theta && scaling == o.scaling && factor == o.factor && low_freq_factor == o.low_freq_factor &&
+         high_freq_factor == o.high_freq_factor && original_max_positions == o.original_max_positions &&
+         beta_fast == o.beta_fast && beta_slow == o.beta_slow && attention_factor == o.attention_factor &&
+         truncate == o.truncate;
+}
+
+bool TransformerConfig::any_window() const {
+  return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) { return l.window > 0; });
+}
+
+bool TransformerConfig::operator==(const TransformerConfig& o) const {
+  return family == o.family && n_layer == o.n_layer && n_head == o.n_head && n_kv_head == o.n_kv_head &&
+         head_dim == o.head_dim && d_model == o.d_model && d_ff == o.d_ff && vocab_size == o.vocab_size &&
+         n_positions == o.n_positions && norm == o.norm && norm_plus_one == o.norm_plus_one &&
+         norm_eps == o.norm_eps && sandwich_norms == o.sandwich_norms && positions == o.positions &&
+         layers == o.layers && qkv_bias == o.qkv_bias && o_bias == o.o_bias && mlp_bias == o.mlp_bias &&
+         qk_norm == o.qk_norm && attn_softcap == o.attn_softcap && final_softcap == o.final_softcap &&
+         score_scale == o.score_scale && embed_scale == o.embed_scale && gated_mlp == o.gated_mlp &&
+         activation == o.activation && causal == o.causal;
+}
+
+void validate_config(const TransformerConfig& c, const std::string& what) {
+  check_range(what, "the number of layers", c.n_layer, 1, kMaxModelLayers);
+  check_range(what, "the number of heads", c.n_head, 1, kMaxModelHeads);
+  check_range(what, "the number of key/value heads", c.n_kv_head, 1, c.n_head);
+  check_range(what, "the head width", c.head_dim, 1, kMaxModelHeadDim);
+  check_range(what, "the model width", c.d_model, 1, kMaxModelWidth);
+  check_range(what, "heads × head width", static_cast<long long>(c.n_head) * c.head_dim, 1, kMaxModelWidth);
+  check_range(what, "the MLP width", c.d_ff, 1, kMaxModelFfWidth);
+  check_range(what, "the vocabulary size", c.vocab_size, 1, kMaxVocab);
+  if (c.n_head % c.n_kv_head != 0)
+    bad(what, std::to_string(c.n_head) + " query heads cannot share " + std::to_string(c.n_kv_head) +
+                  " key/value heads evenly (heads must be a multiple of key/value heads)");
+  if (c.positions == PositionKind::Learned) check_range(what, "the position table's rows", c.n_positions, 1, kMaxModelPositions);
+  if (c.positions == PositionKind::Rope && c.head_dim % 2 != 0)
+    bad(what, "rotary positions need an even head width (got " + std::to_string(c.head_dim) + ")");
+  if (static_cast<int>(c.layers.size()) != c.n_layer)
+    bad(what, "the per-layer settings list " + std::to_string(c.layers.size()) + " layers, not " + std::to_string(c.n_layer));
+  for (const LayerSpec& l : c.layers) {
+    if (l.window < 0) bad(what, "a sliding window must be at least 1 token");
+    const RopeConfig& r = l.rope;
+    if (c.positions == PositionKind::Rope) {
+      if (!(r.theta > 1 && r.theta < 1e12)) bad(what, "rope theta must be a number above 1");
+      if (!(r.factor >= 1 && r.factor <= 1e4) && r.scaling != RopeScaling::None)
+        bad(what, "the rope scaling factor must be a number from 1 to 10000");
+      if ((r.scaling == RopeScaling::Llama3 || r.scaling == RopeScaling::Yarn) &&
+          (r.original_max_positions < 1 || r.original_max_positions > (1 << 24)))
+        bad(what, "rope scaling needs original_max_position_embeddings from 1 to 16777216");
+      if (r.scaling == RopeScaling::Llama3 && !(r.high_freq_factor > r.low_freq_factor && r.low_freq_factor > 0))
+        bad(what, "llama3 rope scaling needs 0 < low_freq_factor < high_freq_factor");
+      if (r.scaling == RopeScaling::Yarn && !(r.beta_fast > 0 && r.beta_slow > 0 && r.attention_factor > 0 &&
+                                              std::isfinite(r.attention_factor) && r.attention_factor < 100))
+        bad(what, "yarn rope scaling needs positive beta_fast, beta_slow and attention_factor");
+    }
+  }
+  const auto finite_nonnegative = [&](float v, const char* name) {
+    if (!(v >= 0 && std::isfinite(v))) bad(what, std::string(name) + " must be a finite number ≥ 0");
+  };
+  if (!(c.norm_eps > 0 && c.norm_eps <= 1)) bad(what, "the norm epsilon must be a number in (0, 1]");
+  finite_nonnegative(c.attn_softcap, "the attention soft-cap");
+  finite_nonnegative(c.final_softcap, "the final logit soft-cap");
+  if (!(c.score_scale > 0 && c.score_scale <= 1e3)) bad(what, "the score scale must be a number in (0, 1000]");
+  if (!(c.embed_scale > 0 && c.embed_scale <= 1e4)) bad(what, "the embedding scale must be a number in (0, 10000]");
+}
+
+// [SECTION] weights --------------------------------------------------------------------------
+
+void Weights::allocate(Dtype d, int r, int c, bool t) {
+  dtype = d, rows = r, cols = c, transposed = t;
+  f32.clear(), u16.clear();
+  const std::size_t n = static_cast<std::size_t>(r) * static_cast<std::size_t>(c);
+  if (d == Dtype::F32) f32.assign(n, 0.0f);
+  else u16.assign(n, 0);
+}
+
+float Weights::at(int r, int c) const {
+  const std::size_t i = static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(c);
+  return dtype == Dtype::F32 ? f32[i] : widen16(dtype, u16[i]);
+}
+
+Vector Weights::row(int r) const {
+  Vector v(cols);
+  for (int c = 0; c < cols; ++c) v[c] = at(r, c);
+  return v;
+}
+
+Matrix Weights::output_columns(int first, int n) const {
+  Matrix m(in(), n);
+  for (int i = 0; i < in(); ++i)
+    for (int j = 0; j < n; ++j) m(i, j) = transposed ? at(first + j, i) : at(i, first + j);
+  return m;
+}
+
+bool Weights::operator==(const Weights& o) const {
+  return dtype == o.dtype && rows == o.rows && cols == o.cols && transposed == o.transposed && f32 == o.f32 && u16 == o.u16;
+}
+
+Transformer::Transformer(const TransformerConfig& c, Dtype dtype, WeightLayout layout) : config(c) {
+  validate_config(c, "config");
+  const int C = c.d_model, F = c.d_ff, hd = c.head_dim;
+  const int qkv_out = (c.n_head + 2 * c.n_kv_head) * hd;
+  const bool layernorm = c.norm == NormKind::LayerNorm;
+  const bool transposed = layout == WeightLayout::OutIn;
+  embed.allocate(dtype, c.vocab_size, C, true);
+  if (c.positions == PositionKind::Learned) position_table.allocate(dtype, c.n_positions, C, true);
+  blocks.resize(static_cast<std::size_t>(c.n_layer));
+  for (TransformerBlock& b : blocks) {
+    b.attn_norm_w = Vector::Zero(C);
+    if (layernorm) b.attn_norm_b = Vector::Zero(C);
+    transposed ? b.qkv.allocate(dtype, qkv_out, C, true) : b.qkv.allocate(dtype, C, qkv_out, false);
+    if (c.qkv_bias) b.qkv_b = Vector::Zero(qkv_out);
+    if (c.qk_norm) b.q_norm_w = Vector::Zero(hd), b.k_norm_w = Vector::Zero(hd);
+    transposed ? b.o.allocate(dtype, C, c.n_head * hd, true) : b.o.allocate(dtype, c.n_head * hd, C, false);
+    if (c.o_bias) b.o_b = Vector::Zero(C);
+    if (c.sandwich_norms) b.post_attn_norm_w = Vector::Zero(C), b.post_mlp_norm_w = Vector::Zero(C);
+    b.mlp_norm_w = Vector::Zero(C);
+    if (layernorm) b.mlp_norm_b = Vector::Zero(C);
+    const int up_out = c.gated_mlp ? 2 * F : F;
+    transposed ? b.up.allocate(dtype, up_out, C, true) : b.up.allocate(dtype, C, up_out, false);
+    if (c.mlp_bias) b.up_b = Vector::Zero(up_out), b.down_b = Vector::Zero(C);
+    transposed ? b.down.allocate(dtype, C, F, true) : b.down.allocate(dtype, F, C, false);
+  }
+  final_norm_w = Vector::Zero(C);
+  if (layernorm) final_norm_b = Vector::Zero(C);
+}
+
+std::int64_t Transformer::parameter_count() const {
+  std::int64_t n = embed.size() + position_table.size() + final_norm_w.size() + final_norm_b.size() + lm_head.size();
+  for (const TransformerBlock& b : blocks)
+    n += b.attn_norm_w.size() + b.attn_norm_b.size() + b.qkv.size() + b.qkv_b.size() + b.q_norm_w.size() +
+         b.k_norm_w.size() + b.o.size() + b.o_b.size() + b.post_attn_norm_w.size() + b.mlp_norm_w.size() +
+         b.mlp_norm_b.size() + b.up.size() + b.up_b.size() + b.down.size() + b.down_b.size() + b.post_mlp_norm_w.size();
+  return n;
+}
+
+std::uint64_t Transformer::weight_bytes() const {
+  std::uint64_t n = embed.bytes() + position_table.bytes() + lm_head.bytes() +
+                    4 * static_cast<std::uint64_t>(final_norm_w.size() + final_norm_b.size());
+  for (const TransformerBlock& b : blocks)
+    n += b.qkv.bytes() + b.o.bytes() + b.up.bytes() + b.down.bytes() +
+         4 * static_cast<std::uint64_t>(b.attn_norm_w.size() + b.attn_norm_b.size() + b.qkv_b.size() +
+                                        b.q_norm_w.size() + b.k_norm_w.size() + b.o_b.size() +
+                                        b.post_attn_norm_w.size() + b.mlp_norm_w.size() + b.mlp_norm_b.size() +
+                                        b.up_b.size() + b.down_b.size() + b.post_mlp_norm_w.size());
+  return n;
+}
+
+std::uint64_t transformer_weight_bytes(const TransformerConfig& c, Dtype dtype) {
+  const std::uint64_t C = static_cast<std::uint64_t>(c.d_model), F = static_cast<std::uint64_t>(c.d_ff);
+  const std::uint64_t hd = static_cast<std::uint64_t>(c.head_dim);
+  const std::uint64_t H = static_cast<std::uint64_t>(c.n_head), KV = static_cast<std::uint64_t>(c.n_kv_head);
+  const std::uint64_t w = dtype_bytes(dtype), norm_vectors = c.norm == NormKind::LayerNorm ? 2 : 1;
+  std::uint64_t matrices = static_cast<std::uint64_t>(c.vocab_size) * C + static_cast<std::uint64_t>(c.n_positions) * C;
+  std::uint64_t vectors = norm_vectors * C;
+  const std::uint64_t per_block_matrices = C * (H + 2 * KV) * hd + H * hd * C + C * F * (c.gated_mlp ? 2 : 1) + F * C;
+  std::uint64_t per_block_vectors = 2 * norm_vectors * C + (c.sandwich_norms ? 2 * C : 0) + (c.qk_norm ? 2 * hd : 0) +
+                                    (c.qkv_bias ? (H + 2 * KV) * hd : 0) + (c.o_bias ? C : 0) +
+                                    (c.mlp_bias ? F * (c.gated_mlp ? 2 : 1) + C : 0);
+  matrices += static_cast<std::uint64_t>(c.n_layer) * per_block_matrices;
+  vectors += static_cast<std::uint64_t>(c.n_layer) * per_block_vectors;
+  return w * matrices + 4 * vectors;
+}
+
+// [SECTION] rotary positions -----------------------------------------------------------------
+
+std::vector<double> rope_inv_freq(const RopeConfig& r, int hd) {
+  const int half = hd / 2;
+  std::vector<double> inv(static_cast<std::size_t>(half));
+  for (int i = 0; i < half; ++i) inv[i] = 1.0 / std::pow(r.theta, 2.0 * i / hd);
+  const double pi = 3.14159265358979323846;
+  switch (r.scaling) {
+    case RopeScaling::None: break;
+    case RopeScaling::Linear:
+      for (double& f : inv) f /= r.factor;
+      break;
+    case RopeScaling::Llama3: {
+      // Long wavelengths (past the trained context / low_freq_factor) slow down by the factor,
+      // short ones (under context / high_freq_factor) keep their speed, and between the two a
+      // linear blend in context / wavelength.
+      const double context = r.original_max_positions;
+      const double low_wavelength = context / r.low_freq_factor, high_wavelength = context / r.high_freq_factor;
+      for (double& f : inv) {
+        const double wavelength = 2 * pi / f;
+        if (wavelength > low_wavelength) {
+          f /= r.factor;
+        } else if (wavelength >= high_wavelength) {
+          const double smooth = (context / wavelength - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+          f = (1 - smooth) * f / r.factor + smooth * f;
+        }
+      }
+      break;
+    }
+    case RopeScaling::Yarn: {
+      // Dimensions that turn fewer than beta_slow times over the trained context are interpolated
+      // (÷ factor), those turning more than beta_fast times kept, a linear ramp between.
+      const double context = r.original_max_positions;
+      const auto correction_dim = [&](double rotations) {
+        return hd * std::log(context / (rotations * 2 * pi)) / (2 * std::log(r.theta));
+      };
+      double low = correction_dim(r.beta_fast), high = correction_dim(r.beta_slow);
+      if (r.truncate) low = std::floor(low), high = std::ceil(high);
+      low = std::max(low, 0.0), high = std::min(high, static_cast<double>(hd - 1));
+      if (low == high) high += 0.001;
+      for (int i = 0; i < half; ++i) {
+        const double ramp = std::clamp((i - low) / (high - low), 0.0, 1.0);
+        const double keep = 1 - ramp;  // the share of the original frequency
+        inv[i] = inv[i] / r.factor * (1 - keep) + inv[i] * keep;
+      }
+      break;
+    }
+  }
+  return inv;
+}
+
+void apply_rope(Matrix& x, int heads, int hd, const RopeConfig& rope, int first_position) {
+  const std::vector<double> inv = rope_inv_freq(rope, hd);
+  const int half = hd / 2;
+  const double gain = rope.scaling == RopeScaling::Yarn ? rope.attention_factor : 1.0;
+  for (Eigen::Index t = 0; t < x.rows(); ++t) {
+    const double position = static_cast<double>(first_position + t);
+    for (int i = 0; i < half; ++i) {
+      const double angle = position * inv[i];
+      const double c = std::cos(angle) * gain, s = std::sin(angle) * gain;
+      for (int h = 0; h < heads; ++h) {
+        float* v = x.row(t).data() + static_cast<std::ptrdiff_t>(h) * hd;
+        const double a = v[i], b = v[i + half];
+        v[i] = static_cast<float>(a * c - b * s);
+        v[i + half] = static_cast<float>(b * c + a * s);
+      }
+    }
+  }
+}
+
+// [SECTION] the forward pass -----------------------------------------------------------------
+
+ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
+  const TransformerConfig& cfg = model.config;
+  const int T = static_cast<int>(token_ids.size()), C = cfg.d_model, H = cfg.n_head, KV = cfg.n_kv_head;
+  const int hd = cfg.head_dim;
+  const int longest = cfg.positions == PositionKind::Learned ? std::min(cfg.n_positions, kMaxModelTokens) : kMaxModelTokens;
+  if (T == 0) throw std::invalid_argument("text: no tokens to read");
+  if (T > longest)
+    throw std::invalid_argument("text: " + std::to_string(T) + " tokens; this model reads at most " +
+                                std::to_string(longest));
+  for (int id : token_ids)
+    if (id < 0 || id >= cfg.vocab_size)
+      throw std::invalid_argument("text: token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
+                                  std::to_string(cfg.vocab_size - 1) + ")");
+  const Backend backend = options.backend;
+  ModelTrace trace;
+  trace.token_ids = token_ids;
+  trace.layers.resize(static_cast<std::size_t>(cfg.n_layer));
+
+  // pass 1: the residual stream starts as the token's embedding (· embed_scale), plus its position's
+  // row for a learned table; x (T, C)
+  Matrix x(T, C);
+  for (int t = 0; t < T; ++t) {
+    x.row(t) = model.embed.row(token_ids[t]) * cfg.embed_scale;
+    if (cfg.positions == PositionKind::Learned) x.row(t) += model.position_table.row(t);
+  }
+
+  const bool keep_projected = cfg.qk_norm || cfg.positions == PositionKind::Rope;
+  Matrix qkv, q_h, k_h, v_h, out_h(T, hd), projected, normed, hidden;
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    const TransformerBlock& b = model.blocks[static_cast<std::size_t>(l)];
+    const LayerSpec& spec = cfg.layers[static_cast<std::size_t>(l)];
+    LayerTrace& layer = trace.layers[static_cast<std::size_t>(l)];
+    // pass 2: q, k, v from the normalised stream; then each head's q/k norm and rotation
+    norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, layer.x);
+    linear_forward(layer.x, b.qkv, b.qkv_b, qkv, backend);
+    layer.query = qkv.middleCols(0, H * hd);
+    layer.key = qkv.middleCols(H * hd, KV * hd);
+    layer.value = qkv.middleCols((H + KV) * hd, KV * hd);
+    if (keep_projected) layer.query_projected = layer.query, layer.key_projected = layer.key;
+    if (cfg.qk_norm) {
+      head_norm_forward(layer.query, H, hd, b.q_norm_w, cfg);
+      head_norm_forward(layer.key, KV, hd, b.k_norm_w, cfg);
+      layer.query_normed = layer.query, layer.key_normed = layer.key;
+    }
+    if (cfg.positions == PositionKind::Rope) {
+      apply_rope(layer.query, H, hd, spec.rope);
+      apply_rope(layer.key, KV, hd, spec.rope);
+    }
+    // pass 3: attention per query head over its shared K/V head, with the layer's scale, cap and mask
+    layer.weights.resize(static_cast<std::size_t>(H));
+    layer.head_outputs.resize(T, H * hd);
+    for (int h = 0; h < H; ++h) {
+      const int g = cfg.kv_head_of(h);
+      q_h = layer.query.middleCols(h * hd, hd), k_h = layer.key.middleCols(g * hd, hd), v_h = layer.value.middleCols(g * hd, hd);
+      AttentionProblem p;
+      p.query = q_h.data(), p.key = k_h.data(), p.value = v_h.data();
+      p.Tq = p.Tk = T, p.d = p.dv = hd;
+      p.scale = cfg.score_scale;
+      p.causal = cfg.causal;
+      p.window = spec.window;
+      p.softcap = cfg.attn_softcap;
+      layer.weights[static_cast<std::size_t>(h)].resize(T, T);
+      attention_forward(backend, p, out_h.data(), layer.weights[static_cast<std::size_t>(h)].data());
+      layer.head_outputs.middleCols(h * hd, hd) = out_h;
+    }
+    linear_forward(layer.head_outputs, b.o, b.o_b, projected, backend);
+    if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_attn_norm_w, Vector(), cfg, projected);
+    x += projected;
+    // pass 4: the MLP on the normalised stream: up (and gate), activation, down
+    norm_forward(x, b.mlp_norm_w, b.mlp_norm_b, cfg, normed);
+    linear_forward(normed, b.up, b.up_b, hidden, backend);
+    mlp_activation(hidden, cfg);
+    linear_forward(hidden, b.down, b.down_b, projected, backend);
+    if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_mlp_norm_w, Vector(), cfg, projected);
+    x += projected;
+  }
+
+  // pass 5: the final norm, logits = x · Eᵀ (the tied embedding or the own head), capped, softmax,
+  // the top k per position; a few rows at a time so a 262 144-token vocabulary needs no (T, V) matrix
+  trace.next.resize(static_cast<std::size_t>(T));
+  if (options.top_k <= 0) return trace;
+  norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, normed);
+  const Weights& head = model.lm_head.empty() ? model.embed : model.lm_head;
+  const int V = cfg.vocab_size, first = std::clamp(options.predict_from, 0, T), rows_per_pass = 8;
+  const int k = std::min(options.top_k, V);
+  Matrix logits;
+  std::vector<int> order(static_cast<std::size_t>(V));
+  for (int t0 = first; t0 < T; t0 += rows_per_pass) {
+    const int rows = std::min(rows_per_pass, T - t0);
+    const Matrix block = normed.middleRows(t0, rows);
+    linear_forward(block, head, Vector(), logits, backend);
+    for (int r = 0; r < rows; ++r) {
+      float* row = logits.row(r).data();
+      if (cfg.final_softcap > 0)
+        for (int v = 0; v < V; ++v) row[v] = std::tanh(row[v] / cfg.final_softcap) * cfg.final_softcap;
+      const float max = *std::max_element(row, row + V);  // subtracted so exp cannot overflow
+      double sum = 0;
+      for (int v = 0; v < V; ++v) sum += (row[v] = std::exp(row[v] - max));
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int v = 0; v < V; ++v) row[v] *= inv;
+      for (int v = 0; v < V; ++v) order[static_cast<std::size_t>(v)] = v;
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](int a, int b) { return row[a] != row[b] ? row[a] > row[b] : a < b; });
+      std::vector<NextToken>& next = trace.next[static_cast<std::size_t>(t0 + r)];
+      for (int i = 0; i < k; ++i) next.push_back({order[static_cast<std::size_t>(i)], row[order[static_cast<std::size_t>(i)]]});
+    }
+  }
+  return trace;
+}
+
+std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, int k) {
+  if (position < 0 || position >= static_cast<int>(trace.next.size()) || k <= 0) return {};
+  const std::vector<NextToken>& all = trace.next[static_cast<std::size_t>(position)];
+  return {all.begin(), all.begin() + std::min<std::size_t>(all.size(), static_cast<std::size_t>(k))};
+}
+
+// [SECTION] one head for the views -----------------------------------------------------------
+
+AttentionOptions model_attention_options(const TransformerConfig& c, int layer) {
+  AttentionOptions o;
+  o.causal = c.causal;
+  o.score_scale = c.score_scale;
+  o.softcap = c.attn_softcap;
+  if (layer >= 0 && layer < static_cast<int>(c.layers.size())) o.window = c.layers[static_cast<std::size_t>(layer)].window;
+  return o;
+}
+
+AttentionTrace head_trace(const TransformerConfig& c, const ModelTrace& trace, int layer, int head,
+                          const AttentionOptions& options) {
+  if (layer < 0 || layer >= static_cast<int>(trace.layers.size())) bad("layer", "outside the model");
+  const LayerTrace& l = trace.layers[static_cast<std::size_t>(layer)];
+  if (head < 0 || head >= static_cast<int>(l.weights.size())) bad("head", "outside the layer");
+  const Eigen::Index hd = c.head_dim, g = c.kv_head_of(head);
+  return attend(l.query.middleCols(head * hd, hd), l.key.middleCols(g * hd, hd), l.value.middleCols(g * hd, hd), options);
+}
+
+Matrix head_weights(const TransformerConfig& c, const TransformerBlock& b, int head, Projection which) {
+  const int hd = c.head_dim;
+  switch (which) {
+    case Projection::Query: return b.qkv.output_columns(head * hd, hd);
+    case Projection::Key: return b.qkv.output_columns((c.n_head + c.kv_head_of(head)) * hd, hd);
+    case Projection::Value: return b.qkv.output_columns((c.n_head + c.n_kv_head + c.kv_head_of(head)) * hd, hd);
+  }
+  return {};
+}
+
+Vector head_bias(const TransformerConfig& c, const TransformerBlock& b, int head, Projection which) {
+  const int hd = c.head_dim;
+  if (b.qkv_b.size() == 0) return Vector::Zero(hd);
+  const int first = which == Projection::Query ? head * hd
+                    : which == Projection::Key ? (c.n_head + c.kv_head_of(head)) * hd
+                                               : (c.n_head + c.n_kv_head + c.kv_head_of(head)) * hd;
+  return b.qkv_b.segment(first, hd);
+}
+
+// [SECTION] GPT-2's configuration and random models ------------------------------------------
+
+TransformerConfig gpt2_config(int n_layer, int n_head, int d_model, int n_positions, int vocab_size,
+                              bool scale_attn_weights, float layer_norm_epsilon) {
+  TransformerConfig c;
+  c.family = "gpt2";
+  c.n_layer = n_layer, c.n_head = c.n_kv_head = n_head;
+  c.head_dim = n_head > 0 ? d_model / n_head : 0;
+  c.d_model = d_model, c.d_ff = 4 * d_model, c.vocab_size = vocab_size, c.n_positions = n_positions;
+  c.norm = NormKind::LayerNorm, c.norm_eps = layer_norm_epsilon;
+  c.positions = PositionKind::Learned;
+  c.layers.assign(static_cast<std::size_t>(std::max(n_layer, 0)), LayerSpec{});
+  c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.score_scale = scale_attn_weights && c.head_dim > 0 ? 1.0f / std::sqrt(static_cast<float>(c.head_dim)) : 1.0f;
+  c.activation = Activation::GeluTanh;
+  return c;
+}
+
+Transformer random_transformer(const TransformerConfig& config, std::uint64_t seed, Dtype dtype, WeightLayout layout,
+                               double std) {
+  Transformer m(config, dtype, layout);
+  Rng rng(seed);
+  const auto fill = [&](Weights& w) {
+    for (std::int64_t i = 0; i < w.size(); ++i) {
+      const float v = static_cast<float>(std * rng.normal());
+      if (dtype == Dtype::F32) w.f32[static_cast<std::size_t>(i)] = v;
+      else w.u16[static_cast<std::size_t>(i)] = dtype == Dtype::BF16 ? float_to_bf16(v) : float_to_half(v);
+    }
+  };
+  const float unit = config.norm_plus_one ? 0.0f : 1.0f;  // (1 + w) norms start at w = 0
+  fill(m.embed), fill(m.position_table);
+  for (TransformerBlock& b : m.blocks) {
+    for (Vector* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.post_attn_norm_w, &b.post_mlp_norm_w, &b.q_norm_w, &b.k_norm_w})
+      v->setConstant(unit);
+    fill(b.qkv), fill(b.o), fill(b.up), fill(b.down);
+  }
+  m.final_norm_w.setConstant(unit);
+  return m;
+}
+
+}  // namespace attn

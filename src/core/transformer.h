@@ -1,0 +1,229 @@
+// Decoder transformers of every family the explainer opens (GPT-2, Llama, Mistral, Qwen, Gemma) as
+// ONE configuration of what a block is made of, one set of named tensors and one forward pass that
+// keeps what the views show. Not a loader: src/api/model_files.h turns files (and family names)
+// into this; nothing here knows a family's name or its tensor names.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attention.h"
+#include "dtype.h"
+#include "kernels/kernels.h"
+#include "matrix.h"
+
+namespace attn {
+
+enum class NormKind { LayerNorm, RmsNorm };                   // LayerNorm: mean and bias too
+enum class PositionKind { Learned, Rope };                    // added to X, or rotating q and k
+enum class Activation { GeluTanh, GeluErf, Silu };
+enum class RopeScaling { None, Linear, Llama3, Yarn };       // the rope_scaling types checkpoints use
+const char* norm_kind_name(NormKind k);                       // "layernorm" | "rmsnorm"
+const char* position_kind_name(PositionKind k);               // "learned" | "rope"
+const char* activation_name(Activation a);                    // "gelu_tanh" | "gelu" | "silu"
+const char* rope_scaling_name(RopeScaling s);                 // "none" | "linear" | "llama3" | "yarn"
+
+// Rotary positions in Hugging Face's convention: dimension i of a head turns together with
+// dimension i + head_dim/2, by the angle position · inv_freq[i], inv_freq[i] = theta^(−2i/head_dim)
+// before scaling.
+struct RopeConfig {
+  double theta = 10000.0;
+  RopeScaling scaling = RopeScaling::None;
+  double factor = 1.0;                               // linear, llama3, yarn
+  double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
+  int original_max_positions = 0;                    // llama3, yarn: the context trained before scaling
+  double beta_fast = 32.0, beta_slow = 1.0;          // yarn
+  double attention_factor = 1.0;                     // yarn: cos and sin are multiplied by it
+  bool truncate = true;                              // yarn: round the correction range outwards
+  bool operator==(const RopeConfig& o) const;
+};
+
+// What one layer's attention does beyond the model-wide settings.
+struct LayerSpec {
+  int window = 0;   // 0: full attention; w > 0: query i sees keys i − w + 1 … i only
+  RopeConfig rope;  // per layer (Gemma 3's local layers use another theta and no scaling)
+  bool operator==(const LayerSpec& o) const { return window == o.window && rope == o.rope; }
+};
+
+// The shape and make-up of a model. Every field says what the block does; none says which family.
+struct TransformerConfig {
+  std::string family;       // config.json's model_type, shown to the learner; never branched on
+  int n_layer = 0;          // blocks
+  int n_head = 0;           // query heads per block
+  int n_kv_head = 0;        // key/value heads per block; n_head % n_kv_head == 0 (grouped-query attention)
+  int head_dim = 0;         // width of one head's q, k and v (not always d_model / n_head)
+  int d_model = 0;          // C: width of the residual stream
+  int d_ff = 0;             // width of the MLP's hidden layer
+  int vocab_size = 0;       // rows of the token embedding
+  int n_positions = 0;      // learned positions: rows of the position table; RoPE: 0 (no table)
+  NormKind norm = NormKind::LayerNorm;
+  bool norm_plus_one = false;   // RMSNorm multiplies by (1 + w) (Gemma), not by w
+  float norm_eps = 1e-5f;
+  bool sandwich_norms = false;  // a norm also on each sublayer's output, before it is added (Gemma 2 / 3)
+  PositionKind positions = PositionKind::Learned;
+  std::vector<LayerSpec> layers;  // n_layer entries
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
+  bool qk_norm = false;         // an RMSNorm over head_dim on each head's q and k, before RoPE
+  float attn_softcap = 0;       // > 0: scaled scores become tanh(s / c) · c before the mask
+  float final_softcap = 0;      // > 0: the logits likewise
+  float score_scale = 0;        // what q·k is multiplied by (1/√head_dim, Gemma's query_pre_attn_scalar^−½, or 1)
+  float embed_scale = 1;        // the token embedding is multiplied by it (Gemma: √d_model)
+  bool gated_mlp = false;       // act(x·W_gate) ⊙ (x·W_up), then ·W_down; else act(x·W_up)·W_down
+  Activation activation = Activation::GeluTanh;
+  bool causal = true;           // a decoder: query i never sees a later key
+
+  int kv_group() const { return n_kv_head > 0 ? n_head / n_kv_head : 0; }  // query heads per K/V head
+  int kv_head_of(int head) const { return kv_group() > 0 ? head / kv_group() : 0; }
+  int q_width() const { return n_head * head_dim; }
+  int kv_width() const { return n_kv_head * head_dim; }
+  bool any_window() const;
+  bool operator==(const TransformerConfig& o) const;
+};
+
+// Documented limits on a model's shape (past them: refused when the config is read).
+constexpr int kMaxModelLayers = 128;
+constexpr int kMaxModelHeads = 128;
+constexpr int kMaxModelWidth = 16384;      // d_model and n_head · head_dim
+constexpr int kMaxModelHeadDim = 512;
+constexpr int kMaxModelFfWidth = 65536;
+constexpr int kMaxModelPositions = 8192;   // rows of a learned position table
+constexpr int kMaxVocab = 1 << 20;
+// Longest text a model reads in the app, the CLI and modelTrace (a learned table bounds it too).
+constexpr int kMaxModelTokens = 1024;
+
+// Throws std::invalid_argument("<what>: ...") when a config is outside the limits or inconsistent.
+void validate_config(const TransformerConfig& config, const std::string& what);
+
+// A weight matrix kept as the file gave it: float, or 16-bit (F16 / BF16) widened inside the matmul.
+// rows × cols as stored. `transposed`: stored (out, in), used as x·Wᵀ (nn.Linear, the embedding as
+// the LM head); else stored (in, out), used as x·W (GPT-2's Conv1D).
+struct Weights {
+  Dtype dtype = Dtype::F32;
+  int rows = 0, cols = 0;
+  bool transposed = false;
+  std::vector<float> f32;
+  std::vector<std::uint16_t> u16;
+
+  void allocate(Dtype dtype, int rows, int cols, bool transposed);  // zeros
+  bool empty() const { return rows == 0 || cols == 0; }
+  int in() const { return transposed ? cols : rows; }
+  int out() const { return transposed ? rows : cols; }
+  std::int64_t size() const { return static_cast<std::int64_t>(rows) * cols; }
+  std::size_t bytes() const { return static_cast<std::size_t>(size()) * dtype_bytes(dtype); }
+  void* data() { return dtype == Dtype::F32 ? static_cast<void*>(f32.data()) : static_cast<void*>(u16.data()); }
+  float at(int row, int col) const;   // as stored
+  Vector row(int r) const;            // one stored row, widened (an embedding's token)
+  // Outputs [first, first + n) as an (in, n) float matrix: x · this = those outputs (a head's W_Q).
+  Matrix output_columns(int first, int n) const;
+  bool operator==(const Weights& o) const;
+};
+
+// One block. With sandwich norms: x += post_attn(attn(attn_norm(x))); x += post_mlp(mlp(mlp_norm(x)));
+// without: x += attn(attn_norm(x)); x += mlp(mlp_norm(x)).
+struct TransformerBlock {
+  Vector attn_norm_w, attn_norm_b;  // (C); b empty without a bias (RMSNorm)
+  Weights qkv;                      // C → (n_head + 2·n_kv_head)·hd: every query head, then key heads, then value heads
+  Vector qkv_b;                     // ((n_head + 2·n_kv_head)·hd), or empty
+  Vector q_norm_w, k_norm_w;        // (hd) when qk_norm
+  Weights o;                        // n_head·hd → C
+  Vector o_b;                       // (C) or empty
+  Vector post_attn_norm_w;          // (C) with sandwich norms
+  Vector mlp_norm_w, mlp_norm_b;
+  Weights up;                       // C → d_ff, or gated C → 2·d_ff: [gate | up]
+  Vector up_b;
+  Weights down;                     // d_ff → C
+  Vector down_b;
+  Vector post_mlp_norm_w;
+};
+
+// How the loader found the block's matrices stored: (in, out) used as x·W (GPT-2's Conv1D), or
+// (out, in) used as x·Wᵀ (nn.Linear: every other family). Each file streams in as it is stored.
+enum class WeightLayout { InOut, OutIn };
+
+struct Transformer {
+  TransformerConfig config;
+  Weights embed;                    // (vocab, C), transposed: a row per token; the LM head too unless lm_head is set
+  Weights position_table;           // (n_positions, C) learned positions, else empty
+  std::vector<TransformerBlock> blocks;
+  Vector final_norm_w, final_norm_b;
+  Weights lm_head;                  // (vocab, C) transposed when the checkpoint has its own head; empty: tied
+
+  // Allocates every tensor for `config` (zeros, float or `dtype`), so a loader can write in place.
+  // Norm weights and biases are always float (small); the matrices take `dtype`.
+  Transformer(const TransformerConfig& config, Dtype dtype, WeightLayout layout);
+  Transformer() = default;
+  std::int64_t parameter_count() const;  // as Hugging Face counts them (a tied head once)
+  std::uint64_t weight_bytes() const;    // memory the weights take as held
+};
+
+// Bytes the weights of `config` take in `dtype` (a tied head once), computed without allocating.
+std::uint64_t transformer_weight_bytes(const TransformerConfig& config, Dtype dtype);
+
+// The frequencies a head's dimension pairs turn at (head_dim / 2 of them), after the scaling.
+std::vector<double> rope_inv_freq(const RopeConfig& rope, int head_dim);
+// Rotates every head of x (T, heads · hd) in place: position t turns pair (i, i + hd/2) by t · inv_freq[i].
+void apply_rope(Matrix& x, int heads, int head_dim, const RopeConfig& rope, int first_position = 0);
+
+// What one layer computed for T tokens. Query head h is columns h·hd … (h+1)·hd − 1 of `query`; it
+// reads K/V head config.kv_head_of(h), those columns of `key` and `value`.
+struct LayerTrace {
+  Matrix x;                     // (T, C) the attention norm's output: the X the heads project
+  Matrix query, key, value;     // (T, H·hd), (T, KV·hd) ×2: what the scores use (after bias, q/k norm, RoPE)
+  Matrix query_projected, key_projected;  // (T, H·hd), (T, KV·hd): x·W (+ b) before q/k norm and RoPE; empty when neither applies
+  Matrix query_normed, key_normed;        // after q/k norm, before RoPE; empty without q/k norm
+  std::vector<Matrix> weights;  // per query head (T, T): exactly 0 where the mask hides a key
+  Matrix head_outputs;          // (T, H·hd): every head's weights · V, side by side, before W_O
+};
+
+// The k most likely next tokens after a position (ties: the lower id first).
+struct NextToken {
+  int id = 0;
+  float p = 0;
+};
+
+struct ModelTrace {
+  std::vector<int> token_ids;
+  std::vector<LayerTrace> layers;
+  // next[t]: the most likely next tokens after position t, best first (empty: the model has no
+  // LM head here, as the hand-made one, or the position was not asked for).
+  std::vector<std::vector<NextToken>> next;
+};
+
+struct ForwardOptions {
+  Backend backend = Backend::Simd;
+  int top_k = 100;          // next tokens kept per position (0: no LM head at all)
+  int predict_from = 0;     // the LM head runs for positions predict_from … T − 1 only
+};
+
+// The whole forward pass. Throws std::invalid_argument for no tokens, too many (> kMaxModelTokens,
+// or the learned position table) or an id outside the vocabulary.
+ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids,
+                               const ForwardOptions& options = {});
+
+// The top next tokens after `position` (empty when the trace has none there).
+std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, int k);
+
+// One query head of one layer as the lesson's full trace (raw, scaled, capped, masked scores,
+// weights, output), recomputed by attend() from that head's q and its K/V head's k and v, with the
+// model's own scale, cap and window unless `options` switch them (the views' experiments).
+AttentionTrace head_trace(const TransformerConfig& config, const ModelTrace& trace, int layer, int head,
+                          const AttentionOptions& options);
+// The AttentionOptions that reproduce layer `layer` of `config` exactly (its scale, cap, window, mask).
+AttentionOptions model_attention_options(const TransformerConfig& config, int layer);
+
+// Query head h's slice of the layer's W_Q, and its K/V head's of W_K and W_V: (C, hd) each, x · W.
+enum class Projection { Query = 0, Key = 1, Value = 2 };
+Matrix head_weights(const TransformerConfig& config, const TransformerBlock& block, int head, Projection which);
+// The matching slice of the bias ((hd), zeros when the model has none).
+Vector head_bias(const TransformerConfig& config, const TransformerBlock& block, int head, Projection which);
+
+// A GPT-2-shaped configuration (LayerNorm, learned positions, tanh GELU, biases everywhere,
+// 4·C MLP, tied head): the trainer's model and the tests' default.
+TransformerConfig gpt2_config(int n_layer, int n_head, int d_model, int n_positions, int vocab_size,
+                              bool scale_attn_weights = true, float layer_norm_epsilon = 1e-5f);
+// A model with N(0, std) matrices, unit norm weights and zero biases, deterministic for a seed: for
+// tests and benchmarks (GPT-2's initialisation with std 0.02).
+Transformer random_transformer(const TransformerConfig& config, std::uint64_t seed, Dtype dtype = Dtype::F32,
+                               WeightLayout layout = WeightLayout::InOut, double std = 0.02);
+
+}  // namespace attn

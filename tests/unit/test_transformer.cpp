@@ -1,0 +1,340 @@
+// The family-neutral forward: numbers worked out by hand on tiny models (GPT-2's layout, rotary
+// positions, RMSNorm with (1 + w), windows, caps, shared K/V heads), the fast path against the
+// scalar reference on every kind of block, 16-bit weights against float, and refused inputs.
+// (Against PyTorch on random models of every family: tests/cli/model.test.mjs, families.test.mjs.)
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "../../src/core/transformer.h"
+#include "test_helpers.h"
+
+namespace {
+
+attn::TransformerConfig tiny_gpt2(int layers, int heads, int embd, int vocab = 11, int positions = 16) {
+  return attn::gpt2_config(layers, heads, embd, positions, vocab);
+}
+
+// A Llama-style block of the given make-up (RMSNorm, RoPE, SwiGLU, no biases).
+attn::TransformerConfig tiny_llama(int layers, int heads, int kv_heads, int head_dim, int embd, int vocab = 23) {
+  attn::TransformerConfig c;
+  c.family = "llama";
+  c.n_layer = layers, c.n_head = heads, c.n_kv_head = kv_heads, c.head_dim = head_dim, c.d_model = embd;
+  c.d_ff = 3 * embd, c.vocab_size = vocab;
+  c.norm = attn::NormKind::RmsNorm, c.norm_eps = 1e-6f;
+  c.positions = attn::PositionKind::Rope;
+  c.layers.assign(static_cast<std::size_t>(layers), attn::LayerSpec{});
+  c.score_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  c.gated_mlp = true, c.activation = attn::Activation::Silu;
+  return c;
+}
+
+void set(attn::Weights& w, int r, int c, float v) { w.f32[static_cast<std::size_t>(r) * w.cols + c] = v; }
+
+std::vector<int> some_ids(int n, int vocab) {
+  std::vector<int> ids;
+  for (int i = 0; i < n; ++i) ids.push_back((i * 7 + 3) % vocab);
+  return ids;
+}
+
+float max_diff(const attn::Matrix& a, const attn::Matrix& b) { return (a - b).cwiseAbs().maxCoeff(); }
+
+// Every head's weights and every kept next-token probability of two traces.
+float trace_diff(const attn::ModelTrace& a, const attn::ModelTrace& b) {
+  float worst = 0;
+  for (std::size_t l = 0; l < a.layers.size(); ++l)
+    for (std::size_t h = 0; h < a.layers[l].weights.size(); ++h)
+      worst = std::max(worst, max_diff(a.layers[l].weights[h], b.layers[l].weights[h]));
+  for (std::size_t t = 0; t < a.next.size(); ++t)
+    for (std::size_t k = 0; k < std::min<std::size_t>(5, a.next[t].size()); ++k) {
+      CHECK(a.next[t][k].id == b.next[t][k].id);
+      worst = std::max(worst, std::fabs(a.next[t][k].p - b.next[t][k].p));
+    }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("transformer: with zero projections every query spreads its weight evenly over the past") {
+  // All of W_Q, W_K is zero, so every score is 0: causal softmax gives 1/(t+1) to keys 0…t and
+  // exactly 0 to the future, in every layer and head.
+  attn::Transformer m(tiny_gpt2(2, 2, 4), attn::Dtype::F32, attn::WeightLayout::InOut);
+  for (auto& b : m.blocks) b.attn_norm_w.setOnes(), b.mlp_norm_w.setOnes();
+  m.final_norm_w.setOnes();
+  const attn::ModelTrace t = attn::transformer_forward(m, {1, 2, 3, 4});
+  REQUIRE(t.layers.size() == 2);
+  for (const auto& layer : t.layers) {
+    REQUIRE(layer.weights.size() == 2);
+    for (const attn::Matrix& w : layer.weights)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) CHECK(w(i, j) == (j <= i ? doctest::Approx(1.0 / (i + 1)) : doctest::Approx(0.0)));
+  }
+  // Zero embeddings, zero weights: every logit is 0, so every next token is equally likely: 1/11,
+  // and the ties come in id order.
+  for (int p = 0; p < 4; ++p) {
+    REQUIRE(t.next[static_cast<std::size_t>(p)].size() == 11);
+    CHECK(t.next[static_cast<std::size_t>(p)][5].p == doctest::Approx(1.0 / 11));
+    CHECK(t.next[static_cast<std::size_t>(p)][5].id == 5);
+  }
+  CHECK(attn::top_next_tokens(t, 0, 3).size() == 3);
+  CHECK(attn::top_next_tokens(t, 4, 3).empty());
+}
+
+TEST_CASE("transformer: GPT-2's layout, one layer, one head, worked by hand") {
+  // C = 2, LayerNorm gains 1, biases 0: LayerNorm of (a, b) with a ≠ b is (±1, ∓1) (up to ε).
+  // Token 0 = (1, 0) → x̂ = (1, −1); token 1 = (0, 1) → x̂ = (−1, 1).
+  // W_Q = W_K = [[1, 0], [0, 0]] (only the first feature), W_V = identity.
+  // q·k for tokens (0, 1) at query 1: q1 = (−1, 0), k0 = (1, 0), k1 = (−1, 0) → scores −1, 1,
+  // scaled by 1/√2: w = softmax(−0.7071, 0.7071) = (0.1957, 0.8043).
+  attn::Transformer m(tiny_gpt2(1, 1, 2, 2, 4), attn::Dtype::F32, attn::WeightLayout::InOut);
+  set(m.embed, 0, 0, 1), set(m.embed, 1, 1, 1);
+  attn::TransformerBlock& b = m.blocks[0];
+  b.attn_norm_w.setOnes(), b.mlp_norm_w.setOnes();
+  set(b.qkv, 0, 0, 1);                          // W_Q
+  set(b.qkv, 0, 2, 1);                          // W_K
+  set(b.qkv, 0, 4, 1), set(b.qkv, 1, 5, 1);     // W_V
+  m.final_norm_w.setOnes();
+  const attn::ModelTrace t = attn::transformer_forward(m, {0, 1});
+  const attn::Matrix& w = t.layers[0].weights[0];
+  CHECK(w(0, 0) == doctest::Approx(1.0));
+  CHECK(w(0, 1) == 0.0f);
+  CHECK(w(1, 0) == doctest::Approx(0.1957).epsilon(1e-3));
+  CHECK(w(1, 1) == doctest::Approx(0.8043).epsilon(1e-3));
+  CHECK(t.layers[0].x(0, 0) == doctest::Approx(1.0).epsilon(1e-4));
+  CHECK(t.layers[0].x(1, 0) == doctest::Approx(-1.0).epsilon(1e-4));
+  // The output row 1 = 0.1957·(1, −1) + 0.8043·(−1, 1) = (−0.6086, 0.6086).
+  CHECK(t.layers[0].head_outputs(1, 0) == doctest::Approx(-0.6086).epsilon(1e-3));
+  // Learned positions: nothing is kept from before a rotation.
+  CHECK(t.layers[0].query_projected.size() == 0);
+  // The head's weights as the views read them: W_Q's column is (1, 0).
+  const attn::Matrix wq = attn::head_weights(m.config, b, 0, attn::Projection::Query);
+  CHECK(wq(0, 0) == 1.0f);
+  CHECK(wq(1, 0) == 0.0f);
+
+  // A score scale of 1 (scale_attn_weights false): the same scores −1, 1 undivided:
+  // w = softmax(−1, 1) = (1/(1 + e²), e²/(1 + e²)) = (0.1192, 0.8808).
+  m.config.score_scale = 1.0f;
+  const attn::ModelTrace raw = attn::transformer_forward(m, {0, 1});
+  CHECK(raw.layers[0].weights[0](1, 0) == doctest::Approx(0.1192).epsilon(1e-3));
+  CHECK(raw.layers[0].weights[0](1, 1) == doctest::Approx(0.8808).epsilon(1e-3));
+}
+
+TEST_CASE("transformer: RoPE turns dimension i with i + d/2 by position · inv_freq[i]") {
+  // head_dim 4, theta 100: inv_freq = (1, 1/10); pairs (0, 2) and (1, 3).
+  attn::RopeConfig rope;
+  rope.theta = 100;
+  const std::vector<double> inv = attn::rope_inv_freq(rope, 4);
+  REQUIRE(inv.size() == 2);
+  CHECK(inv[0] == doctest::Approx(1.0));
+  CHECK(inv[1] == doctest::Approx(0.1));
+  // One head, x = (1, 1, 0, 0) at positions 0, 1, 2: dims (0, 2) turn by t, dims (1, 3) by t / 10.
+  attn::Matrix x(3, 4);
+  for (int t = 0; t < 3; ++t) x.row(t) << 1, 1, 0, 0;
+  attn::apply_rope(x, 1, 4, rope);
+  for (int t = 0; t < 3; ++t) {
+    CHECK(x(t, 0) == doctest::Approx(std::cos(t)));
+    CHECK(x(t, 2) == doctest::Approx(std::sin(t)));
+    CHECK(x(t, 1) == doctest::Approx(std::cos(t / 10.0)));
+    CHECK(x(t, 3) == doctest::Approx(std::sin(t / 10.0)));
+  }
+  // A rotated q·k depends on the distance only: the same q and k two apart score the same at
+  // positions (5, 3) and (9, 7), and differently one apart.
+  attn::Rng rng(3);
+  const attn::Matrix q = attn::test::random_matrix(rng, 1, 8), k = attn::test::random_matrix(rng, 1, 8);
+  const auto score = [&](int i, int j) {
+    attn::Matrix qi = q, kj = k;
+    attn::apply_rope(qi, 1, 8, attn::RopeConfig{}, i);
+    attn::apply_rope(kj, 1, 8, attn::RopeConfig{}, j);
+    return qi.row(0).dot(kj.row(0));
+  };
+  CHECK(score(5, 3) == doctest::Approx(score(9, 7)).epsilon(1e-5));
+  CHECK(score(5, 4) != doctest::Approx(score(5, 3)).epsilon(1e-3));
+}
+
+TEST_CASE("transformer: rope scaling rewrites the frequencies as Hugging Face's rope utils do") {
+  // head_dim 8, theta 10 000: inv_freq = (1, 0.1, 0.01, 0.001); wavelengths 2π/f = 6.28, 62.8, 628, 6283.
+  attn::RopeConfig r;
+  r.scaling = attn::RopeScaling::Linear, r.factor = 4;
+  std::vector<double> f = attn::rope_inv_freq(r, 8);
+  CHECK(f[1] == doctest::Approx(0.025));
+  CHECK(f[3] == doctest::Approx(0.00025));
+  // llama3, context 100, low 1, high 4, factor 8: under 100/4 = 25 kept, over 100/1 = 100 ÷ 8, and
+  // 62.8 blended: smooth = (100/62.83 − 1)/3 = 0.19718, f = 0.80282 · 0.1/8 + 0.19718 · 0.1 = 0.029754.
+  r.scaling = attn::RopeScaling::Llama3, r.factor = 8, r.original_max_positions = 100;
+  r.low_freq_factor = 1, r.high_freq_factor = 4;
+  f = attn::rope_inv_freq(r, 8);
+  CHECK(f[0] == doctest::Approx(1.0));
+  CHECK(f[1] == doctest::Approx(0.029754).epsilon(1e-4));
+  CHECK(f[2] == doctest::Approx(0.00125));
+  CHECK(f[3] == doctest::Approx(0.000125));
+  // yarn, context 64, factor 4, beta 32 / 1: correction dims hd·ln(64/(2π·β))/(2 ln 10⁴) =
+  // 8·ln(0.3183)/18.42 = −0.497 → floor −1 → 0, and 8·ln(10.186)/18.42 = 1.008 → ceil 2; the ramp
+  // (i − 0)/2 keeps dim 0 whole, half-interpolates dim 1 and fully interpolates dims 2 and 3.
+  r = attn::RopeConfig{};
+  r.scaling = attn::RopeScaling::Yarn, r.factor = 4, r.original_max_positions = 64;
+  f = attn::rope_inv_freq(r, 8);
+  CHECK(f[0] == doctest::Approx(1.0));
+  CHECK(f[1] == doctest::Approx(0.1 * 0.5 + 0.025 * 0.5));
+  CHECK(f[2] == doctest::Approx(0.0025));
+  CHECK(f[3] == doctest::Approx(0.00025));
+}
+
+TEST_CASE("transformer: Gemma's RMSNorm multiplies by (1 + w) after the √d embedding scale") {
+  // One token embedded as (3, 4), scaled by 2: (6, 8); RMS = √((36 + 64)/2) = 7.0711 → (0.8485,
+  // 1.1314); w = (1, 0) → (1.6971, 1.1314).
+  attn::TransformerConfig c = tiny_llama(1, 1, 1, 2, 2, 3);
+  c.norm_plus_one = true, c.embed_scale = 2.0f, c.sandwich_norms = true;
+  attn::Transformer m(c, attn::Dtype::F32, attn::WeightLayout::OutIn);
+  set(m.embed, 1, 0, 3), set(m.embed, 1, 1, 4);
+  m.blocks[0].attn_norm_w << 1, 0;
+  const attn::ModelTrace t = attn::transformer_forward(m, {1});
+  CHECK(t.layers[0].x(0, 0) == doctest::Approx(1.6971).epsilon(1e-4));
+  CHECK(t.layers[0].x(0, 1) == doctest::Approx(1.1314).epsilon(1e-4));
+}
+
+TEST_CASE("transformer: a sliding window hides keys w or more back; a soft-cap bounds the scores") {
+  attn::TransformerConfig c = tiny_llama(2, 2, 1, 4, 8);
+  c.layers[0].window = 2;
+  c.attn_softcap = 0.5f;
+  const attn::Transformer m = attn::random_transformer(c, 5, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.5);
+  const attn::ModelTrace t = attn::transformer_forward(m, some_ids(7, c.vocab_size));
+  for (int h = 0; h < 2; ++h) {
+    const attn::Matrix& local = t.layers[0].weights[static_cast<std::size_t>(h)];
+    const attn::Matrix& global = t.layers[1].weights[static_cast<std::size_t>(h)];
+    for (int i = 0; i < 7; ++i) {
+      CHECK(local.row(i).sum() == doctest::Approx(1.0).epsilon(1e-5));
+      for (int j = 0; j < 7; ++j) {
+        if (j > i || i - j >= 2) CHECK(local(i, j) == 0.0f);
+        if (j <= i) CHECK(global(i, j) > 0.0f);  // the full layer sees the whole past
+      }
+    }
+    // The views' trace of the head: the model's scale, cap and window reproduce its weights.
+    const attn::AttentionTrace head = attn::head_trace(c, t, 0, h, attn::model_attention_options(c, 0));
+    CHECK(max_diff(head.weights, local) < 1e-5f);
+    CHECK(head.capped_scores.cwiseAbs().maxCoeff() <= 0.5f);  // tanh reaches ±1 in float far out
+    CHECK(head.options.window == 2);
+  }
+}
+
+TEST_CASE("transformer: query heads in a group share one key/value head") {
+  // 4 query heads, 2 K/V heads: heads 0, 1 read K/V head 0; heads 2, 3 read K/V head 1.
+  attn::TransformerConfig c = tiny_llama(1, 4, 2, 4, 8);
+  CHECK(c.kv_group() == 2);
+  CHECK(c.kv_head_of(1) == 0);
+  CHECK(c.kv_head_of(2) == 1);
+  const attn::Transformer m = attn::random_transformer(c, 9, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.4);
+  const attn::ModelTrace t = attn::transformer_forward(m, some_ids(6, c.vocab_size));
+  const attn::LayerTrace& l = t.layers[0];
+  CHECK(l.query.cols() == 16);
+  CHECK(l.key.cols() == 8);
+  CHECK(l.value.cols() == 8);
+  for (int h = 0; h < 4; ++h) {
+    attn::AttentionOptions o = attn::model_attention_options(c, 0);
+    const attn::AttentionTrace by_hand =
+        attn::attend(l.query.middleCols(h * 4, 4), l.key.middleCols(c.kv_head_of(h) * 4, 4),
+                     l.value.middleCols(c.kv_head_of(h) * 4, 4), o);
+    CHECK(max_diff(by_hand.weights, l.weights[static_cast<std::size_t>(h)]) < 1e-5f);
+  }
+  // The views' W_K of heads 0 and 1 is the same slice (K/V head 0), of head 2 another.
+  const attn::TransformerBlock& b = m.blocks[0];
+  CHECK(attn::head_weights(c, b, 0, attn::Projection::Key) == attn::head_weights(c, b, 1, attn::Projection::Key));
+  CHECK(attn::head_weights(c, b, 0, attn::Projection::Key) != attn::head_weights(c, b, 2, attn::Projection::Key));
+  // Kept before the rotation: q and k as X·W gave them.
+  CHECK(l.query_projected.cols() == 16);
+  CHECK(l.query_projected != l.query);
+}
+
+TEST_CASE("transformer: the fast path agrees with the scalar reference on every kind of block") {
+  std::vector<attn::TransformerConfig> configs = {tiny_gpt2(1, 1, 8), tiny_gpt2(2, 3, 12, 37, 20)};
+  attn::TransformerConfig llama = tiny_llama(2, 4, 2, 6, 12);  // head_dim ≠ d_model / heads
+  configs.push_back(llama);
+  attn::TransformerConfig gemma = tiny_llama(3, 2, 1, 8, 10, 29);
+  gemma.norm_plus_one = gemma.sandwich_norms = gemma.qk_norm = true;
+  gemma.embed_scale = std::sqrt(10.0f), gemma.score_scale = 1.0f / std::sqrt(12.0f);
+  gemma.activation = attn::Activation::GeluTanh, gemma.attn_softcap = 2.0f, gemma.final_softcap = 3.0f;
+  gemma.layers[0].window = 3, gemma.layers[1].window = 3;
+  gemma.layers[0].rope.theta = gemma.layers[1].rope.theta = 100;
+  gemma.layers[2].rope.scaling = attn::RopeScaling::Linear, gemma.layers[2].rope.factor = 2;
+  configs.push_back(gemma);
+  attn::TransformerConfig qwen = tiny_llama(1, 3, 3, 4, 12);
+  qwen.qkv_bias = true, qwen.layers[0].rope.scaling = attn::RopeScaling::Yarn;
+  qwen.layers[0].rope.factor = 4, qwen.layers[0].rope.original_max_positions = 8, qwen.layers[0].rope.attention_factor = 1.1;
+  configs.push_back(qwen);
+  for (const attn::TransformerConfig& c : configs) {
+    CAPTURE(c.family);
+    const attn::WeightLayout layout = c.family == "gpt2" ? attn::WeightLayout::InOut : attn::WeightLayout::OutIn;
+    attn::Transformer m = attn::random_transformer(c, 7, attn::Dtype::F32, layout, 0.3);
+    for (auto& b : m.blocks) b.qkv_b.setConstant(0.1f);
+    const std::vector<int> ids = some_ids(15, c.vocab_size);
+    attn::ForwardOptions fast, slow;
+    slow.backend = attn::Backend::Scalar;
+    const attn::ModelTrace a = attn::transformer_forward(m, ids, fast), r = attn::transformer_forward(m, ids, slow);
+    CHECK(trace_diff(a, r) < 1e-5f);
+    for (std::size_t l = 0; l < a.layers.size(); ++l)
+      for (const attn::Matrix& w : a.layers[l].weights)
+        for (Eigen::Index i = 0; i < w.rows(); ++i) {
+          CHECK(w.row(i).sum() == doctest::Approx(1.0).epsilon(1e-5));
+          for (Eigen::Index j = i + 1; j < w.cols(); ++j) CHECK(w(i, j) == 0.0f);
+        }
+    // Predictions only from position 10 on: the same numbers there, none before.
+    attn::ForwardOptions late;
+    late.predict_from = 10;
+    const attn::ModelTrace p = attn::transformer_forward(m, ids, late);
+    CHECK(p.next[9].empty());
+    CHECK(p.next[10].front().id == a.next[10].front().id);
+    CHECK(p.next[14].front().p == doctest::Approx(a.next[14].front().p).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("transformer: 16-bit weights give what the same values as floats give") {
+  for (attn::Dtype dtype : {attn::Dtype::BF16, attn::Dtype::F16}) {
+    attn::TransformerConfig c = tiny_llama(2, 2, 1, 4, 8, 31);
+    c.qk_norm = true;
+    const attn::Transformer half = attn::random_transformer(c, 4, dtype, attn::WeightLayout::OutIn, 0.3);
+    // The float model holds exactly the 16-bit values, widened.
+    attn::Transformer wide(c, attn::Dtype::F32, attn::WeightLayout::OutIn);
+    const auto widen = [](const attn::Weights& from, attn::Weights& to) {
+      for (std::size_t i = 0; i < from.u16.size(); ++i) to.f32[i] = attn::widen16(from.dtype, from.u16[i]);
+    };
+    widen(half.embed, wide.embed);
+    for (std::size_t l = 0; l < half.blocks.size(); ++l) {
+      const attn::TransformerBlock& h = half.blocks[l];
+      attn::TransformerBlock& w = wide.blocks[l];
+      widen(h.qkv, w.qkv), widen(h.o, w.o), widen(h.up, w.up), widen(h.down, w.down);
+      w.attn_norm_w = h.attn_norm_w, w.mlp_norm_w = h.mlp_norm_w, w.q_norm_w = h.q_norm_w, w.k_norm_w = h.k_norm_w;
+    }
+    wide.final_norm_w = half.final_norm_w;
+    CHECK(half.weight_bytes() < wide.weight_bytes() * 0.6);
+    CHECK(half.weight_bytes() == attn::transformer_weight_bytes(c, dtype));
+    CHECK(wide.weight_bytes() == attn::transformer_weight_bytes(c, attn::Dtype::F32));
+    const std::vector<int> ids = some_ids(9, c.vocab_size);
+    CHECK(trace_diff(attn::transformer_forward(half, ids), attn::transformer_forward(wide, ids)) < 1e-5f);
+  }
+}
+
+TEST_CASE("transformer: refused configs and inputs name the problem") {
+  attn::TransformerConfig c = tiny_llama(1, 3, 2, 4, 8);
+  CHECK_THROWS_WITH_AS(attn::validate_config(c, "config.json"),
+                       doctest::Contains("config.json: 3 query heads cannot share 2 key/value heads evenly"),
+                       std::invalid_argument);
+  c = tiny_llama(1, 2, 2, 3, 8);
+  CHECK_THROWS_WITH_AS(attn::validate_config(c, "config.json"), doctest::Contains("even head width"), std::invalid_argument);
+  c = tiny_gpt2(0, 1, 8);
+  CHECK_THROWS_WITH_AS(attn::validate_config(c, "config.json"), doctest::Contains("the number of layers is 0"),
+                       std::invalid_argument);
+  c = tiny_llama(1, 2, 1, 4, 8);
+  c.layers[0].rope.scaling = attn::RopeScaling::Llama3, c.layers[0].rope.factor = 8;
+  CHECK_THROWS_WITH_AS(attn::validate_config(c, "config.json"), doctest::Contains("original_max_position_embeddings"),
+                       std::invalid_argument);
+  const attn::Transformer m = attn::random_transformer(tiny_gpt2(1, 1, 4, 10, 4), 1);
+  CHECK_THROWS_WITH_AS(attn::transformer_forward(m, {}), doctest::Contains("no tokens"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(attn::transformer_forward(m, {1, 2, 3, 4, 5}), doctest::Contains("at most 4"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(attn::transformer_forward(m, {10}), doctest::Contains("outside the vocabulary"), std::invalid_argument);
+  // GPT-2's count: wte, wpe, ln_1, c_attn, c_proj, ln_2, c_fc, mlp c_proj, ln_f.
+  CHECK(m.parameter_count() == 10 * 4 + 4 * 4 + 2 * 4 + (4 * 4 + 4 * 12 + 12 + 16 + 4 + 4 * 16 + 16 + 64 + 4));
+  // A RoPE model has no position table: its text is bounded by the trace limit only.
+  const attn::Transformer r = attn::random_transformer(tiny_llama(1, 1, 1, 2, 2, 5), 1, attn::Dtype::F32,
+                                                       attn::WeightLayout::OutIn);
+  CHECK(attn::transformer_forward(r, some_ids(40, 5)).layers[0].weights[0].rows() == 40);
+}
