@@ -185,7 +185,7 @@ void read_pre_tokenizers(const json& root, const std::string& file, TokenizerPip
     using T = TokenizerPipeline::PreTokenizer::Type;
     if (type == "ByteLevel") {
       t.type = T::ByteLevel;
-      t.add_prefix_space = flag(*step, "add_prefix_space", true, file, "ByteLevel");
+      t.add_prefix_space = flag(*step, "add_prefix_space", false, file, "ByteLevel");  // the library needs it given
       t.use_regex = flag(*step, "use_regex", true, file, "ByteLevel");
     } else if (type == "Split") {
       t.type = T::Split;

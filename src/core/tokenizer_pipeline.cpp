@@ -570,9 +570,13 @@ TextTokenizer TextTokenizer::from_pipeline(TokenizerPipeline spec) {
     const int expected = in_model != model_ids.end() ? in_model->second
                          : max_added >= p->model_size ? max_added + 1
                                                       : p->model_size;
+    if (a.id != expected && in_model == model_ids.end() && a.id >= 0 && a.id < p->model_size)
+      throw std::invalid_argument("added token " + std::to_string(a.id) + " is '" + printable_excerpt(a.content) +
+                                  "' but the vocabulary has '" + printable_excerpt(t.vocab_[static_cast<std::size_t>(a.id)]) + "' there");
     if (a.id != expected)
       throw std::invalid_argument("added token '" + printable_excerpt(a.content) + "' has the id " + std::to_string(a.id) +
-                                  " but Hugging Face's tokenizers would give it " + std::to_string(expected));
+                                  (in_model != model_ids.end() ? ", but it is token " : ", outside the vocabulary and not the next free id, ") +
+                                  std::to_string(expected) + " (the id Hugging Face's tokenizers would give it)");
     if (in_model == model_ids.end()) {
       if (t.vocab_.size() >= (1u << 24)) throw std::invalid_argument("too many added tokens");
       t.vocab_.push_back(a.content);
@@ -620,8 +624,7 @@ TextTokenizer TextTokenizer::from_pipeline(TokenizerPipeline spec) {
   for (std::size_t rank = 0; rank < spec.merges.size(); ++rank) {
     const auto& [left, right] = spec.merges[rank];
     const auto refuse = [&](const std::string& what) {
-      throw std::invalid_argument("merge " + std::to_string(rank + 1) + " ('" + printable_excerpt(left) + "' '" +
-                                  printable_excerpt(right) + "'): " + what);
+      throw std::invalid_argument("merge " + std::to_string(rank + 1) + ": " + what);
     };
     const auto l = model_ids.find(left), r = model_ids.find(right);
     if (l == model_ids.end()) refuse("'" + printable_excerpt(left) + "' is not in the vocabulary");
