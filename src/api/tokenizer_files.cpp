@@ -224,10 +224,13 @@ void read_pre_tokenizers(const json& root, const std::string& file, TokenizerPip
   }
 }
 
-int id_of(const std::unordered_map<std::string, int>& ids, const std::string& token, const std::string& file, const std::string& what) {
+int id_of(const std::unordered_map<std::string, int>& ids, const std::string& token, const std::string& file, const std::string& what,
+          const std::vector<TokenizerPipeline::AddedToken>& added = {}) {
   const auto it = ids.find(token);
-  if (it == ids.end()) refuse(file, what + " '" + printable_excerpt(token) + "' is not a token");
-  return it->second;
+  if (it != ids.end()) return it->second;
+  for (const auto& a : added)
+    if (a.content == token) return a.id;
+  refuse(file, what + " '" + printable_excerpt(token) + "' is not a token");
 }
 
 void read_post_processor(const json& root, const std::string& file, const std::unordered_map<std::string, int>& ids,
@@ -243,7 +246,7 @@ void read_post_processor(const json& root, const std::string& file, const std::u
         if (f == step->end() || !f->is_array() || f->size() != 2 || !(*f)[0].is_string())
           refuse(file, type + "'s " + name + " must be [token, id]");
         (name[0] == 'c' ? p.template_before : p.template_after)
-            .push_back(id_of(ids, (*f)[0].get<std::string>(), file, type + "'s " + name));
+            .push_back(id_of(ids, (*f)[0].get<std::string>(), file, type + "'s " + name, p.added));
       }
       continue;
     }
@@ -394,9 +397,7 @@ TokenizerPipeline read_bpe(const json& root, const json& model, std::vector<std:
   read_added_tokens(root, file, p);
   read_normalizers(root, file, p);
   read_pre_tokenizers(root, file, p);
-  auto all_ids = ids;
-  for (const auto& a : p.added) all_ids.emplace(a.content, a.id);
-  read_post_processor(root, file, all_ids, p);
+  read_post_processor(root, file, ids, p);
   read_decoder(root, file, p);
   p.vocab = std::move(vocab);
   return p;

@@ -584,8 +584,9 @@ TextTokenizer TextTokenizer::from_pipeline(TokenizerPipeline spec) {
     max_added = std::max(max_added, a.id);
   }
   // ids_ holds every token (added ones too, for ignore_merges' and the loader's lookups)
-  t.ids_ = model_ids;
-  for (const auto& a : spec.added) t.ids_.emplace(a.content, a.id);
+  for (const auto& a : spec.added) model_ids.emplace(a.content, a.id);
+  t.ids_ = std::move(model_ids);
+  const auto& all_ids = t.ids_;
   p->special.assign(t.vocab_.size(), false);
   for (const auto& a : spec.added) p->special[static_cast<std::size_t>(a.id)] = a.special;
 
@@ -611,8 +612,8 @@ TextTokenizer TextTokenizer::from_pipeline(TokenizerPipeline spec) {
     else p->char_ids_astral[cp] = id;
   }
   for (int b = 0; b < 256; ++b) {
-    const auto it = model_ids.find("<0x" + utf8::hex_byte(static_cast<unsigned char>(b)) + ">");
-    p->fallback_ids[b] = it == model_ids.end() ? -1 : it->second;
+    const auto it = all_ids.find("<0x" + utf8::hex_byte(static_cast<unsigned char>(b)) + ">");
+    p->fallback_ids[b] = it == all_ids.end() || it->second >= p->model_size ? -1 : it->second;
   }
   if (spec.unk_id >= p->model_size) throw std::invalid_argument("the unk_token is not in the model's vocabulary");
 
@@ -626,13 +627,13 @@ TextTokenizer TextTokenizer::from_pipeline(TokenizerPipeline spec) {
     const auto refuse = [&](const std::string& what) {
       throw std::invalid_argument("merge " + std::to_string(rank + 1) + ": " + what);
     };
-    const auto l = model_ids.find(left), r = model_ids.find(right);
-    if (l == model_ids.end()) refuse("'" + printable_excerpt(left) + "' is not in the vocabulary");
-    if (r == model_ids.end()) refuse("'" + printable_excerpt(right) + "' is not in the vocabulary");
+    const auto l = all_ids.find(left), r = all_ids.find(right);
+    if (l == all_ids.end() || l->second >= p->model_size) refuse("'" + printable_excerpt(left) + "' is not in the vocabulary");
+    if (r == all_ids.end() || r->second >= p->model_size) refuse("'" + printable_excerpt(right) + "' is not in the vocabulary");
     if (!prefix.empty() && right.compare(0, prefix.size(), prefix) != 0) refuse("the right part lacks the continuing_subword_prefix");
     const std::string result = left + right.substr(prefix.size());
-    const auto m = model_ids.find(result);
-    if (m == model_ids.end()) refuse("the result '" + printable_excerpt(result) + "' is not in the vocabulary");
+    const auto m = all_ids.find(result);
+    if (m == all_ids.end() || m->second >= p->model_size) refuse("the result '" + printable_excerpt(result) + "' is not in the vocabulary");
     const unsigned long long key = (static_cast<unsigned long long>(l->second) << 32) | static_cast<unsigned>(r->second);
     t.merges_[key] = Merge{static_cast<int>(rank), m->second};  // a repeated pair: the later rank wins, as in the library
   }
