@@ -10,6 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../core/token_regex.h"
+#include "../core/utf8.h"
+
 namespace attn {
 namespace {
 
@@ -38,6 +41,8 @@ json parse_json(const std::string& text, const std::string& file) {
 }
 
 std::string type_name(const json& j) { return j.type_name(); }
+
+bool utf8_ok(const std::string& s) { return utf8::valid(s); }
 
 // {token: id} with ids exactly 0..n-1 → vocab[id] = token.
 std::vector<std::string> vocab_from_object(const json& object, const std::string& file, const std::string& where) {
@@ -89,40 +94,313 @@ std::unordered_map<std::string, int> index(const std::vector<std::string>& vocab
   return ids;
 }
 
-// GPT-2's pre-tokenizer, directly or as one step of a Sequence; anything else is refused by name.
-void check_byte_level_pre_tokenizer(const json& root, const std::string& file) {
-  const auto it = root.find("pre_tokenizer");
-  if (it == root.end() || it->is_null())
-    refuse(file, "model type BPE needs the ByteLevel pre_tokenizer (GPT-2's), but there is none");
-  const auto type_of = [&](const json& step) -> std::string {
-    if (!step.is_object() || !step.contains("type") || !step["type"].is_string())
-      refuse(file, "a pre_tokenizer without a \"type\" string");
-    return step["type"].get<std::string>();
-  };
-  std::vector<const json*> steps;
-  if (type_of(*it) == "Sequence") {
-    const auto list = it->find("pretokenizers");
-    if (list == it->end() || !list->is_array()) refuse(file, "pre_tokenizer Sequence has no \"pretokenizers\" list");
-    for (const json& step : *list) steps.push_back(&step);
+// ---- the pipeline of a BPE tokenizer.json --------------------------------------------------
+
+std::string type_of(const json& step, const std::string& file, const std::string& what) {
+  if (!step.is_object()) refuse(file, what + " must be an object, got " + type_name(step));
+  const auto it = step.find("type");
+  if (it == step.end() || !it->is_string()) refuse(file, what + " has no \"type\" string");
+  return it->get<std::string>();
+}
+
+bool flag(const json& step, const char* name, bool fallback, const std::string& file, const std::string& what) {
+  const auto f = step.find(name);
+  if (f == step.end() || f->is_null()) return fallback;
+  if (!f->is_boolean()) refuse(file, what + "'s " + name + " must be true or false");
+  return f->get<bool>();
+}
+
+std::string text_field(const json& step, const char* name, const std::string& file, const std::string& what) {
+  const auto f = step.find(name);
+  if (f == step.end() || !f->is_string()) refuse(file, what + " needs a \"" + name + "\" string");
+  const std::string v = f->get<std::string>();
+  if (!utf8_ok(v)) refuse(file, what + "'s " + name + " is not valid UTF-8");
+  return v;
+}
+
+// {"String": "..."} or {"Regex": "..."}: the literal, or the compiled regex.
+void read_pattern(const json& step, const std::string& file, const std::string& what, std::string* literal,
+                  std::shared_ptr<const TokenRegex>* regex) {
+  const auto f = step.find("pattern");
+  if (f == step.end() || !f->is_object() || f->size() != 1) refuse(file, what + " needs a pattern {\"String\": ...} or {\"Regex\": ...}");
+  const std::string kind = f->begin().key();
+  const json& value = f->begin().value();
+  if (!value.is_string()) refuse(file, what + "'s pattern must be a string");
+  const std::string v = value.get<std::string>();
+  if (!utf8_ok(v)) refuse(file, what + "'s pattern is not valid UTF-8");
+  if (kind == "String") {
+    if (v.empty()) refuse(file, what + " with an empty String pattern is not supported");
+    *literal = v;
+  } else if (kind == "Regex") {
+    try {
+      *regex = std::make_shared<TokenRegex>(v);
+    } catch (const std::invalid_argument& e) {
+      refuse(file, what + ": " + e.what());
+    }
   } else {
-    steps.push_back(&*it);
+    refuse(file, what + "'s pattern kind '" + printable_excerpt(kind) + "' is not supported (String or Regex)");
   }
-  const json* byte_level = nullptr;
-  for (const json* step : steps) {
-    const std::string type = type_of(*step);
-    if (type != "ByteLevel")
-      refuse(file, "pre_tokenizer '" + printable_excerpt(type) + "' is not supported (only GPT-2's ByteLevel)");
-    byte_level = step;
+}
+
+std::vector<const json*> steps_of(const json& node, const char* list_name, const std::string& file, const std::string& what,
+                                  int depth = 0) {
+  if (depth > 8) refuse(file, what + " Sequences nested too deep");
+  std::vector<const json*> steps;
+  if (type_of(node, file, what) != "Sequence") return {&node};
+  const auto list = node.find(list_name);
+  if (list == node.end() || !list->is_array()) refuse(file, what + " Sequence has no \"" + list_name + "\" list");
+  for (const json& step : *list)
+    for (const json* inner : steps_of(step, list_name, file, what, depth + 1)) steps.push_back(inner);
+  return steps;
+}
+
+void read_normalizers(const json& root, const std::string& file, TokenizerPipeline& p) {
+  const auto it = root.find("normalizer");
+  if (it == root.end() || it->is_null()) return;
+  for (const json* step : steps_of(*it, "normalizers", file, "normalizer")) {
+    const std::string type = type_of(*step, file, "normalizer");
+    TokenizerPipeline::Normalizer n;
+    using T = TokenizerPipeline::Normalizer::Type;
+    if (type == "NFC") n.type = T::NFC;
+    else if (type == "NFKC") n.type = T::NFKC;
+    else if (type == "Lowercase") n.type = T::Lowercase;
+    else if (type == "Prepend") n.type = T::Prepend, n.text = text_field(*step, "prepend", file, "normalizer Prepend");
+    else if (type == "Replace") {
+      n.type = T::Replace;
+      read_pattern(*step, file, "normalizer Replace", &n.text, &n.regex);
+      n.content = text_field(*step, "content", file, "normalizer Replace");
+    } else {
+      refuse(file, "normalizer '" + printable_excerpt(type) + "' is not supported (NFC, NFKC, Lowercase, Prepend, Replace, Sequence)");
+    }
+    p.normalizers.push_back(std::move(n));
   }
-  if (!byte_level) refuse(file, "model type BPE needs the ByteLevel pre_tokenizer (GPT-2's), but the Sequence is empty");
-  const auto flag = [&](const char* name, bool fallback) {
-    const auto f = byte_level->find(name);
-    if (f == byte_level->end() || f->is_null()) return fallback;
-    if (!f->is_boolean()) refuse(file, std::string("ByteLevel's ") + name + " must be true or false");
-    return f->get<bool>();
-  };
-  if (flag("add_prefix_space", false)) refuse(file, "ByteLevel with add_prefix_space true is not supported (GPT-2 has false)");
-  if (!flag("use_regex", true)) refuse(file, "ByteLevel with use_regex false is not supported (GPT-2 splits with its regex)");
+}
+
+void read_pre_tokenizers(const json& root, const std::string& file, TokenizerPipeline& p) {
+  const auto it = root.find("pre_tokenizer");
+  if (it == root.end() || it->is_null()) return;
+  for (const json* step : steps_of(*it, "pretokenizers", file, "pre_tokenizer")) {
+    const std::string type = type_of(*step, file, "pre_tokenizer");
+    TokenizerPipeline::PreTokenizer t;
+    using T = TokenizerPipeline::PreTokenizer::Type;
+    if (type == "ByteLevel") {
+      t.type = T::ByteLevel;
+      t.add_prefix_space = flag(*step, "add_prefix_space", false, file, "ByteLevel");  // the library needs it given
+      t.use_regex = flag(*step, "use_regex", true, file, "ByteLevel");
+    } else if (type == "Split") {
+      t.type = T::Split;
+      read_pattern(*step, file, "pre_tokenizer Split", &t.pattern, &t.regex);
+      const std::string b = text_field(*step, "behavior", file, "pre_tokenizer Split");
+      using B = TokenizerPipeline::Behavior;
+      if (b == "Removed") t.behavior = B::Removed;
+      else if (b == "Isolated") t.behavior = B::Isolated;
+      else if (b == "MergedWithPrevious") t.behavior = B::MergedWithPrevious;
+      else if (b == "MergedWithNext") t.behavior = B::MergedWithNext;
+      else if (b == "Contiguous") t.behavior = B::Contiguous;
+      else refuse(file, "pre_tokenizer Split's behavior '" + printable_excerpt(b) + "' is not one the library has");
+      t.invert = flag(*step, "invert", false, file, "Split");
+    } else if (type == "Metaspace") {
+      t.type = T::Metaspace;
+      const std::string r = text_field(*step, "replacement", file, "pre_tokenizer Metaspace");
+      std::uint32_t cp = 0;
+      if (r.empty() || utf8::sequence(r, 0, &cp) != r.size()) refuse(file, "Metaspace's replacement must be one character");
+      t.replacement = cp;
+      using P = TokenizerPipeline::PreTokenizer::Prepend;
+      const auto scheme = step->find("prepend_scheme");
+      if (scheme != step->end() && !scheme->is_null()) {
+        const std::string s = scheme->is_string() ? scheme->get<std::string>() : "?";
+        if (s == "always") t.prepend = P::Always;
+        else if (s == "first") t.prepend = P::First;
+        else if (s == "never") t.prepend = P::Never;
+        else refuse(file, "Metaspace's prepend_scheme must be \"first\", \"always\" or \"never\"");
+      } else {  // older files: add_prefix_space
+        t.prepend = flag(*step, "add_prefix_space", true, file, "Metaspace") ? P::Always : P::Never;
+      }
+      t.split = flag(*step, "split", true, file, "Metaspace");
+    } else {
+      refuse(file, "pre_tokenizer '" + printable_excerpt(type) + "' is not supported (ByteLevel, Split, Metaspace, Sequence)");
+    }
+    p.pre_tokenizers.push_back(std::move(t));
+  }
+}
+
+int id_of(const std::unordered_map<std::string, int>& ids, const std::string& token, const std::string& file, const std::string& what,
+          const std::vector<TokenizerPipeline::AddedToken>& added = {}) {
+  const auto it = ids.find(token);
+  if (it != ids.end()) return it->second;
+  for (const auto& a : added)
+    if (a.content == token) return a.id;
+  refuse(file, what + " '" + printable_excerpt(token) + "' is not a token");
+}
+
+void read_post_processor(const json& root, const std::string& file, const std::unordered_map<std::string, int>& ids,
+                         TokenizerPipeline& p) {
+  const auto it = root.find("post_processor");
+  if (it == root.end() || it->is_null()) return;
+  for (const json* step : steps_of(*it, "processors", file, "post_processor")) {
+    const std::string type = type_of(*step, file, "post_processor");
+    if (type == "ByteLevel") continue;  // it only moves offsets
+    if (type == "RobertaProcessing" || type == "BertProcessing") {
+      for (const char* name : {"cls", "sep"}) {
+        const auto f = step->find(name);
+        if (f == step->end() || !f->is_array() || f->size() != 2 || !(*f)[0].is_string())
+          refuse(file, type + "'s " + name + " must be [token, id]");
+        (name[0] == 'c' ? p.template_before : p.template_after)
+            .push_back(id_of(ids, (*f)[0].get<std::string>(), file, type + "'s " + name, p.added));
+      }
+      continue;
+    }
+    if (type != "TemplateProcessing")
+      refuse(file, "post_processor '" + printable_excerpt(type) + "' is not supported (TemplateProcessing, ByteLevel, Sequence)");
+    const auto single = step->find("single");
+    const auto specials = step->find("special_tokens");
+    if (single == step->end() || !single->is_array()) refuse(file, "TemplateProcessing needs a \"single\" list");
+    bool seen_text = false;
+    for (const json& piece : *single) {
+      if (!piece.is_object() || piece.size() != 1) refuse(file, "TemplateProcessing's single has a piece that is not {SpecialToken} or {Sequence}");
+      const std::string kind = piece.begin().key();
+      const json& body = piece.begin().value();
+      if (!body.is_object() || !body.contains("id") || !body["id"].is_string())
+        refuse(file, "TemplateProcessing's " + printable_excerpt(kind) + " needs an \"id\" string");
+      const std::string name = body["id"].get<std::string>();
+      if (kind == "Sequence") {
+        if (seen_text || name != "A") refuse(file, "TemplateProcessing's single must hold the sequence A once");
+        seen_text = true;
+      } else if (kind == "SpecialToken") {
+        if (specials == step->end() || !specials->is_object() || !specials->contains(name))
+          refuse(file, "TemplateProcessing's special token '" + printable_excerpt(name) + "' is not in its special_tokens");
+        const json& entry = (*specials)[name];
+        const auto list = entry.find("ids");
+        if (!entry.is_object() || list == entry.end() || !list->is_array() || list->size() > 16)
+          refuse(file, "TemplateProcessing's special_tokens['" + printable_excerpt(name) + "'] needs an \"ids\" list");
+        for (const json& id : *list) {
+          if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > (1 << 24))
+            refuse(file, "TemplateProcessing's special token ids must be whole numbers in range");
+          (seen_text ? p.template_after : p.template_before).push_back(static_cast<int>(id.get<std::int64_t>()));
+        }
+      } else {
+        refuse(file, "TemplateProcessing's piece '" + printable_excerpt(kind) + "' is not SpecialToken or Sequence");
+      }
+    }
+    if (!seen_text) refuse(file, "TemplateProcessing's single has no sequence A");
+  }
+}
+
+void read_decoder(const json& root, const std::string& file, TokenizerPipeline& p) {
+  const auto it = root.find("decoder");
+  if (it == root.end() || it->is_null()) {
+    p.decoder.join_with_spaces = true;
+    return;
+  }
+  bool fused = false;
+  for (const json* step : steps_of(*it, "decoders", file, "decoder")) {
+    const std::string type = type_of(*step, file, "decoder");
+    if (p.decoder.strip_start || p.decoder.strip_stop) refuse(file, "a decoder after Strip is not supported");
+    if (type == "ByteLevel") {
+      p.decoder.byte_level = true;
+    } else if (type == "Replace") {
+      std::string from;
+      std::shared_ptr<const TokenRegex> regex;
+      read_pattern(*step, file, "decoder Replace", &from, &regex);
+      if (regex) refuse(file, "decoder Replace with a Regex pattern is not supported");
+      p.decoder.replaces.emplace_back(from, text_field(*step, "content", file, "decoder Replace"));
+    } else if (type == "ByteFallback") {
+      p.decoder.byte_fallback = true;
+    } else if (type == "Fuse") {
+      fused = true;
+    } else if (type == "Strip") {
+      const std::string c = text_field(*step, "content", file, "decoder Strip");
+      std::uint32_t cp = 0;
+      if (c.empty() || utf8::sequence(c, 0, &cp) != c.size()) refuse(file, "decoder Strip's content must be one character");
+      const auto count = [&](const char* name) {
+        const auto f = step->find(name);
+        if (f == step->end() || !f->is_number_integer() || f->get<std::int64_t>() < 0 || f->get<std::int64_t>() > 64)
+          refuse(file, std::string("decoder Strip's ") + name + " must be a whole number from 0 to 64");
+        return static_cast<int>(f->get<std::int64_t>());
+      };
+      if (!fused) refuse(file, "decoder Strip before Fuse is not supported (it would cut every token)");
+      p.decoder.strip_char = cp, p.decoder.strip_start = count("start"), p.decoder.strip_stop = count("stop");
+    } else if (type == "Metaspace") {
+      const std::string r = text_field(*step, "replacement", file, "decoder Metaspace");
+      p.decoder.replaces.emplace_back(r, " ");
+      const auto scheme = step->find("prepend_scheme");
+      const bool never = (scheme != step->end() && scheme->is_string() && scheme->get<std::string>() == "never") ||
+                         ((scheme == step->end() || scheme->is_null()) && !flag(*step, "add_prefix_space", true, file, "Metaspace"));
+      if (!never) p.decoder.strip_start = 1;
+    } else {
+      refuse(file, "decoder '" + printable_excerpt(type) + "' is not supported (ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip)");
+    }
+  }
+}
+
+void read_added_tokens(const json& root, const std::string& file, TokenizerPipeline& p) {
+  const auto added = root.find("added_tokens");
+  if (added == root.end() || added->is_null()) return;
+  if (!added->is_array()) refuse(file, "added_tokens must be a list");
+  for (const json& token : *added) {
+    if (!token.is_object() || !token.contains("id") || !token["id"].is_number_integer() || !token.contains("content") ||
+        !token["content"].is_string())
+      refuse(file, "each of added_tokens needs a whole-number \"id\" and a \"content\" string");
+    TokenizerPipeline::AddedToken a;
+    const std::int64_t id = token["id"].get<std::int64_t>();
+    a.content = token["content"].get<std::string>();
+    if (id < 0 || id >= (1 << 24)) refuse(file, "added token '" + printable_excerpt(a.content) + "' has the id " + std::to_string(id));
+    a.id = static_cast<int>(id);
+    const std::string what = "added token '" + printable_excerpt(a.content) + "'";
+    a.special = flag(token, "special", false, file, what);
+    a.single_word = flag(token, "single_word", false, file, what);
+    a.lstrip = flag(token, "lstrip", false, file, what);
+    a.rstrip = flag(token, "rstrip", false, file, what);
+    a.normalized = flag(token, "normalized", !a.special, file, what);
+    p.added.push_back(std::move(a));
+  }
+}
+
+TokenizerPipeline read_bpe(const json& root, const json& model, std::vector<std::string> vocab, const std::string& file) {
+  TokenizerPipeline p;
+  const auto ids = index(vocab);
+  const auto dropout = model.find("dropout");
+  if (dropout != model.end() && !dropout->is_null() && !(dropout->is_number() && dropout->get<double>() == 0.0))
+    refuse(file, "a BPE model with dropout is not supported (it samples; only null)");
+  p.byte_fallback = flag(model, "byte_fallback", false, file, "the BPE model");
+  p.fuse_unk = flag(model, "fuse_unk", false, file, "the BPE model");
+  p.ignore_merges = flag(model, "ignore_merges", false, file, "the BPE model");
+  const auto unk = model.find("unk_token");
+  if (unk != model.end() && !unk->is_null()) {
+    if (!unk->is_string()) refuse(file, "the BPE model's unk_token must be a string or null");
+    p.unk_id = id_of(ids, unk->get<std::string>(), file, "the unk_token");
+  }
+  for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    const auto a = model.find(affix);
+    if (a == model.end() || a->is_null()) continue;
+    if (!a->is_string()) refuse(file, std::string("the BPE model's ") + affix + " must be a string or null");
+    (affix[0] == 'c' ? p.continuing_subword_prefix : p.end_of_word_suffix) = a->get<std::string>();
+  }
+  const auto merges_it = model.find("merges");
+  if (merges_it == model.end() || !merges_it->is_array()) refuse(file, "the BPE model has no \"merges\" list");
+  p.merges.reserve(merges_it->size());
+  for (std::size_t k = 0; k < merges_it->size(); ++k) {
+    const json& m = (*merges_it)[k];
+    const std::string where = "merge " + std::to_string(k + 1);
+    if (m.is_string()) {  // "a b"
+      const std::string& s = m.get_ref<const std::string&>();
+      const std::size_t space = s.find(' ');
+      if (space == std::string::npos || space == 0 || space + 1 == s.size() || s.find(' ', space + 1) != std::string::npos)
+        refuse(file, where + ": expected two tokens separated by one space, got '" + printable_excerpt(s) + "'");
+      p.merges.emplace_back(s.substr(0, space), s.substr(space + 1));
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {  // ["a", "b"]
+      p.merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+    } else {
+      refuse(file, where + ": expected \"a b\" or [\"a\", \"b\"], got " + printable_excerpt(m.dump()));
+    }
+  }
+  read_added_tokens(root, file, p);
+  read_normalizers(root, file, p);
+  read_pre_tokenizers(root, file, p);
+  read_post_processor(root, file, ids, p);
+  read_decoder(root, file, p);
+  p.vocab = std::move(vocab);
+  return p;
 }
 
 }  // namespace
@@ -170,7 +448,7 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
   // normalizer: none (GPT-2), or Lowercase for a WordLevel model (a trained model's tokenizer.json)
   bool lowercase = false;
   const auto normalizer = root.find("normalizer");
-  if (normalizer != root.end() && !normalizer->is_null()) {
+  if (type == "WordLevel" && normalizer != root.end() && !normalizer->is_null()) {
     const std::string name = normalizer->is_object() && normalizer->contains("type") && (*normalizer)["type"].is_string()
                                  ? (*normalizer)["type"].get<std::string>()
                                  : std::string("?");
@@ -182,10 +460,13 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
   const auto vocab_it = model.find("vocab");
   if (vocab_it == model.end()) refuse(file, "the model has no \"vocab\"");
   std::vector<std::string> vocab = vocab_from_object(*vocab_it, file, "model.vocab");
-  const auto ids = index(vocab);
+  if (type == "BPE") {
+    TokenizerPipeline pipeline = read_bpe(root, model, std::move(vocab), file);
+    return build_or_refuse(file, [&] { return TextTokenizer::from_pipeline(std::move(pipeline)); });
+  }
 
-  // added_tokens (e.g. <|endoftext|>): must be tokens of the vocabulary under the same id. Their text
-  // in the input is encoded like any other text (as gpt-3-encoder does).
+  // added_tokens of a WordLevel model: must be tokens of the vocabulary under the same id.
+  const auto ids = index(vocab);
   const auto added = root.find("added_tokens");
   if (added != root.end() && !added->is_null()) {
     if (!added->is_array()) refuse(file, "added_tokens must be a list");
@@ -213,40 +494,7 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
     return build_or_refuse(file, [&] { return TextTokenizer::word_level(std::move(vocab), unk_id->second, lowercase); });
   }
 
-  check_byte_level_pre_tokenizer(root, file);
-  for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    const auto a = model.find(affix);
-    if (a != model.end() && !a->is_null() && !(a->is_string() && a->get<std::string>().empty()))
-      refuse(file, std::string("a BPE model with a ") + affix + " is not supported (GPT-2 has none)");
-  }
-  const auto ignore_merges = model.find("ignore_merges");
-  if (ignore_merges != model.end() && ignore_merges->is_boolean() && ignore_merges->get<bool>())
-    refuse(file, "a BPE model with ignore_merges true is not supported (GPT-2 always merges)");
-  const auto merges_it = model.find("merges");
-  if (merges_it == model.end() || !merges_it->is_array()) refuse(file, "the BPE model has no \"merges\" list");
-  std::vector<std::pair<std::string, std::string>> merges;
-  merges.reserve(merges_it->size());
-  for (std::size_t k = 0; k < merges_it->size(); ++k) {
-    const json& m = (*merges_it)[k];
-    const std::string where = "merge " + std::to_string(k + 1);
-    if (m.is_string()) {  // "a b"
-      const std::string s = m.get<std::string>();
-      const std::size_t space = s.find(' ');
-      if (space == std::string::npos || space == 0 || space + 1 == s.size() || s.find(' ', space + 1) != std::string::npos)
-        refuse(file, where + ": expected two tokens separated by one space, got '" + printable_excerpt(s) + "'");
-      merges.emplace_back(s.substr(0, space), s.substr(space + 1));
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {  // ["a", "b"]
-      merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
-    } else {
-      refuse(file, where + ": expected \"a b\" or [\"a\", \"b\"], got " + printable_excerpt(m.dump()));
-    }
-    try {
-      check_merge(ids, merges.back(), where);
-    } catch (const std::invalid_argument& e) {
-      refuse(file, e.what());
-    }
-  }
-  return build_or_refuse(file, [&] { return TextTokenizer::byte_level_bpe(std::move(vocab), std::move(merges)); });
+  refuse(file, "unreachable model type");
 }
 
 }  // namespace attn

@@ -1,6 +1,7 @@
-// Hugging Face's tokenizer files → TextTokenizer: tokenizer.json (model type BPE with the
-// byte-level pre-tokenizer, or WordLevel) or vocab.json + merges.txt. Every problem throws
-// std::invalid_argument("<file name>: <what is wrong>", with the line for merges.txt).
+// Hugging Face's tokenizer files → TextTokenizer: tokenizer.json (model type BPE with its pipeline of
+// added tokens, normalizers, pre-tokenizers, post-processor and decoder, or WordLevel) or
+// vocab.json + merges.txt. Every problem throws std::invalid_argument("<file name>: <what is wrong>",
+// with the line for merges.txt).
 #pragma once
 #include <cstddef>
 #include <string>

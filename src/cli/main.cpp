@@ -58,7 +58,10 @@ const char* const kUsage =
     "                               likeliest next tokens at every position; --ids reads the\n"
     "                               given token ids instead of tokenising TEXT\n"
     "  tokenize (--dir DIR | --vocab FILE --merges FILE | --tokenizer-json FILE) [--text TEXT]\n"
-    "                               a real model's tokenizer (GPT-2's byte-level BPE or WordLevel)\n"
+    "           [--add-special-tokens] [--batch]\n"
+    "                               a real model's tokenizer (BPE: GPT-2, Llama, Qwen, Mistral, Gemma;\n"
+    "                               or WordLevel); --add-special-tokens: with the template's BOS;\n"
+    "                               --batch: a JSON array of texts on stdin, one result each\n"
     "                               on TEXT (default: stdin): {\"ids\": [...], \"tokens\": [...]},\n"
     "                               tokens as shown to a learner (\"\u00b7it\" for \" it\");\n"
     "                               DIR holds tokenizer.json or vocab.json + merges.txt\n"
@@ -261,7 +264,8 @@ int run_model(const std::vector<std::string>& args) {
 
 // tokenize: the model tokenizer from Hugging Face's files, on --text or stdin.
 int run_tokenize(const std::vector<std::string>& args) {
-  const auto flags = parse_flags(args, {"--dir", "--vocab", "--merges", "--tokenizer-json", "--text"}, {});
+  const auto flags =
+      parse_flags(args, {"--dir", "--vocab", "--merges", "--tokenizer-json", "--text"}, {"--add-special-tokens", "--batch"});
   const auto read = [](const std::string& path) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
@@ -293,16 +297,38 @@ int run_tokenize(const std::vector<std::string>& args) {
   const attn::TextTokenizer tokenizer =
       json_path.empty() ? attn::tokenizer_from_vocab_merges(read(vocab_path), read(merges_path), vocab_path, merges_path)
                         : attn::tokenizer_from_json(read(json_path), json_path);
+  const bool add_special = flags.count("--add-special-tokens") > 0;
+  const auto result = [&](const std::string& text, bool with_vocab_tokens) {
+    const std::vector<int> ids = tokenizer.encode(text, add_special);
+    nlohmann::json tokens = nlohmann::json::array(), spelled = nlohmann::json::array();
+    for (int id : ids) {
+      tokens.push_back(tokenizer.display(id));
+      if (with_vocab_tokens) spelled.push_back(tokenizer.vocab_token(id));
+    }
+    nlohmann::json out{{"ids", ids}, {"tokens", tokens}};
+    if (with_vocab_tokens) out["vocab_tokens"] = spelled;
+    return out;
+  };
+  if (flags.count("--batch")) {  // stdin: a JSON array of texts; stdout: one result per text (the file loaded once)
+    if (flags.count("--text")) throw UsageError("--batch reads its texts from stdin, not --text");
+    std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    const nlohmann::json texts = nlohmann::json::parse(input, nullptr, false);
+    if (!texts.is_array()) throw UsageError("--batch needs a JSON array of strings on stdin");
+    nlohmann::json results = nlohmann::json::array();
+    for (const auto& t : texts) {
+      if (!t.is_string()) throw UsageError("--batch needs a JSON array of strings on stdin");
+      results.push_back(result(t.get<std::string>(), true));
+    }
+    std::cout << results.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return 0;
+  }
   std::string text = flags.count("--text") ? flags.at("--text") : std::string();
   if (!flags.count("--text")) {  // stdin, read no further than one byte past the limit encode() refuses
     text.resize(attn::kMaxModelTextBytes + 1);
     std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<std::size_t>(std::cin.gcount()));
   }
-  const std::vector<int> ids = tokenizer.encode(text);
-  nlohmann::json tokens = nlohmann::json::array();
-  for (int id : ids) tokens.push_back(tokenizer.display(id));
-  std::cout << nlohmann::json{{"ids", ids}, {"tokens", tokens}}.dump() << "\n";
+  std::cout << result(text, false).dump() << "\n";
   return 0;
 }
 

@@ -8,60 +8,16 @@
 #include <stdexcept>
 
 #include "unicode_ranges.h"  // generated at build time by tools/gen_unicode_ranges.py
+#include "utf8.h"
 
 namespace attn {
 namespace {
 
-// ---- UTF-8 ------------------------------------------------------------------------------------
+// ---- UTF-8 (src/core/utf8.h) ------------------------------------------------------------------
 
-// Length of the well-formed UTF-8 sequence at s[i] (1-4), or 0 if it is not one (overlong forms,
-// surrogates, past U+10FFFF, truncated). *cp gets the code point.
-std::size_t utf8_sequence(const std::string& s, std::size_t i, std::uint32_t* cp) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
-  if (b0 < 0x80) {
-    *cp = b0;
-    return 1;
-  }
-  std::size_t len = 0;
-  std::uint32_t c = 0, min = 0;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2, c = b0 & 0x1F, min = 0x80;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3, c = b0 & 0x0F, min = 0x800;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4, c = b0 & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (s.size() - i < len) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const unsigned char b = byte(i + k);
-    if ((b & 0xC0) != 0x80) return 0;
-    c = (c << 6) | (b & 0x3F);
-  }
-  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-  *cp = c;
-  return len;
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+using utf8::append;
+std::size_t utf8_sequence(const std::string& s, std::size_t i, std::uint32_t* cp) { return utf8::sequence(s, i, cp); }
+void append_utf8(std::string& out, std::uint32_t cp) { append(out, cp); }
 
 struct CodePoint {
   std::uint32_t cp;
@@ -155,36 +111,12 @@ std::vector<std::pair<std::size_t, std::size_t>> pretokenize_spans(const std::ve
   return spans;
 }
 
-// ---- GPT-2's byte ↔ unicode map -------------------------------------------------------------
-
-// bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the other 68 bytes are moved
-// to U+0100.. in byte order, so every token is printable text.
-struct ByteMap {
-  std::uint32_t byte_to_cp[256];
-  int cp_to_byte[0x144];
-  ByteMap() {
-    std::fill(std::begin(cp_to_byte), std::end(cp_to_byte), -1);
-    std::uint32_t next = 0x100;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-      byte_to_cp[b] = printable ? static_cast<std::uint32_t>(b) : next++;
-      cp_to_byte[byte_to_cp[b]] = b;
-    }
-  }
-};
-
-const ByteMap& byte_map() {
-  static const ByteMap map;
-  return map;
-}
+using utf8::ByteMap;
+using utf8::byte_map;
+using utf8::hex_byte;
 
 bool is_ascii_punct(std::uint32_t cp) {
   return (cp >= '!' && cp <= '/') || (cp >= ':' && cp <= '@') || (cp >= '[' && cp <= '`') || (cp >= '{' && cp <= '~');
-}
-
-std::string hex_byte(unsigned char b) {
-  const char* digits = "0123456789ABCDEF";
-  return std::string{digits[b >> 4], digits[b & 15]};
 }
 
 }  // namespace
@@ -203,10 +135,8 @@ std::vector<std::string> gpt2_pretokenize(const std::string& text) {
 
 // ---- construction ---------------------------------------------------------------------------
 
-namespace {
-
 // Shared checks: non-empty, valid UTF-8, no duplicates. Fills ids.
-void index_vocab(const std::vector<std::string>& vocab, std::unordered_map<std::string, int>& ids) {
+void detail::index_vocab(const std::vector<std::string>& vocab, std::unordered_map<std::string, int>& ids) {
   if (vocab.empty()) throw std::invalid_argument("the vocabulary is empty");
   if (vocab.size() > (1u << 24))
     throw std::invalid_argument("the vocabulary has " + std::to_string(vocab.size()) + " tokens, over the limit of 16777216");
@@ -226,7 +156,7 @@ void index_vocab(const std::vector<std::string>& vocab, std::unordered_map<std::
   }
 }
 
-}  // namespace
+using detail::index_vocab;
 
 TextTokenizer TextTokenizer::byte_level_bpe(std::vector<std::string> vocab,
                                             std::vector<std::pair<std::string, std::string>> merges) {
@@ -354,6 +284,10 @@ void TextTokenizer::bpe_piece(const std::string& piece, std::vector<int>& out) c
 std::vector<int> TextTokenizer::encode(const std::string& text) const {
   const std::vector<CodePoint> cps = decode_text(text);
   std::vector<int> ids;
+  if (pipeline_) {
+    encode_pipeline(text, ids);
+    return ids;
+  }
   if (kind_ == Kind::ByteLevelBpe) {
     for (const auto& [begin, end] : pretokenize_spans(cps)) {
       const std::size_t from = cps[begin].offset, to = end < cps.size() ? cps[end].offset : text.size();
@@ -410,6 +344,7 @@ std::string TextTokenizer::token_bytes(int id) const {
 
 std::string TextTokenizer::display(int id) const {
   check_id(id);
+  if (is_special(id)) return vocab_[static_cast<std::size_t>(id)];  // <s>, <|im_start|>: as they are written
   const std::string& bytes = bytes_[static_cast<std::size_t>(id)];
   std::string out, loose;  // loose: bytes that are not whole characters, shown as <F0 9F>
   const auto flush_loose = [&] {
@@ -446,11 +381,13 @@ std::string TextTokenizer::display(int id) const {
 }
 
 std::string TextTokenizer::decode(const std::vector<int>& ids) const {
+  const bool spaced = kind_ == Kind::WordLevel || decode_joins_with_spaces();
   std::string out;
   for (std::size_t k = 0; k < ids.size(); ++k) {
-    if (kind_ == Kind::WordLevel && k) out += ' ';
+    if (spaced && k) out += ' ';
     out += token_bytes(ids[k]);
   }
+  decode_strip(out);
   return out;
 }
 

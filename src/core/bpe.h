@@ -3,6 +3,8 @@
 // reads vocab.json / merges.txt / tokenizer.json and builds these.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -10,12 +12,62 @@
 
 namespace attn {
 
+class TokenRegex;
+
+// Hugging Face's tokenizer pipeline as a tokenizer.json describes it, for BPE models: added tokens,
+// normalizers, pre-tokenizers, the BPE model's options, the post-processor's template and the decoder.
+// src/api/tokenizer_files.cpp reads it from the file; TextTokenizer::from_pipeline checks and runs it.
+struct TokenizerPipeline {
+  struct AddedToken {
+    std::string content;
+    int id = -1;
+    bool special = false, single_word = false, lstrip = false, rstrip = false, normalized = false;
+  };
+  struct Normalizer {
+    enum class Type { NFC, NFKC, Lowercase, Prepend, Replace } type = Type::NFC;
+    std::string text;     // Prepend's text, Replace's String pattern
+    std::string content;  // what Replace puts instead
+    std::shared_ptr<const TokenRegex> regex;  // Replace with a Regex pattern
+  };
+  enum class Behavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
+  struct PreTokenizer {
+    enum class Type { ByteLevel, Split, Metaspace } type = Type::ByteLevel;
+    bool add_prefix_space = false, use_regex = true;  // ByteLevel
+    std::string pattern;                              // Split with a String pattern
+    std::shared_ptr<const TokenRegex> regex;          // Split with a Regex pattern
+    Behavior behavior = Behavior::Isolated;
+    bool invert = false;
+    std::uint32_t replacement = 0x2581;  // Metaspace: '▁'
+    enum class Prepend { Always, First, Never } prepend = Prepend::Always;
+    bool split = true;
+  };
+  struct Decoder {
+    bool byte_level = false;  // ByteLevel: the byte alphabet back to bytes
+    std::vector<std::pair<std::string, std::string>> replaces;  // Replace (String), in order, per token
+    bool byte_fallback = false;  // ByteFallback: <0x41> is the byte 0x41
+    bool join_with_spaces = false;  // no decoder at all: Hugging Face joins the tokens with spaces
+    std::uint32_t strip_char = ' ';
+    int strip_start = 0, strip_stop = 0;  // Strip after Fuse: characters off both ends of the text
+  };
+
+  std::vector<std::string> vocab;  // the model's vocabulary, vocab[id]
+  std::vector<std::pair<std::string, std::string>> merges;
+  bool byte_fallback = false, fuse_unk = false, ignore_merges = false;
+  int unk_id = -1;
+  std::string continuing_subword_prefix, end_of_word_suffix;
+  std::vector<AddedToken> added;  // ids past the model's vocabulary extend it
+  std::vector<Normalizer> normalizers;
+  std::vector<PreTokenizer> pre_tokenizers;
+  std::vector<int> template_before, template_after;  // the post-processor's special ids around the text
+  Decoder decoder;
+};
+
 // Longest text a model tokenizer accepts (bytes of UTF-8).
 constexpr std::size_t kMaxModelTextBytes = 1u << 20;
 
 class TextTokenizer {
  public:
-  enum class Kind { ByteLevelBpe, WordLevel };
+  enum class Kind { ByteLevelBpe, WordLevel };  // every BPE tokenizer is ByteLevelBpe, as before
 
   // GPT-2's tokenizer. vocab[id] is the token in the byte-to-unicode alphabet ("Ġit"); merges in
   // priority order, each a pair of such strings. Throws std::invalid_argument naming what is wrong.
@@ -27,10 +79,22 @@ class TextTokenizer {
   // exactly Unicode's: a word with any other letter is unknown to such a vocabulary either way.
   static TextTokenizer word_level(std::vector<std::string> vocab, int unk_id, bool lowercase = false);
 
+  // Hugging Face's pipeline (tokenizer.json): added tokens, normalizers, pre-tokenizers, BPE with
+  // byte fallback and unk, a template. Throws std::invalid_argument naming what is wrong.
+  static TextTokenizer from_pipeline(TokenizerPipeline pipeline);
+
   Kind kind() const { return kind_; }
+  // Every id: the model's vocabulary and the added tokens past it.
   int vocab_size() const { return static_cast<int>(vocab_.size()); }
   // Token ids of a UTF-8 text; throws std::invalid_argument for invalid UTF-8 or text over the limit.
+  // Without the post-processor's special tokens (Hugging Face's add_special_tokens=False).
   std::vector<int> encode(const std::string& text) const;
+  // add_special: with them (the BOS of Llama 2 and Gemma): what the model reads.
+  std::vector<int> encode(const std::string& text, bool add_special) const;
+  // The first id the template puts before the text (a BOS), or -1.
+  int bos_id() const;
+  // An added token that the tokenizer treats as special (<s>, <|im_start|>): shown and decoded as is.
+  bool is_special(int id) const;
   // The raw bytes the token stands for (UTF-8 when whole; a piece of a character when BPE split it).
   std::string token_bytes(int id) const;
   // The token for a learner: a leading space as "·" ("·it"), newlines and tabs visible ("↵", "→"),
@@ -47,8 +111,13 @@ class TextTokenizer {
     int rank;
     int merged_id;
   };
+  struct Pipeline;  // src/core/tokenizer_pipeline.cpp
   void check_id(int id) const;
   void bpe_piece(const std::string& piece, std::vector<int>& out) const;
+  void encode_pipeline(const std::string& text, std::vector<int>& ids) const;
+  void bpe_word(const std::vector<std::uint32_t>& word, std::vector<int>& out) const;
+  bool decode_joins_with_spaces() const;
+  void decode_strip(std::string& text) const;  // the Strip decoder, when the file has one
 
   Kind kind_ = Kind::ByteLevelBpe;
   std::vector<std::string> vocab_;
@@ -59,6 +128,7 @@ class TextTokenizer {
   int byte_ids_[256] = {};  // id of the single-byte token of each byte; -1 when the vocabulary lacks it
   int unk_id_ = -1;
   bool lowercase_ = false;
+  std::shared_ptr<const Pipeline> pipeline_;  // set by from_pipeline only
 };
 
 // GPT-2's pre-tokenisation: the text cut where the regex

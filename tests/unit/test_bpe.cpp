@@ -221,7 +221,7 @@ TEST_CASE("tokenizer files: every refusal names the file (and the line of merges
   CHECK_THROWS_AS(tokenizer_from_json("{\"model\": ", "t.json"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(tokenizer_from_json(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
                                                "pre_tokenizer": {"type": "Whitespace"}})", "t.json"),
-                       "t.json: pre_tokenizer 'Whitespace' is not supported (only GPT-2's ByteLevel)", std::invalid_argument);
+                       "t.json: pre_tokenizer 'Whitespace' is not supported (ByteLevel, Split, Metaspace, Sequence)", std::invalid_argument);
 }
 
 TEST_CASE("error messages quote hostile text safely") {
