@@ -213,6 +213,8 @@ def layer_plan(cfg):
     elif family == "gemma3_text":
         pattern = cfg.get("sliding_window_pattern", 6)
         types = types or ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+    if len(types) != n or not set(types) <= {"sliding_attention", "full_attention"}:
+        raise SystemExit(f"torch_family_reference: layer_types {types} for {n} layers not handled")
     return [(t, window if t == "sliding_attention" and window else None) for t in types]
 
 
