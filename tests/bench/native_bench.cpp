@@ -5,6 +5,10 @@
 //        attn_bench --check   (simd against scalar on awkward shapes, 1e-5 relative; exit 1 if not)
 //        attn_bench --matmul [--T 16,64,256] [--backend simd,eigen] [--min-ms 300]
 //                   (the matrix products of GPT-2 small's forward, C = 768, one line per shape)
+//        attn_bench --matmul16 [--T 1,16,64,256] [--models gpt2,smollm2,qwen3] [--min-ms 200]
+//                   [--max-gflop 12] [--backend simd]
+//                   (16-bit weights: each shape's F32, F16 and BF16 products timed in interleaved
+//                   rounds, a table of GFLOP/s and the speed ratio to F32; products over max-gflop skipped)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/core/dtype.h"
 #include "../../src/core/kernels/kernels.h"
 #include "../../src/core/kernels/matmul.h"
 
@@ -194,11 +199,125 @@ int matmul_bench(int argc, char** argv) {
   return 0;
 }
 
+// The forwards' products with the weights in the file's format: x·W (NN, GPT-2's Conv1D) and x·Wᵀ
+// (NT, nn.Linear and every LM head over its (vocab, C) embedding). gate_up: gate and up side by side.
+struct Matmul16Shape {
+  const char* model;
+  const char* name;
+  int K, N;
+  attn::MatmulLayout layout;
+  bool bias;
+};
+const Matmul16Shape kMatmul16Shapes[] = {
+    {"gpt2", "c_attn", 768, 2304, attn::MatmulLayout::NN, true},
+    {"gpt2", "mlp.c_fc", 768, 3072, attn::MatmulLayout::NN, true},
+    {"gpt2", "mlp.c_proj", 3072, 768, attn::MatmulLayout::NN, true},
+    {"gpt2", "lm_head", 768, 50257, attn::MatmulLayout::NT, false},
+    {"smollm2", "q_proj", 576, 576, attn::MatmulLayout::NT, false},
+    {"smollm2", "k_proj", 576, 192, attn::MatmulLayout::NT, false},
+    {"smollm2", "gate_up", 576, 3072, attn::MatmulLayout::NT, false},
+    {"smollm2", "down_proj", 1536, 576, attn::MatmulLayout::NT, false},
+    {"smollm2", "lm_head", 576, 49152, attn::MatmulLayout::NT, false},
+    {"qwen3", "q_proj", 1024, 2048, attn::MatmulLayout::NT, false},
+    {"qwen3", "k_v", 1024, 1024, attn::MatmulLayout::NT, false},
+    {"qwen3", "gate_up", 1024, 6144, attn::MatmulLayout::NT, false},
+    {"qwen3", "down_proj", 3072, 1024, attn::MatmulLayout::NT, false},
+    {"qwen3", "lm_head", 1024, 151936, attn::MatmulLayout::NT, false},
+};
+
+int matmul16_bench(int argc, char** argv) {
+  std::vector<int> Ts{1, 16, 64, 256};
+  std::vector<std::string> models{"gpt2", "smollm2", "qwen3"};
+  std::string backend_name = "simd";
+  double min_ms = 200, max_gflop = 12;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--T") Ts = parse_ints(argv[i + 1]);
+    else if (flag == "--models") models = parse_words(argv[i + 1]);
+    else if (flag == "--backend") backend_name = argv[i + 1];
+    else if (flag == "--min-ms") min_ms = std::atof(argv[i + 1]);
+    else if (flag == "--max-gflop") max_gflop = std::atof(argv[i + 1]);
+    else { std::fprintf(stderr, "unknown flag %s\n", flag.c_str()); return 2; }
+  }
+  attn::Backend backend;
+  if (!attn::parse_backend(backend_name, &backend)) { std::fprintf(stderr, "unknown backend %s\n", backend_name.c_str()); return 2; }
+  const attn::Dtype dtypes[] = {attn::Dtype::F32, attn::Dtype::F16, attn::Dtype::BF16};
+  std::printf("matmul with 16-bit weights, %s (%s), 1 thread: median CPU ms per call over interleaved rounds;\n"
+              "GFLOP/s = 2·T·K·N / time; vs F32 = F32's time / this time (above 1: faster than F32)\n",
+              backend_name.c_str(), backend == attn::Backend::Simd ? attn::matmul_simd_flavour() : backend_name.c_str());
+  std::printf("%-8s %-10s %-6s %4s %5s %7s %-5s %9s %8s %7s\n", "model", "shape", "layout", "T", "K", "N", "dtype", "ms", "GFLOP/s",
+              "vs F32");
+  std::fflush(stdout);
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  {
+    // Every dtype's code in both layouts, 300 ms each, before any timing: a wasm engine compiles
+    // its optimised code in the background, and under node that compiling counts in the process's
+    // CPU time (a first run without this showed F16 at 0.3x F32 on the first shapes, not again).
+    const int M = 16, K = 512, N = 512;
+    std::vector<float> a(static_cast<std::size_t>(M) * K, 0.5f), b(static_cast<std::size_t>(K) * N, 0.25f), c(static_cast<std::size_t>(M) * N);
+    std::vector<std::uint16_t> b16(b.size(), 0x3400);  // 0.25 as a half; a small normal bfloat16
+    for (attn::Dtype dtype : dtypes)
+      for (attn::MatmulLayout layout : {attn::MatmulLayout::NN, attn::MatmulLayout::NT}) {
+        attn::MatmulProblem p;
+        p.layout = layout, p.a = a.data(), p.M = M, p.K = K, p.N = N, p.b_dtype = dtype;
+        if (dtype == attn::Dtype::F32) p.b = b.data();
+        else p.b16 = b16.data();
+        for (const double t0 = now_ms(); now_ms() - t0 < 300;) attn::matmul(backend, p, c.data());
+      }
+  }
+  double worst_ratio = 1e9;
+  for (const Matmul16Shape& s : kMatmul16Shapes) {
+    if (std::find(models.begin(), models.end(), s.model) == models.end()) continue;
+    const std::size_t kn = static_cast<std::size_t>(s.K) * s.N;
+    std::vector<float> b(kn), bias(s.N);
+    for (float& x : b) x = uniform(rng);
+    for (float& x : bias) x = uniform(rng);
+    std::vector<std::uint16_t> b_f16(kn), b_bf16(kn);
+    for (std::size_t e = 0; e < kn; ++e) b_f16[e] = attn::float_to_half(b[e]), b_bf16[e] = attn::float_to_bf16(b[e]);
+    for (int T : Ts) {
+      const double gflop = 2.0 * T * s.K * s.N / 1e9;
+      if (gflop > max_gflop) continue;
+      std::vector<float> a(static_cast<std::size_t>(T) * s.K), c(static_cast<std::size_t>(T) * s.N);
+      for (float& x : a) x = uniform(rng);
+      attn::MatmulProblem p[3];
+      for (int d = 0; d < 3; ++d) {
+        p[d].layout = s.layout, p[d].a = a.data(), p[d].bias = s.bias ? bias.data() : nullptr;
+        p[d].M = T, p[d].K = s.K, p[d].N = s.N, p[d].b_dtype = dtypes[d];
+      }
+      p[0].b = b.data(), p[1].b16 = b_f16.data(), p[2].b16 = b_bf16.data();
+      // warm-up: >= 50 ms each (a wasm engine's first calls can run baseline code)
+      for (const auto& problem : p)
+        for (const double t0 = now_ms(); now_ms() - t0 < 50;) attn::matmul(backend, problem, c.data());
+      std::vector<double> cpu[3];
+      const double start = now_ms();
+      for (int round = 0; round < 400 && (round < 5 || now_ms() - start < 3 * min_ms); ++round)
+        for (int d = 0; d < 3; ++d) {
+          const double t0 = cpu_ms();
+          attn::matmul(backend, p[d], c.data());
+          cpu[d].push_back(cpu_ms() - t0);
+        }
+      const double f32_ms = median(cpu[0]);
+      for (int d = 0; d < 3; ++d) {
+        const double ms = median(cpu[d]);
+        if (d > 0) worst_ratio = std::min(worst_ratio, f32_ms / ms);
+        std::printf("%-8s %-10s %-6s %4d %5d %7d %-5s %9.4f %8.1f %7.2f\n", s.model, s.name,
+                    s.layout == attn::MatmulLayout::NT ? "NT" : "NN", T, s.K, s.N, attn::dtype_name(dtypes[d]), ms,
+                    gflop / (ms / 1e3), f32_ms / ms);
+      }
+      std::fflush(stdout);
+    }
+  }
+  std::printf("lowest 16-bit speed / F32 speed: %.2f\n", worst_ratio);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--check") return check();
   if (argc >= 2 && std::string(argv[1]) == "--matmul") return matmul_bench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--matmul16") return matmul16_bench(argc, argv);
   std::vector<int> Ts{64, 256, 1024, 2048}, ds{64, 512}, causals{0, 1};
   std::vector<std::string> backends{"simd", "eigen", "scalar"};
   double min_ms = 300;

@@ -114,13 +114,87 @@ struct MmWasm {
     const V is_subnormal = wasm_u32x4_lt(two_w, wasm_i32x4_splat(1 << 27));
     return wasm_v128_or(sign, wasm_v128_bitselect(subnormal, normal, is_subnormal));
   }
+  // A lane of 8 halves (or of their exponent tests, or-ed) that is not normal: zero, subnormal,
+  // inf or NaN. Adding 1 to the exponent wraps 31 to 0 and takes 0 to 1, so a normal half has
+  // (h + 0x400) & 0x7c00 >= 0x800.
+  static V not_normal_f16(V h) {
+    const V e = wasm_v128_and(wasm_i16x8_add(h, wasm_i16x8_splat(0x400)), wasm_i16x8_splat(0x7c00));
+    return wasm_u16x8_lt(e, wasm_i16x8_splat(0x800));
+  }
+  // The common case, a normal half (exponent 1 .. 30): its float is sign | (exponent + 112) << 23 |
+  // mantissa << 13, made for 8 halves still in 16-bit lanes as each float's two halves: the top
+  // sign | (exponent + 112) << 7 | mantissa >> 3 (the arithmetic shift copies the sign into bits
+  // 12-15, the mask keeps bit 15 only), the bottom (mantissa & 7) << 13. Interleaving bottom with
+  // top (instead of zero with h) then gives the floats: 4 operations per 8 halves.
+  static V normal_half_top16(V h) {
+    return wasm_i16x8_add(wasm_v128_and(wasm_i16x8_shr(h, 3), wasm_i16x8_splat(static_cast<short>(0x8fff))), wasm_i16x8_splat(0x3800));
+  }
+  static V normal_half_bottom16(V h) { return wasm_i16x8_shl(h, 13); }
   static V widen_f16(const std::uint16_t* p) { return half_high_to_float(wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16)); }
   static V widen_bf16(const std::uint16_t* p) { return wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16); }
+  // 2W = 8 values from one load: each half interleaved with a zero below it is w = h << 16 (the
+  // interleaves are written as the plain unpack patterns, which V8 turns into one instruction each).
+  static void widen2_f16(const std::uint16_t* p, V& lo, V& hi) {
+    const V h = wasm_v128_load(p);
+    if (!wasm_v128_any_true(not_normal_f16(h))) {
+      const V top = normal_half_top16(h), bottom = normal_half_bottom16(h);
+      lo = wasm_i16x8_shuffle(bottom, top, 0, 8, 1, 9, 2, 10, 3, 11);
+      hi = wasm_i16x8_shuffle(bottom, top, 4, 12, 5, 13, 6, 14, 7, 15);
+      return;
+    }
+    const V zero = wasm_i16x8_splat(0);
+    lo = half_high_to_float(wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11));
+    hi = half_high_to_float(wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15));
+  }
+  static void widen2_bf16(const std::uint16_t* p, V& lo, V& hi) {
+    const V h = wasm_v128_load(p), zero = wasm_i16x8_splat(0);
+    lo = wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11);
+    hi = wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15);
+  }
+  // 4 x 4 16-bit values, transposed and widened: rows 0 and 1 interleaved in 16 bits give
+  // v01 = [r0c0 r1c0 r0c1 r1c1 r0c2 r1c2 r0c3 r1c3] (rows 2 and 3: v23), and interleaving that
+  // with zeros is both the first transpose stage and the widening (w = h << 16), so the float
+  // transpose gains only the conversion of a half.
+  static void load4x4_16(const std::uint16_t* src, std::size_t ld, V& v01, V& v23) {
+    const V r0 = wasm_v128_load64_zero(src), r1 = wasm_v128_load64_zero(src + ld);
+    const V r2 = wasm_v128_load64_zero(src + 2 * ld), r3 = wasm_v128_load64_zero(src + 3 * ld);
+    v01 = wasm_i16x8_shuffle(r0, r1, 0, 8, 1, 9, 2, 10, 3, 11);
+    v23 = wasm_i16x8_shuffle(r2, r3, 0, 8, 1, 9, 2, 10, 3, 11);
+  }
+  // t0 = [r0c0 r1c0 r0c1 r1c1], t1 = [r0c2 r1c2 r0c3 r1c3] as w = h << 16 (the same for rows 2-3)
+  static void zip_rows_16(V v01, V& t0, V& t1) { zip_halves_16(wasm_i16x8_splat(0), v01, t0, t1); }
+  // the same interleave with bottom halves below the top ones (a float's two 16-bit halves)
+  static void zip_halves_16(V bottom, V top, V& t0, V& t1) {
+    t0 = wasm_i16x8_shuffle(bottom, top, 0, 8, 1, 9, 2, 10, 3, 11);
+    t1 = wasm_i16x8_shuffle(bottom, top, 4, 12, 5, 13, 6, 14, 7, 15);
+  }
   static void transpose4_f16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
-    transpose4_regs(widen_f16(src), widen_f16(src + ld), widen_f16(src + 2 * ld), widen_f16(src + 3 * ld), dst, ld_dst);
+    V v01, v23, t0, t1, t2, t3;
+    load4x4_16(src, ld, v01, v23);
+    if (!wasm_v128_any_true(wasm_v128_or(not_normal_f16(v01), not_normal_f16(v23)))) {
+      zip_halves_16(normal_half_bottom16(v01), normal_half_top16(v01), t0, t1);
+      zip_halves_16(normal_half_bottom16(v23), normal_half_top16(v23), t2, t3);
+    } else {
+      zip_rows_16(v01, t0, t1);
+      zip_rows_16(v23, t2, t3);
+      t0 = half_high_to_float(t0), t1 = half_high_to_float(t1), t2 = half_high_to_float(t2), t3 = half_high_to_float(t3);
+    }
+    transpose4_stage2(t0, t1, t2, t3, dst, ld_dst);
   }
   static void transpose4_bf16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
-    transpose4_regs(widen_bf16(src), widen_bf16(src + ld), widen_bf16(src + 2 * ld), widen_bf16(src + 3 * ld), dst, ld_dst);
+    V v01, v23, t0, t1, t2, t3;
+    load4x4_16(src, ld, v01, v23);
+    zip_rows_16(v01, t0, t1);
+    zip_rows_16(v23, t2, t3);
+    transpose4_stage2(t0, t1, t2, t3, dst, ld_dst);
+  }
+  // t0 = [r0c0 r1c0 r0c1 r1c1], t1 = [r0c2 r1c2 r0c3 r1c3], t2 and t3 the same for rows 2-3
+  // -> columns c0 .. c3 at dst, dst + ld_dst, ...
+  static void transpose4_stage2(V t0, V t1, V t2, V t3, float* dst, std::size_t ld_dst) {
+    wasm_v128_store(dst, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
+    wasm_v128_store(dst + ld_dst, wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7));
+    wasm_v128_store(dst + 2 * ld_dst, wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5));
+    wasm_v128_store(dst + 3 * ld_dst, wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7));
   }
   // dst[c·ld_dst + r] = src[r·ld + c] for r, c < 4
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
@@ -166,6 +240,8 @@ struct MmSse2 {
   }
   static V widen_f16(const std::uint16_t* p) { return half_high_to_float(load4_high(p)); }
   static V widen_bf16(const std::uint16_t* p) { return _mm_castsi128_ps(load4_high(p)); }
+  static void widen2_f16(const std::uint16_t* p, V& lo, V& hi) { lo = widen_f16(p), hi = widen_f16(p + W); }
+  static void widen2_bf16(const std::uint16_t* p, V& lo, V& hi) { lo = widen_bf16(p), hi = widen_bf16(p + W); }
   static void transpose4_f16(const std::uint16_t* src, std::size_t ld, float* dst, std::size_t ld_dst) {
     transpose4_regs(widen_f16(src), widen_f16(src + ld), widen_f16(src + 2 * ld), widen_f16(src + 3 * ld), dst, ld_dst);
   }
@@ -197,6 +273,8 @@ struct MmPortable {
   static V madd(V a, V b, V c) { V r; for (int i = 0; i < 4; ++i) r.x[i] = c.x[i] + a.x[i] * b.x[i]; return r; }
   static V widen_f16(const std::uint16_t* p) { V r; for (int i = 0; i < 4; ++i) r.x[i] = half_to_float(p[i]); return r; }
   static V widen_bf16(const std::uint16_t* p) { V r; for (int i = 0; i < 4; ++i) r.x[i] = bf16_to_float(p[i]); return r; }
+  static void widen2_f16(const std::uint16_t* p, V& lo, V& hi) { lo = widen_f16(p), hi = widen_f16(p + W); }
+  static void widen2_bf16(const std::uint16_t* p, V& lo, V& hi) { lo = widen_bf16(p), hi = widen_bf16(p + W); }
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
     for (int r = 0; r < 4; ++r)
       for (int c = 0; c < 4; ++c) dst[c * ld_dst + r] = src[r * ld + c];
@@ -253,6 +331,8 @@ struct MmAvx2 {
   static V widen_bf16(const std::uint16_t* p) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
   }
+  static void widen2_f16(const std::uint16_t* p, V& lo, V& hi) { lo = widen_f16(p), hi = widen_f16(p + W); }
+  static void widen2_bf16(const std::uint16_t* p, V& lo, V& hi) { lo = widen_bf16(p), hi = widen_bf16(p + W); }
   static __m128 widen4_f16(const std::uint16_t* p) { return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
     MmSse2::transpose4(src, ld, dst, ld_dst);
@@ -294,6 +374,8 @@ struct MmAvx512 {
   static V widen_bf16(const std::uint16_t* p) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
   }
+  static void widen2_f16(const std::uint16_t* p, V& lo, V& hi) { lo = widen_f16(p), hi = widen_f16(p + W); }
+  static void widen2_bf16(const std::uint16_t* p, V& lo, V& hi) { lo = widen_bf16(p), hi = widen_bf16(p + W); }
   static void transpose4(const float* src, std::size_t ld, float* dst, std::size_t ld_dst) {
     MmSse2::transpose4(src, ld, dst, ld_dst);
   }
@@ -385,25 +467,29 @@ constexpr int KC_NT = KC > 768 ? KC : 768;
 constexpr int MC = MR * (264 / MR);  // rows of a packed at once (T = 256 in one block): MC·KC floats in L2
 constexpr int NC = 4 * NR;  // columns of b packed at once: 2+ whole cache lines of each row, a block of (kc, NC) in L2 (T = 16 in wasm: 15-25% faster than 16 · NR)
 using V = Isa::V;
+static_assert(NV % 2 == 0, "b's strips are packed 2W values at a time");
 
 // Where packed elements come from: floats as stored, or 16-bit weights widened on the way in.
 // T: the stored element; load: W of them as a vector; one: a single one as a float (the edges);
-// transpose4: Isa::transpose4 reading T.
+// load2: 2W of them (one 128-bit load of halves in WebAssembly); transpose4: Isa::transpose4 reading T.
 struct FromF32 {
   using T = float;
   static V load(const float* p) { return Isa::load(p); }
+  static void load2(const float* p, V& lo, V& hi) { lo = Isa::load(p), hi = Isa::load(p + W); }
   static float one(const float* p) { return *p; }
   static void transpose4(const float* s, std::size_t ld, float* d, std::size_t ld_d) { Isa::transpose4(s, ld, d, ld_d); }
 };
 struct FromF16 {
   using T = std::uint16_t;
   static V load(const T* p) { return Isa::widen_f16(p); }
+  static void load2(const T* p, V& lo, V& hi) { Isa::widen2_f16(p, lo, hi); }
   static float one(const T* p) { return half_to_float(*p); }
   static void transpose4(const T* s, std::size_t ld, float* d, std::size_t ld_d) { Isa::transpose4_f16(s, ld, d, ld_d); }
 };
 struct FromBF16 {
   using T = std::uint16_t;
   static V load(const T* p) { return Isa::widen_bf16(p); }
+  static void load2(const T* p, V& lo, V& hi) { Isa::widen2_bf16(p, lo, hi); }
   static float one(const T* p) { return bf16_to_float(*p); }
   static void transpose4(const T* s, std::size_t ld, float* d, std::size_t ld_d) { Isa::transpose4_bf16(s, ld, d, ld_d); }
 };
@@ -457,7 +543,12 @@ void pack_b_block(const MatmulProblem& p, const typename From::T* b, int pc, int
   for (int k = 0; k < kc; ++k, row += p.N) {
     float* dst = block + static_cast<std::size_t>(k) * NR;
     for (int js = 0; js < whole; js += NR, dst += strip)
-      for (int c = 0; c < NR; c += W) Isa::store(dst + c, From::load(row + js + c));
+      for (int c = 0; c < NR; c += 2 * W) {
+        V lo, hi;
+        From::load2(row + js + c, lo, hi);
+        Isa::store(dst + c, lo);
+        Isa::store(dst + c + W, hi);
+      }
   }
   if (whole < nc) pack_rows<From>(row - static_cast<std::size_t>(kc) * p.N + whole, p.N, kc, nc - whole, NR,
                                   block + static_cast<std::size_t>(whole / NR) * strip);
