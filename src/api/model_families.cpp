@@ -241,7 +241,8 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
   // from max_window_layers on; Gemma 2 alternates (even layers local); Gemma 3 has one global layer
   // in every sliding_window_pattern. layer_types, when given, says it for every family.
   const int L = c.n_layer;
-  const long long window = f.integer("sliding_window", 0, 1 << 30, 0);
+  // null: no window; a window of 0 tokens would hide every key, itself included.
+  const long long window = f.find("sliding_window") ? f.integer("sliding_window", 1, 1 << 30, -1) : 0;
   std::vector<bool> by_rule(static_cast<std::size_t>(L), false);
   if (type == "mistral") {
     by_rule.assign(static_cast<std::size_t>(L), window > 0);

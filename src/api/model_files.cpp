@@ -198,11 +198,13 @@ void ModelAssembler::allocate(Dtype dtype) {
 
 TensorTarget ModelAssembler::destination(const TensorInfo& info) {
   const std::string& type = config_->config.family;
+  if (index_) shard_tensors_.insert(info.name);
   if (family_ignores_tensor(type, info.name)) {
     ++skipped_tensors_;
     return {};
   }
   const std::string name = strip_family_prefix(type, info.name);
+  if (name != "lm_head.weight") file_prefix_ = info.name.substr(0, info.name.size() - name.size());
   const std::string what = "tensor " + quoted_name(info.name);
   if (index_) {
     const auto it = index_->find(info.name);
@@ -268,15 +270,13 @@ LoadedModel ModelAssembler::finish() {
       bad(shard, "missing: model.safetensors.index.json names it");
   if (!model_) bad(shards_done_.back(), "holds no tensor of the model");
   if (index_)
-    for (const auto& [tensor, shard] : *index_) {
-      if (family_ignores_tensor(config_->config.family, tensor)) continue;
-      const auto it = slots_.find(strip_family_prefix(config_->config.family, tensor));
-      if (it != slots_.end() && it->second.seen_as.empty())
+    for (const auto& [tensor, shard] : *index_)
+      if (!shard_tensors_.count(tensor))
         bad(shard, "does not hold tensor " + quoted_name(tensor) + ", which model.safetensors.index.json puts there");
-    }
   std::vector<std::string> missing;
   for (const std::string& name : slot_order_)
-    if (slots_[name].seen_as.empty() && !slots_[name].where.optional) missing.push_back(name);
+    if (slots_[name].seen_as.empty() && !slots_[name].where.optional)
+      missing.push_back(name == "lm_head.weight" ? name : file_prefix_ + name);  // as the files name them
   if (!missing.empty()) {
     std::string list;
     for (std::size_t i = 0; i < missing.size() && i < 4; ++i) list += (i ? ", " : "") + missing[i];

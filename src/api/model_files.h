@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "../core/bpe.h"
@@ -87,11 +88,13 @@ class ModelAssembler {
   std::optional<std::unordered_map<std::string, std::string>> index_;  // tensor (as in the files) → shard
   std::vector<std::string> shard_order_;
   std::vector<std::string> shards_done_;
+  std::unordered_set<std::string> shard_tensors_;  // every tensor the shards held (to check the index)
   std::string weights_name_;                     // the weights file being read now
   std::unique_ptr<Transformer> model_;
   std::unique_ptr<SafetensorsReader> reader_;
   std::unordered_map<std::string, Slot> slots_;  // by the table's name (prefix removed)
   std::vector<std::string> slot_order_;          // the names in model order (for "missing" messages)
+  std::string file_prefix_;                      // the prefix the files put before the table's names
   int skipped_tensors_ = 0;
   bool finished_ = false;
 };

@@ -53,7 +53,7 @@ json model_info_json(const LoadedModel& m) {
 
 json model_trace_json(const LoadedModel& m, const std::string& text, int top) {
   if (text.empty()) throw std::invalid_argument("text: is empty; give the model something to read");
-  return model_trace_json(m, m.tokenizer->encode(text), top);
+  return model_trace_json(m, m.tokenizer->encode(text, /*add_special=*/true), top);  // what the model reads
 }
 
 json model_trace_json(const LoadedModel& m, const std::vector<int>& ids, int top) {

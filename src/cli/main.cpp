@@ -255,6 +255,10 @@ int run_model(const std::vector<std::string>& args) {
     }
   }
   const attn::LoadedModel model = attn::load_model_dir(flags.at("--dir"));
+  for (int id : ids)
+    if (id >= model.model->config.vocab_size)
+      throw UsageError("--ids: token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
+                       std::to_string(model.model->config.vocab_size - 1) + ")");
   const nlohmann::json result = flags.count("--ids") ? attn::model_trace_json(model, ids, top)
                                                      : attn::model_trace_json(model, flags.at("--text"), top);
   // Tokens may be pieces of a character: written as U+FFFD rather than refused.

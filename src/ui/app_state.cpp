@@ -161,7 +161,7 @@ std::vector<Token> model_tokens(const TextTokenizer& tokenizer, const std::vecto
 std::vector<int> model_token_ids(const LoadedModel& m, const std::string& sentence) {
   if (sentence.find_first_not_of(" \t\n\r") == std::string::npos)
     throw std::invalid_argument("sentence is empty: type a few words");
-  std::vector<int> ids = m.tokenizer->encode(sentence);
+  std::vector<int> ids = m.tokenizer->encode(sentence, /*add_special=*/true);  // what the model reads (a BOS where it has one)
   const TransformerConfig& c = m.model->config;
   const int longest = c.positions == PositionKind::Learned ? std::min(kMaxTokens, c.n_positions) : kMaxTokens;
   if (static_cast<int>(ids.size()) > longest)

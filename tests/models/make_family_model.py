@@ -214,7 +214,8 @@ def wrap_gemma3_names(state, naming):
     out = []
     for name, value in state:
         if naming == "legacy":
-            name = "language_model." + name  # model.x -> language_model.model.x, lm_head -> language_model.lm_head
+            if not name.startswith(("vision_tower.", "multi_modal_projector.")):
+                name = "language_model." + name  # model.x -> language_model.model.x, lm_head -> language_model.lm_head
         elif name.startswith("model."):
             name = "model.language_model." + name[len("model."):]
         elif name.startswith(("vision_tower.", "multi_modal_projector.")):
