@@ -74,7 +74,10 @@ test("the first load fetches no fallback font; a multi-script sentence fetches i
   // every shown code point the UI font lacks is in the atlas but the emoji, drawn as its U+ box
   assert.deepEqual(f.placeholder_code_points, ["U+1F600"]);
   assert.equal(f.in_atlas, f.wanted - 1);
-  assert.ok(f.wanted >= 20, `wanted ${f.wanted}`);
+  // 猫 は, 고양이 (3), кошка (к о ш а), बिल्ली (ब ि ल ् ी), แมว (3), 😀: 18 distinct code points
+  assert.equal(f.wanted, 18);
+  await page.evaluate(() => window.attentionExplainer.setState({ theme: "dark" }));
+  await frames(page, 4);
   await screenshot(page, "fonts-desktop-dark");
   await page.evaluate(() => window.attentionExplainer.setState({ theme: "light" }));
   await frames(page, 4);
