@@ -72,6 +72,8 @@ site() {
   cp web/index.html web/explainer.js web/a11y.js web/touch.js web/handout.html web/handout.js web/style.css web/embed.js \
     web/embed-example.html web/train_worker.js dist/
   cp "$WEB_DIR/assets/ui_font.ttf" dist/  # one font file for both builds
+  mkdir -p dist/fonts  # the fallback fonts, fetched only when text needs them
+  cp "$WEB_DIR"/assets/fonts/*.ttf "$WEB_DIR"/assets/fonts/*.otf dist/fonts/
   # fflate's browser build (npm, MIT) zips the train view's Download; the page loads it on that click
   [ -f node_modules/fflate/umd/index.js ] || deps --npm
   cp node_modules/fflate/umd/index.js dist/fflate.js

@@ -7,8 +7,8 @@
 set(FONT_SUBSET ${CMAKE_BINARY_DIR}/assets/ui_font.ttf)
 set(FONT_SOURCE ${CMAKE_BINARY_DIR}/assets/ui_font.cpp)
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/assets)
-set(FONT_UNICODES "U+0020-017F,U+0370-03FF,U+1D40,U+1D62,U+2010-205E,U+2070-209F,U+2190-21FF,U+2200-22FF,U+2580-259F,U+2605,U+2713-2718,U+2C7C")
-# (keep in step with kGlyphRanges in src/app/main.cpp)
+set(FONT_UNICODES "U+0020-017F,U+0370-03FF,U+1D40,U+1D62,U+2010-205E,U+2070-209F,U+2190-21FF,U+2200-22FF,U+2580-259F,U+2605,U+2713-2718,U+2C7C,U+FFFD")
+# (keep in step with kGlyphRanges in src/app/fonts.cpp)
 add_custom_command(
   OUTPUT ${FONT_SUBSET}
   COMMAND /usr/bin/python3 -m fontTools.subset ${FONT_TTF} --unicodes=${FONT_UNICODES} --no-hinting --layout-features="" --output-file=${FONT_SUBSET}
@@ -20,11 +20,27 @@ add_custom_command(
   DEPENDS ${FONT_SUBSET} ${CMAKE_SOURCE_DIR}/cmake/embed_file.cmake
   COMMENT "Embedding the UI font")
 
+# The fallback fonts for the scripts the UI font lacks (DejaVu and Noto from Debian, one file per
+# script group, each cut down to the characters of that group): never part of the first load, fetched
+# (web: dist/fonts/) or read (natively: the build's assets/fonts/) when text needs them. The script
+# writes the table of the groups as a header for src/app/fonts.cpp.
+set(FALLBACK_FONT_DIR ${CMAKE_BINARY_DIR}/assets/fonts)
+set(FALLBACK_FONT_HEADER ${CMAKE_BINARY_DIR}/generated/fallback_fonts.h)
+add_custom_command(
+  OUTPUT ${FALLBACK_FONT_HEADER}
+  COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/subset_fallback_fonts.py ${FALLBACK_FONT_DIR} ${FALLBACK_FONT_HEADER} ${FONT_UNICODES}
+  DEPENDS ${CMAKE_SOURCE_DIR}/tools/subset_fallback_fonts.py
+  COMMENT "Subsetting the fallback fonts (Noto, DejaVu)")
+add_custom_target(fallback_fonts DEPENDS ${FALLBACK_FONT_HEADER})
+
 add_library(imgui STATIC
   ${IMGUI_DIR}/imgui.cpp ${IMGUI_DIR}/imgui_draw.cpp ${IMGUI_DIR}/imgui_tables.cpp ${IMGUI_DIR}/imgui_widgets.cpp
   ${IMGUI_DIR}/imgui_demo.cpp
   ${IMGUI_DIR}/backends/imgui_impl_glfw.cpp)  # the renderer is the app's own: src/gpu/imgui_renderer.cpp
 target_include_directories(imgui PUBLIC ${IMGUI_DIR} ${IMGUI_DIR}/backends)
+# 32-bit characters: text beyond U+FFFF (emoji, rare ideographs) reaches the atlas as itself, so it
+# can at least be drawn as its "U+XXXXX" box instead of one shared replacement mark.
+target_compile_definitions(imgui PUBLIC IMGUI_USE_WCHAR32)
 target_compile_options(imgui PRIVATE -w)
 if(EMSCRIPTEN)
   # Download size matters more than speed for the UI code (the kernels in attn_core stay at -O3).
@@ -52,6 +68,9 @@ else()
   add_executable(attention_explainer ${APP_SOURCES} ${UI_SOURCES} ${GPU_SOURCES} ${FONT_SOURCE})
 endif()
 target_link_libraries(attention_explainer PRIVATE attn_state imgui)
+add_dependencies(attention_explainer fallback_fonts)
+target_include_directories(attention_explainer PRIVATE ${CMAKE_BINARY_DIR}/generated)
+target_compile_definitions(attention_explainer PRIVATE ATTN_FONT_DIR="${FALLBACK_FONT_DIR}")
 if(EMSCRIPTEN)
   target_compile_options(attention_explainer PRIVATE -Os)
   if(NOT ATTN_SIMD)

@@ -903,6 +903,23 @@
     canvasCssSize: null,  // [width, height] in CSS pixels, kept by the observer below
     print: (text) => console.log(text),
     printErr: (text) => console.warn(text),
+    // A fallback font for a script the UI font lacks (src/app/fonts.cpp asks, once per file, when
+    // the text needs it): fetched from fonts/, put into the file system for the program to read,
+    // then removed there (the program keeps its own copy of the bytes).
+    requestFallbackFont: (file) => {
+      fetch("fonts/" + file).then((r) => {
+        if (!r.ok) throw new Error(`HTTP ${r.status}`);
+        return r.arrayBuffer();
+      }).then((bytes) => {
+        const path = "/fallback-" + file;
+        Module.FS_createDataFile("/", "fallback-" + file, new Uint8Array(bytes), true, false, false);
+        Module.ccall("attn_font_arrived", null, ["string", "string"], [file, path]);
+        try { Module.FS_unlink(path); } catch (e) { /* kept: only memory */ }
+      }).catch((e) => {
+        console.warn("fallback font " + file + ": " + e.message);
+        Module.ccall("attn_font_arrived", null, ["string", "string"], [file, ""]);
+      });
+    },
     preRun: [() => {
       Module.addRunDependency("ui_font.ttf");
       font.then((bytes) => {

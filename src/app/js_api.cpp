@@ -19,6 +19,7 @@
 #include "../ui/input_table.h"
 #include "../ui/panels.h"
 #include "../ui/widgets.h"
+#include "fonts.h"
 #include "platform.h"
 
 namespace {
@@ -65,6 +66,7 @@ JS_EXPORT const char* attn_get_state() {
   state["backend_live"] = {{"name", live.name}, {"reason", live.reason}};
   state["gpu"] = {{"available", gpu.available}, {"software", gpu.software}, {"renderer", gpu.renderer},
                   {"unavailable_reason", gpu.available ? "" : gpu.unavailable_reason}};
+  state["fonts"] = fonts::state_json(g_state->fonts);
   state["gpu"]["speed_check"] = nullptr;
   if (gpu.speed_checked)
     state["gpu"]["speed_check"] = {{"T", gpu.speed_check_T}, {"gpu_ms", gpu.gpu_ms}, {"cpu_ms", gpu.cpu_ms}};
@@ -107,6 +109,12 @@ JS_EXPORT const char* attn_inputs_table() {
   } catch (const std::exception& e) {
     return error_reply(e.what());
   }
+}
+
+// A fallback font file the page fetched (web/explainer.js) is in the file system at `path`, or
+// could not be had (path empty); the atlas takes it before the next frame.
+JS_EXPORT void attn_font_arrived(const char* file, const char* path) {
+  fonts::file_arrived(file ? file : "", path ? path : "");
 }
 
 // Applies a partial state; {"ok": true} or {"error": "key: what is wrong"}.

@@ -23,6 +23,7 @@
 #include "../gpu/gpu_check.h"
 #include "../ui/layout.h"
 #include "../ui/panels.h"
+#include "fonts.h"
 #include "js_api.h"
 #include "platform.h"
 
@@ -52,25 +53,6 @@ bool parse_options(int argc, char** argv, Options* o) {
       return false;
     }
   }
-  return true;
-}
-
-// Every character the panels draw: Latin, Greek, super/subscripts, arrows, maths, blocks, ★ ✓ ✗
-// (the same ranges as FONT_UNICODES in cmake/app.cmake, which cuts the font down to them).
-const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x1D40, 0x1D40, 0x1D62, 0x1D62, 0x2010, 0x205E,
-                                0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2580, 0x259F, 0x2605, 0x2605,
-                                0x2713, 0x2718, 0x2C7C, 0x2C7C, 0};
-
-bool load_fonts(float scale) {
-  const platform::Bytes font = platform::ui_font();
-  if (!font.data) return false;
-  ImGuiIO& io = ImGui::GetIO();
-  io.Fonts->Clear();
-  ImFontConfig config;
-  config.FontDataOwnedByAtlas = false;  // the bytes live as long as the program (platform::ui_font)
-  config.OversampleH = 2;
-  io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(font.data), static_cast<int>(font.size), 15.0f * scale,
-                                 &config, kGlyphRanges);
   return true;
 }
 
@@ -111,7 +93,8 @@ int main(int argc, char** argv) {
   float scale = platform::device_pixel_ratio();
   bool light_theme = false;
   attn::ui::apply_theme(scale, light_theme);
-  if (!load_fonts(scale)) {
+  attn::FontFallbackState first_fonts;  // nothing shown yet: the UI font alone
+  if (!fonts::build_atlas(first_fonts, scale)) {
     std::fprintf(stderr, "error: the UI font is missing\n");
     return 1;
   }
@@ -175,6 +158,7 @@ int main(int argc, char** argv) {
   js_api::attach(&state);
 
   int frame_count = 0;
+  float font_scale = scale;  // the scale the atlas was built at
   unsigned announced_revision = state.revision;
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);
@@ -188,10 +172,15 @@ int main(int argc, char** argv) {
       attn::ui::apply_theme(scale, light_theme);
     }
     // Moved to another screen, zoomed, or presentation mode on or off: re-rasterise the font, rescale.
+    // Text in a script the atlas lacks, or its fallback font arrived: build the atlas again.
+    const bool new_glyphs = fonts::update(state);
     if (new_scale != scale) {
       scale = new_scale;
       attn::ui::apply_theme(scale, light_theme);
-      load_fonts(scale);
+    }
+    if (new_glyphs || font_scale != scale) {
+      font_scale = scale;
+      fonts::build_atlas(state.fonts, scale);
       gpu::rebuild_imgui_font();
     }
     platform::pump_text_field();

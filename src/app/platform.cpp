@@ -20,6 +20,7 @@ extern const std::size_t ui_font_ttf_size;
 #include <imgui_impl_glfw.h>
 
 #include "../ui/layout.h"
+#include "fonts.h"
 #include "../ui/panels.h"
 
 namespace platform {
@@ -49,6 +50,10 @@ Bytes ui_font() {
       std::fclose(f);
     }
   return bytes.empty() ? Bytes{} : Bytes{bytes.data(), bytes.size()};
+}
+
+void request_font_file(const std::string& file) {
+  EM_ASM({ if (Module.requestFallbackFont) Module.requestFallbackFont(UTF8ToString($0)); }, file.c_str());
 }
 
 void init(GLFWwindow* window) {
@@ -163,6 +168,13 @@ void set_context_hints() {
 }
 
 Bytes ui_font() { return {ui_font_ttf, ui_font_ttf_size}; }
+
+void request_font_file(const std::string& file) {
+  const std::string path = std::string(ATTN_FONT_DIR) + "/" + file;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f) std::fclose(f);
+  fonts::file_arrived(file, f ? path : "");
+}
 
 void init(GLFWwindow*) {}
 float device_pixel_ratio() { return 1.0f; }

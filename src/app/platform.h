@@ -17,6 +17,11 @@ struct Bytes {
 };
 Bytes ui_font();
 
+// Asks for a fallback font file (src/app/fonts.h): web: fetched from the site's fonts/ folder into
+// the wasm file system, announced later (attn_font_arrived); native: read from the build's assets,
+// announced at once. Either way fonts::file_arrived hears of it.
+void request_font_file(const std::string& file);
+
 // GL context hints: WebGL2 in the browser, OpenGL 3.3 core natively (the GLSL of shaders/).
 void set_context_hints();
 

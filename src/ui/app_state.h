@@ -2,6 +2,7 @@
 // and what the core computed from them. Not a panel: no ImGui here, so it is testable natively.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -149,6 +150,18 @@ struct ModelLoadStatus {
   double offered_bytes = -1;    // its download size once known (-1: not yet)
 };
 
+// The fallback fonts for scripts the UI font lacks (src/app/fonts.cpp fills it; getState().fonts
+// shows it): which files were asked for and which arrived, and which code points of the text on
+// screen are drawn as a "U+XXXX" box because no font has them (or not yet).
+struct FontFallbackState {
+  enum class Status { Idle, Requested, Loaded, Failed };
+  std::vector<Status> groups;               // one per fallback file, in the table's order
+  std::vector<std::uint32_t> wanted;        // shown code points the UI font lacks (sorted, only grows)
+  std::vector<std::uint32_t> placeholders;  // of those, drawn as "U+XXXX" in the current atlas
+  int in_atlas = 0;                         // of those, drawn with a fallback font's glyph
+  unsigned scanned_revision = ~0u;          // the state revision whose text was read last
+};
+
 struct AppState {
   AppInputs inputs;          // what is on screen now (always the last good inputs)
   AppModel model;            // computed from inputs
@@ -161,6 +174,7 @@ struct AppState {
   // The train view's run (a trainer and its curves): not an input, it grows between frames.
   // Shared so the state stays copyable; one session per app.
   std::shared_ptr<TrainSession> train = std::make_shared<TrainSession>();
+  FontFallbackState fonts;
 };
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)
