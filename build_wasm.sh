@@ -11,7 +11,7 @@ NATIVE_DIR=build/native
 WEB_DIR=build/web
 WEB_BASELINE_DIR=build/web-baseline
 SANITIZE_DIR=build/sanitize
-FUZZ_TARGETS=(fuzz_compute fuzz_state fuzz_tokenizer fuzz_tokenizer_files fuzz_safetensors)  # tests/fuzz/*.cpp
+FUZZ_TARGETS=(fuzz_compute fuzz_state fuzz_tokenizer fuzz_tokenizer_files fuzz_safetensors fuzz_model_config)  # tests/fuzz/*.cpp
 
 usage() {
   cat <<'USAGE'

@@ -115,7 +115,9 @@ ModelConfigFile gpt2_from(const Fields& f) {
 // [SECTION] the Llama-style families -----------------------------------------------------------
 
 // One rope form (rope_scaling / rope_parameters entry, or the top-level rope_theta) → RopeConfig.
-RopeConfig rope_from(const Fields& f, const json* scaling, const char* scaling_key, double theta) {
+// `context`: config.json's max_position_embeddings (0 when absent), the trained context a scaling
+// falls back on.
+RopeConfig rope_from(const Fields& f, const json* scaling, const char* scaling_key, double theta, long long context) {
   RopeConfig r;
   r.theta = theta;
   if (!scaling) return r;
@@ -134,9 +136,8 @@ RopeConfig rope_from(const Fields& f, const json* scaling, const char* scaling_k
     r.scaling = RopeScaling::Linear;
     return r;
   }
-  const long long fallback_context = f.integer("max_position_embeddings", 1, 1 << 24, 0);
   r.original_max_positions = static_cast<int>(s.integer("original_max_position_embeddings", 1, 1 << 24,
-                                                        fallback_context > 0 ? fallback_context : -1));
+                                                        context > 0 ? context : -1));
   if (type == "llama3") {
     r.scaling = RopeScaling::Llama3;
     r.low_freq_factor = s.number("low_freq_factor", 1e-6, 1e6, 1);
@@ -222,7 +223,8 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
   // Positions: the older rope_theta + rope_scaling, or the newer rope_parameters (per layer type
   // for Gemma 3: full_attention / sliding_attention).
   const double theta = f.number("rope_theta", 1.0001, 1e12, type == "gemma3_text" ? 1e6 : 10000);
-  RopeConfig global = rope_from(f, f.find("rope_scaling"), "rope_scaling", theta);
+  const long long context = f.find("max_position_embeddings") ? f.integer("max_position_embeddings", 1, 1 << 24, -1) : 0;
+  RopeConfig global = rope_from(f, f.find("rope_scaling"), "rope_scaling", theta, context);
   RopeConfig local;
   local.theta = f.number("rope_local_base_freq", 1.0001, 1e12, 10000);
   if (const json* params = f.find("rope_parameters")) {
@@ -230,10 +232,11 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
     const bool per_type = params->contains("full_attention") || params->contains("sliding_attention");
     if (per_type) {
       const Fields p{*params, f.file, f.where + "rope_parameters."};
-      if (p.find("full_attention")) global = rope_from(p, p.find("full_attention"), "full_attention", theta);
-      if (p.find("sliding_attention")) local = rope_from(p, p.find("sliding_attention"), "sliding_attention", local.theta);
+      if (p.find("full_attention")) global = rope_from(p, p.find("full_attention"), "full_attention", theta, context);
+      if (p.find("sliding_attention"))
+        local = rope_from(p, p.find("sliding_attention"), "sliding_attention", local.theta, context);
     } else {
-      global = rope_from(f, params, "rope_parameters", theta);
+      global = rope_from(f, params, "rope_parameters", theta, context);
     }
   }
 

@@ -1,6 +1,6 @@
 // libFuzzer target: any bytes as a safetensors file, fed to the streaming reader in pieces whose
-// sizes come from the input, with the file size known or not; half the runs go through the model
-// assembler (a 1-layer model) instead. Errors only as std::invalid_argument; no other way out.
+// sizes come from the input, with the file size known or not, kept as floats or 16-bit; half the
+// runs go through the model assembler (a 1-layer GPT-2 or Qwen 2) instead. Errors only as std::invalid_argument; no other way out.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -27,10 +27,15 @@ void feed_in_pieces(const std::uint8_t* file, std::size_t size, std::uint32_t se
 
 void read_plain(const std::uint8_t* file, std::size_t size, bool known, std::uint32_t seed, std::size_t max_piece) {
   std::vector<std::vector<float>> buffers;
-  attn::SafetensorsReader reader("model.safetensors", known ? size : 0, [&](const attn::TensorInfo& t) -> float* {
-    if (t.elements() > (1 << 16) || (seed & 1)) return nullptr;  // skipped: the bytes still pass
+  std::vector<std::vector<std::uint16_t>> halves;
+  attn::SafetensorsReader reader("model.safetensors", known ? size : 0, [&](const attn::TensorInfo& t) {
+    if (t.elements() > (1 << 16) || (seed & 1)) return attn::TensorTarget{};  // skipped: the bytes still pass
+    if (seed & 2) {  // kept 16-bit, converted from whatever the file has
+      halves.emplace_back(static_cast<std::size_t>(t.elements()));
+      return attn::TensorTarget{halves.back().data(), (seed & 4) ? attn::Dtype::BF16 : attn::Dtype::F16};
+    }
     buffers.emplace_back(static_cast<std::size_t>(t.elements()));
-    return buffers.back().data();
+    return attn::TensorTarget{buffers.back().data(), attn::Dtype::F32};
   });
   feed_in_pieces(file, size, seed, max_piece, [&](const std::uint8_t* p, std::size_t n) { reader.feed(p, n); });
   reader.finish();
@@ -45,8 +50,11 @@ void read_plain(const std::uint8_t* file, std::size_t size, bool known, std::uin
 
 void read_model(const std::uint8_t* file, std::size_t size, bool known, std::uint32_t seed, std::size_t max_piece) {
   attn::ModelAssembler assembler("fuzz");
+  // A 1-layer GPT-2, or a 1-layer Llama-style model with two heads sharing one K/V head.
   assembler.add_text_file("config.json",
-                          R"({"model_type":"gpt2","n_layer":1,"n_head":1,"n_embd":2,"n_positions":3,"vocab_size":4})");
+                          (seed & 8) ? R"({"model_type":"qwen2","hidden_size":4,"intermediate_size":3,"num_hidden_layers":1,)"
+                                       R"("num_attention_heads":2,"num_key_value_heads":1,"vocab_size":4})"
+                                     : R"({"model_type":"gpt2","n_layer":1,"n_head":1,"n_embd":2,"n_positions":3,"vocab_size":4})");
   assembler.begin_weights("model.safetensors", known ? size : 0);
   feed_in_pieces(file, size, seed, max_piece,
                  [&](const std::uint8_t* p, std::size_t n) { assembler.feed_weights(p, n); });
