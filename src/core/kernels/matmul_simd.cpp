@@ -36,6 +36,7 @@
 #include <wasm_simd128.h>
 #elif !defined(ATTN_FORCE_SCALAR) && (defined(__SSE2__) || defined(_M_X64))
 #define MATMUL_SSE 1
+#include <cpuid.h>
 #include <emmintrin.h>
 #include <xmmintrin.h>
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -407,9 +408,14 @@ MmIsa matmul_isa() {
 #if defined(MATMUL_WASM)
   return MmIsa::Wasm;
 #elif defined(MATMUL_AVX)
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c");
-  // F16C (every AVX2 processor has it) widens the 16-bit weights in these copies
-  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  // F16C (every AVX2 processor has it) widens the 16-bit weights in these copies. Asked of CPUID
+  // (leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
+  static const bool has_f16c = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+  }();
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f") && has_f16c;
+  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c;
   const char* cap = std::getenv("ATTN_SIMD_ISA");
   const bool no_avx512 = cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0);
   const bool no_avx2 = cap && std::strcmp(cap, "sse2") == 0;
