@@ -44,7 +44,7 @@ out = [
     "namespace attn::unicode_norm {",
     'constexpr const char* kUnicodeVersion = "' + unicodedata.unidata_version + '";',
     "// cp in bits 0-20; bit 21: a compatibility mapping; bit 22: excluded from composition.",
-    "// The mapping is kDecompPool[kDecompOffset[k] .. kDecompOffset[k + 1]) as UTF-8.",
+    "// The mappings are kDecompPool's UTF-8, one after another, kDecompLength[k] bytes each.",
     "constexpr std::uint32_t kDecompKey[] = {",
 ]
 offsets = []
@@ -57,9 +57,11 @@ offsets.append(len(pool))
 for i in range(0, len(keys), 10):
     out.append("  " + ",".join("0x%X" % k for k in keys[i:i + 10]) + ",")
 out.append("};")
-out.append("constexpr std::uint16_t kDecompOffset[] = {")
-for i in range(0, len(offsets), 16):
-    out.append("  " + ",".join(str(o) for o in offsets[i:i + 16]) + ",")
+lengths = [offsets[k + 1] - offsets[k] for k in range(len(keys))]
+assert max(lengths) < 256
+out.append("constexpr std::uint8_t kDecompLength[] = {")
+for i in range(0, len(lengths), 24):
+    out.append("  " + ",".join(str(n) for n in lengths[i:i + 24]) + ",")
 out.append("};")
 out.append("constexpr unsigned char kDecompPool[] = {")
 for i in range(0, len(pool), 24):
@@ -74,13 +76,26 @@ out.append("constexpr std::uint8_t kCccLen[] = {")
 for i in range(0, len(ccc), 24):
     out.append("  " + ",".join(str(hi - lo) for lo, hi, c in ccc[i:i + 24]) + ",")
 out.append("};")
-out.append("constexpr std::uint32_t kLowerFrom[] = {")
-for i in range(0, len(lower), 10):
-    out.append("  " + ",".join("0x%X" % a for a, b in lower[i:i + 10]) + ",")
-out.append("};")
-out.append("constexpr std::uint32_t kLowerTo[] = {")
-for i in range(0, len(lower), 10):
-    out.append("  " + ",".join("0x%X" % b for a, b in lower[i:i + 10]) + ",")
+# Lowercase as runs: `count` code points from `start`, `stride` apart, each lowercased by adding `delta`
+# (A-Z is one run of stride 1; Latin Extended's alternating upper/lower pairs are runs of stride 2).
+runs = []
+for a, b in lower:
+    d = b - a
+    if runs:
+        start, count, delta, stride = runs[-1]
+        last = start + (count - 1) * stride
+        if delta == d and count == 1 and a - last in (1, 2):
+            runs[-1] = [start, 2, delta, a - last]
+            continue
+        if delta == d and count > 1 and a - last == stride:
+            runs[-1][1] += 1
+            continue
+    runs.append([a, 1, d, 1])
+assert all(r[1] < 65536 for r in runs)
+out.append("struct LowerRun { std::uint32_t start; std::int32_t delta; std::uint16_t count; std::uint8_t stride; };")
+out.append("constexpr LowerRun kLowerRuns[] = {")
+for i in range(0, len(runs), 6):
+    out.append("  " + " ".join("{0x%X, %d, %d, %d}," % (r[0], r[2], r[1], r[3]) for r in runs[i:i + 6]))
 out.append("};")
 out.append("}  // namespace attn::unicode_norm")
 assert len(pool) < 65536 and all(hi - lo < 256 for lo, hi, c in ccc)

@@ -2,6 +2,7 @@
 // checking everything a hostile file could get wrong. Not the tokenizer itself (src/core/bpe.cpp).
 #include "tokenizer_files.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <unordered_map>
@@ -224,17 +225,22 @@ void read_pre_tokenizers(const json& root, const std::string& file, TokenizerPip
   }
 }
 
+// A token's id by a scan of the vocabulary and the added tokens (a few lookups per file: no index needed).
 int id_of(const std::unordered_map<std::string, int>& ids, const std::string& token, const std::string& file, const std::string& what,
-          const std::vector<TokenizerPipeline::AddedToken>& added = {}) {
+          const std::vector<TokenizerPipeline::AddedToken>& added = {}, const std::vector<std::string>* vocab = nullptr) {
   const auto it = ids.find(token);
   if (it != ids.end()) return it->second;
+  if (vocab) {
+    const auto v = std::find(vocab->begin(), vocab->end(), token);
+    if (v != vocab->end()) return static_cast<int>(v - vocab->begin());
+  }
   for (const auto& a : added)
     if (a.content == token) return a.id;
   refuse(file, what + " '" + printable_excerpt(token) + "' is not a token");
 }
 
-void read_post_processor(const json& root, const std::string& file, const std::unordered_map<std::string, int>& ids,
-                         TokenizerPipeline& p) {
+void read_post_processor(const json& root, const std::string& file, const std::vector<std::string>& vocab, TokenizerPipeline& p) {
+  const std::unordered_map<std::string, int> no_ids;
   const auto it = root.find("post_processor");
   if (it == root.end() || it->is_null()) return;
   for (const json* step : steps_of(*it, "processors", file, "post_processor")) {
@@ -246,7 +252,7 @@ void read_post_processor(const json& root, const std::string& file, const std::u
         if (f == step->end() || !f->is_array() || f->size() != 2 || !(*f)[0].is_string())
           refuse(file, type + "'s " + name + " must be [token, id]");
         (name[0] == 'c' ? p.template_before : p.template_after)
-            .push_back(id_of(ids, (*f)[0].get<std::string>(), file, type + "'s " + name, p.added));
+            .push_back(id_of(no_ids, (*f)[0].get<std::string>(), file, type + "'s " + name, p.added, &vocab));
       }
       continue;
     }
@@ -358,7 +364,7 @@ void read_added_tokens(const json& root, const std::string& file, TokenizerPipel
 
 TokenizerPipeline read_bpe(const json& root, const json& model, std::vector<std::string> vocab, const std::string& file) {
   TokenizerPipeline p;
-  const auto ids = index(vocab);
+  const std::unordered_map<std::string, int> no_ids;  // tokens are looked up by the core, or in the vocabulary below
   const auto dropout = model.find("dropout");
   if (dropout != model.end() && !dropout->is_null() && !(dropout->is_number() && dropout->get<double>() == 0.0))
     refuse(file, "a BPE model with dropout is not supported (it samples; only null)");
@@ -368,7 +374,7 @@ TokenizerPipeline read_bpe(const json& root, const json& model, std::vector<std:
   const auto unk = model.find("unk_token");
   if (unk != model.end() && !unk->is_null()) {
     if (!unk->is_string()) refuse(file, "the BPE model's unk_token must be a string or null");
-    p.unk_id = id_of(ids, unk->get<std::string>(), file, "the unk_token");
+    p.unk_id = id_of(no_ids, unk->get<std::string>(), file, "the unk_token", {}, &vocab);
   }
   for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     const auto a = model.find(affix);
@@ -397,7 +403,7 @@ TokenizerPipeline read_bpe(const json& root, const json& model, std::vector<std:
   read_added_tokens(root, file, p);
   read_normalizers(root, file, p);
   read_pre_tokenizers(root, file, p);
-  read_post_processor(root, file, ids, p);
+  read_post_processor(root, file, vocab, p);
   read_decoder(root, file, p);
   p.vocab = std::move(vocab);
   return p;

@@ -61,7 +61,8 @@ const char* const kUsage =
     "           [--add-special-tokens] [--batch]\n"
     "                               a real model's tokenizer (BPE: GPT-2, Llama, Qwen, Mistral, Gemma;\n"
     "                               or WordLevel); --add-special-tokens: with the template's BOS;\n"
-    "                               --batch: a JSON array of texts on stdin, one result each\n"
+    "                               --batch: a JSON array of texts on stdin (strings, or\n"
+    "                               {\"text\", \"add_special_tokens\"}), one result each\n"
     "                               on TEXT (default: stdin): {\"ids\": [...], \"tokens\": [...]},\n"
     "                               tokens as shown to a learner (\"\u00b7it\" for \" it\");\n"
     "                               DIR holds tokenizer.json or vocab.json + merges.txt\n"
@@ -302,8 +303,8 @@ int run_tokenize(const std::vector<std::string>& args) {
       json_path.empty() ? attn::tokenizer_from_vocab_merges(read(vocab_path), read(merges_path), vocab_path, merges_path)
                         : attn::tokenizer_from_json(read(json_path), json_path);
   const bool add_special = flags.count("--add-special-tokens") > 0;
-  const auto result = [&](const std::string& text, bool with_vocab_tokens) {
-    const std::vector<int> ids = tokenizer.encode(text, add_special);
+  const auto result = [&](const std::string& text, bool with_special, bool with_vocab_tokens) {
+    const std::vector<int> ids = tokenizer.encode(text, with_special);
     nlohmann::json tokens = nlohmann::json::array(), spelled = nlohmann::json::array();
     for (int id : ids) {
       tokens.push_back(tokenizer.display(id));
@@ -313,15 +314,24 @@ int run_tokenize(const std::vector<std::string>& args) {
     if (with_vocab_tokens) out["vocab_tokens"] = spelled;
     return out;
   };
-  if (flags.count("--batch")) {  // stdin: a JSON array of texts; stdout: one result per text (the file loaded once)
+  // --batch: stdin is a JSON array of texts, each a string or {"text": ..., "add_special_tokens": bool};
+  // stdout one result per text, with the vocabulary's spelling of each token (the file is loaded once)
+  if (flags.count("--batch")) {
     if (flags.count("--text")) throw UsageError("--batch reads its texts from stdin, not --text");
     std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     const nlohmann::json texts = nlohmann::json::parse(input, nullptr, false);
-    if (!texts.is_array()) throw UsageError("--batch needs a JSON array of strings on stdin");
+    const char* usage = "--batch needs a JSON array of strings or {\"text\": string, \"add_special_tokens\": bool} on stdin";
+    if (!texts.is_array()) throw UsageError(usage);
     nlohmann::json results = nlohmann::json::array();
     for (const auto& t : texts) {
-      if (!t.is_string()) throw UsageError("--batch needs a JSON array of strings on stdin");
-      results.push_back(result(t.get<std::string>(), true));
+      if (t.is_string()) {
+        results.push_back(result(t.get<std::string>(), add_special, true));
+        continue;
+      }
+      if (!t.is_object() || !t.contains("text") || !t["text"].is_string()) throw UsageError(usage);
+      const auto special = t.find("add_special_tokens");
+      if (special != t.end() && !special->is_boolean()) throw UsageError(usage);
+      results.push_back(result(t["text"].get<std::string>(), special != t.end() ? special->get<bool>() : add_special, true));
     }
     std::cout << results.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
@@ -332,7 +342,7 @@ int run_tokenize(const std::vector<std::string>& args) {
     std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<std::size_t>(std::cin.gcount()));
   }
-  std::cout << result(text, false).dump() << "\n";
+  std::cout << result(text, add_special, false).dump() << "\n";
   return 0;
 }
 

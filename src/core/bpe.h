@@ -1,6 +1,7 @@
 // Text → token ids for real models: GPT-2's byte-level BPE (its pre-tokenisation rule, byte-to-
-// unicode map and merges) and a word-level vocabulary. Not a file parser: src/api/tokenizer_files.h
-// reads vocab.json / merges.txt / tokenizer.json and builds these.
+// unicode map and merges), Hugging Face's tokenizer.json pipeline for BPE models (Llama, Qwen, Mistral,
+// Gemma) and a word-level vocabulary. Not a file parser: src/api/tokenizer_files.h reads vocab.json /
+// merges.txt / tokenizer.json and builds these.
 #pragma once
 #include <cstddef>
 #include <cstdint>

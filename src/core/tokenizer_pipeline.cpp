@@ -170,6 +170,13 @@ std::vector<Segment> split_added(const std::string& s, const Trie& trie, const s
 
 // ---- [SECTION] normalizers ------------------------------------------------------------------
 
+// A normalized text may grow (NFKC, Replace with a longer text) but not without bound.
+constexpr std::size_t kMaxNormalizedLength = 4 * kMaxModelTextBytes;
+void check_growth(std::size_t length) {
+  if (length > kMaxNormalizedLength)
+    throw std::invalid_argument("text: the normalizers make it over " + std::to_string(kMaxNormalizedLength) + " characters");
+}
+
 // Each non-overlapping occurrence of `from` (left to right) replaced by `to`.
 Codes replace_all(const Codes& text, const Codes& from, const Codes& to) {
   if (from.empty() || text.size() < from.size()) return text;
@@ -177,6 +184,7 @@ Codes replace_all(const Codes& text, const Codes& from, const Codes& to) {
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     if (i + from.size() <= text.size() && std::equal(from.begin(), from.end(), text.begin() + static_cast<std::ptrdiff_t>(i))) {
+      check_growth(out.size() + to.size());
       out.insert(out.end(), to.begin(), to.end());
       i += from.size();
     } else {
@@ -210,6 +218,7 @@ Codes normalize(Codes text, const std::vector<Pipeline::Normalizer>& steps, long
         Codes out;
         std::size_t prev = 0;
         for (const auto& [b, e] : found) {
+          check_growth(out.size() + (b - prev) + content.size());
           out.insert(out.end(), text.begin() + static_cast<std::ptrdiff_t>(prev), text.begin() + static_cast<std::ptrdiff_t>(b));
           out.insert(out.end(), content.begin(), content.end());
           prev = e;
@@ -219,7 +228,7 @@ Codes normalize(Codes text, const std::vector<Pipeline::Normalizer>& steps, long
         break;
       }
     }
-    if (text.size() > 4 * kMaxModelTextBytes) throw std::invalid_argument("text: the normalizers made it over 4 times the text limit");
+    check_growth(text.size());
   }
   return text;
 }

@@ -26,10 +26,21 @@ int find_decomposition(std::uint32_t cp) {
   return static_cast<int>(it - begin);
 }
 
+// Where each mapping starts in the pool (the table stores lengths; the sums are made once).
+const std::vector<std::uint16_t>& decomp_offsets() {
+  static const auto offsets = [] {
+    std::vector<std::uint16_t> o(kDecompCount + 1, 0);
+    for (std::size_t k = 0; k < kDecompCount; ++k) o[k + 1] = static_cast<std::uint16_t>(o[k] + tables::kDecompLength[k]);
+    return o;
+  }();
+  return offsets;
+}
+
 // The mapping of decomposition entry k as code points (the pool holds well-formed UTF-8).
 void mapping_of(int k, std::vector<std::uint32_t>& out) {
-  std::size_t i = tables::kDecompOffset[k];
-  const std::size_t end = tables::kDecompOffset[k + 1];
+  const auto& offsets = decomp_offsets();
+  std::size_t i = offsets[static_cast<std::size_t>(k)];
+  const std::size_t end = offsets[static_cast<std::size_t>(k) + 1];
   while (i < end) {
     const unsigned char b0 = tables::kDecompPool[i];
     const std::size_t len = b0 < 0x80 ? 1 : b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
@@ -164,8 +175,15 @@ std::vector<std::uint32_t> to_lowercase(const std::vector<std::uint32_t>& text) 
       out.push_back('i');
       out.push_back(0x307);
     } else {
-      const auto* it = std::lower_bound(std::begin(tables::kLowerFrom), std::end(tables::kLowerFrom), cp);
-      out.push_back(it != std::end(tables::kLowerFrom) && *it == cp ? tables::kLowerTo[it - std::begin(tables::kLowerFrom)] : cp);
+      const auto* it = std::upper_bound(std::begin(tables::kLowerRuns), std::end(tables::kLowerRuns), cp,
+                                        [](std::uint32_t c, const tables::LowerRun& r) { return c < r.start; });
+      std::uint32_t lower = cp;
+      if (it != std::begin(tables::kLowerRuns)) {
+        const tables::LowerRun& run = *(it - 1);
+        const std::uint32_t step = cp - run.start;
+        if (step % run.stride == 0 && step / run.stride < run.count) lower = static_cast<std::uint32_t>(static_cast<std::int32_t>(cp) + run.delta);
+      }
+      out.push_back(lower);
     }
   }
   return out;

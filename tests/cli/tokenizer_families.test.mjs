@@ -26,7 +26,7 @@ try {
 } catch {}
 
 const zwjFamily = "\u{1F468}\u200D\u{1F469}\u200D\u{1F467}\u200D\u{1F466}";
-export const CORPUS = [
+const CORPUS = [
   "Hello world",
   "The animal didn't cross the street because it was too tired.",
   "I'M SURE YOU'VE HEARD THEY'RE HERE; WE'LL SEE. IT'S JOHN'S. 'S 'T 'Re 'ſ",
@@ -74,9 +74,31 @@ export const CORPUS = [
   "",
 ];
 
-function runBatch(file, texts, addSpecial) {
-  const args = ["tokenize", "--tokenizer-json", file, "--batch", ...(addSpecial ? ["--add-special-tokens"] : [])];
-  const r = spawnSync(CLI, args, { input: JSON.stringify(texts), encoding: "utf8", timeout: 120000, maxBuffer: 256 << 20 });
+// One CLI run per file: every text without and then with the special tokens.
+// Seeded random texts from fragments chosen to meet at awkward boundaries (special-token pieces,
+// spaces before marks, digits next to letters, CR LF, SentencePiece's ▁), and one long text.
+const FRAGMENTS = [" ", "  ", "\t", "\n", "\r\n", "\r", "\u00a0", "\u3000", "\u0085", "'", "'s", "'LL", "a", "Z", "é", "e\u0301",
+  "\u0301", "ß", "ж", "Ω", "日", "本", "ا", "न", "\u094d", "ก", "한", "カ", "7", "42", "٣", "½", "!", ".", "...", "{", "}", "(",
+  "\"", "-", "_", "😀", "👍🏽", "\u200d", "🇫🇷", "\u0000", "𝐀", "▁", "▁▁", "<", ">", "|", "<s>", "</s>", "<|im_start|>",
+  "<|endoftext|>", "<bos>", "<start_of_turn>", "<|begin_of_text|>", "<0x41>", "hello", " world", "Hello", "ing", "\uFB01", "\u2460"];
+function randomTexts(count, length, seed) {
+  const texts = [];
+  for (let t = 0; t < count; ++t) {
+    let s = "";
+    for (let k = 0; k < length; ++k) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      s += FRAGMENTS[(seed >>> 12) % FRAGMENTS.length]; // the LCG's low bits repeat too soon
+    }
+    texts.push(s);
+  }
+  return texts;
+}
+const TEXTS = [...CORPUS, ...randomTexts(30, 24, 2026), randomTexts(1, 3000, 7)[0]];
+
+function runBatch(file, texts) {
+  const input = [false, true].flatMap((special) => texts.map((text) => ({ text, add_special_tokens: special })));
+  const r = spawnSync(CLI, ["tokenize", "--tokenizer-json", file, "--batch"], { input: JSON.stringify(input), encoding: "utf8",
+    timeout: 120000, maxBuffer: 256 << 20 });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -85,18 +107,19 @@ for (const family of ["llama3", "qwen3", "llama2", "gemma3"]) {
   const file = modelFile(family);
   test(`${family}: ids agree with Hugging Face's tokenizers, with and without special tokens`, { skip: !file || !HF }, async () => {
     const hf = HF.fromFile(file);
+    const ours = runBatch(file, TEXTS);
+    assert.equal(ours.length, 2 * TEXTS.length);
     let tokens = 0;
-    for (const addSpecial of [false, true]) {
-      const ours = runBatch(file, CORPUS, addSpecial);
-      assert.equal(ours.length, CORPUS.length);
-      for (let k = 0; k < CORPUS.length; ++k) {
-        const e = await hf.encode(CORPUS[k], null, { addSpecialTokens: addSpecial });
-        const label = `${family} text ${k} ${JSON.stringify(CORPUS[k].slice(0, 40))} special=${addSpecial}`;
-        assert.deepEqual(ours[k].ids, Array.from(e.getIds()), label);
-        assert.deepEqual(ours[k].vocab_tokens, e.getTokens(), label);
-        tokens += ours[k].ids.length;
+    for (const [half, addSpecial] of [[0, false], [1, true]]) {
+      for (let k = 0; k < TEXTS.length; ++k) {
+        const mine = ours[half * TEXTS.length + k];
+        const e = await hf.encode(TEXTS[k], null, { addSpecialTokens: addSpecial });
+        const label = `${family} text ${k} ${JSON.stringify(TEXTS[k].slice(0, 60))} special=${addSpecial}`;
+        assert.deepEqual(mine.ids, Array.from(e.getIds()), label);
+        assert.deepEqual(mine.vocab_tokens, e.getTokens(), label);
+        tokens += mine.ids.length;
       }
     }
-    console.log(`# ${family}: ${CORPUS.length} texts x 2 (with/without special tokens), ${tokens} tokens agree`);
+    console.log(`# ${family}: ${TEXTS.length} texts x 2 (without / with special tokens), ${tokens} tokens agree`);
   });
 }

@@ -244,3 +244,10 @@ TEST_CASE("continuing_subword_prefix and end_of_word_suffix") {
   CHECK(t.encode("abc") == Ids{4});
   CHECK(t.encode("c") == Ids{5});
 }
+
+TEST_CASE("a normalizer that makes the text grow without bound is refused, not run out of memory") {
+  const TextTokenizer t = tokenizer_from_json(R"j({"normalizer": {"type": "Replace", "pattern": {"String": "a"},
+    "content": "aaaaaaaa"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})j");
+  CHECK(t.encode("aa") == Ids(16, 0));
+  CHECK_THROWS_AS(t.encode(std::string(600000, 'a')), std::invalid_argument);  // 4.8 million characters
+}
