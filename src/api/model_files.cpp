@@ -155,7 +155,7 @@ void ModelAssembler::begin_weights(const std::string& file_name, std::uint64_t f
   } else {
     // The smallest file that can hold the config's tensors (all 2-byte): refuse before allocating,
     // so a hostile config cannot ask for gigabytes with a tiny file.
-    const std::uint64_t needed = transformer_weight_bytes(config_->config, Dtype::BF16);
+    const std::uint64_t needed = transformer_weight_bytes(config_->config, Dtype::F32) / 2;  // every number 16-bit
     if (file_size != 0 && file_size < needed)
       bad(n, "the file's " + std::to_string(file_size) + " bytes are too few for the model config.json describes (" +
                  megabytes(needed) + " as 16-bit numbers)");
