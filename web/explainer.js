@@ -478,9 +478,13 @@
     return true;
   }
 
-  async function loadHub({ hub, revision = "main", base = HUB_BASE, token, onProgress, trustedBase = true } = {}) {
+  // The id, revision, base and token are checked at once (a refusal the loader shows); then the load.
+  function loadHub({ hub, revision = "main", base = HUB_BASE, token, onProgress, trustedBase = true } = {}) {
     const r = hubRequest(hub, revision, base, { trusted: trustedBase });
     setHubToken(token);
+    return downloadHub(r, onProgress, trustedBase);
+  }
+  async function downloadHub(r, onProgress, trustedBase) {
     const store = await keepStore();
     const kept = await keptManifest(store, r);  // a whole model kept before: nothing is downloaded
     const keeping = [];  // [file, bytes, Promise of the put]: what this download keeps
