@@ -637,8 +637,9 @@
   api.keptModels = () => keptModels();
   /** Removes a kept model's files from the browser; a Promise of whether there were any. */
   api.forgetKeptModel = async ({ hub, revision = "main", base } = {}) => {
-    const known = hubModels.get(hub);
-    const r = hubRequest(hub, revision, base || (known && known.base) || HUB_BASE);
+    // where it came from: as given, else as the kept entry says (the model may be unloaded since)
+    const kept = (await keptModels()).find((k) => k.repo === hub && k.revision === revision);
+    const r = hubRequest(hub, revision, base || (kept && kept.base) || HUB_BASE);
     const gone = await forgetKept(r);
     await refreshKept();
     return gone;
