@@ -80,21 +80,34 @@
     if (ms < 0) throw new Error(`benchMatmul: not ready, or a bad request (${M} x ${K} x ${N}, layout "${form}", backend "${backend}", reps ${reps})`); return ms; };
   window.attentionExplainer = api;
 
-  // [Models] Loading a GPT-2 family model: dropped or chosen files, or a Hugging Face repository.
-  // The page only moves bytes: config and tokenizer files whole, the weights streamed chunk by chunk
-  // through one reused wasm buffer into the loader (src/app/js_model_api.cpp); it parses nothing.
+  // [Models] Loading a model of any family the loader reads (GPT-2, Llama, Mistral, Qwen 2 / 3,
+  // Gemma 2 / 3): dropped or chosen files, or a Hugging Face repository, one file or sharded
+  // (model.safetensors.index.json + shards). The page only moves bytes: config, index and tokenizer
+  // files whole, the weights streamed chunk by chunk through one reused wasm buffer into the loader
+  // (src/app/js_model_api.cpp), which parses everything. Downloads are kept in Cache Storage.
   const CHUNK_BYTES = 4 << 20;
   // Files are read in larger pieces than the wasm takes them: each read of a Blob is a round trip to
   // the browser's file reader, and while the page draws, a 4 MiB read costs as much as a 32 MiB one.
   const READ_BYTES = 32 << 20;
-  const MAX_TEXT_FILE_BYTES = 64 << 20;  // tokenizer.json of GPT-2 is ~1.4 MB
+  const MAX_TEXT_FILE_BYTES = 64 << 20;  // Gemma 3's tokenizer.json is ~33 MB
   const WEIGHTS_FILE = "model.safetensors";
+  const INDEX_FILE = "model.safetensors.index.json";
   const HUB_BASE = "https://huggingface.co";
+  // The wasm memory may grow to 4 GB (-sMAXIMUM_MEMORY in cmake/app.cmake); the weights are held as
+  // the files store them, so their bytes are what the model takes. Half a GB stays for the app, the
+  // tokenizer and one forward pass: larger weights are refused before a byte of them is fetched.
+  const WASM_MEMORY_BYTES = 4 * 1024 ** 3;
+  const MODEL_BYTES_LIMIT = WASM_MEMORY_BYTES - 512 * 1024 ** 2;
+  const KEEP_CACHE = "attention-explainer-models";      // Cache Storage: downloaded files by URL
+  const KEPT_FILE = "attention-explainer-kept.json";    // beside them: which files make a whole model
   let chunkPointer = 0;    // the reused chunk buffer in the wasm heap (0: not allocated yet)
   let currentLoad = null;  // {name, cancel(), cancelled}
-  const hubModels = new Map();  // repository → {revision, base}: loaded or offered from the hub
+  const hubModels = new Map();  // repository → {revision, base}: loaded, offered or kept from the hub
   const pageParams = new URLSearchParams(location.search);
   let pendingUrlChoice = null;  // {model, layer, head} from the URL, applied once that model is loaded
+  // The learner's access token for gated repositories: in this variable only (never in the state,
+  // the URL, storage or a message), sent as Authorization to the hub's origin only.
+  let hubToken = "";
 
   // Calls an export that takes small arguments (names, numbers) and returns a JSON reply.
   function modelCall(name, types = [], args = []) {
@@ -108,7 +121,13 @@
     return new Error(`${file}: the browser refused to give the page ${Math.ceil(bytes / 1048576)} MB more memory ` +
       `(it has ${heapMB()} MB already)`);
   }
-  function feedWeights(bytes, file) {
+  const sizeText = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : `${(bytes / 1e6).toFixed(1)} MB`);
+  function tooLarge(name, bytes, files) {
+    return new Error(`${name}: its weights are ${sizeText(bytes)}${files > 1 ? ` in ${files} files` : ""}; this page's ` +
+      `WebAssembly memory is at most 4 GB, so weights up to about ${sizeText(MODEL_BYTES_LIMIT)} load here: choose a ` +
+      `smaller model (or a 16-bit copy of this one)`);
+  }
+  function feedWeights(bytes) {
     for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) {
       const part = bytes.subarray(offset, Math.min(offset + CHUNK_BYTES, bytes.length));
       Module.HEAPU8.set(part, chunkPointer);  // HEAPU8 read again each time: growing memory replaces it
@@ -120,7 +139,7 @@
     if (!pointer) throw refusedMemory(file, bytes.length);
     try {
       Module.HEAPU8.set(bytes, pointer);
-      modelCall("attn_model_add_text", ["string", "number", "number"], [file, pointer, bytes.length]);
+      return modelCall("attn_model_add_text", ["string", "number", "number"], [file, pointer, bytes.length]);
     } finally {
       Module._free(pointer);
     }
@@ -133,7 +152,8 @@
 
   // One load at a time: a new one cancels the one in progress. `body` reads the files through the
   // helpers it is given; whatever fails rejects with an Error naming the file, and the app keeps
-  // its current model.
+  // its current model. Progress counts the weights: per file, and all files together once
+  // `setTotal` said how many bytes they are (else the sum of the sizes begun so far).
   async function runLoad(name, body, onProgress) {
     if (!running) throw new Error("the explainer is not ready yet: await attentionExplainer.ready");
     if (currentLoad) currentLoad.cancel();
@@ -141,40 +161,49 @@
     const load = { name, cancelled: false, cancel() { load.cancelled = true; controller.abort(); } };
     currentLoad = load;
     const check = () => { if (load.cancelled) throw cancelledError(name); };
-    let lastReport = 0;
+    let lastReport = 0, totalGiven = false;
     const helpers = {
       signal: controller.signal,
       check,
+      total: 0, loaded: 0, fileTotal: 0, fileLoaded: 0,
       text(file, bytes) {
         check();
         if (bytes.length > MAX_TEXT_FILE_BYTES) throw new Error(`${file}: ${bytes.length} bytes, larger than any file of this kind`);
-        modelCall("attn_model_progress", ["string", "number", "number"], [`${name} · ${file}`, 0, 0]);
-        addTextFile(file, bytes);
+        modelCall("attn_model_progress", ["string", "number", "number"], [`${name} · ${file}`, 0, helpers.total]);
+        return addTextFile(file, bytes);
+      },
+      setTotal(bytes) {
+        totalGiven = bytes > 0;
+        helpers.total = Math.max(0, bytes);
+        modelCall("attn_model_progress", ["string", "number", "number"], [`${name} · ${sizeText(bytes)} of weights`, 0, helpers.total]);
       },
       beginWeights(file, size) {
         check();
         helpers.weightsFile = file;
         modelCall("attn_model_begin_weights", ["string", "number"], [file, size]);
-        modelCall("attn_model_progress", ["string", "number", "number"], [`${name} · ${file}`, 0, size]);
-        helpers.total = size;
-        helpers.loaded = 0;
+        if (!totalGiven) helpers.total += size;
+        modelCall("attn_model_progress", ["string", "number", "number"], [`${name} · ${file}`, -1, helpers.total]);
+        helpers.fileTotal = size;
+        helpers.fileLoaded = 0;
         report(true);
       },
       feed(bytes) {
         check();
-        feedWeights(bytes, helpers.weightsFile);
+        feedWeights(bytes);
         helpers.loaded += bytes.length;
+        helpers.fileLoaded += bytes.length;
         report(false);
       },
     };
     function report(force) {
       if (!onProgress) return;
       const now = performance.now();
-      if (!force && now - lastReport < 50 && helpers.loaded < helpers.total) return;
+      if (!force && now - lastReport < 50 && helpers.fileLoaded < helpers.fileTotal) return;
       lastReport = now;
-      const { loaded, total } = helpers;
+      const { loaded, total, fileLoaded, fileTotal } = helpers;
       try {
-        onProgress({ file: helpers.weightsFile, loaded, total, percent: total > 0 ? Math.min(100, (100 * loaded) / total) : null });
+        onProgress({ file: helpers.weightsFile, fileLoaded, fileTotal, loaded, total,
+          percent: total > 0 ? Math.min(100, (100 * loaded) / total) : null });
       } catch (e) { console.error(e); }
     }
     try {
@@ -202,6 +231,7 @@
       let error = e instanceof Error ? e : new Error(String(e));
       if (load.cancelled) error = cancelledError(name);
       else if (error.name === "AbortError") error = cancelledError(name);
+      controller.abort();  // a failed load stops its downloads too (and what was being kept of them)
       // A cancelled load has already been dropped (and a newer one may be running now).
       if (currentLoad === load && !load.cancelled) {
         try { modelCall("attn_model_error", ["string"], [error.message]); } catch (ignored) { /* not running */ }
@@ -264,11 +294,37 @@
     const one = has("vocab.json") ? "merges.txt" : has("merges.txt") ? "vocab.json" : "tokenizer.json (or vocab.json + merges.txt)";
     throw new Error(`${one}: missing; a model needs its tokenizer files`);
   }
+  // One weights file streamed from `source` ({size, read(a, b)}); the next piece is read while the
+  // loader converts this one (reading and converting overlap).
+  async function streamSource(h, file, source) {
+    h.beginWeights(file, source.size);
+    const readAt = (offset) => (offset < source.size ? source.read(offset, Math.min(offset + READ_BYTES, source.size)) : null);
+    let next = readAt(0);
+    for (let offset = 0; next; offset += READ_BYTES) {
+      const bytes = await next;
+      next = readAt(offset + READ_BYTES);
+      if (next) next.catch(() => {});  // a failure is reported when it is awaited
+      h.feed(bytes);
+    }
+  }
+  async function streamBody(h, body) {
+    const reader = body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        h.feed(value);
+      }
+    } finally {
+      if (h.signal.aborted) reader.cancel().catch(() => {});
+    }
+  }
   function loadFiles(files, { name, onProgress } = {}) {
     const { byName, folder } = collectFiles(files);
     const has = (file) => byName.has(file);
     if (!has("config.json")) throw new Error("config.json: missing from the chosen files");
-    if (!has(WEIGHTS_FILE)) {
+    const sharded = has(INDEX_FILE);
+    if (!sharded && !has(WEIGHTS_FILE)) {
       const other = ["pytorch_model.bin", "model.onnx", "tf_model.h5"].find(has);
       throw new Error(`${WEIGHTS_FILE}: missing from the chosen files` + (other ? ` (${other} is a format this app does not read)` : ""));
     }
@@ -280,23 +336,28 @@
         if (source.size > MAX_TEXT_FILE_BYTES) throw new Error(`${file}: ${source.size} bytes, larger than any file of this kind`);
         h.text(file, await source.read(0, source.size));
       }
-      const weights = byName.get(WEIGHTS_FILE);
-      h.beginWeights(WEIGHTS_FILE, weights.size);
-      // The next chunk is read while the loader converts this one (reading and converting overlap).
-      const readAt = (offset) => (offset < weights.size ? weights.read(offset, Math.min(offset + READ_BYTES, weights.size)) : null);
-      let next = readAt(0);
-      for (let offset = 0; next; offset += READ_BYTES) {
-        const bytes = await next;
-        next = readAt(offset + READ_BYTES);
-        if (next) next.catch(() => {});  // a failure is reported when it is awaited
-        h.feed(bytes);
+      let weights = [WEIGHTS_FILE];
+      if (sharded) {
+        const index = byName.get(INDEX_FILE);
+        if (index.size > MAX_TEXT_FILE_BYTES) throw new Error(`${INDEX_FILE}: ${index.size} bytes, larger than any file of this kind`);
+        weights = h.text(INDEX_FILE, await index.read(0, index.size)).shards;
+        for (const shard of weights)
+          if (!has(shard)) throw new Error(`${shard}: missing from the chosen files (${INDEX_FILE} names it)`);
+        // A weights file the index does not name is refused by the loader, before any shard is read.
+        for (const file of byName.keys())
+          if (file.endsWith(".safetensors") && !weights.includes(file)) h.beginWeights(file, byName.get(file).size);
       }
+      const total = weights.reduce((sum, file) => sum + byName.get(file).size, 0);
+      if (total > MODEL_BYTES_LIMIT) throw tooLarge(modelName, total, weights.length);
+      h.setTotal(total);
+      for (const file of weights) await streamSource(h, file, byName.get(file));
     }, onProgress);
   }
 
   // A repository: `${base}/${repo}/resolve/${revision}/${file}` (Hugging Face's layout).
   const REPO_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/;
-  function hubRequest(hub, revision, base) {
+  // trusted: the base came from the page's own script (loadModel's option), not from a link.
+  function hubRequest(hub, revision, base, { trusted = true } = {}) {
     if (typeof hub !== "string" || !REPO_PATTERN.test(hub) || hub.includes(".."))
       throw new Error(`hub: "${hub}" is not a repository id like owner/name`);
     if (typeof revision !== "string" || !/^[A-Za-z0-9._\/-]{1,200}$/.test(revision)) throw new Error(`revision: "${revision}" is not a branch, tag or commit`);
@@ -304,80 +365,240 @@
     try { root = new URL(String(base)); } catch (e) { throw new Error(`base: "${base}" is not a URL`); }
     if (root.protocol !== "https:" && root.protocol !== "http:") throw new Error(`base: "${base}" must be an http(s) URL`);
     const prefix = String(base).replace(/\/+$/, "");
-    return { repo: hub, revision, base: prefix, url: (file) => `${prefix}/${hub}/resolve/${encodeURIComponent(revision)}/${file}` };
+    // The token goes to Hugging Face, or to a hub the page's own script named; a hub_base that
+    // came with a link never receives it.
+    const tokenOrigin = root.origin === new URL(HUB_BASE).origin || trusted ? root.origin : null;
+    const r = { repo: hub, revision, base: prefix, host: root.host, tokenOrigin,
+      url: (file) => `${prefix}/${hub}/resolve/${encodeURIComponent(revision)}/${file}` };
+    r.headers = (url, extra = {}) => {
+      const h = { ...extra };
+      if (hubToken && r.tokenOrigin && new URL(url).origin === r.tokenOrigin) h.Authorization = `Bearer ${hubToken}`;
+      return h;
+    };
+    return r;
   }
-  async function fetchFile(file, url, signal) {
+  function setHubToken(token) {
+    if (token === undefined || token === null) return;
+    const t = String(token).trim();
+    // Checked before it is ever sent (a header cannot carry every character); never repeated back.
+    if (t && !/^[A-Za-z0-9_.\-]{8,255}$/.test(t))
+      throw new Error("token: not an access token (those are 8 to 255 letters, digits, '_', '-' or '.'; " +
+        "huggingface.co/settings/tokens makes them, starting hf_)");
+    hubToken = t;
+  }
+  function gatedError(r, file, status) {
+    const local = "or download the files on huggingface.co yourself and choose them here (Choose files…, or drop the folder)";
+    if (hubToken && !r.tokenOrigin)
+      return new Error(`${r.repo}: HTTP ${status} for ${file}; your access token is sent to huggingface.co only, not to ` +
+        `${r.host}: load it from huggingface.co, ${local}`);
+    if (hubToken)
+      return new Error(`${r.repo}: the hub refused the access token (HTTP ${status} for ${file}): check that the token ` +
+        `may read this repository and that you accepted its licence on its page, ${local}`);
+    return new Error(`${r.repo}: a gated repository (HTTP ${status} for ${file}): accept its licence on its page at ` +
+      `huggingface.co, then paste your access token (huggingface.co/settings/tokens) into the token field and ` +
+      `download again, ${local}`);
+  }
+  // A hub file: null for an optional file that is not there (404); an Error naming the file else.
+  async function hubFetch(r, file, { signal, method = "GET", optional = false } = {}) {
+    const url = r.url(file);
+    let response;
     try {
-      return await fetch(url, { signal });
+      response = await fetch(url, { method, signal, headers: r.headers(url) });
     } catch (e) {
       if (e && e.name === "AbortError") throw e;
       throw new Error(`${file}: could not download ${url} (${e && e.message ? e.message : e})`);
     }
-  }
-  async function downloadText(file, url, signal, { optional = false } = {}) {
-    const response = await fetchFile(file, url, signal);
     if (optional && response.status === 404) return null;
+    if (response.status === 401 || response.status === 403) throw gatedError(r, file, response.status);
     if (!response.ok) throw new Error(`${file}: HTTP ${response.status} from ${url}`);
-    const length = Number(response.headers.get("Content-Length"));
-    if (length > MAX_TEXT_FILE_BYTES) throw new Error(`${file}: ${length} bytes, larger than any file of this kind`);
-    return new Uint8Array(await response.arrayBuffer());
+    return response;
   }
-  function loadHub({ hub, revision = "main", base = HUB_BASE, onProgress } = {}) {
-    const r = hubRequest(hub, revision, base);
-    return runLoad(r.repo, async (h) => {
-      h.text("config.json", await downloadText("config.json", r.url("config.json"), h.signal));
-      h.check();
-      const tokenizer = await downloadText("tokenizer.json", r.url("tokenizer.json"), h.signal, { optional: true });
-      h.check();
-      if (tokenizer) h.text("tokenizer.json", tokenizer);
-      else
-        for (const file of ["vocab.json", "merges.txt"]) {
-          const bytes = await downloadText(file, r.url(file), h.signal, { optional: true });
-          if (!bytes) throw new Error(`${file}: the repository has neither tokenizer.json nor ${file} (HTTP 404)`);
-          h.text(file, bytes);
-        }
-      const url = r.url(WEIGHTS_FILE);
-      const response = await fetchFile(WEIGHTS_FILE, url, h.signal);
-      if (!response.ok) throw new Error(`${WEIGHTS_FILE}: HTTP ${response.status} from ${url}`);
-      // The size before the bytes: Content-Length (of the plain body; a compressed one says nothing).
-      const encoding = (response.headers.get("Content-Encoding") || "identity").toLowerCase();
-      const size = encoding === "identity" ? Number(response.headers.get("Content-Length")) || 0 : 0;
-      h.beginWeights(WEIGHTS_FILE, size);
-      const reader = response.body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          h.feed(value);
-        }
-      } finally {
-        if (h.signal.aborted) reader.cancel().catch(() => {});
-      }
-      hubModels.set(r.repo, { revision: r.revision, base: r.base });
-    }, onProgress);
-  }
-
-  // The size of a repository's weights without downloading them: HEAD, else a one-byte range.
-  async function hubWeightsSize(r) {
-    const url = r.url(WEIGHTS_FILE);
+  // The size of a hub file without downloading it: HEAD (the hub says X-Linked-Size for large
+  // files), else a one-byte range; -1 when neither says.
+  async function hubFileSize(r, file, signal) {
+    const url = r.url(file);
     try {
-      const head = await fetch(url, { method: "HEAD" });
+      const head = await fetch(url, { method: "HEAD", signal, headers: r.headers(url) });
+      if (head.status === 401 || head.status === 403) throw gatedError(r, file, head.status);
+      if (head.status === 404) throw new Error(`${file}: HTTP 404 from ${url}`);
       const n = Number(head.headers.get("X-Linked-Size") || head.headers.get("Content-Length"));
       if (head.ok && n > 0) return n;
-    } catch (e) { /* try a range request */ }
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;  // a network failure: try a range request
+    }
     try {
-      const ranged = await fetch(url, { headers: { Range: "bytes=0-0" } });
+      const ranged = await fetch(url, { signal, headers: r.headers(url, { Range: "bytes=0-0" }) });
       const match = /\/(\d+)\s*$/.exec(ranged.headers.get("Content-Range") || "");
       if (ranged.body) ranged.body.cancel().catch(() => {});
       if (match) return Number(match[1]);
     } catch (e) { /* unknown */ }
     return -1;
   }
+
+  // Kept downloads: each file in Cache Storage under its own URL (no token is ever part of a key or
+  // an entry), and one small JSON entry per repository and revision, written last, naming the files
+  // of a whole model: only a model that loaded is kept.
+  async function keepStore() {
+    try {
+      return typeof caches !== "undefined" && window.isSecureContext ? await caches.open(KEEP_CACHE) : null;
+    } catch (e) { return null; }  // storage blocked (a private window, a sandboxed frame)
+  }
+  async function keptManifest(store, r) {
+    if (!store) return null;
+    try {
+      const hit = await store.match(r.url(KEPT_FILE));
+      return hit ? await hit.json() : null;
+    } catch (e) { return null; }
+  }
+  async function keptModels() {
+    const store = await keepStore();
+    if (!store) return [];
+    const list = [];
+    for (const request of await store.keys()) {
+      if (!request.url.endsWith("/" + KEPT_FILE)) continue;
+      try {
+        const m = await (await store.match(request)).json();
+        list.push({ repo: m.repo, revision: m.revision, base: m.base, bytes: m.bytes, files: Object.keys(m.files) });
+      } catch (e) { /* a damaged entry: not listed */ }
+    }
+    return list;
+  }
+  async function refreshKept() {
+    const list = await keptModels();
+    for (const k of list) if (!hubModels.has(k.repo)) hubModels.set(k.repo, { revision: k.revision, base: k.base });
+    if (running) modelCall("attn_model_kept", ["string"], [JSON.stringify(list.map(({ repo, revision, bytes }) => ({ repo, revision, bytes })))]);
+    return list;
+  }
+  async function forgetKept(r) {
+    const store = await keepStore();
+    const manifest = await keptManifest(store, r);
+    if (!manifest) return false;
+    await store.delete(r.url(KEPT_FILE));
+    await Promise.all(Object.keys(manifest.files).map((file) => store.delete(r.url(file))));
+    return true;
+  }
+
+  // The id, revision, base and token are checked at once (a refusal the loader shows); then the load.
+  function loadHub({ hub, revision = "main", base = HUB_BASE, token, onProgress, trustedBase = true } = {}) {
+    const r = hubRequest(hub, revision, base, { trusted: trustedBase });
+    setHubToken(token);
+    return downloadHub(r, onProgress, trustedBase);
+  }
+  async function downloadHub(r, onProgress, trustedBase) {
+    const store = await keepStore();
+    const kept = await keptManifest(store, r);  // a whole model kept before: nothing is downloaded
+    const keeping = [];  // [file, bytes, Promise of the put]: what this download keeps
+    const keep = (file, bytes, put) => {
+      put.catch(() => {});  // awaited below; a failure there is a warning, never an unhandled rejection
+      keeping.push([file, bytes, put]);
+    };
+    const info = await runLoad(r.repo, async (h) => {
+      // A small file (config, index, tokenizer): the kept copy, else the hub's (null: optional, not there).
+      async function text(file, optional = false) {
+        if (kept) {
+          const hit = kept.files[file] !== undefined && await store.match(r.url(file));
+          if (hit) return new Uint8Array(await hit.arrayBuffer());
+          if (optional && kept.files[file] === undefined) return null;
+        }
+        const response = await hubFetch(r, file, { signal: h.signal, optional });
+        h.check();
+        if (!response) return null;
+        const length = Number(response.headers.get("Content-Length"));
+        if (length > MAX_TEXT_FILE_BYTES) throw new Error(`${file}: ${length} bytes, larger than any file of this kind`);
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        if (store) keep(file, bytes.length, store.put(r.url(file), new Response(bytes)));
+        return bytes;
+      }
+      // config.json alone says whether the family is one the loader reads.
+      h.text("config.json", await text("config.json"));
+      const index = await text(INDEX_FILE, true);
+      h.check();
+      let shards = [WEIGHTS_FILE], indexTotal = null;
+      if (index) ({ shards, total_size: indexTotal } = h.text(INDEX_FILE, index));
+      // Every weights file's size before the first byte of weights (and before the tokenizer).
+      const sizes = [];
+      for (const file of shards) sizes.push(kept && kept.files[file] !== undefined ? kept.files[file] : await hubFileSize(r, file, h.signal));
+      h.check();
+      const total = sizes.every((n) => n > 0) ? sizes.reduce((a, b) => a + b, 0) : indexTotal || 0;
+      if (total > MODEL_BYTES_LIMIT) throw tooLarge(r.repo, total, shards.length);
+      h.setTotal(total);
+      const tokenizer = await text("tokenizer.json", true);
+      h.check();
+      if (tokenizer) h.text("tokenizer.json", tokenizer);
+      else
+        for (const file of ["vocab.json", "merges.txt"]) {
+          const bytes = await text(file, true);
+          if (!bytes) throw new Error(`${file}: the repository has neither tokenizer.json nor ${file} (HTTP 404)`);
+          h.text(file, bytes);
+        }
+      for (const [i, file] of shards.entries()) {
+        const hit = kept && await store.match(r.url(file));
+        if (hit) {
+          h.beginWeights(file, Number(hit.headers.get("Content-Length")) || sizes[i]);
+          await streamBody(h, hit.body);
+          continue;
+        }
+        const response = await hubFetch(r, file, { signal: h.signal });
+        // The size before the bytes: Content-Length (of the plain body; a compressed one says nothing).
+        const encoding = (response.headers.get("Content-Encoding") || "identity").toLowerCase();
+        const size = (encoding === "identity" && Number(response.headers.get("Content-Length"))) || Math.max(0, sizes[i]);
+        let body = response.body;
+        if (store && !kept) {  // one branch into the loader, one into the browser's cache
+          const [mine, cached] = body.tee();
+          body = mine;
+          keep(file, size, store.put(r.url(file), new Response(cached, { headers: size ? { "Content-Length": String(size) } : {} })));
+        }
+        h.beginWeights(file, size);
+        await streamBody(h, body);
+      }
+      hubModels.set(r.repo, { revision: r.revision, base: r.base, trusted: trustedBase });
+    }, onProgress).catch(async (e) => {
+      // Nothing half-kept: what this download put in the cache goes.
+      if (keeping.length) await Promise.allSettled(keeping.map(([file, , put]) => put.then(() => store.delete(r.url(file)))));
+      throw e;
+    });
+    if (keeping.length) {
+      try {
+        await Promise.all(keeping.map(([, , put]) => put));
+        const files = Object.fromEntries(keeping.map(([file, bytes]) => [file, bytes]));
+        const weights = Object.entries(files).filter(([f]) => f.endsWith(".safetensors")).reduce((a, [, n]) => a + n, 0);
+        await store.put(r.url(KEPT_FILE), new Response(JSON.stringify({ repo: r.repo, revision: r.revision, base: r.base,
+          files, bytes: weights, family: info.family }), { headers: { "Content-Type": "application/json" } }));
+      } catch (e) {
+        console.warn(`attention explainer: ${r.repo} loaded, but the browser did not keep its files (${e && e.message ? e.message : e})`);
+        await Promise.allSettled(keeping.map(([file]) => store.delete(r.url(file))));
+      }
+      await refreshKept().catch(() => {});
+    }
+    return info;
+  }
+
+  // What a repository's weights weigh, for the offer: kept ones from the browser, else the single
+  // file's size, else the shards' (from the index).
+  async function hubWeightsSize(r) {
+    const kept = await keptManifest(await keepStore(), r);
+    if (kept) return kept.bytes;
+    try {
+      return await hubFileSize(r, WEIGHTS_FILE);
+    } catch (e) {
+      if (!/HTTP 404/.test(e.message)) return -1;
+    }
+    try {
+      const response = await hubFetch(r, INDEX_FILE, { optional: true });
+      if (!response) return -1;
+      const index = await response.json();
+      const shards = [...new Set(Object.values((index && index.weight_map) || {}))];
+      const sizes = await Promise.all(shards.map((s) => hubFileSize(r, s)));
+      if (sizes.length && sizes.every((n) => n > 0)) return sizes.reduce((a, b) => a + b, 0);
+      const total = index && index.metadata && Number(index.metadata.total_size);
+      return total > 0 ? total : -1;
+    } catch (e) { return -1; }
+  }
   // ?hub=owner/name: offered in the model picker with its size; loaded on the learner's click.
   function offerHub(repo, revision, base) {
     let r;
-    try { r = hubRequest(repo, revision, base); } catch (e) { console.warn(`attention explainer: URL parameter ignored: ${e.message}`); return; }
-    hubModels.set(r.repo, { revision: r.revision, base: r.base });
+    try { r = hubRequest(repo, revision, base, { trusted: false }); } catch (e) { console.warn(`attention explainer: URL parameter ignored: ${e.message}`); return; }
+    hubModels.set(r.repo, { revision: r.revision, base: r.base, fromLink: true });
     modelCall("attn_model_offer", ["string", "number"], [r.repo, -1]);
     hubWeightsSize(r).then((bytes) => {
       try { if (running) modelCall("attn_model_offer", ["string", "number"], [r.repo, bytes]); } catch (e) { console.warn(e.message); }
@@ -386,10 +607,10 @@
 
   api.loadModel = (options = {}) => {
     try {
-      if (!options || typeof options !== "object") throw new Error("loadModel takes {files} or {hub, revision, base}");
+      if (!options || typeof options !== "object") throw new Error("loadModel takes {files} or {hub, revision, base, token}");
       if (options.files !== undefined) return loadFiles(options.files, options);
       if (options.hub !== undefined) return loadHub(options);
-      throw new Error("loadModel takes {files} or {hub, revision, base}");
+      throw new Error("loadModel takes {files} or {hub, revision, base, token}");
     } catch (e) {
       // Refused before any byte was read (no config.json, a bad repository id): the app says why too.
       if (running && !currentLoad) try { modelCall("attn_model_error", ["string"], [e.message]); } catch (ignored) { /* */ }
@@ -403,6 +624,25 @@
     currentLoad = null;
     if (running) modelCall("attn_model_cancel");
     return true;
+  };
+  /** Frees a loaded model (the hand-made one becomes current if it was); returns getState(). */
+  api.unloadModel = (name) => {
+    modelCall("attn_model_unload", ["string"], [String(name)]);
+    const hub = hubModels.get(name);
+    if (hub && !hub.fromLink) hubModels.delete(name);
+    refreshKept().catch(() => {});  // a kept one keeps its place in the hub list
+    return api.getState();
+  };
+  /** A Promise of the models the browser keeps: [{repo, revision, base, bytes, files}]. */
+  api.keptModels = () => keptModels();
+  /** Removes a kept model's files from the browser; a Promise of whether there were any. */
+  api.forgetKeptModel = async ({ hub, revision = "main", base } = {}) => {
+    // where it came from: as given, else as the kept entry says (the model may be unloaded since)
+    const kept = (await keptModels()).find((k) => k.repo === hub && k.revision === revision);
+    const r = hubRequest(hub, revision, base || (kept && kept.base) || HUB_BASE);
+    const gone = await forgetKept(r);
+    await refreshKept();
+    return gone;
   };
   /** The CLI's `model` JSON for the current model: {model, tokens, token_ids, attention, next}. */
   api.modelTrace = ({ text, top = 5 } = {}) => call("attn_model_trace", JSON.stringify({ text, top })).result;
@@ -940,6 +1180,7 @@
       api.setState({ reduced_motion: prefers("(prefers-reduced-motion: reduce)"),
         theme: prefers("(prefers-color-scheme: light)") ? "light" : "dark" });
       applyUrlParameters();
+      refreshKept().catch((e) => console.warn(`attention explainer: the kept models could not be listed (${e.message})`));
       if (["1", "true", "on", "yes"].includes(pageParams.get("tour"))) {  // start, or resume, the tour
         const step = storedTourStep(), last = inputTable.find((f) => f.name === "tour_step").max;
         api.setState({ tour_step: Math.min(step, last) });
@@ -955,14 +1196,18 @@
     // The model picker (src/app/platform.cpp): choose files, load an offered or typed repository, cancel.
     requestModelFiles: () => { if (fileInput) fileInput.click(); },
     requestModelFolder: () => { if (folderInput) folderInput.click(); },
-    requestHubModel: (repo, revision) => {
+    // token: what the loader's token field holds ("" leaves the one in memory as it is).
+    requestHubModel: (repo, revision, token) => {
       const known = hubModels.get(repo);
       const base = (known && known.base) || pageParams.get("hub_base") || HUB_BASE;
       // The offer's button asks for "main"; a ?revision= of the offered link wins over it.
       const chosen = known && (!revision || revision === "main") ? known.revision : revision || "main";
-      api.loadModel({ hub: repo, revision: chosen, base })
+      api.loadModel({ hub: repo, revision: chosen, base, token: token || undefined, trustedBase: Boolean(known && known.trusted) })
         .catch((e) => console.warn(`attention explainer: ${e.message}`));
     },
+    unloadModel: (name) => { try { api.unloadModel(name); } catch (e) { console.warn(`attention explainer: ${e.message}`); } },
+    forgetKeptModel: (repo, revision) => api.forgetKeptModel({ hub: repo, revision })
+      .catch((e) => console.warn(`attention explainer: ${e.message}`)),
     cancelModelLoad: () => api.cancelModelLoad(),
     downloadText: (name, mime, text) => download(name, new Blob([text], { type: mime })),
     downloadWeightsPng: () => weightsPng().then((blob) => download("attention-weights.png", blob)),

@@ -70,6 +70,17 @@ const char* guarded(Step step) {
 
 const char* ok() { return reply({{"ok", true}}); }
 
+// For the calls beside a load (unload, the kept list): a failure is only this call's error.
+template <typename Step>
+const char* guarded_plain(Step step) {
+  try {
+    if (!state()) return error_reply("the explainer is not running yet");
+    return step();
+  } catch (const std::exception& e) {
+    return error_reply(e.what());
+  }
+}
+
 void require_load(const char* what) {
   if (!g_load.assembler) throw std::invalid_argument(std::string(what) + ": no model load was begun");
 }
@@ -91,6 +102,8 @@ JS_EXPORT const char* attn_model_begin(const char* name) {
     s.loading.label = n;
     s.loading.bytes_done = 0;
     s.loading.bytes_total = 0;
+    s.loading.file.clear();
+    s.loading.file_bytes_done = s.loading.file_bytes_total = 0;
     s.loading.error.clear();
     return ok();
   });
@@ -105,9 +118,19 @@ JS_EXPORT const char* attn_model_add_text(const char* file_name, const std::uint
     if (n < 0 || (n > 0 && !data)) throw std::invalid_argument(file + ": no bytes");
     const std::string bytes(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
     g_load.assembler->add_text_file(file, bytes);
-    if (const attn::ModelConfigFile* c = g_load.assembler->config(); c && attn::model_file_role(file) == attn::ModelFileRole::Config)
+    const attn::ModelFileRole role = attn::model_file_role(file);
+    if (const attn::ModelConfigFile* c = g_load.assembler->config(); c && role == attn::ModelFileRole::Config)
       g_load.needed_bytes = static_cast<double>(attn::transformer_weight_bytes(c->config, attn::Dtype::F32));
-    return ok();
+    if (role != attn::ModelFileRole::Index) return ok();
+    // The page fetches or reads the shards in this order; the index's metadata.total_size (the
+    // tensors' bytes, when it says) stands in for the size of shards whose size the server hides.
+    nlohmann::json total = nullptr;
+    const nlohmann::json index = nlohmann::json::parse(bytes, nullptr, false);
+    if (index.is_object() && index.contains("metadata") && index["metadata"].is_object()) {
+      const nlohmann::json& t = index["metadata"].value("total_size", nlohmann::json());
+      if (t.is_number() && t.get<double>() >= 0) total = t.get<double>();
+    }
+    return reply({{"ok", true}, {"shards", g_load.assembler->shards()}, {"total_size", total}});
   });
 }
 
@@ -119,6 +142,10 @@ JS_EXPORT const char* attn_model_begin_weights(const char* file_name, double siz
     g_load.file = file;
     if (!(size >= 0) || size > 1e15) throw std::invalid_argument(file + ": impossible file size");
     g_load.assembler->begin_weights(file, static_cast<std::uint64_t>(size));
+    attn::ModelLoadStatus& l = state()->loading;
+    l.file = file;
+    l.file_bytes_done = 0;
+    l.file_bytes_total = size;
     return ok();
   });
 }
@@ -130,6 +157,7 @@ JS_EXPORT const char* attn_model_feed(const std::uint8_t* data, int n) {
     if (n < 0 || (n > 0 && !data)) throw std::invalid_argument(g_load.file + ": a chunk without bytes");
     g_load.assembler->feed_weights(data, static_cast<std::size_t>(n));
     state()->loading.bytes_done += n;
+    state()->loading.file_bytes_done += n;
     return ok();
   });
 }
@@ -164,8 +192,8 @@ JS_EXPORT const char* attn_model_cancel() {
   return ok();
 }
 
-// What the progress bar shows: a label ("owner/name · model.safetensors") and the byte counts
-// (total 0: unknown). done < 0 keeps the count the feeds keep.
+// What the progress bar shows: a label ("owner/name · model.safetensors") and the byte counts of
+// every weights file together (total 0: unknown). done < 0 keeps the count the feeds keep.
 JS_EXPORT const char* attn_model_progress(const char* label, double done, double total) {
   attn::AppState* s = state();
   if (!s) return error_reply("the explainer is not running yet");
@@ -190,6 +218,42 @@ JS_EXPORT const char* attn_model_offer(const char* repo, double bytes) {
   s->loading.offered_hub = repo ? repo : "";
   s->loading.offered_bytes = bytes >= 0 ? bytes : -1;
   return ok();
+}
+
+// Drops a loaded model: its weights go back to the allocator once nothing computed from it is
+// kept. The current model becomes the hand-made one. The built-in trained model stays.
+JS_EXPORT const char* attn_model_unload(const char* name_text) {
+  return guarded_plain([&] {
+    attn::AppState& s = *state();
+    const std::string name = name_text ? name_text : "";
+    if (name == attn::kBuiltInTrainedModel) throw std::invalid_argument("unload: \"" + name + "\" is part of the app");
+    const auto it = std::find_if(s.models.begin(), s.models.end(), [&](const attn::LoadedModel& m) { return m.name == name; });
+    if (it == s.models.end()) throw std::invalid_argument("unload: no model \"" + name + "\" is loaded");
+    const std::shared_ptr<const attn::Transformer> weights = it->model;
+    if (s.inputs.model == name) attn::apply_state_json(s, {{"model", attn::kHandmadeModel}, {"layer", 0}, {"head", 0}}, ImGui::GetTime());
+    s.models.erase(std::find_if(s.models.begin(), s.models.end(), [&](const attn::LoadedModel& m) { return m.name == name; }));
+    // The views' cached passes hold the model too: they go with it (recomputed on the next change).
+    if (s.model.forward_model == weights) s.model.forward.reset(), s.model.forward_model.reset();
+    if (s.model.compare_forward_model == weights) s.model.compare_forward.reset(), s.model.compare_forward_model.reset();
+    if (s.loading.offered_hub == name) s.loading.offered_hub.clear();
+    return reply({{"ok", true}, {"model", s.inputs.model}});
+  });
+}
+
+// What the browser keeps (web/explainer.js reads Cache Storage): [{repo, revision, bytes}], for the
+// picker's list of kept models.
+JS_EXPORT const char* attn_model_kept(const char* json_text) {
+  return guarded_plain([&] {
+    const nlohmann::json list = attn::parse_json_limited(json_text ? json_text : "");
+    if (!list.is_array()) throw std::invalid_argument("kept: a list of {repo, revision, bytes}");
+    std::vector<attn::KeptModel> kept;
+    for (const nlohmann::json& k : list) {
+      if (!k.is_object() || !k.value("repo", nlohmann::json()).is_string()) throw std::invalid_argument("kept: each entry needs a repo");
+      kept.push_back({k["repo"].get<std::string>(), k.value("revision", std::string("main")), k.value("bytes", 0.0)});
+    }
+    state()->loading.kept = std::move(kept);
+    return ok();
+  });
 }
 
 // The CLI's `model` JSON for the current model: {"text": ..., "top": K} →
@@ -253,8 +317,9 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
   }
 }
 
-// What the model picker shows: {"loading": {active, label, bytes_done, bytes_total, percent, error,
-// offered_hub, offered_bytes}, "models": [every loaded model's info]} (getState() adds both).
+// What the model picker shows: {"loading": {active, label, bytes_done, bytes_total, percent, file,
+// file_bytes_done, file_bytes_total, error, offered_hub, offered_bytes, kept}, "models": [every
+// loaded model's info]} (getState() adds both).
 JS_EXPORT const char* attn_model_status() {
   attn::AppState* s = state();
   if (!s) return error_reply("the explainer is not running yet");
@@ -263,9 +328,12 @@ JS_EXPORT const char* attn_model_status() {
   if (l.bytes_total > 0) percent = std::min(100.0, 100.0 * l.bytes_done / l.bytes_total);
   nlohmann::json models = nlohmann::json::array();
   for (const attn::LoadedModel& m : s->models) models.push_back(attn::model_info_json(m));
+  nlohmann::json kept = nlohmann::json::array();
+  for (const attn::KeptModel& k : l.kept) kept.push_back({{"repo", k.repo}, {"revision", k.revision}, {"bytes", k.bytes}});
   return reply({{"loading",
                  {{"active", l.active}, {"label", l.label}, {"bytes_done", l.bytes_done}, {"bytes_total", l.bytes_total},
-                  {"percent", percent}, {"error", l.error}, {"offered_hub", l.offered_hub},
-                  {"offered_bytes", l.offered_bytes}}},
+                  {"percent", percent}, {"file", l.file}, {"file_bytes_done", l.file_bytes_done},
+                  {"file_bytes_total", l.file_bytes_total}, {"error", l.error}, {"offered_hub", l.offered_hub},
+                  {"offered_bytes", l.offered_bytes}, {"kept", kept}}},
                 {"models", models}});
 }

@@ -148,13 +148,22 @@ void attn::ui::request_model_files() {
   EM_ASM({ if (Module.requestModelFiles) Module.requestModelFiles(); });
 }
 
-void attn::ui::request_hub_model(const std::string& repo, const std::string& revision) {
-  EM_ASM({ if (Module.requestHubModel) Module.requestHubModel(UTF8ToString($0), UTF8ToString($1)); },
-         repo.c_str(), revision.c_str());
+void attn::ui::request_hub_model(const std::string& repo, const std::string& revision, const std::string& token) {
+  EM_ASM({ if (Module.requestHubModel) Module.requestHubModel(UTF8ToString($0), UTF8ToString($1), UTF8ToString($2)); },
+         repo.c_str(), revision.c_str(), token.c_str());
 }
 
 void attn::ui::cancel_model_load() {
   EM_ASM({ if (Module.cancelModelLoad) Module.cancelModelLoad(); });
+}
+
+void attn::ui::unload_model(const std::string& name) {
+  EM_ASM({ if (Module.unloadModel) Module.unloadModel(UTF8ToString($0)); }, name.c_str());
+}
+
+void attn::ui::forget_kept_model(const std::string& repo, const std::string& revision) {
+  EM_ASM({ if (Module.forgetKeptModel) Module.forgetKeptModel(UTF8ToString($0), UTF8ToString($1)); },
+         repo.c_str(), revision.c_str());
 }
 
 namespace platform {
@@ -218,13 +227,17 @@ void attn::ui::request_model_files() {
               "(e.g. ./build_wasm.sh native --model path/to/gpt2)\n");
 }
 
-void attn::ui::request_hub_model(const std::string& repo, const std::string& revision) {
+void attn::ui::request_hub_model(const std::string& repo, const std::string& revision, const std::string&) {
   std::printf("the desktop app does not download: fetch %s (revision %s) into a folder "
               "(config.json, model.safetensors, tokenizer files), then start it with --model DIR\n",
               repo.c_str(), revision.c_str());
 }
 
 void attn::ui::cancel_model_load() {}  // natively a model loads before the window opens
+void attn::ui::unload_model(const std::string& name) {
+  std::printf("the desktop app keeps %s until it closes (start it without --model to leave it out)\n", name.c_str());
+}
+void attn::ui::forget_kept_model(const std::string&, const std::string&) {}  // nothing is kept natively
 
 namespace platform {
 

@@ -141,13 +141,21 @@ struct AppModel {
 };
 
 // A model download or file read in progress, or offered (?hub=), as the model picker shows it.
+// An access token for gated repositories is never here: the page keeps it (web/explainer.js).
+struct KeptModel {               // a repository whose files the browser keeps (Cache Storage)
+  std::string repo, revision;
+  double bytes = 0;              // every file kept, in bytes
+};
 struct ModelLoadStatus {
   bool active = false;          // bytes are arriving
-  std::string label;            // what is loading ("openai-community/gpt2 · model.safetensors")
-  double bytes_done = 0, bytes_total = 0;  // bytes_total 0: unknown yet
+  std::string label;            // what is loading ("Qwen/Qwen3-0.6B · model-00001-of-00002.safetensors")
+  double bytes_done = 0, bytes_total = 0;  // every weights file together; bytes_total 0: unknown yet
+  std::string file;             // the weights file arriving now ("" before the weights)
+  double file_bytes_done = 0, file_bytes_total = 0;  // that file alone (total 0: unknown)
   std::string error;            // why the last load failed ("" when it did not)
   std::string offered_hub;      // ?hub=owner/name: a repository offered, one click to load
   double offered_bytes = -1;    // its download size once known (-1: not yet)
+  std::vector<KeptModel> kept;  // what the browser keeps, to load again without a download
 };
 
 // The fallback fonts for scripts the UI font lacks (src/app/fonts.cpp fills it; getState().fonts

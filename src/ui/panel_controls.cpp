@@ -203,41 +203,66 @@ void error_text(const std::string& text) {
   ImGui::PopStyleColor();
 }
 
-// "Load a model…": files of a model folder, or a Hugging Face repository; progress and Cancel.
+// "124.4 MB", "1.23 GB": a download's size as a learner reads it.
+std::string size_text(double bytes) {
+  char text[32];
+  if (bytes >= 1e9) std::snprintf(text, sizeof text, "%.2f GB", bytes / 1e9);
+  else std::snprintf(text, sizeof text, "%s MB", megabytes(bytes).c_str());
+  return text;
+}
+
+// The loader's own leftovers: what is typed into its fields. The token stays in this buffer (the
+// field shows dots) and goes to the page with each download; it is in no state, URL or storage.
+struct LoaderFields {
+  char repo[200] = "HuggingFaceTB/SmolLM2-135M";
+  char revision[100] = "main";
+  char token[256] = "";
+};
+
+// "Load a model…": files of a model folder, or a Hugging Face repository (with an access token for
+// gated ones); progress per file and in total, Cancel; the models the browser keeps; Unload.
 void model_loader(const AppState& state, bool& show_loader) {
-  static char repo[200] = "openai-community/gpt2";
-  static char revision[100] = "main";
+  static LoaderFields fields;
   const ModelLoadStatus& load = state.loading;
   ImGui::TextUnformatted("Load a model");
   ImGui::SameLine(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Close").x);
   if (ImGui::SmallButton("Close")) show_loader = false;
   publish_item_rect("load:close");
-  hint("GPT-2 family models. A model folder holds config.json, model.safetensors and tokenizer.json (or vocab.json "
-       "with merges.txt). Choose those files, or drop them anywhere on the page.");
+  hint("GPT-2, Llama, Mistral, Qwen 2 / 3 and Gemma 2 / 3 models. A model folder holds config.json, model.safetensors "
+       "(or model.safetensors.index.json with its shards) and tokenizer.json (or vocab.json with merges.txt). "
+       "Choose those files, or drop the folder anywhere on the page.");
   if (ImGui::Button("Choose files…", ImVec2(-1, 0))) request_model_files();
   publish_item_rect("load:files");
 
   ImGui::TextUnformatted("Or a Hugging Face repository");
   ImGui::SetNextItemWidth(-1);
-  ImGui::InputTextWithHint("##repo", "owner/name, e.g. distilbert/distilgpt2", repo, sizeof repo);
+  ImGui::InputTextWithHint("##repo", "owner/name, e.g. Qwen/Qwen2.5-0.5B", fields.repo, sizeof fields.repo);
   publish_item_rect("load:repo");
   const float font = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - font * 6.0f));
-  ImGui::InputTextWithHint("##revision", "revision", revision, sizeof revision);
+  ImGui::InputTextWithHint("##revision", "revision", fields.revision, sizeof fields.revision);
   publish_item_rect("load:revision");
   ImGui::SameLine();
-  const bool can_download = !load.active && repo[0] != '\0';
+  const bool can_download = !load.active && fields.repo[0] != '\0';
   ImGui::BeginDisabled(!can_download);
-  if (ImGui::Button("Download", ImVec2(-1, 0))) request_hub_model(repo, revision[0] ? revision : "main");
+  if (ImGui::Button("Download", ImVec2(-1, 0)))
+    request_hub_model(fields.repo, fields.revision[0] ? fields.revision : "main", fields.token);
   ImGui::EndDisabled();
   publish_item_rect("load:hub");
-  hint("Files come straight from huggingface.co to this page; GPT-2 small is about 550 MB.");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##token", "access token, for gated models (hf_…)", fields.token, sizeof fields.token,
+                           ImGuiInputTextFlags_Password);
+  publish_item_rect("load:token");
+  hint("Files come straight from huggingface.co to this page; the size is shown before the weights download, and "
+       "models larger than this page's 4 GB of memory are refused. Gated models (Llama, Gemma) need your own token "
+       "from huggingface.co/settings/tokens after you accept the licence there; it stays in this tab's memory and "
+       "goes to the hub only. Or download the files yourself and choose them above.");
 
   if (!load.offered_hub.empty() && !load.active) {
-    const std::string size = load.offered_bytes >= 0 ? megabytes(load.offered_bytes) + " MB" : "size not known yet";
+    const std::string size = load.offered_bytes >= 0 ? size_text(load.offered_bytes) : "size not known yet";
     const std::string offer = "This link offers " + load.offered_hub + " (" + size + ").";
     ImGui::TextWrapped("%s", offer.c_str());
-    if (ImGui::Button("Load", ImVec2(-1, 0))) request_hub_model(load.offered_hub, "main");
+    if (ImGui::Button("Load", ImVec2(-1, 0))) request_hub_model(load.offered_hub, "main", fields.token);
     publish_item_rect("load:offered");
   }
   if (load.active) {
@@ -255,10 +280,45 @@ void model_loader(const AppState& state, bool& show_loader) {
     ImGui::ProgressBar(fraction, ImVec2(-1, 0), overlay);
     ImGui::PopStyleColor();
     publish_item_rect("load:progress");
+    // A sharded model: the file arriving now, under the bar of all of them.
+    if (!load.file.empty() && load.file_bytes_total > 0 && load.file_bytes_total < load.bytes_total)
+      hint((load.file + ": " + megabytes(load.file_bytes_done) + " / " + megabytes(load.file_bytes_total) + " MB").c_str());
     if (ImGui::Button("Cancel", ImVec2(-1, 0))) cancel_model_load();
     publish_item_rect("load:cancel");
   }
   if (!load.error.empty()) error_text(load.error);
+
+  if (!load.kept.empty()) {
+    ImGui::TextUnformatted("Kept in this browser (loads without a download)");
+    for (std::size_t i = 0; i < load.kept.size(); ++i) {
+      const KeptModel& k = load.kept[i];
+      ImGui::PushID(static_cast<int>(i));
+      const std::string what = k.repo + (k.revision == "main" ? "" : " @" + k.revision) + " · " + size_text(k.bytes);
+      ImGui::TextWrapped("%s", what.c_str());
+      ImGui::BeginDisabled(load.active);
+      if (ImGui::SmallButton("Load")) request_hub_model(k.repo, k.revision, fields.token);
+      ImGui::EndDisabled();
+      ImGui::SameLine();
+      if (ImGui::SmallButton("Remove")) forget_kept_model(k.repo, k.revision);
+      publish_item_rect(("load:forget:" + std::to_string(i)).c_str());
+      ImGui::PopID();
+    }
+  }
+  bool any_unloadable = false;
+  for (const LoadedModel& m : state.models) any_unloadable |= m.name != kBuiltInTrainedModel;
+  if (any_unloadable) {
+    ImGui::TextUnformatted("Loaded (Unload gives their memory back)");
+    for (std::size_t i = 0; i < state.models.size(); ++i) {
+      const LoadedModel& m = state.models[i];
+      if (m.name == kBuiltInTrainedModel) continue;
+      ImGui::PushID(static_cast<int>(1000 + i));
+      if (ImGui::SmallButton("Unload")) unload_model(m.name);
+      publish_item_rect(("load:unload:" + std::to_string(i)).c_str());
+      ImGui::SameLine();
+      ImGui::TextWrapped("%s · %s", m.name.c_str(), size_text(static_cast<double>(m.model->weight_bytes())).c_str());
+      ImGui::PopID();
+    }
+  }
 }
 
 // What a control that does not apply here says instead (dimmed, one line, indented).

@@ -92,8 +92,12 @@ bool open_handout();
 // repository and feeds the bytes to the loader (ModelAssembler); natively these print how to open
 // a folder with --model DIR instead.
 void request_model_files();  // the browser's file chooser for a model folder
-void request_hub_model(const std::string& repo, const std::string& revision);
+// token: the learner's access token for a gated repository ("" none); the page keeps it in memory
+// and sends it to the hub only.
+void request_hub_model(const std::string& repo, const std::string& revision, const std::string& token = "");
 void cancel_model_load();
+void unload_model(const std::string& name);                               // frees a loaded model
+void forget_kept_model(const std::string& repo, const std::string& revision);  // removes the browser's copy
 
 // Which backend computes the app's large problems now (the cost view's measurements and its
 // whole weight matrix, T = inputs.cost_T), and why: inputs.backend resolved with the GPU's facts.

@@ -1,4 +1,4 @@
-// End-to-end: loading GPT-2 family models in the page. A local server stands in for the Hugging Face
+// End-to-end: loading GPT-2 models in the page (the other families: tests/e2e/families.test.mjs). A local server stands in for the Hugging Face
 // hub; model folders come from tests/models/make_model.py, the reference from torch_reference.py.
 // Not the loader's unit tests (tests/unit): here the bytes travel the browser's real paths.
 import { test, before, after } from "node:test";
@@ -145,9 +145,11 @@ test("loadModel({hub, base}) then modelTrace matches PyTorch for every config", 
     assert.equal(s.loading.active, false);
     console.log(`# ${repo}: ${trace.token_ids.length} tokens, worst attention difference ${worst.toExponential(2)}`);
   }
-  // tokenizer.json first; on a 404 vocab.json + merges.txt
-  const tiny = hub.requests.filter((r) => r.url.startsWith("/test/tiny-f32/")).map((r) => r.url.split("/").pop());
-  assert.deepEqual(tiny, ["config.json", "tokenizer.json", "vocab.json", "merges.txt", "model.safetensors"]);
+  // config.json, then whether it is sharded (a 404: one file), the weights' size, tokenizer.json
+  // and on a 404 vocab.json + merges.txt, then the weights
+  const tiny = hub.requests.filter((r) => r.url.startsWith("/test/tiny-f32/")).map((r) => `${r.method} ${r.url.split("/").pop()}`);
+  assert.deepEqual(tiny, ["GET config.json", "GET model.safetensors.index.json", "HEAD model.safetensors", "GET tokenizer.json",
+    "GET vocab.json", "GET merges.txt", "GET model.safetensors"]);
   const s = await page.evaluate(() => window.attentionExplainer.getState());
   // after the model trained at build time (tests/e2e/trained_model.test.mjs), in loading order
   assert.deepEqual(s.models.map((m) => m.name), ["trained (built in)", ...Object.keys(CONFIGS)]);
