@@ -140,7 +140,9 @@ void draw_distance_plot(const PositionsView& p, float width) {
   auto Y = [&](float v) { return y1 - (y1 - y0) * (v - lo) / (hi - lo); };
   dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), ImGui::GetColorU32(ImGuiCol_Border));
   dl->AddLine(ImVec2(x0, Y(0)), ImVec2(x1, Y(0)), dim, 1.0f);  // score 0
-  for (float v : {lo, 0.0f, hi}) {
+  const float tick_room = ImGui::GetTextLineHeight();
+  for (float v : {0.0f, lo, hi}) {
+    if (v != 0.0f && std::fabs(Y(v) - Y(0)) < tick_room) continue;  // too close to the 0 label
     const std::string t = number_text(v, 2);
     dl->AddText(ImVec2(x0 - ImGui::CalcTextSize(t.c_str()).x - font * 0.2f, Y(v) - ImGui::GetTextLineHeight() * 0.5f), dim, t.c_str());
   }
@@ -159,8 +161,10 @@ void draw_distance_plot(const PositionsView& p, float width) {
     dl->AddCircle(c, dot + font * 0.3f, mark, 16, std::max(2.0f, font * 0.12f));
     const std::string t = "d = " + std::to_string(real) + ": " + number_text(y[real], 2);
     const float tw = ImGui::CalcTextSize(t.c_str()).x;
-    const float tx = std::clamp(c.x - tw * 0.5f, x0 + 2, x1 - tw - 2);
-    const float ty = c.y - font * 0.4f - ImGui::GetTextLineHeight() > y0 ? c.y - font * 0.4f - ImGui::GetTextLineHeight() : c.y + font * 0.4f;
+    // beside the ring, not over the line: right of it where it fits, else left
+    const float ring = dot + font * 0.3f;
+    const float tx = c.x + ring + 4 + tw <= x1 ? c.x + ring + 4 : std::max(x0 + 2, c.x - ring - 4 - tw);
+    const float ty = std::clamp(c.y - ImGui::GetTextLineHeight() - ring * 0.5f, y0, y1 - ImGui::GetTextLineHeight());
     dl->AddText(ImVec2(tx, ty), mark, t.c_str());
   }
 }
@@ -203,7 +207,7 @@ void draw_positions(const AppState& state) {
   });
   hint("Thin line: the pair before the rotation; arrow: after it. Position 0 does not turn.");
   ImGui::Spacing();
-  ImGui::TextUnformatted(("The same two vectors, " + std::to_string(f.T) + " distances apart").c_str());
+  ImGui::TextUnformatted(("Score of the same two vectors at distances 0 … " + std::to_string(f.T - 1)).c_str());
   draw_distance_plot(p, width);
   paragraph(("Take q of " + qi + " and k of " + kj + " before the rotation and place them d positions apart: "
              "their score is this line, wherever the pair stands in the text. Turning both by the same extra "
@@ -373,9 +377,7 @@ void draw_layer_strip(const AppState& state, AppInputs& next) {
     else std::snprintf(label, sizeof label, "%d global##layer%d", l + 1, l);
     if (l > 0) same_line_if_fits(button_width(label));
     const bool chosen = l == state.inputs.layer;
-    ImGui::PushStyleColor(ImGuiCol_Button, chosen ? ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive)
-                                                  : w > 0 ? ImGui::GetStyleColorVec4(ImGuiCol_FrameBg)
-                                                          : ImGui::GetStyleColorVec4(ImGuiCol_Button));
+    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(chosen ? ImGuiCol_ButtonActive : ImGuiCol_FrameBg));
     if (ImGui::Button(label)) next.layer = l;
     ImGui::PopStyleColor();
     char name[32];
