@@ -18,8 +18,8 @@ const folderFiles = (dir, name) =>
 
 before(async () => {
   gemma = folderFiles(makeFamilyModel({ family: "gemma3_text", layers: 6, heads: 4, kv_heads: 1, head_dim: 8, d_model: 32,
-    window: WINDOW, sliding_pattern: 6, seed: 3 }), "tiny-gemma3");
-  llama = folderFiles(makeFamilyModel({ family: "llama", layers: 2, heads: 8, kv_heads: 2, head_dim: 4, d_model: 32, seed: 4 }),
+    window: WINDOW, sliding_pattern: 6, tokenizer: "llama2", seed: 3 }), "tiny-gemma3");
+  llama = folderFiles(makeFamilyModel({ family: "llama", layers: 2, heads: 8, kv_heads: 2, head_dim: 4, d_model: 32, tokenizer: "llama2", seed: 4 }),
     "tiny-llama");
   [server, browser] = await Promise.all([serveStatic(), launchBrowser()]);
 });
