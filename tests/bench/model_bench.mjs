@@ -1,34 +1,52 @@
-// The model benchmark: GPT-2 small's shapes (12 layers x 12 heads, n_embd 768, vocab 50 257,
-// n_positions 1024) with random F32 weights (548 MB with the attn.bias buffers, as Hugging Face's
-// file; written once by tests/models/make_model.py),
-// in headless Chromium: loadModel({files}) of the folder to the heads view's first frame, the whole
-// forward for T = 16, 64, 256 with GFLOP/s, and the peak wasm memory beside the model's F32 size.
+// The model benchmark: decoder models of real checkpoints' shapes with random weights, loaded from
+// files in headless Chromium as a learner's chooser would: SmolLM2-135M's shape (llama; BF16, as
+// the checkpoint ships, and F32), Qwen3-0.6B's (BF16, 1.2 GB: runs under the 4 GB wasm limit) and
+// optionally GPT-2 small's (F32). Per model, in a fresh page (wasm memory never shrinks):
+// loadModel({files}) to the heads view's first frame, the whole forward (attentionExplainer.benchModel:
+// the LM head over every position, the trace the views keep) at T = 64 and 256 with GFLOP/s, and
+// the wasm memory (Module.HEAPU8.length) after the load and after each forward, against the file.
 // Prints a table (stdout), adds "models" to results.json. Not a test: slow numbers never fail it.
-// usage: node tests/bench/model_bench.mjs [--dist DIR] [--out FILE] [--model-dir DIR] [--quick]
+// The folders are written by tests/models/make_family_model.py (make_model.py for GPT-2) under
+// --model-root (default /tmp/attn-bench-models) and deleted after the run unless --keep-models.
+// usage: node tests/bench/model_bench.mjs [--dist DIR] [--out FILE] [--quick]
+//        [--models smollm2-bf16,smollm2-f32,qwen3-bf16[,gpt2-f32]] [--model-root DIR] [--keep-models]
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { serveStatic, launchBrowser } from "../e2e/harness.mjs";
-import { HERE, ROOT, option, QUICK, DIST, OUT } from "./options.mjs";
+import { ROOT, option, QUICK, DIST, OUT } from "./options.mjs";
 
-const MODEL_DIR = path.resolve(ROOT, option("--model-dir", path.join(HERE, "out/gpt2-small-random")));
-const SHAPE = { layers: 12, heads: 12, embd: 768, positions: 1024 };
-const Ts = QUICK ? [16, 64] : [16, 64, 256];
-const GOALS = { forward_T64_ms: 1000, file_to_first_frame_ms: 3000, peak_memory_ratio: 1.3 };
+const MODEL_ROOT = path.resolve(option("--model-root", "/tmp/attn-bench-models"));
+const KEEP = process.argv.includes("--keep-models");
+const LLAMA_SMOLLM2 = ["--family", "llama", "--layers", "30", "--heads", "9", "--kv-heads", "3", "--head-dim", "64",
+  "--d-model", "576", "--d-ff", "1536", "--tokenizer", "llama2", "--vocab", "49152", "--tied", "--rope-theta", "100000"];
+const QWEN3_06B = ["--family", "qwen3", "--layers", "28", "--heads", "16", "--kv-heads", "8", "--head-dim", "128",
+  "--d-model", "1024", "--d-ff", "3072", "--tokenizer", "qwen3", "--vocab", "151936", "--tied", "--rope-theta", "1000000"];
+const MODELS = {
+  "smollm2-bf16": { label: "SmolLM2-135M shape, BF16", args: [...LLAMA_SMOLLM2, "--dtype", "BF16"] },
+  "smollm2-f32": { label: "SmolLM2-135M shape, F32", args: [...LLAMA_SMOLLM2, "--dtype", "F32"] },
+  "qwen3-bf16": { label: "Qwen3-0.6B shape, BF16", args: [...QWEN3_06B, "--dtype", "BF16"] },
+  "gpt2-f32": { label: "GPT-2 small shape, F32", gpt2: true },
+};
+const CHOSEN = option("--models", QUICK ? "smollm2-bf16" : "smollm2-bf16,smollm2-f32,qwen3-bf16").split(",").filter(Boolean);
+const Ts = QUICK ? [64] : [64, 256];
+const GOALS = { forward_T64_ms: 500, file_to_first_frame_ms: 2000, peak_memory_ratio_16bit: 1.15 };
 const log = (...a) => console.error("[model bench]", ...a);
 
-// The model folder, made once (reused while its config matches).
-function ensureModel() {
-  const config = path.join(MODEL_DIR, "config.json");
-  const weights = path.join(MODEL_DIR, "model.safetensors");
-  if (fs.existsSync(config) && fs.existsSync(weights)) {
-    const c = JSON.parse(fs.readFileSync(config, "utf8"));
-    if (c.n_layer === SHAPE.layers && c.n_head === SHAPE.heads && c.n_embd === SHAPE.embd && c.n_positions === SHAPE.positions) return;
-  }
-  log(`writing GPT-2 small's shapes with random weights into ${MODEL_DIR} (548 MB, once)`);
-  execFileSync("/usr/bin/python3", [path.join(ROOT, "tests/models/make_model.py"), "--out", MODEL_DIR,
-    "--layers", String(SHAPE.layers), "--heads", String(SHAPE.heads), "--embd", String(SHAPE.embd),
-    "--positions", String(SHAPE.positions), "--dtype", "F32", "--buffers", "--std", "0.02", "--seed", "7"], { stdio: ["ignore", "ignore", "inherit"] });
+// The model folder, written once per run (reused while its config matches, with --keep-models).
+function ensureModel(key) {
+  const m = MODELS[key];
+  if (!m) throw new Error(`--models: unknown model ${key} (${Object.keys(MODELS).join(", ")})`);
+  const dir = path.join(MODEL_ROOT, key), stamp = path.join(dir, "bench-args.json");
+  const args = m.gpt2 ? ["--layers", "12", "--heads", "12", "--embd", "768", "--positions", "1024", "--dtype", "F32", "--buffers",
+    "--std", "0.02", "--seed", "7"] : [...m.args, "--seed", "7"];
+  if (fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === JSON.stringify(args)) return dir;
+  fs.rmSync(dir, { recursive: true, force: true });
+  log(`writing ${m.label} with random weights into ${dir}`);
+  const script = m.gpt2 ? "tests/models/make_model.py" : "tests/models/make_family_model.py";
+  execFileSync("/usr/bin/python3", [path.join(ROOT, script), "--out", dir, ...args], { stdio: ["ignore", "ignore", "inherit"] });
+  fs.writeFileSync(stamp, JSON.stringify(args));
+  return dir;
 }
 
 // In the page: an input of its own (Playwright hands it the files by path, as a learner's chooser
@@ -56,65 +74,96 @@ async function loadAndTime(page, files) {
   });
 }
 
-const fmt = (x, digits = 1) => (x === undefined || x === null ? "—" : Number(x).toFixed(digits));
+const jsHeap = (page) => page.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize : null));
 
-async function main() {
-  if (!fs.existsSync(path.join(DIST, "index.html"))) throw new Error(`${DIST}: no site (./build_wasm.sh site)`);
-  ensureModel();
-  const weightsBytes = fs.statSync(path.join(MODEL_DIR, "model.safetensors")).size;
-  const files = fs.readdirSync(MODEL_DIR).map((f) => path.join(MODEL_DIR, f));
-  const server = await serveStatic(DIST);
-  const browser = await launchBrowser();
+async function benchOne(browser, serverUrl, key) {
+  const dir = ensureModel(key);
+  const weightsBytes = fs.statSync(path.join(dir, "model.safetensors")).size;
+  const files = fs.readdirSync(dir).filter((f) => f !== "bench-args.json").map((f) => path.join(dir, f));
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   try {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
-    await page.goto(server.url);
+    await page.goto(serverUrl);
     await page.evaluate(() => window.attentionExplainer.ready.then(() => true));
     const heapAtStart = await page.evaluate(() => Module.HEAPU8.length);
-    log("loading the model from files");
+    log(`${key}: loading ${(weightsBytes / 1048576).toFixed(0)} MiB from files`);
     const load = await loadAndTime(page, files);
+    const jsAfterLoad = await jsHeap(page);
     const forward = [];
     for (const T of Ts) {
-      log(`forward T = ${T}`);
+      log(`${key}: forward T = ${T}`);
       const r = await page.evaluate((t) => window.attentionExplainer.benchModel({ T: t, reps: t >= 256 ? 1 : 3 }), T);
-      forward.push({ T, ms: r.ms, gflops: r.flops / 1e9, gflop_per_s: r.flops / 1e6 / r.ms });
+      const heap = await page.evaluate(() => Module.HEAPU8.length);
+      forward.push({ T, ms: r.ms, gflops: r.flops / 1e9, gflop_per_s: r.flops / 1e6 / r.ms, heap_after: heap, heap_ratio: heap / weightsBytes });
     }
-    const heapPeak = await page.evaluate(() => Module.HEAPU8.length);  // wasm memory never shrinks
-    const floatBytes = load.model.params * 4;
-    const result = {
-      model: load.model, weights_file_bytes: weightsBytes, float_bytes: floatBytes,
-      load_ms: load.load_ms, file_to_first_frame_ms: load.file_to_first_frame_ms,
-      forward, heap_at_start: heapAtStart, heap_after_load: load.heap_after_load, heap_peak: heapPeak,
-      peak_memory_ratio: heapPeak / weightsBytes, peak_over_float_params: heapPeak / floatBytes, goals: GOALS, page_errors: errors,
-    };
-    const f64 = forward.find((f) => f.T === 64);
+    const heapPeak = await page.evaluate(() => Module.HEAPU8.length);
+    return { key, label: MODELS[key].label, model: load.model, weights_file_bytes: weightsBytes, load_ms: load.load_ms,
+      file_to_first_frame_ms: load.file_to_first_frame_ms, forward, heap_at_start: heapAtStart, heap_after_load: load.heap_after_load,
+      heap_peak: heapPeak, peak_memory_ratio: heapPeak / weightsBytes, load_memory_ratio: load.heap_after_load / weightsBytes,
+      js_heap_after_load: jsAfterLoad, js_heap_end: await jsHeap(page), page_errors: errors };
+  } finally {
+    await context.close();
+    if (!KEEP) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (x, digits = 1) => (x === undefined || x === null ? "—" : Number(x).toFixed(digits));
+const mib = (b) => `${fmt(b / 1048576, 0)} MiB`;
+
+function table(results) {
+  const lines = ["", "Models in the browser (headless Chromium, wasm SIMD, one thread; random weights in the checkpoints' shapes)",
+    `goals: file → first frame < ${GOALS.file_to_first_frame_ms} ms, forward T = 64 < ${GOALS.forward_T64_ms} ms (SmolLM2), ` +
+    `peak wasm memory ≤ ${GOALS.peak_memory_ratio_16bit} × the file (16-bit files, T ≤ 256)`];
+  for (const r of results) {
     const rows = [
-      ["GPT-2 small shapes (random F32)", `${load.model.layers} × ${load.model.heads}, d ${load.model.d_model}, ${(load.model.params / 1e6).toFixed(1)} M params`, ""],
-      ["file → first frame of the heads view", `${fmt(load.file_to_first_frame_ms, 0)} ms (load ${fmt(load.load_ms, 0)} ms)`,
-        `goal < ${GOALS.file_to_first_frame_ms} ms: ${load.file_to_first_frame_ms < GOALS.file_to_first_frame_ms ? "met" : "NOT met"}`],
-      ...forward.map((f) => [`forward T = ${f.T}`, `${fmt(f.ms, 0)} ms, ${fmt(f.gflop_per_s, 2)} GFLOP/s (${fmt(f.gflops, 1)} GFLOP)`,
-        f.T === 64 ? `goal < ${GOALS.forward_T64_ms} ms: ${f.ms < GOALS.forward_T64_ms ? "met" : "NOT met"}` : ""]),
-      ["peak wasm memory", `${fmt(heapPeak / 1048576, 0)} MiB = ${fmt(result.peak_memory_ratio, 2)} × the ${fmt(weightsBytes / 1048576, 0)} MiB file ` +
-        `(${fmt(heapPeak / floatBytes, 2)} × the parameters as floats)`,
-        `goal < ${GOALS.peak_memory_ratio}×: ${result.peak_memory_ratio < GOALS.peak_memory_ratio ? "met" : "NOT met"}`],
+      [r.label, `${r.model.layers} × ${r.model.heads} heads, d ${r.model.d_model}, ${fmt(r.model.params / 1e6, 1)} M params, file ${mib(r.weights_file_bytes)}`, ""],
+      ["file → first frame of the heads view", `${fmt(r.file_to_first_frame_ms, 0)} ms (load ${fmt(r.load_ms, 0)} ms)`,
+        `goal < ${GOALS.file_to_first_frame_ms} ms: ${r.file_to_first_frame_ms < GOALS.file_to_first_frame_ms ? "met" : "NOT met"}`],
+      ["wasm memory after the load", `${mib(r.heap_after_load)} = ${fmt(r.load_memory_ratio, 2)} × the file`, ""],
+      ...r.forward.flatMap((f) => [[`forward T = ${f.T}`, `${fmt(f.ms, 0)} ms, ${fmt(f.gflop_per_s, 2)} GFLOP/s (${fmt(f.gflops, 1)} GFLOP)`,
+        f.T === 64 && r.key.startsWith("smollm2") ? `goal < ${GOALS.forward_T64_ms} ms: ${f.ms < GOALS.forward_T64_ms ? "met" : "NOT met"}` : ""],
+      [`  wasm memory after it`, `${mib(f.heap_after)} = ${fmt(f.heap_ratio, 2)} × the file`,
+        r.key.endsWith("bf16") ? `goal ≤ ${GOALS.peak_memory_ratio_16bit}×: ${f.heap_ratio <= GOALS.peak_memory_ratio_16bit ? "met" : "NOT met"}` : "(F32 file: for comparison)"]]),
+      ["JS heap (performance.memory) after load / at the end", `${mib(r.js_heap_after_load)} / ${mib(r.js_heap_end)}`, ""],
     ];
-    const w0 = Math.max(...rows.map((r) => r[0].length)), w1 = Math.max(...rows.map((r) => r[1].length));
-    console.log("\nModels in the browser (headless Chromium, wasm SIMD, one thread)");
-    for (const r of rows) console.log(`  ${r[0].padEnd(w0)}  ${r[1].padEnd(w1)}  ${r[2]}`);
-    if (f64 === undefined) console.log("  (T = 64 not measured)");
-    if (errors.length) console.log(`  page errors: ${errors.join(" | ")}`);
-    let all = {};
-    if (fs.existsSync(OUT)) { try { all = JSON.parse(fs.readFileSync(OUT, "utf8")); } catch (e) { all = {}; } }
-    all.models = result;
-    fs.mkdirSync(path.dirname(OUT), { recursive: true });
-    fs.writeFileSync(OUT, JSON.stringify(all, null, 2));
-    log(`wrote ${OUT}`);
+    const w0 = Math.max(...rows.map((x) => x[0].length)), w1 = Math.max(...rows.map((x) => x[1].length));
+    lines.push("");
+    for (const x of rows) lines.push(`  ${x[0].padEnd(w0)}  ${x[1].padEnd(w1)}  ${x[2]}`);
+    if (r.page_errors.length) lines.push(`  page errors: ${r.page_errors.join(" | ")}`);
+  }
+  return lines.join("\n");
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(DIST, "index.html"))) throw new Error(`${DIST}: no site (./build_wasm.sh site)`);
+  fs.mkdirSync(MODEL_ROOT, { recursive: true });
+  const server = await serveStatic(DIST);
+  const browser = await launchBrowser(["--enable-precise-memory-info"]);
+  const results = [];
+  try {
+    for (const key of CHOSEN) {
+      try {
+        results.push(await benchOne(browser, server.url, key));
+      } catch (e) {
+        log(`${key} failed: ${e.message}`);
+        results.push({ key, label: MODELS[key] ? MODELS[key].label : key, error: String(e.message) });
+      }
+    }
   } finally {
     await browser.close();
     await server.close();
   }
+  const ok = results.filter((r) => !r.error);
+  console.log(table(ok));
+  for (const r of results.filter((x) => x.error)) console.log(`  ${r.label}: FAILED (${r.error})`);
+  let all = {};
+  if (fs.existsSync(OUT)) { try { all = JSON.parse(fs.readFileSync(OUT, "utf8")); } catch (e) { all = {}; } }
+  all.models = { goals: GOALS, results };
+  fs.mkdirSync(path.dirname(OUT), { recursive: true });
+  fs.writeFileSync(OUT, JSON.stringify(all, null, 2));
+  log(`wrote ${OUT}`);
 }
 
 main().catch((e) => { console.error(`[model bench] ${e.message}`); process.exit(1); });

@@ -9,6 +9,10 @@
 //                   [--max-gflop 12] [--backend simd]
 //                   (16-bit weights: each shape's F32, F16 and BF16 products timed in interleaved
 //                   rounds, a table of GFLOP/s and the speed ratio to F32; products over max-gflop skipped)
+//        attn_bench --forward [--models smollm2,qwen3] [--dtype BF16,F32] [--T 64,256] [--reps 3]
+//                   (the whole transformer_forward of a model of that shape with random weights: the
+//                   median of reps after a warm-up, the LM head's share, where the time goes (each
+//                   product, attention and the rest, timed alone) and the trace's memory)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,6 +27,7 @@
 #include "../../src/core/dtype.h"
 #include "../../src/core/kernels/kernels.h"
 #include "../../src/core/kernels/matmul.h"
+#include "../../src/core/transformer.h"
 
 #if defined(__EMSCRIPTEN__)
 #include <emscripten.h>
@@ -312,12 +317,208 @@ int matmul16_bench(int argc, char** argv) {
   return 0;
 }
 
+
+// The decoder shapes of the forward benchmark, as their config.json give them (tied heads).
+struct ForwardShape {
+  const char* name;
+  int layers, heads, kv_heads, head_dim, d_model, d_ff, vocab;
+  bool qk_norm;
+  double rope_theta;
+  float eps;
+};
+const ForwardShape kForwardShapes[] = {
+    {"smollm2", 30, 9, 3, 64, 576, 1536, 49152, false, 100000.0, 1e-5f},   // SmolLM2-135M (llama)
+    {"qwen3", 28, 16, 8, 128, 1024, 3072, 151936, true, 1000000.0, 1e-6f},  // Qwen3-0.6B
+    {"gpt2", 12, 12, 12, 64, 768, 3072, 50257, false, 0, 1e-5f},           // GPT-2 small (learned positions)
+};
+
+attn::TransformerConfig forward_config(const ForwardShape& s) {
+  if (std::string(s.name) == "gpt2") return attn::gpt2_config(s.layers, s.heads, s.d_model, 1024, s.vocab);
+  attn::TransformerConfig c;
+  c.family = s.name;
+  c.n_layer = s.layers, c.n_head = s.heads, c.n_kv_head = s.kv_heads, c.head_dim = s.head_dim;
+  c.d_model = s.d_model, c.d_ff = s.d_ff, c.vocab_size = s.vocab, c.n_positions = 0;
+  c.norm = attn::NormKind::RmsNorm, c.norm_eps = s.eps;
+  c.positions = attn::PositionKind::Rope;
+  attn::LayerSpec spec;
+  spec.rope.theta = s.rope_theta;
+  c.layers.assign(static_cast<std::size_t>(s.layers), spec);
+  c.qk_norm = s.qk_norm;
+  c.score_scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  c.gated_mlp = true, c.activation = attn::Activation::Silu;
+  return c;
+}
+
+// Uniform(-0.05, 0.05) weights from a cheap generator (600 M normals would take longer than the
+// benchmark): the values only need to be ordinary floats (no subnormal, inf or NaN).
+void fill_weights(attn::Weights& w, std::uint32_t seed) {
+  std::uint32_t s = seed * 2654435761u + 1;
+  for (std::int64_t i = 0; i < w.size(); ++i) {
+    s = s * 1664525u + 1013904223u;
+    const float v = (static_cast<float>(s >> 8) / 16777216.0f - 0.5f) * 0.1f;
+    if (w.dtype == attn::Dtype::F32) w.f32[static_cast<std::size_t>(i)] = v;
+    else w.u16[static_cast<std::size_t>(i)] = w.dtype == attn::Dtype::BF16 ? attn::float_to_bf16(v) : attn::float_to_half(v);
+  }
+}
+
+std::uint64_t matrix_bytes(const attn::Matrix& m) { return static_cast<std::uint64_t>(m.size()) * sizeof(float); }
+
+// What a trace holds, in bytes: every layer's matrices and the next tokens.
+std::uint64_t trace_bytes(const attn::ModelTrace& t) {
+  std::uint64_t n = t.token_ids.size() * sizeof(int);
+  for (const attn::LayerTrace& l : t.layers) {
+    for (const attn::Matrix* m : {&l.x, &l.query, &l.key, &l.value, &l.query_projected, &l.key_projected, &l.query_normed,
+                                  &l.key_normed, &l.head_outputs})
+      n += matrix_bytes(*m);
+    for (const attn::Matrix& w : l.weights) n += matrix_bytes(w);
+  }
+  for (const auto& next : t.next) n += next.size() * sizeof(attn::NextToken);
+  return n;
+}
+
+// Median CPU ms (cpu_ms: the thread's natively, the process's under node, the wall clock in a
+// page) of reps calls after one warm-up call.
+template <class F>
+double median_ms(F&& call, int reps) {
+  call();
+  std::vector<double> v;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = cpu_ms();
+    call();
+    v.push_back(cpu_ms() - t0);
+  }
+  return median(v);
+}
+
+int forward_bench(int argc, char** argv) {
+  std::vector<std::string> models{"smollm2", "qwen3"}, dtypes{"BF16", "F32"};
+  std::vector<int> Ts{64, 256};
+  int reps = 3;
+  bool profile = true;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--T") Ts = parse_ints(argv[i + 1]);
+    else if (flag == "--models") models = parse_words(argv[i + 1]);
+    else if (flag == "--dtype") dtypes = parse_words(argv[i + 1]);
+    else if (flag == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--profile") profile = std::atoi(argv[i + 1]) != 0;
+    else { std::fprintf(stderr, "unknown flag %s\n", flag.c_str()); return 2; }
+  }
+  std::printf("transformer_forward, random weights, simd (%s), 1 thread: median CPU ms of %d after a warm-up\n"
+              "(natively the thread's CPU time, under node the process's, in a page the wall clock);\n"
+              "GFLOP = the matrix products' 2·m·n·k (LM head over every position included); head = the LM head's share\n"
+              "(the forward minus the forward with top_k 0); trace = what the ModelTrace holds\n",
+              attn::matmul_simd_flavour(), reps);
+  std::printf("%-8s %-5s %4s %9s %7s %8s %9s %6s %9s %9s\n", "model", "dtype", "T", "ms", "GFLOP", "GFLOP/s", "head ms",
+              "head%", "weights", "trace");
+  std::fflush(stdout);
+  struct ProfileRow {
+    std::string what;
+    double ms;
+  };
+  std::vector<std::pair<std::string, std::vector<ProfileRow>>> profiles;
+  for (const ForwardShape& s : kForwardShapes) {
+    if (std::find(models.begin(), models.end(), s.name) == models.end()) continue;
+    for (const std::string& dtype_name : dtypes) {
+      attn::Dtype dtype;
+      if (dtype_name == "F32") dtype = attn::Dtype::F32;
+      else if (dtype_name == "BF16") dtype = attn::Dtype::BF16;
+      else if (dtype_name == "F16") dtype = attn::Dtype::F16;
+      else { std::fprintf(stderr, "unknown dtype %s\n", dtype_name.c_str()); return 2; }
+      const attn::TransformerConfig c = forward_config(s);
+      const bool gpt2 = std::string(s.name) == "gpt2";
+      attn::Transformer m(c, dtype, gpt2 ? attn::WeightLayout::InOut : attn::WeightLayout::OutIn);
+      std::uint32_t seed = 1;
+      fill_weights(m.embed, seed++), fill_weights(m.position_table, seed++);
+      for (attn::TransformerBlock& b : m.blocks) fill_weights(b.qkv, seed++), fill_weights(b.o, seed++), fill_weights(b.up, seed++), fill_weights(b.down, seed++);
+      for (attn::TransformerBlock& b : m.blocks)
+        for (attn::Vector* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.q_norm_w, &b.k_norm_w}) v->setConstant(1.0f);
+      m.final_norm_w.setConstant(1.0f);
+      for (int T : Ts) {
+        std::vector<int> ids(static_cast<std::size_t>(T));
+        for (int i = 0; i < T; ++i) ids[static_cast<std::size_t>(i)] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
+        std::uint64_t trace_b = 0;
+        const double ms = median_ms([&] { trace_b = trace_bytes(attn::transformer_forward(m, ids)); }, reps);
+        attn::ForwardOptions no_head;
+        no_head.top_k = 0;
+        const double body_ms = median_ms([&] { attn::transformer_forward(m, ids, no_head); }, reps);
+        const double C = c.d_model, t = T, hd = c.head_dim, F = c.d_ff;
+        const double qkv_f = 2 * t * C * (c.n_head + 2 * c.n_kv_head) * hd, o_f = 2 * t * c.n_head * hd * C;
+        const double up_f = 2 * t * C * F * (c.gated_mlp ? 2 : 1), down_f = 2 * t * C * F, att_f = 4 * t * t * hd * c.n_head;
+        const double head_f = 2 * t * C * c.vocab_size;
+        const double flops = c.n_layer * (qkv_f + o_f + up_f + down_f + att_f) + head_f;
+        std::printf("%-8s %-5s %4d %9.1f %7.2f %8.1f %9.1f %5.0f%% %8.0fM %8.0fM\n", s.name, dtype_name.c_str(), T, ms, flops / 1e9,
+                    flops / 1e6 / ms, ms - body_ms, 100 * (ms - body_ms) / ms, m.weight_bytes() / 1048576.0, trace_b / 1048576.0);
+        std::fflush(stdout);
+        if (!profile) continue;
+        // Where the time goes: each of block 0's products at M = T (times the layers), every head's
+        // attention, the LM head as the forward runs it (8 rows a pass) and in one pass; the rest
+        // (norms, RoPE, the trace's copies, the softmax and top-k over the vocabulary) is what is left.
+        std::vector<ProfileRow> rows;
+        const attn::TransformerBlock& b = m.blocks[0];
+        attn::Matrix x = attn::Matrix::Random(T, c.d_model) * 0.5f, out;
+        const auto product = [&](const attn::Matrix& in, const attn::Weights& w, attn::Matrix& y) {
+          y.resize(in.rows(), w.out());
+          attn::MatmulProblem p;
+          p.layout = w.transposed ? attn::MatmulLayout::NT : attn::MatmulLayout::NN;
+          p.a = in.data();
+          if (w.dtype == attn::Dtype::F32) p.b = w.f32.data();
+          else p.b16 = w.u16.data(), p.b_dtype = w.dtype;
+          p.M = static_cast<int>(in.rows()), p.K = w.in(), p.N = w.out();
+          attn::matmul(attn::Backend::Simd, p, y.data());
+        };
+        const attn::Matrix heads_in = attn::Matrix::Random(T, c.q_width()) * 0.5f, hidden_in = attn::Matrix::Random(T, c.d_ff) * 0.5f;
+        const double qkv_ms = c.n_layer * median_ms([&] { product(x, b.qkv, out); }, reps + 2);
+        const double o_ms = c.n_layer * median_ms([&] { product(heads_in, b.o, out); }, reps + 2);
+        const double up_ms = c.n_layer * median_ms([&] { product(x, b.up, out); }, reps + 2);
+        const double down_ms = c.n_layer * median_ms([&] { product(hidden_in, b.down, out); }, reps + 2);
+        const int hdi = c.head_dim;
+        attn::Matrix q = attn::Matrix::Random(T, hdi), k = attn::Matrix::Random(T, hdi), v = attn::Matrix::Random(T, hdi), o(T, hdi), w(T, T);
+        attn::AttentionProblem ap;
+        ap.query = q.data(), ap.key = k.data(), ap.value = v.data(), ap.Tq = ap.Tk = T, ap.d = ap.dv = c.head_dim;
+        ap.scale = c.score_scale, ap.causal = true;
+        const double att_ms = c.n_layer * c.n_head * median_ms([&] { attn::attention_forward(attn::Backend::Simd, ap, o.data(), w.data()); }, reps + 2);
+        const attn::Weights& head = m.lm_head.empty() ? m.embed : m.lm_head;
+        const auto head_in_blocks = [&](int rows) {
+          return median_ms([&] {
+            for (int t0 = 0; t0 < T; t0 += rows) product(x.middleRows(t0, std::min(rows, T - t0)), head, out);
+          }, reps);
+        };
+        // the forward's block of rows (transformer.cpp: as many as fit in 10 Mi floats, 8 to 64)
+        const int forward_rows = std::clamp((10 << 20) / c.vocab_size, 8, 64);
+        const double head_forward_ms = head_in_blocks(forward_rows), head8_ms = head_in_blocks(8);
+        const double head_all_ms = median_ms([&] { product(x, head, out); }, reps);
+        const double products = qkv_ms + o_ms + up_ms + down_ms;
+        rows.push_back({"q/k/v products", qkv_ms});
+        rows.push_back({"output products", o_ms});
+        rows.push_back({"MLP gate/up products", up_ms});
+        rows.push_back({"MLP down products", down_ms});
+        rows.push_back({"attention (all heads, weights kept)", att_ms});
+        rows.push_back({"rest of the blocks (norms, RoPE, SiLU, trace copies)", body_ms - products - att_ms});
+        rows.push_back({"LM head products, " + std::to_string(forward_rows) + " rows a pass (as the forward)", head_forward_ms});
+        rows.push_back({"  (the same, 8 rows a pass: the forward before)", head8_ms});
+        rows.push_back({"  (the same, all T rows in one pass)", head_all_ms});
+        rows.push_back({"LM head softmax + top-k (head share - products)", (ms - body_ms) - head_forward_ms});
+        rows.push_back({"whole forward", ms});
+        profiles.push_back({std::string(s.name) + " " + dtype_name + " T=" + std::to_string(T), rows});
+      }
+    }
+  }
+  for (const auto& [title, rows] : profiles) {
+    std::printf("\nwhere the time goes: %s (each part timed alone, ms; %% of the whole forward)\n", title.c_str());
+    const double total = rows.back().ms;
+    for (const ProfileRow& r : rows) std::printf("  %-52s %9.1f %5.0f%%\n", r.what.c_str(), r.ms, 100 * r.ms / total);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--check") return check();
   if (argc >= 2 && std::string(argv[1]) == "--matmul") return matmul_bench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--matmul16") return matmul16_bench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--forward") return forward_bench(argc, argv);
   std::vector<int> Ts{64, 256, 1024, 2048}, ds{64, 512}, causals{0, 1};
   std::vector<std::string> backends{"simd", "eigen", "scalar"};
   double min_ms = 300;

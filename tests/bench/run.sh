@@ -5,6 +5,7 @@
 # Installs what it needs when missing: the peers (tests/bench/node_modules), playwright-core (repo
 # root), OpenBLAS (Debian's libopenblas0-serial, unpacked into .cache/openblas: no system change).
 # Environment: BENCH_QUICK=1 (fewer shapes, ~2 min), BENCH_SKIP_SITE=1 (use dist/ as it is), BENCH_SKIP_MODELS=1,
+# BENCH_MODEL_ROOT (where the model benchmark writes its folders, default /tmp/attn-bench-models),
 # OPENBLAS_CORETYPE (else chosen from /proc/cpuinfo: OpenBLAS 0.3.21 does not know newer Xeons).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -80,6 +81,14 @@ if [ "$python_ok" = 1 ]; then
     log "NumPy matmul failed: no NumPy column"
 fi
 
+log "native matmul with 16-bit weights (F32 vs F16 vs BF16 on GPT-2's, SmolLM2's and Qwen3's shapes)"
+M16_T=1,16,64,256
+[ "$QUICK" = 1 ] && M16_T=16,64
+"$NATIVE_DIR/attn_bench" --matmul16 --T "$M16_T" --min-ms 200 | tee "$OUT/native_matmul16.txt"
+log "native forward of SmolLM2-135M's and Qwen3-0.6B's shapes (random weights; where the time goes)"
+if [ "$QUICK" = 1 ]; then FWD=(--models smollm2 --dtype BF16 --T 64 --reps 2); else FWD=(--models smollm2,qwen3 --dtype BF16,F32 --T 64,256 --reps 3); fi
+"$NATIVE_DIR/attn_bench" --forward "${FWD[@]}" | tee "$OUT/native_forward.txt"
+
 # -- the site, then the browser ------------------------------------------------------------------
 if [ "${BENCH_SKIP_SITE:-0}" != 1 ] || [ ! -f dist/index.html ]; then
   log "building the site (./build_wasm.sh site)"
@@ -102,11 +111,21 @@ quick_flag=()
 node tests/bench/bench.mjs --dist dist --native "$OUT/native.jsonl" --numpy "$OUT/numpy.jsonl" \
   --native-matmul "$OUT/native_matmul.jsonl" --numpy-matmul "$OUT/numpy_matmul.jsonl" --node-matmul "$OUT/node_matmul.jsonl" \
   --out "$OUT/results.json" "${quick_flag[@]}"
-# -- models: GPT-2 small's shapes loaded from files, the forward, peak memory (BENCH_SKIP_MODELS=1: skip)
+# -- attn_bench in the page: the 16-bit matmul against F32 and the forward's profile, in Chromium ---
+if [ -f build/web/libattn_core.a ]; then
+  log "attn_bench built for the web, in headless Chromium (16-bit matmul vs F32; the forward's profile)"
+  node tests/bench/wasm_page_bench.mjs --web-dir build/web --out "$OUT/results.json" "${quick_flag[@]}" ||
+    log "the page's attn_bench failed: no page matmul16 / forward tables"
+else
+  log "no wasm build in build/web: the page's attn_bench tables are skipped"
+fi
+# -- models: SmolLM2-135M's and Qwen3-0.6B's shapes loaded from files in the page, the forward, the
+# wasm memory against the file (BENCH_SKIP_MODELS=1: skip). The folders (up to 1.2 GB) are written
+# under BENCH_MODEL_ROOT (default /tmp/attn-bench-models) and deleted after.
 if [ "${BENCH_SKIP_MODELS:-0}" != 1 ]; then
-  log "models in headless Chromium (GPT-2 small's shapes, random weights)"
-  node tests/bench/model_bench.mjs --dist dist --out "$OUT/results.json" "${quick_flag[@]}" ||
-    log "the model benchmark failed: no model rows"
+  log "models in headless Chromium (SmolLM2-135M's and Qwen3-0.6B's shapes, random weights)"
+  node tests/bench/model_bench.mjs --dist dist --out "$OUT/results.json" --model-root "${BENCH_MODEL_ROOT:-/tmp/attn-bench-models}" \
+    "${quick_flag[@]}" || log "the model benchmark failed: no model rows"
 fi
 # -- the train view: frame time while a model trains in the page (BENCH_SKIP_TRAIN=1: skip) ---------
 if [ "${BENCH_SKIP_TRAIN:-0}" != 1 ]; then
