@@ -85,7 +85,8 @@ json model_trace_json(const LoadedModel& m, const std::vector<int>& ids, int top
   for (int t = 0; t < static_cast<int>(T); ++t) {
     json options = json::array();
     for (const NextToken& n : top_next_tokens(trace, t, top))
-      options.push_back({{"token", m.tokenizer->decode({n.id})}, {"id", n.id}, {"p", n.p}});
+      options.push_back({{"token", n.id < m.tokenizer->vocab_size() ? m.tokenizer->decode({n.id}) : m.tokenizer->display(n.id)},
+                         {"id", n.id}, {"p", n.p}});
     next.push_back(std::move(options));
   }
   return {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", ids}, {"attention", attention}, {"next", next}};

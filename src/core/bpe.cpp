@@ -343,6 +343,9 @@ std::string TextTokenizer::token_bytes(int id) const {
 }
 
 std::string TextTokenizer::display(int id) const {
+  // A model's rows may outnumber its tokenizer's tokens (Qwen pads its 151 669 to 151 936): such an
+  // id can still come out of the LM head, and is shown for what it is.
+  if (id >= vocab_size()) return "<unused " + std::to_string(id) + ">";
   check_id(id);
   if (is_special(id)) return vocab_[static_cast<std::size_t>(id)];  // <s>, <|im_start|>: as they are written
   const std::string& bytes = bytes_[static_cast<std::size_t>(id)];

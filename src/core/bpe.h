@@ -100,6 +100,7 @@ class TextTokenizer {
   std::string token_bytes(int id) const;
   // The token for a learner: a leading space as "·" ("·it"), newlines and tabs visible ("↵", "→"),
   // bytes that are not whole characters as <F0 9F>.
+  // An id past the vocabulary (a model's padded rows) is "<unused N>"; a negative one throws.
   std::string display(int id) const;
   std::string decode(const std::vector<int>& ids) const;
   // The vocabulary's own spelling of a token ("Ġit" for byte-level BPE, the word for WordLevel).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../../src/api/model_files.h"
+#include "../../src/api/model_json.h"
 
 namespace {
 
@@ -298,4 +299,26 @@ TEST_CASE("families: a Llama-style model from one file or from an index and its 
         "model.safetensors.index.json: weight_map is missing (an object from each tensor's name to its shard file)");
   CHECK(refused({{"weight_map", {{"model.norm.weight", "../evil.safetensors"}}}}, {}).find("not a .safetensors file beside the index") !=
         std::string::npos);
+}
+
+TEST_CASE("families: a model with more rows than its tokenizer has tokens (padded vocabularies)") {
+  // Qwen's 151 936 rows hold 151 669 tokens: the LM head may put any row among the top next tokens.
+  json config = llama_json();
+  config["vocab_size"] = 64;
+  config["tie_word_embeddings"] = true;
+  attn::TransformerConfig c = parse(config);
+  const attn::Transformer m = attn::random_transformer(c, 8, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.3);
+  attn::ModelAssembler a("padded");
+  a.add_text_file("config.json", config.dump());
+  a.add_text_file("tokenizer.json", word_tokenizer(50));
+  const std::string bytes = safetensors_bytes(attn::model_named_tensors(m));
+  a.begin_weights("model.safetensors", bytes.size());
+  a.feed_weights(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  const attn::LoadedModel loaded = a.finish();
+  CHECK(loaded.tokenizer->display(57) == "<unused 57>");
+  CHECK_THROWS_AS(loaded.tokenizer->display(-1), std::invalid_argument);
+  const json trace = attn::model_trace_json(loaded, std::vector<int>{1, 2, 3}, 64);  // every row is among the top 64
+  bool unused_seen = false;
+  for (const json& n : trace["next"][2]) unused_seen = unused_seen || n["token"] == "<unused " + std::to_string(n["id"].get<int>()) + ">";
+  CHECK(unused_seen);
 }
