@@ -57,7 +57,7 @@ endif()
 file(GLOB UI_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/ui/*.cpp)
 list(REMOVE_ITEM UI_SOURCES ${CMAKE_SOURCE_DIR}/src/ui/app_state.cpp ${CMAKE_SOURCE_DIR}/src/ui/input_table.cpp
   ${CMAKE_SOURCE_DIR}/src/ui/train_session.cpp ${CMAKE_SOURCE_DIR}/src/ui/palette.cpp
-  ${CMAKE_SOURCE_DIR}/src/ui/check_answers.cpp)  # in attn_state
+  ${CMAKE_SOURCE_DIR}/src/ui/check_answers.cpp ${CMAKE_SOURCE_DIR}/src/ui/family_views.cpp)  # in attn_state
 file(GLOB APP_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/app/*.cpp)
 file(GLOB GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/gpu/*.cpp)
 if(EMSCRIPTEN)

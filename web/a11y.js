@@ -10,7 +10,7 @@
   if (!api || !box) return;
 
   const TITLES = { flow: "Flow", weights: "Weights", heads: "Heads", library: "Library", steps: "Steps",
-    derive: "Derive", break: "Break", mistakes: "Mistakes", build: "Build", cost: "Cost", practice: "Practice" };
+    derive: "Derive", break: "Break", mistakes: "Mistakes", build: "Build", cost: "Cost", practice: "Practice", train: "Train", compare: "Compare" };
   const number = (v, digits = 2) => (v === null || v === undefined ? "masked" : Number(v).toFixed(digits));
   const figure = (v) => (Number.isInteger(v) ? String(v) : number(v, 3));  // counts stay whole
   const vector = (values) => "[" + values.map((v) => number(v)).join(", ") + "]";
@@ -96,7 +96,43 @@
     const list = element("ol", undefined, { "aria-label": `Where "${s.token_text}" looks in layer ${d.chosen.layer + 1}, head ${d.chosen.head + 1}` });
     for (const t of d.top_weights) list.appendChild(element("li", `${t.token}: ${number(t.weight)}`));
     const summary = d.summaries[d.chosen.layer][d.chosen.head];
-    return [element("p", `Layers: ${d.layers}, heads per layer: ${d.heads}. The chosen head's pattern: ${summary.label}.`), list];
+    return [element("p", `Layers: ${d.layers}, heads per layer: ${d.heads}. The chosen head's pattern: ${summary.label}.`), list,
+      ...familyParts(d.family, s)];
+  }
+
+  // What the model's family adds to the chosen head: shared K/V heads, local and global layers, positions,
+  // the window, the soft-cap and the q/k norm, as the Heads view draws them.
+  function familyParts(f, s) {
+    if (!f) return [];
+    const parts = [];
+    if (f.groups) parts.push(element("p", f.groups.text));
+    if (f.layer_kinds && f.layer_kinds.some((l) => l.kind === "local")) {
+      const list = element("ol", undefined, { "aria-label": "Layers, local or global" });
+      for (const l of f.layer_kinds) list.appendChild(element("li", l.kind === "local" ? `local, sees the last ${l.window} tokens` : "global, sees the whole text"));
+      parts.push(list);
+    }
+    const p = f.positions || {};
+    parts.push(element("h3", "Positions"));
+    if (p.kind === "rope") {
+      parts.push(element("p", `${p.text} The chosen head's q of "${s.tokens[p.query_token]}" and k of "${s.tokens[p.key_token]}", ` +
+        `rotated as if d positions apart:`));
+      parts.push(matrixTable("Score by distance d", ["score"], p.by_distance.map((_, d) => `d = ${d}`), [p.by_distance], 3));
+      parts.push(element("p", `Their real distance is ${p.distance}: score ${number(p.by_distance[p.distance], 3)}.`));
+    } else parts.push(element("p", p.text || "No positions."));
+    if (f.window > 0) parts.push(element("p", `This layer sees the last ${f.window} tokens: its mask is a band of width ${f.window} along the diagonal.`));
+    if (f.softcap) {
+      parts.push(element("h3", "Soft-capping"));
+      const names = s.kv_tokens || s.tokens;
+      parts.push(matrixTable(`Scores of "${s.token_text}" before and after tanh(s / ${f.softcap.cap}) · ${f.softcap.cap}`, ["scaled", "capped"],
+        names, [f.softcap.scaled_row, f.softcap.capped_row], 3));
+    }
+    if (f.qk_norm) {
+      const q = f.qk_norm;
+      parts.push(element("h3", "Q/K norm"));
+      parts.push(element("p", `Root mean square of the q of "${s.token_text}": ${number(q.q_rms_before)} before the norm, ${number(q.q_rms_after)} after; ` +
+        `of its k: ${number(q.k_rms_before)} before, ${number(q.k_rms_after)} after.`));
+    }
+    return parts;
   }
 
   function render() {

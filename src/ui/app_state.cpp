@@ -265,6 +265,10 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       key = "options";
       o = model_layer_options(c, applied.layer, next);
       model.trace = head_trace(c, *model.forward, applied.layer, applied.head, o);
+      const TransformerBlock& block0 = loaded->model->blocks.front();
+      model.family = std::make_shared<const FamilyViews>(family_views(
+          c, *model.forward, model.trace, applied.layer, applied.head, next.token,
+          static_cast<int>(dtype_bytes(block0.qkv.dtype))));
     } else {
       applied.layer = applied.head = 0;
       key = "sentence";

@@ -13,6 +13,7 @@
 #include "../core/transformer.h"
 #include "../core/model.h"
 #include "check_answers.h"
+#include "family_views.h"
 #include "train_session.h"
 
 namespace attn {
@@ -138,6 +139,9 @@ struct AppModel {
   AttentionTrace compare;
   std::shared_ptr<const ModelTrace> compare_forward;  // a loaded model's forward of compare_sentence
   std::shared_ptr<const Transformer> compare_forward_model;
+  // What the views show of the loaded model's family (positions, K/V groups and cache, window, cap,
+  // q/k norm) for the chosen layer, head and token; loaded == false for the hand-made model.
+  std::shared_ptr<const FamilyViews> family = std::make_shared<const FamilyViews>();
 };
 
 // A model download or file read in progress, or offered (?hub=), as the model picker shows it.

@@ -17,6 +17,7 @@
 #include "../api/compute_json.h"
 #include "../core/random.h"
 #include "../gpu/gpu.h"
+#include "family_panels.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -600,6 +601,8 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
   // The view scrolls sideways, so ImGui counts the room under its vertical scrollbar as free.
   const float view_width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
   panel_intro("Attention's time and memory, measured live on this device as the sequence grows (d = 64).");
+  draw_kv_cache_section(state);
+  ImGui::Separator();
   draw_whole_matrix(state, next, view_width);
   ImGui::Separator();
   ImGui::TextUnformatted("Time and memory as T grows");
@@ -682,7 +685,7 @@ nlohmann::json cost_view_data(const AppState& state) {
                                  {"causal", m.causal}, {"backend", m.choice.name},
                                  {"reason", m.choice.reason}, {"ms", m.ms},
                                  {"max_weight", m.max_weight}, {"colour_top", m.colour_top}, {"max_row_sum_error", m.max_row_sum_error}};
-  return {{"d", kWidth}, {"points", points}, {"done", run.done()}, {"matrix", matrix}};
+  return {{"d", kWidth}, {"points", points}, {"done", run.done()}, {"matrix", matrix}, {"kv_cache", kv_cache_view_data(state)}};
 }
 
 }  // namespace attn::ui

@@ -18,6 +18,7 @@
 
 #include "layout.h"
 #include "model_ui.h"
+#include "family_panels.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -151,6 +152,7 @@ bool divided_by_sqrt_d(const AttentionTrace& trace, float temperature) {
 std::string scores_formula(const AttentionTrace& trace, float temperature) {
   std::string f = "QKᵀ";
   if (divided_by_sqrt_d(trace, temperature)) f += " ÷√d";
+  else if (trace_scaling(trace, temperature) == Scaling::ModelFactor) f += " ×" + number_text(trace.score_factor * temperature, 3);
   if (temperature != 1.0f) f += " ÷" + number_text(temperature, 2);
   return f;
 }
@@ -212,13 +214,17 @@ FlowNodes make_nodes(const AppState& state) {
   }
 
   std::string scaling = "Each raw score q·k is multiplied by " + number_text(t.score_factor, 3);
-  scaling += divided_by_sqrt_d(t, temperature) ? " = 1/√" + std::to_string(t.key.cols()) : " (not divided by √d)";
+  const Scaling how = trace_scaling(t, temperature);
+  scaling += how == Scaling::SqrtD         ? " = 1/√" + std::to_string(t.key.cols())
+             : how == Scaling::ModelFactor ? " (this model's own factor, not 1/√" + std::to_string(t.key.cols()) + ")"
+                                           : " (not divided by √d)";
   if (temperature != 1.0f) scaling += ", temperature " + number_text(temperature, 2) + " included";
   scaling += ".";
   if (causal_shown(state)) scaling += " Hatched cells are later tokens: set to −∞, so softmax gives them nothing.";
   n.scores =
       make_node("##flow_scores", "scores", scores_formula(t, temperature) + (causal_shown(state) ? ", masked" : ""),
-                "scores = QKᵀ/√d: row i, column j says how well query i matches key j.", scaling, t.masked_scores);
+                how == Scaling::ModelFactor ? "scores = QKᵀ × the model's factor: row i, column j says how well query i matches key j."
+                                            : "scores = QKᵀ/√d: row i, column j says how well query i matches key j.", scaling, t.masked_scores);
   n.scores.formula_short = scores_formula(t, temperature);  // the hatching shows the mask
   n.scores.stage = 2;
   n.scores.selectable = n.scores.highlight_selected = true;

@@ -20,6 +20,7 @@
 
 #include "../core/head_summary.h"
 #include "../gpu/matrix_image.h"
+#include "family_panels.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
@@ -162,14 +163,23 @@ struct GridLayout {
   int layers = 0, heads = 0;
 };
 
-GridLayout layout_grid(const HeadGrid& g, float width, float height) {
+// The K/V group each query head reads, for the grid's second header line (grouped-query attention);
+// 0 groups: every head has its own K/V head, or the hand-made model.
+int kv_groups_shown(const AppState& state, const HeadGrid& g) {
+  const LoadedModel* m = current_loaded_model(state);
+  if (!m) return 0;
+  const TransformerConfig& c = m->model->config;
+  return c.kv_group() > 1 && c.n_head == g.heads ? c.n_kv_head : 0;
+}
+
+GridLayout layout_grid(const HeadGrid& g, float width, float height, int kv_groups) {
   const float font = ImGui::GetFontSize();
   GridLayout L;
   L.layers = g.layers;
   L.heads = g.heads;
   L.gap = std::max(2.0f, font * 0.2f);
   L.label_width = ImGui::CalcTextSize("L00").x + font * 0.4f;
-  L.header = ImGui::GetTextLineHeightWithSpacing();
+  L.header = ImGui::GetTextLineHeightWithSpacing() * (kv_groups > 0 ? 2.0f : 1.0f);
   const float by_width = (width - L.label_width) / static_cast<float>(g.heads) - L.gap;
   const float by_height = (height - L.header) / static_cast<float>(g.layers) - L.gap;
   const float largest = g.layers * g.heads == 1 ? font * 10.0f : font * 5.0f;
@@ -189,12 +199,28 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
   const float step = L.thumb + L.gap;
   // Column labels (heads) above, row labels (layers) to the left; only every k-th when crowded.
   const int label_every = std::max(1, static_cast<int>(std::ceil(ImGui::CalcTextSize("H00").x / step)));
+  // Grouped-query attention: a first line names the K/V head each group of columns reads.
+  const int groups = kv_groups_shown(state, g);
+  const float heads_y = groups > 0 ? origin.y + ImGui::GetTextLineHeightWithSpacing() : origin.y;
+  if (groups > 0) {
+    const int per = g.heads / groups;
+    const float line = ImGui::GetTextLineHeight();
+    for (int k = 0; k < groups; ++k) {
+      const float x0 = origin.x + L.label_width + step * (k * per), x1 = x0 + step * per - L.gap;
+      char label[24];
+      std::snprintf(label, sizeof label, x1 - x0 >= ImGui::CalcTextSize("K/V 00").x ? "K/V %d" : "%d", k + 1);
+      const float w = ImGui::CalcTextSize(label).x;
+      const ImU32 c = k == chosen_head / per ? accent : dim;
+      dl->AddLine(ImVec2(x0, origin.y + line), ImVec2(x1, origin.y + line), c, 1.5f);
+      if (w <= x1 - x0) dl->AddText(ImVec2((x0 + x1 - w) * 0.5f, origin.y), c, label);
+    }
+  }
   for (int h = 0; h < g.heads; ++h) {
     if (h % label_every && h != chosen_head) continue;
     char label[16];
     std::snprintf(label, sizeof label, "H%d", h + 1);
     const float w = ImGui::CalcTextSize(label).x;
-    dl->AddText(ImVec2(origin.x + L.label_width + step * h + (L.thumb - w) * 0.5f, origin.y), h == chosen_head ? accent : dim, label);
+    dl->AddText(ImVec2(origin.x + L.label_width + step * h + (L.thumb - w) * 0.5f, heads_y), h == chosen_head ? accent : dim, label);
   }
   const HeadsCache& cache = heads_cache(state, g);
   int hovered_head = -1;  // l * heads + h
@@ -359,10 +385,12 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
     panel_intro("Every head of every layer at once: each square is one head's weight matrix for your text (rows: "
                 "queries, columns: keys; bright = much weight). Click a square to show that head in every view.");
   } else {
-    panel_intro("The hand-made model has one layer and one head, so there is one square here. Load a GPT-2 model in "
+    panel_intro("The hand-made model has one layer and one head, so there is one square here. Load a model in "
                 "the controls to see a real model's many heads side by side.");
   }
   head_banner(state);
+  draw_head_groups_line(state);
+  draw_layer_strip(state, next);
   if (state.inputs.embed) next_token_strip(state);  // elsewhere the controls column shows it
 
   // Pattern counts: how many heads the rule names each way.
@@ -384,7 +412,7 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
   const float side_min = font * 16.0f;
   const bool side_by_side = avail >= side_min + font * 20.0f;
   const float grid_width = side_by_side ? std::min(avail - side_min - font, avail * 0.6f) : avail;
-  const GridLayout L = layout_grid(grid, grid_width, ImGui::GetContentRegionAvail().y);
+  const GridLayout L = layout_grid(grid, grid_width, ImGui::GetContentRegionAvail().y, kv_groups_shown(state, grid));
   const ImVec2 start = ImGui::GetCursorScreenPos();
   draw_thumbnails(state, next, grid, L, sums);
   publish_rect("heads:picture", start, ImVec2(start.x + L.size().x, start.y + L.size().y));
@@ -407,6 +435,7 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
   }
   HeatmapStyle heat;
   legend("weight", heat, font * 6.0f);
+  draw_family_sections(state, next);
 }
 
 nlohmann::json heads_view_data(const AppState& state) {
@@ -442,7 +471,8 @@ nlohmann::json heads_view_data(const AppState& state) {
           {"chosen", {{"layer", real ? state.inputs.layer : 0}, {"head", real ? state.inputs.head : 0}}},
           {"summaries", layers},
           {"top_weights", top},
-          {"next", next}};
+          {"next", next},
+          {"family", family_view_data(state)}};
 }
 
 }  // namespace attn::ui

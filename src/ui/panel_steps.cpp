@@ -20,6 +20,7 @@
 
 #include "../core/softmax.h"
 #include "model_ui.h"
+#include "family_panels.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -656,9 +657,13 @@ std::string scaling_text(const AppState& state) {
   const int d = static_cast<int>(t.key.cols());
   const std::string root = "√" + std::to_string(d) + " = " + compact(std::sqrt(static_cast<float>(d)));
   const bool divided = state.inputs.scale && state.inputs.mistake != Mistake::ForgetScale;
-  std::string text = divided ? "Each dot product is divided by " + root
-                             : (state.inputs.scale ? "Not divided by √d: the \"forget √d\" mistake is on"
-                                                   : "Not divided by √d: switched off in the controls");
+  const Scaling how = trace_scaling(t, state.inputs.temperature);
+  std::string text = divided && how == Scaling::ModelFactor
+                         ? "This model multiplies each dot product by its own factor, not 1/√d (1/" + root + ")"
+                     : divided && how == Scaling::None ? "This model does not scale its dot products"
+                     : divided ? "Each dot product is divided by " + root
+                               : (state.inputs.scale ? "Not divided by √d: the \"forget √d\" mistake is on"
+                                                     : "Not divided by √d: switched off in the controls");
   if (state.inputs.temperature != 1.0f) text += ", and by the temperature " + compact(state.inputs.temperature);
   return text + " (score = q·k × " + number_text(t.score_factor, 3) + ").";
 }

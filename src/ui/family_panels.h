@@ -1,0 +1,30 @@
+// The pieces of the Heads and Cost views that show what a model family adds to attention: grouped
+// K/V heads, local/global layers, rotary positions, the window, soft-capping, q/k norm, the K/V
+// cache. They only draw state.model.family (src/ui/family_views.h), computed once per input change.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "app_state.h"
+
+namespace attn::ui {
+
+// Heads view: one line saying which query heads share a K/V head (nothing for the hand-made model).
+void draw_head_groups_line(const AppState& state);
+// Heads view: the layers as a strip of boxes marked local (window w) or global, the chosen one lit;
+// a click chooses a layer. Drawn only when some layer has a window.
+void draw_layer_strip(const AppState& state, AppInputs& next);
+// Heads view, under the chosen head: its positions, and where they apply its window, cap and q/k norm.
+void draw_family_sections(const AppState& state, AppInputs& next);
+// The numbers of those, for getState().view_data.family (heads) and the a11y mirror.
+nlohmann::json family_view_data(const AppState& state);
+
+// How a trace's raw scores were scaled: by 1/√d, by the model's own factor (Gemma's
+// query_pre_attn_scalar^−½), or not at all (the temperature aside).
+enum class Scaling { SqrtD, ModelFactor, None };
+Scaling trace_scaling(const AttentionTrace& trace, float temperature);
+
+// Cost view: what the K/V cache of the loaded model holds at the current T, shared and not.
+void draw_kv_cache_section(const AppState& state);
+nlohmann::json kv_cache_view_data(const AppState& state);
+
+}  // namespace attn::ui
