@@ -438,12 +438,17 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
   }
 
   // pass 5: the final norm, logits = x · Eᵀ (the tied embedding or the own head), capped, softmax,
-  // the top k per position; a few rows at a time so a 262 144-token vocabulary needs no (T, V) matrix
+  // the top k per position; a block of rows at a time so a 262 144-token vocabulary needs no (T, V)
+  // matrix. The block is as many rows as fit in kLogitFloats (8 to 64: 64 for SmolLM2's 49 152 and
+  // Qwen's 151 936, 40 for Gemma's 262 144): each pass reads the whole head and widens a 16-bit one,
+  // so at T = 64 8 rows a pass made the head 3.3x (SmolLM2) and 3.7x (Qwen3) slower than one pass.
   trace.next.resize(static_cast<std::size_t>(T));
   if (options.top_k <= 0) return trace;
   norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, normed);
   const Weights& head = model.lm_head.empty() ? model.embed : model.lm_head;
-  const int V = cfg.vocab_size, first = std::clamp(options.predict_from, 0, T), rows_per_pass = 8;
+  constexpr int kLogitFloats = 10 << 20;  // 40 MiB of logits at most
+  const int V = cfg.vocab_size, first = std::clamp(options.predict_from, 0, T);
+  const int rows_per_pass = std::clamp(kLogitFloats / V, 8, 64);
   const int k = std::min(options.top_k, V);
   Matrix logits;
   std::vector<int> order(static_cast<std::size_t>(V));
