@@ -69,9 +69,9 @@ json model_trace_json(const LoadedModel& m, const std::vector<int>& ids, int top
   const ModelTrace trace = transformer_forward(*m.model, ids, options);
   json tokens = json::array(), attention = json::array(), next = json::array();
   for (int id : ids) tokens.push_back(m.tokenizer->decode({id}));
-  for (const LayerTrace& layer : trace.layers) {
+  for (int l = 0; l < c.n_layer; ++l) {
     json heads = json::array();
-    for (const Matrix& w : layer.weights) {
+    for (const Matrix& w : layer_detail(*m.model, trace, l).weights) {
       json rows = json::array();
       for (Eigen::Index i = 0; i < w.rows(); ++i) {
         json row = json::array();

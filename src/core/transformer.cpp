@@ -360,10 +360,55 @@ void apply_rope(Matrix& x, int heads, int hd, const RopeConfig& rope, int first_
 
 // [SECTION] the forward pass -----------------------------------------------------------------
 
+namespace {
+
+// A layer's heads from its normalised input x (T, C): q, k, v, then each head's q/k norm and
+// rotation, then attention per query head over its shared K/V head with the layer's scale, cap and
+// mask. The forward and layer_detail both run this, so a recomputed layer has the forward's numbers;
+// `steps`: also keep q and k before the norm and the rotation.
+void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, const Matrix& x,
+                  bool steps, Backend backend, LayerDetail& d) {
+  const int T = static_cast<int>(x.rows()), H = cfg.n_head, KV = cfg.n_kv_head, hd = cfg.head_dim;
+  Matrix qkv;
+  linear_forward(x, b.qkv, b.qkv_b, qkv, backend);
+  d.query = qkv.middleCols(0, H * hd);
+  d.key = qkv.middleCols(H * hd, KV * hd);
+  d.value = qkv.middleCols((H + KV) * hd, KV * hd);
+  const bool keep_projected = steps && (cfg.qk_norm || cfg.positions == PositionKind::Rope);
+  if (keep_projected) d.query_projected = d.query, d.key_projected = d.key;
+  if (cfg.qk_norm) {
+    head_norm_forward(d.query, H, hd, b.q_norm_w, cfg);
+    head_norm_forward(d.key, KV, hd, b.k_norm_w, cfg);
+    if (steps) d.query_normed = d.query, d.key_normed = d.key;
+  }
+  if (cfg.positions == PositionKind::Rope) {
+    apply_rope(d.query, H, hd, spec.rope);
+    apply_rope(d.key, KV, hd, spec.rope);
+  }
+  d.weights.resize(static_cast<std::size_t>(H));
+  d.head_outputs.resize(T, H * hd);
+  Matrix q_h, k_h, v_h, out_h(T, hd);
+  for (int h = 0; h < H; ++h) {
+    const int g = cfg.kv_head_of(h);
+    q_h = d.query.middleCols(h * hd, hd), k_h = d.key.middleCols(g * hd, hd), v_h = d.value.middleCols(g * hd, hd);
+    AttentionProblem p;
+    p.query = q_h.data(), p.key = k_h.data(), p.value = v_h.data();
+    p.Tq = p.Tk = T, p.d = p.dv = hd;
+    p.scale = cfg.score_scale;
+    p.causal = cfg.causal;
+    p.window = spec.window;
+    p.softcap = cfg.attn_softcap;
+    d.weights[static_cast<std::size_t>(h)].resize(T, T);
+    attention_forward(backend, p, out_h.data(), d.weights[static_cast<std::size_t>(h)].data());
+    d.head_outputs.middleCols(h * hd, hd) = out_h;
+  }
+}
+
+}  // namespace
+
 ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
   const TransformerConfig& cfg = model.config;
-  const int T = static_cast<int>(token_ids.size()), C = cfg.d_model, H = cfg.n_head, KV = cfg.n_kv_head;
-  const int hd = cfg.head_dim;
+  const int T = static_cast<int>(token_ids.size()), C = cfg.d_model;
   const int longest = cfg.positions == PositionKind::Learned ? std::min(cfg.n_positions, kMaxModelTokens) : kMaxModelTokens;
   if (T == 0) throw std::invalid_argument("text: no tokens to read");
   if (T > longest)
@@ -386,46 +431,19 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
     if (cfg.positions == PositionKind::Learned) x.row(t) += model.position_table.row(t);
   }
 
-  const bool keep_projected = cfg.qk_norm || cfg.positions == PositionKind::Rope;
-  Matrix qkv, q_h, k_h, v_h, out_h(T, hd), projected, normed, hidden;
+  LayerDetail d;  // the layer being computed; only its x, summaries and thumbnails stay
+  Matrix projected, normed, hidden;
   for (int l = 0; l < cfg.n_layer; ++l) {
     const TransformerBlock& b = model.blocks[static_cast<std::size_t>(l)];
-    const LayerSpec& spec = cfg.layers[static_cast<std::size_t>(l)];
     LayerTrace& layer = trace.layers[static_cast<std::size_t>(l)];
-    // pass 2: q, k, v from the normalised stream; then each head's q/k norm and rotation
+    // passes 2 and 3: the heads on the normalised stream
     norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, layer.x);
-    linear_forward(layer.x, b.qkv, b.qkv_b, qkv, backend);
-    layer.query = qkv.middleCols(0, H * hd);
-    layer.key = qkv.middleCols(H * hd, KV * hd);
-    layer.value = qkv.middleCols((H + KV) * hd, KV * hd);
-    if (keep_projected) layer.query_projected = layer.query, layer.key_projected = layer.key;
-    if (cfg.qk_norm) {
-      head_norm_forward(layer.query, H, hd, b.q_norm_w, cfg);
-      head_norm_forward(layer.key, KV, hd, b.k_norm_w, cfg);
-      layer.query_normed = layer.query, layer.key_normed = layer.key;
+    attend_layer(cfg, b, cfg.layers[static_cast<std::size_t>(l)], layer.x, false, backend, d);
+    for (const Matrix& w : d.weights) {
+      layer.summaries.push_back(summarize_head(w, cfg.causal));
+      layer.thumbnails.push_back(max_pooled(w, kThumbnailSide));
     }
-    if (cfg.positions == PositionKind::Rope) {
-      apply_rope(layer.query, H, hd, spec.rope);
-      apply_rope(layer.key, KV, hd, spec.rope);
-    }
-    // pass 3: attention per query head over its shared K/V head, with the layer's scale, cap and mask
-    layer.weights.resize(static_cast<std::size_t>(H));
-    layer.head_outputs.resize(T, H * hd);
-    for (int h = 0; h < H; ++h) {
-      const int g = cfg.kv_head_of(h);
-      q_h = layer.query.middleCols(h * hd, hd), k_h = layer.key.middleCols(g * hd, hd), v_h = layer.value.middleCols(g * hd, hd);
-      AttentionProblem p;
-      p.query = q_h.data(), p.key = k_h.data(), p.value = v_h.data();
-      p.Tq = p.Tk = T, p.d = p.dv = hd;
-      p.scale = cfg.score_scale;
-      p.causal = cfg.causal;
-      p.window = spec.window;
-      p.softcap = cfg.attn_softcap;
-      layer.weights[static_cast<std::size_t>(h)].resize(T, T);
-      attention_forward(backend, p, out_h.data(), layer.weights[static_cast<std::size_t>(h)].data());
-      layer.head_outputs.middleCols(h * hd, hd) = out_h;
-    }
-    linear_forward(layer.head_outputs, b.o, b.o_b, projected, backend);
+    linear_forward(d.head_outputs, b.o, b.o_b, projected, backend);
     if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_attn_norm_w, Vector(), cfg, projected);
     x += projected;
     // pass 4: the MLP on the normalised stream: up (and gate), activation, down
@@ -466,8 +484,10 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
       const float inv = static_cast<float>(1.0 / sum);
       for (int v = 0; v < V; ++v) row[v] *= inv;
       for (int v = 0; v < V; ++v) order[static_cast<std::size_t>(v)] = v;
-      std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                        [&](int a, int b) { return row[a] != row[b] ? row[a] > row[b] : a < b; });
+      // the k best (ties: the lower id first) in O(V), then only those sorted
+      const auto better = [&](int a, int b) { return row[a] != row[b] ? row[a] > row[b] : a < b; };
+      std::nth_element(order.begin(), order.begin() + (k - 1), order.end(), better);
+      std::sort(order.begin(), order.begin() + k, better);
       std::vector<NextToken>& next = trace.next[static_cast<std::size_t>(t0 + r)];
       for (int i = 0; i < k; ++i) next.push_back({order[static_cast<std::size_t>(i)], row[order[static_cast<std::size_t>(i)]]});
     }
@@ -492,13 +512,33 @@ AttentionOptions model_attention_options(const TransformerConfig& c, int layer) 
   return o;
 }
 
-AttentionTrace head_trace(const TransformerConfig& c, const ModelTrace& trace, int layer, int head,
-                          const AttentionOptions& options) {
-  if (layer < 0 || layer >= static_cast<int>(trace.layers.size())) bad("layer", "outside the model");
-  const LayerTrace& l = trace.layers[static_cast<std::size_t>(layer)];
+LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int layer, Backend backend) {
+  if (layer < 0 || layer >= static_cast<int>(trace.layers.size()) || layer >= model.config.n_layer)
+    bad("layer", "outside the model");
+  LayerDetail d;
+  const std::size_t l = static_cast<std::size_t>(layer);
+  attend_layer(model.config, model.blocks[l], model.config.layers[l], trace.layers[l].x, true, backend, d);
+  return d;
+}
+
+AttentionTrace head_trace(const TransformerConfig& c, const LayerDetail& l, int head, const AttentionOptions& options) {
   if (head < 0 || head >= static_cast<int>(l.weights.size())) bad("head", "outside the layer");
   const Eigen::Index hd = c.head_dim, g = c.kv_head_of(head);
   return attend(l.query.middleCols(head * hd, hd), l.key.middleCols(g * hd, hd), l.value.middleCols(g * hd, hd), options);
+}
+
+Matrix max_pooled(const Matrix& w, int side) {
+  const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
+  const int pr = std::min(rows, side), pc = std::min(cols, side);
+  if (pr == rows && pc == cols) return w;
+  Matrix out = Matrix::Zero(pr, pc);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      float& cell = out(static_cast<Eigen::Index>(static_cast<long>(i) * pr / rows),
+                        static_cast<Eigen::Index>(static_cast<long>(j) * pc / cols));
+      if (std::isfinite(w(i, j))) cell = std::max(cell, w(i, j));
+    }
+  return out;
 }
 
 Matrix head_weights(const TransformerConfig& c, const TransformerBlock& b, int head, Projection which) {

@@ -9,6 +9,7 @@
 
 #include "attention.h"
 #include "dtype.h"
+#include "head_summary.h"
 #include "kernels/kernels.h"
 #include "matrix.h"
 
@@ -164,10 +165,19 @@ std::vector<double> rope_inv_freq(const RopeConfig& rope, int head_dim);
 // Rotates every head of x (T, heads · hd) in place: position t turns pair (i, i + hd/2) by t · inv_freq[i].
 void apply_rope(Matrix& x, int heads, int head_dim, const RopeConfig& rope, int first_position = 0);
 
-// What one layer computed for T tokens. Query head h is columns h·hd … (h+1)·hd − 1 of `query`; it
-// reads K/V head config.kv_head_of(h), those columns of `key` and `value`.
+// What the forward keeps of one layer for T tokens: the normalised input its heads project (all the
+// rest of the layer is recomputed from it, exactly, by layer_detail) and, per query head, what a
+// view of every head at once reads. A 30-layer model's trace at T = 256 is then ~20 MB, not ~160.
+constexpr int kThumbnailSide = 64;  // a thumbnail has at most this many rows and columns
 struct LayerTrace {
-  Matrix x;                     // (T, C) the attention norm's output: the X the heads project
+  Matrix x;                            // (T, C) the attention norm's output: the X the heads project
+  std::vector<HeadSummary> summaries;  // per query head: what its weights mostly do
+  std::vector<Matrix> thumbnails;      // per query head: its weights max-pooled to at most kThumbnailSide²
+};
+
+// One layer in full, as the forward computed it. Query head h is columns h·hd … (h+1)·hd − 1 of
+// `query`; it reads K/V head config.kv_head_of(h), those columns of `key` and `value`.
+struct LayerDetail {
   Matrix query, key, value;     // (T, H·hd), (T, KV·hd) ×2: what the scores use (after bias, q/k norm, RoPE)
   Matrix query_projected, key_projected;  // (T, H·hd), (T, KV·hd): x·W (+ b) before q/k norm and RoPE; empty when neither applies
   Matrix query_normed, key_normed;        // after q/k norm, before RoPE; empty without q/k norm
@@ -203,11 +213,18 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
 // The top next tokens after `position` (empty when the trace has none there).
 std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, int k);
 
-// One query head of one layer as the lesson's full trace (raw, scaled, capped, masked scores,
-// weights, output), recomputed by attend() from that head's q and its K/V head's k and v, with the
-// model's own scale, cap and window unless `options` switch them (the views' experiments).
-AttentionTrace head_trace(const TransformerConfig& config, const ModelTrace& trace, int layer, int head,
+// Layer `layer` of a forward in full (q, k, v at every step, weights, head outputs), recomputed from
+// the trace's x by the forward's own code and backend: the same numbers the forward had.
+LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int layer, Backend backend = Backend::Simd);
+
+// One query head of a layer as the lesson's full trace (raw, scaled, capped, masked scores, weights,
+// output), recomputed by attend() from that head's q and its K/V head's k and v, with the model's
+// own scale, cap and window unless `options` switch them (the views' experiments).
+AttentionTrace head_trace(const TransformerConfig& config, const LayerDetail& layer, int head,
                           const AttentionOptions& options);
+// A head's weights max-pooled to at most side × side (a block shows its largest weight, so a
+// one-hot pattern stays visible; non-finite entries count as 0); smaller matrices as they are.
+Matrix max_pooled(const Matrix& weights, int side);
 // The AttentionOptions that reproduce layer `layer` of `config` exactly (its scale, cap, window, mask).
 AttentionOptions model_attention_options(const TransformerConfig& config, int layer);
 

@@ -199,9 +199,8 @@ std::shared_ptr<const ModelTrace> handmade_forward(const EmbeddedSentence& queri
   auto forward = std::make_shared<ModelTrace>();
   LayerTrace layer;
   layer.x = queries.x;
-  layer.query = trace.query, layer.key = trace.key, layer.value = trace.value;
-  layer.weights = {trace.weights};
-  layer.head_outputs = trace.output;
+  layer.summaries = {summarize_head(trace.weights, trace.options.causal)};
+  layer.thumbnails = {max_pooled(trace.weights, kThumbnailSide)};
   forward->layers.push_back(std::move(layer));
   return forward;
 }
@@ -258,16 +257,21 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       model.forward = same_forward ? state.model.forward
                                    : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, model.token_ids));
       model.forward_model = loaded->model;
+      model.forward_revision = same_forward ? state.model.forward_revision : state.revision + 1;
       model.queries.tokens = same_forward ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
       model.queries.unknown.assign(model.queries.tokens.size(), false);
       model.queries.x = model.forward->layers[applied.layer].x;
       model.keys = model.queries;
       key = "options";
       o = model_layer_options(c, applied.layer, next);
-      model.trace = head_trace(c, *model.forward, applied.layer, applied.head, o);
+      const bool same_layer = same_forward && state.model.layer && state.model.layer_index == applied.layer;
+      model.layer = same_layer ? state.model.layer
+                               : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
+      model.layer_index = applied.layer;
+      model.trace = head_trace(c, *model.layer, applied.head, o);
       const TransformerBlock& block0 = loaded->model->blocks.front();
       model.family = std::make_shared<const FamilyViews>(family_views(
-          c, *model.forward, model.trace, applied.layer, applied.head, next.token,
+          c, *model.layer, model.trace, applied.layer, applied.head, next.token,
           static_cast<int>(dtype_bytes(block0.qkv.dtype))));
     } else {
       applied.layer = applied.head = 0;
@@ -279,6 +283,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       const WorkedModel& w = worked_model();
       model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
       model.forward = handmade_forward(model.queries, model.trace);
+      model.forward_revision = state.revision + 1;
     }
     key = "compare_sentence";
     applied.compare_token = std::clamp(next.compare_token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
@@ -294,7 +299,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
         model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
         model.compare_queries.x = model.compare_forward->layers[applied.layer].x;
-        model.compare = head_trace(c, *model.compare_forward, applied.layer, applied.head, o);
+        model.compare = head_trace(c, layer_detail(*loaded->model, *model.compare_forward, applied.layer), applied.head, o);
       } else {
         model.compare_queries = embed_sentence(next.compare_sentence);
         const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;

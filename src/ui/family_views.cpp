@@ -94,12 +94,11 @@ float rotated_score(const Vector& q, const Vector& k, const RopeConfig& rope, in
   return rotated(q, rope, query_position).dot(rotated(k, rope, key_position)) * factor;
 }
 
-FamilyViews family_views(const TransformerConfig& config, const ModelTrace& forward, const AttentionTrace& trace,
+FamilyViews family_views(const TransformerConfig& config, const LayerDetail& L, const AttentionTrace& trace,
                          int layer, int head, int token, int bytes_per_number) {
   FamilyViews f;
-  if (forward.layers.empty() || layer < 0 || layer >= static_cast<int>(forward.layers.size())) return f;
-  const LayerTrace& L = forward.layers[static_cast<std::size_t>(layer)];
-  const int T = static_cast<int>(L.x.rows()), hd = config.head_dim;
+  if (layer < 0 || layer >= config.n_layer || L.query.size() == 0) return f;
+  const int T = static_cast<int>(L.query.rows()), hd = config.head_dim;
   const int kv = config.kv_head_of(head);
   const int i = std::clamp(token, 0, std::max(0, T - 1));
   f.loaded = true;

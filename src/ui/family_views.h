@@ -86,8 +86,8 @@ struct FamilyViews {
 };
 
 // The family views of layer `layer`, head `head` for the selected token `token`: `trace` is that head's
-// AttentionTrace as the app computed it (its factor and cap), `forward` the model's pass.
-FamilyViews family_views(const TransformerConfig& config, const ModelTrace& forward, const AttentionTrace& trace,
+// AttentionTrace as the app computed it (its factor and cap), `detail` that layer of the model's pass.
+FamilyViews family_views(const TransformerConfig& config, const LayerDetail& detail, const AttentionTrace& trace,
                          int layer, int head, int token, int bytes_per_number);
 
 // The score of q and k (head_dim each, unrotated) when the query sits `query_position` and the key

@@ -84,12 +84,12 @@ std::string head_qkv_program(const AppState& state, const AttentionOptions& o, b
   // A rotary model: the program starts from q and k before the rotation and turns them itself.
   const LoadedModel* m = current_loaded_model(state);
   const TransformerConfig* c = m ? &m->model->config : nullptr;
-  const bool rope = c && c->positions == PositionKind::Rope && state.model.forward;
+  const bool rope = c && c->positions == PositionKind::Rope && state.model.layer;
   Matrix q = t.query, k = t.key;
   std::vector<double> inv_freq;
   double gain = 1.0;
   if (rope) {
-    const LayerTrace& layer = state.model.forward->layers[static_cast<std::size_t>(state.inputs.layer)];
+    const LayerDetail& layer = *state.model.layer;
     const Eigen::Index hd = c->head_dim, g = c->kv_head_of(state.inputs.head);
     const Matrix& q0 = c->qk_norm ? layer.query_normed : layer.query_projected;
     const Matrix& k0 = c->qk_norm ? layer.key_normed : layer.key_projected;

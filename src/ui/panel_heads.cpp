@@ -31,82 +31,32 @@ namespace {
 
 // [SECTION] Which heads, and their summaries
 
-// The heads the view shows: a loaded model's every layer × head (its own weights, as the model
-// computed them), or the hand-made model's one head (the trace, which follows the controls).
+// The heads the view shows: every layer × head of the current forward (a loaded model's, or the
+// hand-made model's one head, which follows the controls), with what the forward kept of each: its
+// summary and its thumbnail (weights max-pooled to at most kThumbnailSide², so a frame never reads
+// 144 heads of 256 × 256).
 struct HeadGrid {
   int layers = 0, heads = 0;
-  bool causal = false;
-  std::vector<const Matrix*> weights;  // layers × heads, row-major
-  const Matrix& at(int layer, int head) const { return *weights[static_cast<std::size_t>(layer * heads + head)]; }
+  const ModelTrace* forward = nullptr;
+  const LayerTrace& layer(int l) const { return forward->layers[static_cast<std::size_t>(l)]; }
+  const Matrix& thumbnail(int l, int h) const { return layer(l).thumbnails[static_cast<std::size_t>(h)]; }
 };
 
 HeadGrid head_grid(const AppState& state) {
   HeadGrid g;
   const auto& forward = state.model.forward;
-  if (real_model(state) && forward && !forward->layers.empty()) {
-    g.layers = static_cast<int>(forward->layers.size());
-    g.heads = static_cast<int>(forward->layers[0].weights.size());
-    g.causal = true;  // a loaded decoder always masks
-    for (const LayerTrace& layer : forward->layers)
-      for (int h = 0; h < g.heads; ++h)
-        g.weights.push_back(h < static_cast<int>(layer.weights.size()) ? &layer.weights[static_cast<std::size_t>(h)]
-                                                                       : &state.model.trace.weights);
-    return g;
-  }
-  g.layers = g.heads = 1;
-  g.causal = state.model.trace.options.causal;
-  g.weights.push_back(&state.model.trace.weights);
+  if (!forward || forward->layers.empty()) return g;
+  g.forward = forward.get();
+  g.layers = static_cast<int>(forward->layers.size());
+  g.heads = static_cast<int>(forward->layers[0].summaries.size());
   return g;
 }
 
-// Thumbnails show at most this many rows and columns: a longer text's weights are max-pooled
-// (a block shows its largest weight, so one-hot patterns stay visible), which keeps 144 heads
-// within 144 small textures.
-constexpr int kThumbMax = 128;
-
-Matrix max_pooled(const Matrix& w, int side) {
-  const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
-  const int pr = std::min(rows, side), pc = std::min(cols, side);
-  Matrix out = Matrix::Zero(pr, pc);
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) {
-      float& cell = out(static_cast<Eigen::Index>(static_cast<long>(i) * pr / rows), static_cast<Eigen::Index>(static_cast<long>(j) * pc / cols));
-      if (std::isfinite(w(i, j))) cell = std::max(cell, w(i, j));
-    }
-  return out;
-}
-
-// What the view derives from the weights, remembered for one forward (and, for the hand-made
-// model, one revision): 144 heads of 128 × 128 take a while to read, and a frame must not.
-struct HeadsCache {
-  std::vector<HeadSummary> summaries;  // layers × heads, row-major
-  std::vector<Matrix> pooled;          // the thumbnails of heads over kThumbMax tokens (else empty)
-  std::uint64_t version = 0;           // +1 per recomputation: the thumbnails' texture version
-};
-
-const HeadsCache& heads_cache(const AppState& state, const HeadGrid& grid) {
-  static std::shared_ptr<const ModelTrace> forward_seen;
-  static unsigned revision_seen = ~0u;
-  static HeadsCache cache;
-  const bool real = real_model(state);
-  const bool same = real ? forward_seen == state.model.forward && cache.summaries.size() == grid.weights.size()
-                         : !forward_seen && revision_seen == state.revision && cache.summaries.size() == 1;
-  if (!same) {
-    cache.summaries.clear();
-    cache.pooled.clear();
-    for (const Matrix* w : grid.weights) {
-      cache.summaries.push_back(summarize_head(*w, grid.causal));
-      cache.pooled.push_back(w->rows() > kThumbMax || w->cols() > kThumbMax ? max_pooled(*w, kThumbMax) : Matrix());
-    }
-    forward_seen = real ? state.model.forward : nullptr;
-    revision_seen = state.revision;
-    ++cache.version;
-  }
-  return cache;
-}
-
-const std::vector<HeadSummary>& summaries(const AppState& state, const HeadGrid& grid) {
-  return heads_cache(state, grid).summaries;
+// layers × heads, row-major
+std::vector<HeadSummary> summaries(const HeadGrid& g) {
+  std::vector<HeadSummary> all;
+  for (int l = 0; l < g.layers; ++l) all.insert(all.end(), g.layer(l).summaries.begin(), g.layer(l).summaries.end());
+  return all;
 }
 
 std::string key_text(const AppState& state, int key) {
@@ -222,7 +172,6 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
     const float w = ImGui::CalcTextSize(label).x;
     dl->AddText(ImVec2(origin.x + L.label_width + step * h + (L.thumb - w) * 0.5f, heads_y), h == chosen_head ? accent : dim, label);
   }
-  const HeadsCache& cache = heads_cache(state, g);
   int hovered_head = -1;  // l * heads + h
   for (int l = 0; l < g.layers; ++l) {
     char label[16];
@@ -230,8 +179,7 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
     const float y = origin.y + L.header + step * l;
     dl->AddText(ImVec2(origin.x, y + (L.thumb - ImGui::GetTextLineHeight()) * 0.5f), l == chosen_layer ? accent : dim, label);
     for (int h = 0; h < g.heads; ++h) {
-      const Matrix& pooled = cache.pooled[static_cast<std::size_t>(l * g.heads + h)];
-      const Matrix& w = pooled.size() > 0 ? pooled : g.at(l, h);
+      const Matrix& w = g.thumbnail(l, h);
       const ImVec2 a(origin.x + L.label_width + step * h, y), b(a.x + L.thumb, a.y + L.thumb);
       ImGui::SetCursorScreenPos(a);
       ImGui::PushID(l * g.heads + h);
@@ -249,7 +197,7 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
       std::snprintf(key, sizeof key, "heads:%d:%d", l, h);
       const ImTextureID image = w.size() > 0 ? gpu::matrix_image(key, w.data(), static_cast<int>(w.rows()),
                                                                   static_cast<int>(w.cols()), 0.0f, 1.0f,
-                                                                  gpu::ColourMap::Sequential, cache.version)
+                                                                  gpu::ColourMap::Sequential, state.model.forward_revision)
                                              : nullptr;
       if (image) dl->AddImage(image, a, b);
       else if (w.size() > 0) draw_thumbnail_cells(dl, w, a, L.thumb);
@@ -379,7 +327,8 @@ void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary&
 void draw_heads_panel(const AppState& state, AppInputs& next) {
   const float font = ImGui::GetFontSize();
   const HeadGrid grid = head_grid(state);
-  const std::vector<HeadSummary>& sums = summaries(state, grid);
+  const std::vector<HeadSummary> sums = summaries(grid);
+  if (sums.empty()) return;
   const bool real = real_model(state);
   if (real) {
     panel_intro("Every head of every layer at once: each square is one head's weight matrix for your text (rows: "
@@ -440,7 +389,7 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
 
 nlohmann::json heads_view_data(const AppState& state) {
   const HeadGrid grid = head_grid(state);
-  const std::vector<HeadSummary>& sums = summaries(state, grid);
+  const std::vector<HeadSummary> sums = summaries(grid);
   const bool real = real_model(state);
   nlohmann::json layers = nlohmann::json::array();
   for (int l = 0; l < grid.layers; ++l) {

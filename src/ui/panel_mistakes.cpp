@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "family_panels.h"
 #include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
@@ -88,6 +89,17 @@ const MistakeText& text_for(Mistake m) {
 }
 
 bool needs_causal(Mistake m) { return m == Mistake::MaskAfterSoftmax || m == Mistake::MaskWithZero; }
+
+// The recipe above says ÷√d; a model whose heads use a factor of their own is told apart ("" when
+// the correct side divides by √d, as the lesson's).
+std::string own_factor_note(const AppState& state, const AttentionTrace& correct) {
+  if (trace_scaling(correct, state.inputs.temperature) != Scaling::ModelFactor) return "";
+  const int d = static_cast<int>(correct.key.cols());
+  return "This model's heads do not divide by √" + std::to_string(d) + ": they multiply q·k by a factor its "
+         "config sets, " + number_text(correct.score_factor * state.inputs.temperature, 4) + " (1/√d would be " +
+         number_text(1.0f / std::sqrt(static_cast<float>(d)), 4) + "). \"Correct\" below uses the model's own factor, and "
+         "\"Forget √d\" leaves that factor out.";
+}
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Measurements
@@ -510,6 +522,8 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
     ImGui::Spacing();
     mistake_explanation(text);
   }
+  const AttentionTrace& correct = correct_trace(state);
+  if (const std::string note = own_factor_note(state, correct); !note.empty()) hint(note.c_str());
 
   if (needs_causal(m) && !causal_shown(state)) {
     ImGui::PushStyleColor(ImGuiCol_Text, bad_color());
@@ -518,7 +532,6 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
     if (ImGui::Button("Turn on the causal mask")) next.causal = true;
     publish_item_rect("mistake:causal_on");
   }
-  const AttentionTrace& correct = correct_trace(state);
   if (m == Mistake::SwapKeysValues) {
     ImGui::Spacing();
     swap_evidence(state, correct, width);
@@ -616,6 +629,7 @@ json mistakes_view_data(const AppState& state) {
   j["row_max"] = row_maxima(t.weights);
   j["correct_row_sums"] = row_sums(correct.weights);
   j["correct_col_sums"] = col_sums(correct.weights);
+  if (const std::string note = own_factor_note(state, correct); !note.empty()) j["own_factor"] = note;
   if (state.inputs.mistake == Mistake::MaskAfterSoftmax)
     j["renormalised_error"] = renormalised_error(t.weights, correct.weights);
   return j;

@@ -375,10 +375,8 @@ std::uint64_t matrix_bytes(const attn::Matrix& m) { return static_cast<std::uint
 std::uint64_t trace_bytes(const attn::ModelTrace& t) {
   std::uint64_t n = t.token_ids.size() * sizeof(int);
   for (const attn::LayerTrace& l : t.layers) {
-    for (const attn::Matrix* m : {&l.x, &l.query, &l.key, &l.value, &l.query_projected, &l.key_projected, &l.query_normed,
-                                  &l.key_normed, &l.head_outputs})
-      n += matrix_bytes(*m);
-    for (const attn::Matrix& w : l.weights) n += matrix_bytes(w);
+    n += matrix_bytes(l.x) + l.summaries.size() * sizeof(attn::HeadSummary);
+    for (const attn::Matrix& w : l.thumbnails) n += matrix_bytes(w);
   }
   for (const auto& next : t.next) n += next.size() * sizeof(attn::NextToken);
   return n;

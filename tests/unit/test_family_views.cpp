@@ -36,8 +36,8 @@ TEST_CASE("family views: the score of two rotated vectors depends on their dista
   const attn::ModelTrace t = attn::transformer_forward(m, ids(9));
   for (int layer = 0; layer < 2; ++layer)
     for (int head : {0, 3}) {
-      const attn::AttentionTrace trace = attn::head_trace(c, t, layer, head, attn::model_attention_options(c, layer));
-      const attn::FamilyViews f = attn::family_views(c, t, trace, layer, head, 7, 4);
+      const attn::AttentionTrace trace = attn::head_trace(c, attn::layer_detail(m, t, layer), head, attn::model_attention_options(c, layer));
+      const attn::FamilyViews f = attn::family_views(c, attn::layer_detail(m, t, layer), trace, layer, head, 7, 4);
       const attn::PositionsView& p = f.positions;
       REQUIRE(p.rope);
       CHECK(f.kv_head == head / 2);
@@ -62,8 +62,8 @@ TEST_CASE("family views: the score of two rotated vectors depends on their dista
       CHECK(p.inv_freq[0] == doctest::Approx(1.0));
     }
   // the curve is not flat: distance matters in the fast layer
-  const attn::AttentionTrace trace = attn::head_trace(c, t, 1, 0, attn::model_attention_options(c, 1));
-  const attn::PositionsView p = attn::family_views(c, t, trace, 1, 0, 7, 4).positions;
+  const attn::AttentionTrace trace = attn::head_trace(c, attn::layer_detail(m, t, 1), 0, attn::model_attention_options(c, 1));
+  const attn::PositionsView p = attn::family_views(c, attn::layer_detail(m, t, 1), trace, 1, 0, 7, 4).positions;
   CHECK(std::fabs(p.by_distance[0] - p.by_distance[4]) > 1e-3f);
 }
 
@@ -71,8 +71,8 @@ TEST_CASE("family views: GPT-2's learned positions have no distance curve") {
   const attn::TransformerConfig c = attn::gpt2_config(1, 2, 8, 16, 29);
   const attn::Transformer m = attn::random_transformer(c, 1);
   const attn::ModelTrace t = attn::transformer_forward(m, ids(5));
-  const attn::AttentionTrace trace = attn::head_trace(c, t, 0, 1, attn::model_attention_options(c, 0));
-  const attn::FamilyViews f = attn::family_views(c, t, trace, 0, 1, 4, 4);
+  const attn::AttentionTrace trace = attn::head_trace(c, attn::layer_detail(m, t, 0), 1, attn::model_attention_options(c, 0));
+  const attn::FamilyViews f = attn::family_views(c, attn::layer_detail(m, t, 0), trace, 0, 1, 4, 4);
   CHECK(f.positions.learned);
   CHECK_FALSE(f.positions.rope);
   CHECK(f.positions.by_distance.empty());
@@ -132,8 +132,8 @@ TEST_CASE("family views: soft-capping and q/k norm of the chosen head") {
   c.norm_plus_one = true;  // Gemma's (1 + w): with w = 0 the normed rows have RMS 1
   const attn::Transformer m = attn::random_transformer(c, 5, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.8);
   const attn::ModelTrace t = attn::transformer_forward(m, ids(6));
-  const attn::AttentionTrace trace = attn::head_trace(c, t, 0, 1, attn::model_attention_options(c, 0));
-  const attn::FamilyViews f = attn::family_views(c, t, trace, 0, 1, 5, 4);
+  const attn::AttentionTrace trace = attn::head_trace(c, attn::layer_detail(m, t, 0), 1, attn::model_attention_options(c, 0));
+  const attn::FamilyViews f = attn::family_views(c, attn::layer_detail(m, t, 0), trace, 0, 1, 5, 4);
   REQUIRE(f.softcap.on);
   CHECK(f.softcap.cap == 0.5f);
   REQUIRE(f.softcap.scaled_row.size() == 6);

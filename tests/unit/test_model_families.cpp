@@ -269,7 +269,8 @@ TEST_CASE("families: a Llama-style model from one file or from an index and its 
   const attn::LoadedModel o = one.finish();
   CHECK(o.model->blocks[1].qkv == s.model->blocks[1].qkv);
   const attn::ModelTrace a = attn::transformer_forward(*o.model, ids), b = attn::transformer_forward(*s.model, ids);
-  CHECK(a.layers[1].weights[3] == b.layers[1].weights[3]);
+  CHECK(attn::layer_detail(*o.model, a, 1).weights[3] == attn::layer_detail(*s.model, b, 1).weights[3]);
+  CHECK(a.layers[1].thumbnails[3] == b.layers[1].thumbnails[3]);
   CHECK(a.next[4][0].id == b.next[4][0].id);
 
   // Hostile shards, each refused by the file it concerns.

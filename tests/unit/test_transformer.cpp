@@ -40,12 +40,20 @@ std::vector<int> some_ids(int n, int vocab) {
 
 float max_diff(const attn::Matrix& a, const attn::Matrix& b) { return (a - b).cwiseAbs().maxCoeff(); }
 
-// Every head's weights and every kept next-token probability of two traces.
-float trace_diff(const attn::ModelTrace& a, const attn::ModelTrace& b) {
+// Layer l of a forward in full (the trace keeps x; the rest is recomputed).
+attn::LayerDetail detail(const attn::Transformer& m, const attn::ModelTrace& t, int l,
+                         attn::Backend backend = attn::Backend::Simd) {
+  return attn::layer_detail(m, t, l, backend);
+}
+
+// Every head's weights and every kept next-token probability of two traces (of models ma, mb).
+float trace_diff(const attn::Transformer& ma, const attn::ModelTrace& a, const attn::Transformer& mb,
+                 const attn::ModelTrace& b) {
   float worst = 0;
-  for (std::size_t l = 0; l < a.layers.size(); ++l)
-    for (std::size_t h = 0; h < a.layers[l].weights.size(); ++h)
-      worst = std::max(worst, max_diff(a.layers[l].weights[h], b.layers[l].weights[h]));
+  for (int l = 0; l < static_cast<int>(a.layers.size()); ++l) {
+    const attn::LayerDetail da = detail(ma, a, l), db = detail(mb, b, l);
+    for (std::size_t h = 0; h < da.weights.size(); ++h) worst = std::max(worst, max_diff(da.weights[h], db.weights[h]));
+  }
   for (std::size_t t = 0; t < a.next.size(); ++t)
     for (std::size_t k = 0; k < std::min<std::size_t>(5, a.next[t].size()); ++k) {
       CHECK(a.next[t][k].id == b.next[t][k].id);
@@ -64,7 +72,8 @@ TEST_CASE("transformer: with zero projections every query spreads its weight eve
   m.final_norm_w.setOnes();
   const attn::ModelTrace t = attn::transformer_forward(m, {1, 2, 3, 4});
   REQUIRE(t.layers.size() == 2);
-  for (const auto& layer : t.layers) {
+  for (int l = 0; l < 2; ++l) {
+    const attn::LayerDetail layer = detail(m, t, l);
     REQUIRE(layer.weights.size() == 2);
     for (const attn::Matrix& w : layer.weights)
       for (int i = 0; i < 4; ++i)
@@ -96,7 +105,8 @@ TEST_CASE("transformer: GPT-2's layout, one layer, one head, worked by hand") {
   set(b.qkv, 0, 4, 1), set(b.qkv, 1, 5, 1);     // W_V
   m.final_norm_w.setOnes();
   const attn::ModelTrace t = attn::transformer_forward(m, {0, 1});
-  const attn::Matrix& w = t.layers[0].weights[0];
+  const attn::LayerDetail d = detail(m, t, 0);
+  const attn::Matrix& w = d.weights[0];
   CHECK(w(0, 0) == doctest::Approx(1.0));
   CHECK(w(0, 1) == 0.0f);
   CHECK(w(1, 0) == doctest::Approx(0.1957).epsilon(1e-3));
@@ -104,9 +114,9 @@ TEST_CASE("transformer: GPT-2's layout, one layer, one head, worked by hand") {
   CHECK(t.layers[0].x(0, 0) == doctest::Approx(1.0).epsilon(1e-4));
   CHECK(t.layers[0].x(1, 0) == doctest::Approx(-1.0).epsilon(1e-4));
   // The output row 1 = 0.1957·(1, −1) + 0.8043·(−1, 1) = (−0.6086, 0.6086).
-  CHECK(t.layers[0].head_outputs(1, 0) == doctest::Approx(-0.6086).epsilon(1e-3));
+  CHECK(d.head_outputs(1, 0) == doctest::Approx(-0.6086).epsilon(1e-3));
   // Learned positions: nothing is kept from before a rotation.
-  CHECK(t.layers[0].query_projected.size() == 0);
+  CHECK(d.query_projected.size() == 0);
   // The head's weights as the views read them: W_Q's column is (1, 0).
   const attn::Matrix wq = attn::head_weights(m.config, b, 0, attn::Projection::Query);
   CHECK(wq(0, 0) == 1.0f);
@@ -116,8 +126,8 @@ TEST_CASE("transformer: GPT-2's layout, one layer, one head, worked by hand") {
   // w = softmax(−1, 1) = (1/(1 + e²), e²/(1 + e²)) = (0.1192, 0.8808).
   m.config.score_scale = 1.0f;
   const attn::ModelTrace raw = attn::transformer_forward(m, {0, 1});
-  CHECK(raw.layers[0].weights[0](1, 0) == doctest::Approx(0.1192).epsilon(1e-3));
-  CHECK(raw.layers[0].weights[0](1, 1) == doctest::Approx(0.8808).epsilon(1e-3));
+  CHECK(detail(m, raw, 0).weights[0](1, 0) == doctest::Approx(0.1192).epsilon(1e-3));
+  CHECK(detail(m, raw, 0).weights[0](1, 1) == doctest::Approx(0.8808).epsilon(1e-3));
 }
 
 TEST_CASE("transformer: RoPE turns dimension i with i + d/2 by position · inv_freq[i]") {
@@ -199,9 +209,10 @@ TEST_CASE("transformer: a sliding window hides keys w or more back; a soft-cap b
   c.attn_softcap = 0.5f;
   const attn::Transformer m = attn::random_transformer(c, 5, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.5);
   const attn::ModelTrace t = attn::transformer_forward(m, some_ids(7, c.vocab_size));
+  const attn::LayerDetail d0 = detail(m, t, 0), d1 = detail(m, t, 1);
   for (int h = 0; h < 2; ++h) {
-    const attn::Matrix& local = t.layers[0].weights[static_cast<std::size_t>(h)];
-    const attn::Matrix& global = t.layers[1].weights[static_cast<std::size_t>(h)];
+    const attn::Matrix& local = d0.weights[static_cast<std::size_t>(h)];
+    const attn::Matrix& global = d1.weights[static_cast<std::size_t>(h)];
     for (int i = 0; i < 7; ++i) {
       CHECK(local.row(i).sum() == doctest::Approx(1.0).epsilon(1e-5));
       for (int j = 0; j < 7; ++j) {
@@ -210,7 +221,7 @@ TEST_CASE("transformer: a sliding window hides keys w or more back; a soft-cap b
       }
     }
     // The views' trace of the head: the model's scale, cap and window reproduce its weights.
-    const attn::AttentionTrace head = attn::head_trace(c, t, 0, h, attn::model_attention_options(c, 0));
+    const attn::AttentionTrace head = attn::head_trace(c, d0, h, attn::model_attention_options(c, 0));
     CHECK(max_diff(head.weights, local) < 1e-5f);
     CHECK(head.capped_scores.cwiseAbs().maxCoeff() <= 0.5f);  // tanh reaches ±1 in float far out
     CHECK(head.options.window == 2);
@@ -225,7 +236,7 @@ TEST_CASE("transformer: query heads in a group share one key/value head") {
   CHECK(c.kv_head_of(2) == 1);
   const attn::Transformer m = attn::random_transformer(c, 9, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.4);
   const attn::ModelTrace t = attn::transformer_forward(m, some_ids(6, c.vocab_size));
-  const attn::LayerTrace& l = t.layers[0];
+  const attn::LayerDetail l = detail(m, t, 0);
   CHECK(l.query.cols() == 16);
   CHECK(l.key.cols() == 8);
   CHECK(l.value.cols() == 8);
@@ -270,9 +281,9 @@ TEST_CASE("transformer: the fast path agrees with the scalar reference on every 
     attn::ForwardOptions fast, slow;
     slow.backend = attn::Backend::Scalar;
     const attn::ModelTrace a = attn::transformer_forward(m, ids, fast), r = attn::transformer_forward(m, ids, slow);
-    CHECK(trace_diff(a, r) < 1e-5f);
-    for (std::size_t l = 0; l < a.layers.size(); ++l)
-      for (const attn::Matrix& w : a.layers[l].weights)
+    CHECK(trace_diff(m, a, m, r) < 1e-5f);
+    for (int l = 0; l < static_cast<int>(a.layers.size()); ++l)
+      for (const attn::Matrix& w : detail(m, a, l).weights)
         for (Eigen::Index i = 0; i < w.rows(); ++i) {
           CHECK(w.row(i).sum() == doctest::Approx(1.0).epsilon(1e-5));
           for (Eigen::Index j = i + 1; j < w.cols(); ++j) CHECK(w(i, j) == 0.0f);
@@ -309,7 +320,7 @@ TEST_CASE("transformer: 16-bit weights give what the same values as floats give"
     CHECK(half.weight_bytes() == attn::transformer_weight_bytes(c, dtype));
     CHECK(wide.weight_bytes() == attn::transformer_weight_bytes(c, attn::Dtype::F32));
     const std::vector<int> ids = some_ids(9, c.vocab_size);
-    CHECK(trace_diff(attn::transformer_forward(half, ids), attn::transformer_forward(wide, ids)) < 1e-5f);
+    CHECK(trace_diff(half, attn::transformer_forward(half, ids), wide, attn::transformer_forward(wide, ids)) < 1e-5f);
   }
 }
 
@@ -336,5 +347,49 @@ TEST_CASE("transformer: refused configs and inputs name the problem") {
   // A RoPE model has no position table: its text is bounded by the trace limit only.
   const attn::Transformer r = attn::random_transformer(tiny_llama(1, 1, 1, 2, 2, 5), 1, attn::Dtype::F32,
                                                        attn::WeightLayout::OutIn);
-  CHECK(attn::transformer_forward(r, some_ids(40, 5)).layers[0].weights[0].rows() == 40);
+  CHECK(detail(r, attn::transformer_forward(r, some_ids(40, 5)), 0).weights[0].rows() == 40);
+}
+
+TEST_CASE("transformer: the trace keeps x, each head's summary and thumbnail; a layer's detail is the forward's own") {
+  attn::TransformerConfig c = tiny_llama(2, 4, 2, 4, 8, 23);
+  c.qk_norm = true;
+  c.layers[1].window = 5;
+  const attn::Transformer m = attn::random_transformer(c, 11, attn::Dtype::BF16, attn::WeightLayout::OutIn, 0.6);
+  for (int T : {9, 100}) {
+    CAPTURE(T);
+    const attn::ModelTrace t = attn::transformer_forward(m, some_ids(T, c.vocab_size));
+    for (int l = 0; l < 2; ++l) {
+      const attn::LayerTrace& kept = t.layers[static_cast<std::size_t>(l)];
+      REQUIRE(kept.summaries.size() == 4);
+      REQUIRE(kept.thumbnails.size() == 4);
+      CHECK(kept.x.rows() == T);
+      const attn::LayerDetail d = detail(m, t, l);
+      // recomputed twice, and with another backend's rounding in reach: the very same numbers
+      CHECK(detail(m, t, l).weights[3] == d.weights[3]);
+      CHECK(d.query_normed.cols() == 16);
+      CHECK(d.key_projected.cols() == 8);
+      for (int h = 0; h < 4; ++h) {
+        const attn::Matrix& w = d.weights[static_cast<std::size_t>(h)];
+        const attn::Matrix& thumb = kept.thumbnails[static_cast<std::size_t>(h)];
+        CHECK(thumb.rows() == std::min(T, attn::kThumbnailSide));
+        CHECK(thumb.cols() == std::min(T, attn::kThumbnailSide));
+        if (T <= attn::kThumbnailSide) CHECK(thumb == w);
+        // a block shows its largest weight: the first row of a causal head is one-hot on key 0
+        CHECK(thumb(0, 0) == doctest::Approx(1.0f));
+        CHECK(thumb.maxCoeff() == doctest::Approx(w.maxCoeff()));
+        const attn::HeadSummary s = attn::summarize_head(w, true);
+        CHECK(kept.summaries[static_cast<std::size_t>(h)].pattern == s.pattern);
+        CHECK(kept.summaries[static_cast<std::size_t>(h)].previous == s.previous);
+      }
+    }
+  }
+  // 2 × 2 blocks of a 4 × 4 matrix, pooled by hand
+  attn::Matrix w(4, 4);
+  w << 1, 0, 0, 0, 0.5f, 0.5f, 0, 0, 0.1f, 0.2f, 0.7f, 0, 0.25f, 0.25f, 0.25f, 0.25f;
+  const attn::Matrix p = attn::max_pooled(w, 2);
+  CHECK(p(0, 0) == 1.0f);
+  CHECK(p(0, 1) == 0.0f);
+  CHECK(p(1, 0) == 0.25f);
+  CHECK(p(1, 1) == 0.7f);
+  CHECK_THROWS_AS(attn::layer_detail(m, attn::transformer_forward(m, {1, 2}), 2), std::invalid_argument);
 }
