@@ -139,6 +139,7 @@
     const s = api.getState();
     const parts = [element("h2", `${TITLES[s.view] || s.view} view, in numbers`)];
     if (s.view === "flow" || s.view === "weights" || s.view === "mistakes") parts.push(weightTable(s));
+    if (s.view === "mistakes" && s.view_data.own_factor) parts.push(element("p", s.view_data.own_factor));
     if (s.view === "library") parts.push(...libraryList(s));
     else if (s.view === "steps") parts.push(...stepParts(s));
     else if (s.view === "derive") parts.push(...deriveParts(s));
