@@ -49,6 +49,16 @@ std::string fmt(const char* format, double v) {
 // The view's width that can be drawn in without a sideways scroll.
 float view_width() { return ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize; }
 
+// A bulleted line that wraps at the view's width (ImGui::BulletText never wraps: on a phone it
+// pushed the Cost view sideways).
+void bullet_line(const char* text) {
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + view_width());
+  ImGui::Bullet();
+  ImGui::SameLine();
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopTextWrapPos();
+}
+
 float largest_abs(const Matrix& m) {
   float r = 0;
   for (Eigen::Index i = 0; i < m.size(); ++i)
@@ -413,15 +423,15 @@ void draw_kv_cache_section(const AppState& state) {
   char line[256];
   std::snprintf(line, sizeof line, "per token and layer: 2 × %d K/V heads × %d = %s numbers", v.n_kv_head, v.head_dim,
                 grouped(v.per_token_layer).c_str());
-  ImGui::BulletText("%s", line);
+  bullet_line(line);
   if (v.n_kv_head != v.n_head) {
     std::snprintf(line, sizeof line, "without sharing it would be 2 × %d heads × %d = %s (%d× as many)", v.n_head,
                   v.head_dim, grouped(v.per_token_layer_unshared).c_str(), v.n_head / std::max(1, v.n_kv_head));
-    ImGui::BulletText("%s", line);
+    bullet_line(line);
   }
   std::snprintf(line, sizeof line, "all %d layers: %s numbers = %s", v.n_layer, grouped(v.numbers).c_str(),
                 bytes_text(static_cast<double>(v.bytes())).c_str());
-  ImGui::BulletText("%s", line);
+  bullet_line(line);
   publish_item_rect("cost:kv_cache");
   // bars: what is held, against without sharing and without windows
   const float font = ImGui::GetFontSize(), width = std::min(view_width(), font * 28.0f);
