@@ -104,7 +104,7 @@ if(EMSCRIPTEN)
   target_link_options(attention_explainer PRIVATE
     -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sMEMORY_GROWTH_LINEAR_STEP=16MB
     -sEXPORTED_RUNTIME_METHODS=ccall,cwrap,lengthBytesUTF8,stringToUTF8 -sEXPORTED_FUNCTIONS=_main,_malloc,_free
-    -sENVIRONMENT=web -sINITIAL_MEMORY=33554432
+    -sENVIRONMENT=web -sINITIAL_MEMORY=8388608
     "SHELL:--embed-file ${CMAKE_SOURCE_DIR}/shaders@/shaders")
   # the link must run again when a shader changes (they are embedded in the wasm)
   file(GLOB SHADER_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*)

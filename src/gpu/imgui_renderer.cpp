@@ -88,6 +88,9 @@ void rebuild_imgui_font() {
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, pixels);
   io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(g_font)));
+  // The texture has the pixels now: the atlas's own copies (alpha and RGBA, several MB) go; a later
+  // rebuild (fallback fonts, a lost context) builds them again from the fonts.
+  io.Fonts->ClearTexData();
 }
 
 void render_imgui(const ImDrawData* data, int fb_width, int fb_height) {
