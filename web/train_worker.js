@@ -50,8 +50,9 @@ self.onmessage = (event) => {
   const message = event.data;
   if (message.type === "load") {
     const base = message.flavour + "/";
+    const suffix = typeof message.wasmSuffix === "string" ? message.wasmSuffix : "";
     self.Module = {
-      locateFile: (file) => base + file,
+      locateFile: (file) => base + file + (file.endsWith(".wasm") ? suffix : ""),
       onAbort: (what) => postMessage({ type: "failed", why: `the trainer's wasm stopped: ${what}` }),
       onRuntimeInitialized: () => {
         ready = true;
