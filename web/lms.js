@@ -103,14 +103,18 @@
     const ping = typeof api._post === "function" ? api._post(v12 ? "LMSGetLastError" : "GetLastError", []) : Promise.reject(new Error("no bridge"));
     const answered = await Promise.race([ping.then(() => true, () => false), new Promise((r) => setTimeout(() => r(false), 1500))]);
     if (!answered) { try { api.destroy(); } catch (e) { /* */ } return null; }
-    api.bridged = true;
-    return api;
+    // handed back in a box: the bridge answers every property, "then" too, so it must not be awaited itself
+    return { api };
   }
 
   async function startScorm() {
     const v12 = kind === "scorm12";
-    let api = findApi(v12 ? "API" : "API_1484_11");
-    if (!api) api = await bridgeApi(v12);
+    let api = findApi(v12 ? "API" : "API_1484_11"), bridged = false;
+    if (!api) {
+      const box = await bridgeApi(v12);
+      api = box && box.api;
+      bridged = !!api;
+    }
     if (!api) {
       status.mode = "none";
       notice("no-api", "This page found no course site to report to: your answers are kept in this browser only.");
@@ -139,8 +143,8 @@
     const set = (k, v) => callApi("set", k, String(v)) !== null;
 
     if (callApi("init", "") === null) { status.mode = "failed"; return; }
-    status.mode = api.bridged ? "bridge" : "api";
-    if (api.bridged && typeof api._post === "function") {  // the bridge's values arrive asynchronously
+    status.mode = bridged ? "bridge" : "api";
+    if (bridged && typeof api._post === "function") {  // the bridge's values arrive asynchronously
       try {
         const all = await api._post("getFlattenedCMI", []);
         if (all && typeof all === "object") for (const [k, v] of Object.entries(all)) if (api._cache && !api._cache.has(k)) api._cache.set(k, String(v));

@@ -52,7 +52,7 @@ ${sandboxed ? '<script src="runtime/cross-frame-lms.js"></script>' : ""}
   ${sandboxed ? 'new CrossFrameLMS(api, "*");' : ""}
   window.readCmi = () => JSON.parse(JSON.stringify(api.cmi));
 </script>
-<iframe id="sco" ${sandboxed ? 'sandbox="allow-scripts"' : ""} src="${launchBase}${kind}/lms.html" style="width:1200px;height:860px;border:0"></iframe></body>`);
+<iframe id="sco" ${sandboxed ? 'sandbox="allow-scripts allow-same-origin"' : ""} src="${launchBase}${kind}/lms.html" style="width:1200px;height:860px;border:0"></iframe></body>`);
   return name;
 }
 
@@ -153,7 +153,8 @@ for (const kind of ["scorm12", "scorm2004"]) {
 test("scorm12 in a sandboxed frame on another origin, through scorm-again's cross-frame bridge", async () => {
   const host = hostPage("scorm12", { sandboxed: true, launchBase: server.url });
   const s = await openHost(other.url + host);
-  assert.equal(await s.frame.evaluate(() => window.attentionLms.mode), "bridge");
+  const mode = await until(async () => { const m = await s.frame.evaluate(() => window.attentionLms.mode); return m !== "searching" && m; }, "the API search").catch(async (e) => { throw new Error(e.message + ": " + JSON.stringify(await s.frame.evaluate(() => [window.attentionLms, document.getElementById("lms-notice")?.textContent]))); });
+  assert.equal(mode, "bridge");
   await s.drive.openView("weights");
   const { wrong, right } = await s.drive.weightsChoices();
   await s.drive.click(`quiz:choice:${wrong}`);
@@ -206,6 +207,7 @@ async function openLaunch(apiScript, { kind = "scorm12", saved } = {}) {
   page.on("pageerror", (e) => errors.push(String(e)));
   await page.goto(server.url + name);
   const frame = await explainerFrame(page);
+  await until(() => frame.evaluate(() => window.attentionLms.mode !== "searching"), "the API search");
   await frames(frame, 4);
   return { context, page, frame, errors };
 }
