@@ -30,8 +30,11 @@ before(async () => {
   window.statements = [];
   const q = new URLSearchParams(location.search);
   const options = { h5pJsonPath: "h5p", frameJs: "player/frame.bundle.js", frameCss: "player/styles/h5p.css",
-    xAPIObjectIRI: "https://course.example/h5p/attention", ...(q.get("content") ? { contentJsonPath: q.get("content") } : {}) };
-  if (window.PREVIOUS) Object.assign(options, { contentUserData: [{ dataType: "state", previousState: window.PREVIOUS, subContentId: "*" }], saveFreq: false });
+    xAPIObjectIRI: "https://course.example/h5p/attention", user: { name: "Ada Lovelace", mail: "ada@example.org" },
+    ajax: { contentUserDataUrl: "user-data/:contentId/:dataType/:subContentId" }, ...(q.get("content") ? { contentJsonPath: q.get("content") } : {}) };
+  // H5P core reads contentUserData[subContentId][dataType] (h5p-standalone passes it as given)
+  // H5P core reads contentUserData[subContentId][dataType] as given (not the form h5p-standalone's README shows)
+  if (window.PREVIOUS) Object.assign(options, { contentUserData: [{ state: window.PREVIOUS }], saveFreq: 30 });
   new H5PStandalone.H5P(document.getElementById("h5p"), options).then(() => {
     H5P.externalDispatcher.on("xAPI", (e) => statements.push(JSON.parse(JSON.stringify(e.data.statement))));
     window.h5pLoaded = true;
@@ -112,7 +115,10 @@ test("a scripted session: the dispatcher's statements (attempted, answered wrong
   }
   assert.equal(got.filter((st) => verbOf(st) === "failed").length, 0);
   assert.equal(await s.instance(() => H5P.instances[0].getScore()), 405);
-  for (const st of got) assert.deepEqual(validateStatement(st), [], `${verbOf(st)} ${st.object.id} is valid xAPI`);
+  for (const st of got) {
+    assert.deepEqual(validateStatement(st), [], `${verbOf(st)} ${st.object.id} is valid xAPI`);
+    assert.equal(st.actor.mbox, "mailto:ada@example.org", "the learner H5P names");
+  }
   // a statement xapi-validation refuses, so the check above can fail
   assert.notDeepEqual(validateStatement({ ...got[1], verb: { id: "answered" } }), []);
   // resume: the state H5P saves brings the answers back in a new player
@@ -151,7 +157,8 @@ test("the teacher's settings: the view, the sentence and which checks count", as
 });
 
 test("the package passes @lumieducation/h5p-server's checks: file types on the whitelist, library.json, sizes", async () => {
-  const { H5PConfig, PackageValidator } = require("@lumieducation/h5p-server");
+  const { H5PConfig } = require("@lumieducation/h5p-server");
+  const PackageValidator = require("@lumieducation/h5p-server/build/src/PackageValidator").default;
   const config = new H5PConfig(undefined);
   const validator = new PackageValidator(config, { libraryExists: async () => false });
   await validator.validateFileSizes(pkg.file);
