@@ -250,7 +250,8 @@
       },
       /** completed, then passed or failed when a pass mark (0..1) is set. */
       finished(s, passMark, ms) {
-        const result = (extra) => ({ score: { raw: s.raw, min: s.min, max: s.max, scaled: s.scaled }, completion: true,
+        // whole points, as H5P reports them: 45 an item, 1 a Derive cell
+        const result = (extra) => ({ score: { raw: s.points, min: 0, max: s.maxPoints, scaled: s.scaled }, completion: true,
           ...(ms !== undefined ? { duration: isoDuration(ms) } : {}), ...extra });
         const list = [base("completed", main, result({}))];
         if (passMark !== null && passMark !== undefined) {

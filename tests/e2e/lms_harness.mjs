@@ -44,6 +44,7 @@ export async function explainerFrame(page, { timeout = 60000 } = {}) {
 /** Drives the explainer in `frame` with the page's real mouse and keyboard (the frame's offset added). */
 export function driver(page, frame) {
   const offset = async () => {
+    if (frame === page.mainFrame()) return { x: 0, y: 0, w: page.viewportSize().width, h: page.viewportSize().height };
     const box = await (await frame.frameElement()).boundingBox();
     return { x: box.x, y: box.y, w: box.width, h: box.height };
   };
