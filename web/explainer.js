@@ -1261,6 +1261,14 @@
   const wasmSuffix = document.documentElement.dataset.wasmSuffix || "";
   api.wasmSuffix = wasmSuffix;
   window.Module.locateFile = (file) => flavour + "/" + file + (file.endsWith(".wasm") ? wasmSuffix : "");
+  // ... and served as text, which streaming compilation refuses: compiled from the bytes instead
+  if (wasmSuffix) window.Module.instantiateWasm = (imports, receive) => {
+    const file = window.Module.locateFile("explainer.wasm");
+    fetch(file).then((r) => { if (!r.ok) throw new Error(`HTTP ${r.status}`); return r.arrayBuffer(); })
+      .then((bytes) => WebAssembly.instantiate(bytes, imports)).then((r) => receive(r.instance, r.module))
+      .catch((e) => fail(`Could not load ${file} (${e.message}): is the content complete?`, `could not load ${file} (${e.message})`));
+    return {};
+  };
   const script = document.createElement("script");
   script.src = flavour + "/explainer-wasm.js";
   script.onerror = () => fail("Could not load explainer-wasm.js: is the site complete?",

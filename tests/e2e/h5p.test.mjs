@@ -51,6 +51,7 @@ async function play(query = "", previous) {
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (/wasm|WebAssembly/i.test(m.text())) errors.push(m.text()); });  // the renamed wasm compiles quietly
   await page.goto(server.url + "host.html" + query);
   await until(() => page.evaluate(() => window.h5pLoaded || window.h5pFailed), "the H5P player", 30000);
   assert.equal(await page.evaluate(() => window.h5pFailed), undefined);
@@ -147,6 +148,10 @@ test("the teacher's settings: the view, the sentence and which checks count", as
   assert.equal(state.view, "cost");
   assert.equal(state.sentence, "the cat sat on the mat");
   assert.equal(await s.instance(() => H5P.instances[0].getMaxScore()), 90, "weights and Derive count: 2 × 45");
+  // the train view's worker starts from the library too (its wasm renamed like the page's)
+  await s.frame.evaluate(() => window.attentionExplainer.setState({ view: "train" }));
+  await until(() => s.frame.evaluate(() => window.attentionExplainer.getState().train.worker === "ready"), "the train worker", 30000);
+  await s.frame.evaluate(() => window.attentionExplainer.setState({ view: "cost" }));
   await s.frame.evaluate(() => window.attentionExplainer.setState({ checks: { cost: { answer: "1", question: "", right: true, passed: true } } }));
   await frames(s.frame, 6);
   await new Promise((r) => setTimeout(r, 300));
