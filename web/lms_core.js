@@ -153,7 +153,7 @@
     let first;
     try { first = JSON.parse(lines[0]); } catch (e) { first = null; }
     if (!Array.isArray(first) || first[0] !== FORMAT || !Number.isInteger(first[1]))
-      return { ...out, problem: cut && lines.length === 0 ? "cut" : "unreadable" };
+      return { ...out, problem: cut && lines.length === 0 && (text.startsWith('["AE"') || '["AE",'.startsWith(text)) ? "cut" : "unreadable" };
     if (first[1] > VERSION) return { ...out, problem: "newer" };
     for (const l of lines.slice(1)) {
       let r;
