@@ -133,7 +133,7 @@ export function h5pJson() {
 function libraryJson() {
   return { title: TITLE, description: "Self-attention computed live, with check questions and Derive's predictions, graded through xAPI.",
     machineName: "H5P.AttentionExplainer", majorVersion: 1, minorVersion: 0, patchVersion: 0, runnable: 1,
-    license: "U", author: "Self-attention explainer authors", embedTypes: ["iframe"], fullscreen: 1,
+    author: "Self-attention explainer authors", embedTypes: ["iframe"], fullscreen: 1,
     coreApi: { majorVersion: 1, minorVersion: 19 },
     preloadedJs: [{ path: "lms_core.js" }, { path: "page.js" }, { path: "h5p_explainer.js" }],
     preloadedCss: [{ path: "h5p_explainer.css" }] };

@@ -131,6 +131,13 @@ test("a scripted session: the dispatcher's statements (attempted, answered wrong
   await s.instance(() => H5P.instances[0].resetTask());
   assert.equal(await s.instance(() => H5P.instances[0].getScore()), 0);
   assert.equal(await s.instance(() => H5P.instances[0].getAnswerGiven()), false);
+  // a second go after the reset, every view wrong: completed, then failed (0 of 450)
+  await s.frame.evaluate((checks) => window.attentionExplainer.setState({ checks }), allAnswered({ viewsRight: false }));
+  await until(async () => (await statements(s.page)).some((st) => verbOf(st) === "failed"), "failed");
+  const failed = (await statements(s.page)).find((st) => verbOf(st) === "failed");
+  assert.deepEqual(failed.result.score, { min: 0, max: 450, raw: 0, scaled: 0 });
+  assert.equal(failed.result.success, false);
+  assert.deepEqual(validateStatement(failed), []);
   assert.deepEqual(s.errors, []);
   await s.context.close();
 
