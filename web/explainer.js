@@ -730,7 +730,7 @@
       else if (data.type === "failed") trainWorkerFailed(data.why);
       else if (data.type === "reports") deliverTrainReports(data);
     };
-    trainWorker.postMessage({ type: "load", flavour: api.build });
+    trainWorker.postMessage({ type: "load", flavour: api.build, wasmSuffix });
   }
   const trainWorkerPost = (text) => trainWorker.postMessage(JSON.parse(text));
   /** The folder as one zip: a Promise of {name: "trained-....zip", zip: Uint8Array} (files under the folder's name). */
@@ -826,6 +826,9 @@
   }
   // The inputs and tokens with the selected query's row of weights: the light part of getState().
   const summaryState = () => call("attn_get_summary").state;
+  /** The light part of getState(): the inputs (view, sentence, model, token, checklist, checks...), the
+   *  selected query's row of weights and every check's marks as "progress" (web/lms.js reads it per change). */
+  api.getSummary = () => summaryState();
   api.permalink = () => location.origin + location.pathname + permalinkSearch(summaryState());
   /** Opens the printable handout (web/handout.html) of the current state in a new tab; returns its window. */
   api.handout = () => window.open(new URL("handout.html", location.href).pathname + permalinkSearch(summaryState()), "_blank");
@@ -888,7 +891,8 @@
   // both are read, with no answers. Anything unreadable (corrupt, or from a newer version) is ignored
   // with a warning and kept aside under KEY + ":unreadable" before the next save. A save changes
   // only the ticks and answers this page changed, so two open pages do not undo each other's.
-  const PROGRESS_KEY = "attention-explainer:checklist";
+  // A page that hosts the explainer for a course site (web/lms.html) keeps its progress under its own key.
+  const PROGRESS_KEY = document.documentElement.dataset.progressKey || "attention-explainer:checklist";
   const PROGRESS_VERSION = 2;
   const validTicks = (v) => Number.isInteger(v) && v >= 0 && v <= 0xffff;
   const plainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -1253,7 +1257,18 @@
     0, 65, 0, 253, 15, 253, 98, 11]);
   const flavour = WebAssembly.validate(SIMD_PROBE) ? "simd" : "baseline";
   api.build = flavour;
-  window.Module.locateFile = (file) => flavour + "/" + file;
+  // An H5P library may not hold .wasm files: its copy names them NAME.wasm + data-wasm-suffix (".txt").
+  const wasmSuffix = document.documentElement.dataset.wasmSuffix || "";
+  api.wasmSuffix = wasmSuffix;
+  window.Module.locateFile = (file) => flavour + "/" + file + (file.endsWith(".wasm") ? wasmSuffix : "");
+  // ... and served as text, which streaming compilation refuses: compiled from the bytes instead
+  if (wasmSuffix) window.Module.instantiateWasm = (imports, receive) => {
+    const file = window.Module.locateFile("explainer.wasm");
+    fetch(file).then((r) => { if (!r.ok) throw new Error(`HTTP ${r.status}`); return r.arrayBuffer(); })
+      .then((bytes) => WebAssembly.instantiate(bytes, imports)).then((r) => receive(r.instance, r.module))
+      .catch((e) => fail(`Could not load ${file} (${e.message}): is the content complete?`, `could not load ${file} (${e.message})`));
+    return {};
+  };
   const script = document.createElement("script");
   script.src = flavour + "/explainer-wasm.js";
   script.onerror = () => fail("Could not load explainer-wasm.js: is the site complete?",

@@ -50,8 +50,16 @@ self.onmessage = (event) => {
   const message = event.data;
   if (message.type === "load") {
     const base = message.flavour + "/";
+    const suffix = typeof message.wasmSuffix === "string" ? message.wasmSuffix : "";
     self.Module = {
-      locateFile: (file) => base + file,
+      locateFile: (file) => base + file + (file.endsWith(".wasm") ? suffix : ""),
+      // a renamed wasm is served as text, which streaming compilation refuses: compiled from the bytes
+      ...(suffix ? { instantiateWasm: (imports, receive) => {
+        fetch(base + "train_worker.wasm" + suffix).then((r) => { if (!r.ok) throw new Error(`HTTP ${r.status}`); return r.arrayBuffer(); })
+          .then((bytes) => WebAssembly.instantiate(bytes, imports)).then((r) => receive(r.instance, r.module))
+          .catch((e) => postMessage({ type: "failed", why: `could not load train_worker.wasm${suffix}: ${e.message}` }));
+        return {};
+      } } : {}),
       onAbort: (what) => postMessage({ type: "failed", why: `the trainer's wasm stopped: ${what}` }),
       onRuntimeInitialized: () => {
         ready = true;
