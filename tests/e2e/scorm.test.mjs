@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { serveStatic, launchBrowser, frames } from "./harness.mjs";
+import { serveStatic, launchBrowser, frames, screenshot } from "./harness.mjs";
 import { extractedPackage, explainerFrame, driver, allAnswered, until, NODE_MODULES } from "./lms_harness.mjs";
 import { SCHEMA_DIRS } from "../../tools/package_lms.mjs";
 
@@ -222,6 +222,7 @@ test("no LMS, or one that fails every call: said once on screen, and the learner
     const first = await noticeText(s.frame);
     assert.ok(first && first.length > 20, `${label}: a notice (${first})`);
     assert.equal(await s.frame.evaluate(() => document.getElementById("lms-notice").getAttribute("role")), "status", "read out by screen readers");
+    if (label === "no API") await screenshot(s.frame.page(), "lms-no-api");
     // the learner keeps working: answers (several changes) are kept under the package's key
     for (const [i, answer] of ["0.40", "0.10", "0.40"].entries()) {
       await s.frame.evaluate(({ answer, i }) => window.attentionExplainer.setState({ view: i % 2 ? "derive" : "weights",
