@@ -129,16 +129,19 @@ run_fuzzers() {  # run_fuzzers SECONDS: each libFuzzer target from its seed corp
 
 SUITES_PASSED=0
 SUITES_FAILED=0
-suite() {  # suite NAME COMMAND...: runs one test suite, counts it, never stops the others
-  local name="$1"
+SUITE_TIMES=()
+suite() {  # suite NAME COMMAND...: runs one test suite, counts and times it, never stops the others
+  local name="$1" start=$SECONDS outcome=ok
   shift
   log "$name"
   if "$@"; then
     SUITES_PASSED=$((SUITES_PASSED + 1))
   else
     SUITES_FAILED=$((SUITES_FAILED + 1))
+    outcome=FAILED
     log "FAILED: $name"
   fi
+  SUITE_TIMES+=("$(printf '%6d s  %-6s %s' $((SECONDS - start)) "$outcome" "$name")")
 }
 
 run_tests() {
@@ -159,7 +162,9 @@ run_tests() {
   suite "unit tests under ASan + UBSan" "$SANITIZE_DIR/attn_tests"
   suite "CLI tests under ASan + UBSan" env ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test tests/cli/
   suite "fuzzing, short bounded run (./build_wasm.sh fuzz SECONDS for longer)" run_fuzzers 10
-  echo "test suites: $SUITES_PASSED passed, $SUITES_FAILED failed"
+  echo "time per suite (builds between them not counted):"
+  printf '%s\n' "${SUITE_TIMES[@]}"
+  echo "test suites: $SUITES_PASSED passed, $SUITES_FAILED failed (${SECONDS} s in all)"
   [ "$SUITES_FAILED" -eq 0 ]
 }
 
