@@ -2,7 +2,7 @@
 // page frames the package's launch page (same origin, and once sandboxed on another origin through
 // scorm-again's cross-frame bridge); checks answered by real clicks and typing are read back from the
 // runtime's own data; a relaunch with the saved CMI resumes; the manifests pass the SCORM schemas; a
-// missing, failing or lying LMS costs the learner nothing. ATTN_FULL=1 adds the longer bad-input cases.
+// missing, failing or lying LMS costs the learner nothing.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -12,7 +12,6 @@ import { serveStatic, launchBrowser, frames, screenshot } from "./harness.mjs";
 import { extractedPackage, explainerFrame, driver, allAnswered, until, NODE_MODULES } from "./lms_harness.mjs";
 import { SCHEMA_DIRS } from "../../tools/package_lms.mjs";
 
-const FULL = process.env.ATTN_FULL === "1";
 let root, server, other, browser;
 const packages = {};
 before(async () => {
@@ -217,7 +216,7 @@ const FAKE12 = (body) => `window.calls = []; window.API = { ${["LMSInitialize", 
 
 test("no LMS, or one that fails every call: said once on screen, and the learner's answers stay in the browser", async () => {
   for (const [label, script] of [["no API", ""], ["every call false", FAKE12('return "false";')],
-    ...(FULL ? [["every call throws", FAKE12('throw new Error("LMS down");')], ["Initialize fine, the rest false", FAKE12('return a.length === 1 && calls.length === 1 ? "true" : "false";')]] : [])]) {
+    ["every call throws", FAKE12('throw new Error("LMS down");')], ["Initialize fine, the rest false", FAKE12('return a.length === 1 && calls.length === 1 ? "true" : "false";')]]) {
     const s = await openLaunch(script);
     const first = await noticeText(s.frame);
     assert.ok(first && first.length > 20, `${label}: a notice (${first})`);
@@ -245,9 +244,9 @@ test("suspend_data from a newer version, cut short, or in the page's own older f
       assert.equal(st.checks.weights.answer, "it"); assert.equal(st.checks["derive.weights.0.0"].answer, "0.40");
       assert.equal(st.checks.cost, undefined); assert.equal(st.checklist, 3); assert.equal(st.view, "cost"); }, /cut short; 2 answers/],
     ["newer", '["AE",7]\n["future","x"]\n', (st) => assert.deepEqual(st.checks, {}), /newer version/],
-    ...(FULL ? [["older (the page's progress JSON)", JSON.stringify({ version: 2, checklist: 5, checks: { cost: { answer: "64", question: "", right: true, passed: true } } }),
+    ["older (the page's progress JSON)", JSON.stringify({ version: 2, checklist: 5, checks: { cost: { answer: "64", question: "", right: true, passed: true } } }),
       (st) => { assert.equal(st.checks.cost.answer, "64"); assert.equal(st.checklist, 5); }, null],
-    ["garbage", "%%%not ours%%%", (st) => assert.deepEqual(st.checks, {}), /could not be read/]] : []),
+    ["garbage", "%%%not ours%%%", (st) => assert.deepEqual(st.checks, {}), /could not be read/],
   ];
   for (const [label, text, check, said] of cases) {
     const script = `window.store = { "cmi.suspend_data": window.SAVED_TEXT, "cmi.core.entry": "resume" }; window.API = {
