@@ -88,9 +88,11 @@ void rebuild_imgui_font() {
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, pixels);
   io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(g_font)));
-  // The texture has the pixels now: the atlas's own copies (alpha and RGBA, several MB) go; a later
-  // rebuild (fallback fonts, a lost context) builds them again from the fonts.
-  io.Fonts->ClearTexData();
+  // The texture has the pixels now: the atlas's RGBA copy (4 bytes a texel, ~13 MB) goes. The alpha
+  // one stays (a quarter of it): it holds the U+XXXX boxes drawn into it (app/fonts.cpp), and a lost
+  // context's texture is made again from it.
+  IM_FREE(io.Fonts->TexPixelsRGBA32);
+  io.Fonts->TexPixelsRGBA32 = nullptr;
 }
 
 void render_imgui(const ImDrawData* data, int fb_width, int fb_height) {
