@@ -5,20 +5,13 @@
 #include <cmath>
 
 #include "../../src/ui/family_views.h"
+#include "test_helpers.h"
 
 namespace {
 
+// A small Llama (vocabulary 29): the shared one of the unit tests.
 attn::TransformerConfig small_llama(int layers, int heads, int kv_heads, int head_dim, int embd) {
-  attn::TransformerConfig c;
-  c.family = "llama";
-  c.n_layer = layers, c.n_head = heads, c.n_kv_head = kv_heads, c.head_dim = head_dim, c.d_model = embd;
-  c.d_ff = 2 * embd, c.vocab_size = 29;
-  c.norm = attn::NormKind::RmsNorm, c.norm_eps = 1e-6f;
-  c.positions = attn::PositionKind::Rope;
-  c.layers.assign(static_cast<std::size_t>(layers), attn::LayerSpec{});
-  c.score_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  c.gated_mlp = true, c.activation = attn::Activation::Silu;
-  return c;
+  return attn::test::tiny_llama(layers, heads, kv_heads, head_dim, embd, 29);
 }
 
 std::vector<int> ids(int n) {

@@ -1,4 +1,5 @@
-// Small helpers shared by the unit tests: matrices from literals, random matrices, error metrics.
+// Small helpers shared by the unit tests: matrices from literals, random matrices, error metrics, a
+// small Llama-style configuration.
 // Not a test framework: doctest is.
 #pragma once
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "../../src/core/matrix.h"
 #include "../../src/core/random.h"
+#include "../../src/core/transformer.h"
 
 namespace attn::test {
 
@@ -32,6 +34,20 @@ inline Matrix random_matrix(Rng& rng, int r, int c, float spread = 1.0f) {
 inline double relative_error(const Matrix& got, const Matrix& reference) {
   const double scale = std::max(static_cast<double>(reference.cwiseAbs().maxCoeff()), 1e-30);
   return static_cast<double>((got - reference).cwiseAbs().maxCoeff()) / scale;
+}
+
+// A Llama-style block of the given make-up (RMSNorm, RoPE, SwiGLU with d_ff = 3 · d_model, no biases).
+inline TransformerConfig tiny_llama(int layers, int heads, int kv_heads, int head_dim, int embd, int vocab = 23) {
+  TransformerConfig c;
+  c.family = "llama";
+  c.n_layer = layers, c.n_head = heads, c.n_kv_head = kv_heads, c.head_dim = head_dim, c.d_model = embd;
+  c.d_ff = 3 * embd, c.vocab_size = vocab;
+  c.norm = NormKind::RmsNorm, c.norm_eps = 1e-6f;
+  c.positions = PositionKind::Rope;
+  c.layers.assign(static_cast<std::size_t>(layers), LayerSpec{});
+  c.score_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  c.gated_mlp = true, c.activation = Activation::Silu;
+  return c;
 }
 
 }  // namespace attn::test

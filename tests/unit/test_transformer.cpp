@@ -16,19 +16,7 @@ attn::TransformerConfig tiny_gpt2(int layers, int heads, int embd, int vocab = 1
   return attn::gpt2_config(layers, heads, embd, positions, vocab);
 }
 
-// A Llama-style block of the given make-up (RMSNorm, RoPE, SwiGLU, no biases).
-attn::TransformerConfig tiny_llama(int layers, int heads, int kv_heads, int head_dim, int embd, int vocab = 23) {
-  attn::TransformerConfig c;
-  c.family = "llama";
-  c.n_layer = layers, c.n_head = heads, c.n_kv_head = kv_heads, c.head_dim = head_dim, c.d_model = embd;
-  c.d_ff = 3 * embd, c.vocab_size = vocab;
-  c.norm = attn::NormKind::RmsNorm, c.norm_eps = 1e-6f;
-  c.positions = attn::PositionKind::Rope;
-  c.layers.assign(static_cast<std::size_t>(layers), attn::LayerSpec{});
-  c.score_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  c.gated_mlp = true, c.activation = attn::Activation::Silu;
-  return c;
-}
+using attn::test::tiny_llama;
 
 void set(attn::Weights& w, int r, int c, float v) { w.f32[static_cast<std::size_t>(r) * w.cols + c] = v; }
 
