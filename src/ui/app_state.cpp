@@ -264,10 +264,9 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       model.keys = model.queries;
       key = "options";
       o = model_layer_options(c, applied.layer, next);
-      const bool same_layer = same_forward && state.model.layer && state.model.layer_index == applied.layer;
+      const bool same_layer = same_forward && state.model.layer && state.inputs.layer == applied.layer;
       model.layer = same_layer ? state.model.layer
                                : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
-      model.layer_index = applied.layer;
       model.trace = head_trace(c, *model.layer, applied.head, o);
       const TransformerBlock& block0 = loaded->model->blocks.front();
       model.family = std::make_shared<const FamilyViews>(family_views(

@@ -130,10 +130,9 @@ struct AppModel {
   std::shared_ptr<const ModelTrace> forward;
   std::shared_ptr<const Transformer> forward_model;  // which loaded model computed `forward` (null: hand-made)
   unsigned forward_revision = 0;  // the state revision `forward` was computed for (its pictures' version)
-  // The chosen layer of `forward` in full (q, k, v at every step): recomputed when the layer or the
-  // forward changes; null for the hand-made model.
+  // The chosen layer (inputs.layer) of `forward` in full (q, k, v at every step): recomputed when the
+  // layer or the forward changes; null for the hand-made model.
   std::shared_ptr<const LayerDetail> layer;
-  int layer_index = -1;      // which layer `layer` is
   AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)
