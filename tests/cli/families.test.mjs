@@ -6,7 +6,7 @@
 // tests/models/torch_family_reference.py within 1e-4; the token ids are Hugging Face's tokenizers'
 // (@anush008/tokenizers, with special tokens: what the model reads), and `--text` must find the same.
 // Hostile folders are refused by name (exit 2, one line on stderr naming the file and the fault).
-// Quick by default (a few cases); ATTN_FULL=1 runs every case (the full CI run sets it).
+// Quick by default (a few cases); ATTN_FULL=1 runs every case (`./build_wasm.sh test all`, CI, sets it).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
