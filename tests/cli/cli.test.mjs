@@ -143,3 +143,12 @@ for (const [name, args, input, pattern] of BAD) {
     assert.match(lines[0], pattern);
   });
 }
+
+// The README's entry point, not only the binary: `./build_wasm.sh cli` builds into build/cli-build.log,
+// so a refusal through it is still exit 2 and the CLI's one line on stderr (nothing of cmake's).
+test("./build_wasm.sh cli: the build is quiet, stderr carries the CLI's own line alone", { skip: !!process.env.ATTN_CLI }, () => {
+  const r = spawnSync(path.join(ROOT, "build_wasm.sh"), ["cli", "compute"], { cwd: ROOT, input: "{bad", encoding: "utf8", timeout: 600000 });
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /^error: malformed JSON[^\n]*\n$/);
+});
