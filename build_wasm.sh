@@ -65,16 +65,19 @@ build_web() {  # build_web DIR SIMD(ON|OFF) [targets...]
   cmake --build "$dir" -j "$JOBS" ${1:+--target "$@"} >&2
 }
 
-site() {
+site() {  # site [simd-only]
   # Two builds of the same program: with WASM SIMD, and a baseline for browsers without it
   # (web/explainer.js picks one by feature detection at load). Both embed the trained model the
-  # native CLI makes first (the default recipe, seed 1: seconds).
+  # native CLI makes first (the default recipe, seed 1: seconds). The quick test tier builds the
+  # SIMD one only: every browser it drives has SIMD; robustness.test.mjs (test all) loads the baseline.
+  local flavours=(simd baseline)
+  [ "${1:-}" = simd-only ] && flavours=(simd)
   build_native trained_model
   log "shipped model: $(cat "$NATIVE_DIR/trained.json")"
   build_web "$WEB_DIR" ON attention_explainer attention_train_worker
-  build_web "$WEB_BASELINE_DIR" OFF attention_explainer attention_train_worker
+  [ "${#flavours[@]}" -eq 2 ] && build_web "$WEB_BASELINE_DIR" OFF attention_explainer attention_train_worker
   rm -rf dist
-  mkdir -p dist/simd dist/baseline
+  for flavour in "${flavours[@]}"; do mkdir -p "dist/$flavour"; done
   cp web/index.html web/explainer.js web/a11y.js web/touch.js web/handout.html web/handout.js web/style.css web/embed.js \
     web/embed-example.html web/train_worker.js dist/
   cp "$WEB_DIR/assets/ui_font.ttf" dist/  # one font file for both builds
@@ -83,7 +86,7 @@ site() {
   # fflate's browser build (npm, MIT) zips the train view's Download; the page loads it on that click
   [ -f node_modules/fflate/umd/index.js ] || deps --npm
   cp node_modules/fflate/umd/index.js dist/fflate.js
-  for flavour in simd baseline; do
+  for flavour in "${flavours[@]}"; do
     local dir="$WEB_DIR"
     [ "$flavour" = baseline ] && dir="$WEB_BASELINE_DIR"
     cp "$dir/explainer.js" "dist/$flavour/explainer-wasm.js"
@@ -168,7 +171,7 @@ run_tests() {  # run_tests quick|all
   build_web "$WEB_DIR" ON attn_tests
   suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
   suite "CLI tests" env "${tier_env[@]}" node --test tests/cli/
-  site
+  if [ "$tier" = all ]; then site; else site simd-only; fi
   suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" \
     env "${tier_env[@]}" node --test "${e2e[@]}"
   suite "native window smoke test (Xvfb)" bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer"
