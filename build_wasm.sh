@@ -157,13 +157,14 @@ QUICK_E2E=(app views checks engines families family_views models build_families 
   trained_model scorm lms_core)
 
 run_tests() {  # run_tests quick|all
-  local tier="$1" e2e=() tier_env=()
+  local tier="$1" e2e=() tier_env=() e2e_flags=()
   if [ "$tier" = all ]; then
     e2e=(tests/e2e/)
     tier_env=(ATTN_FULL=1 PERMALINK_STATES=200)  # every model case, the long corpora, 200 permalink states
   else
     for f in "${QUICK_E2E[@]}"; do e2e+=("tests/e2e/$f.test.mjs"); done
     tier_env=(PERMALINK_STATES=12)
+    e2e_flags=(--test-concurrency=2)  # two browser files at once: most of a file's time is the browser waiting
   fi
   deps --npm
   build_native
@@ -173,7 +174,7 @@ run_tests() {  # run_tests quick|all
   suite "CLI tests" env "${tier_env[@]}" node --test tests/cli/
   if [ "$tier" = all ]; then site; else site simd-only; fi
   suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" \
-    env "${tier_env[@]}" node --test "${e2e[@]}"
+    env "${tier_env[@]}" node --test "${e2e_flags[@]}" "${e2e[@]}"
   suite "native window smoke test (Xvfb)" bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer"
   suite "GPU attention against the scalar reference (GL 3.3 under Mesa llvmpipe)" \
     bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer"
