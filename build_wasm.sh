@@ -160,7 +160,7 @@ run_tests() {  # run_tests quick|all
   local tier="$1" e2e=() tier_env=() e2e_flags=()
   if [ "$tier" = all ]; then
     e2e=(tests/e2e/)
-    tier_env=(ATTN_FULL=1 PERMALINK_STATES=200)  # every model case, the long corpora, 200 permalink states
+    tier_env=(ATTN_FULL=1 PERMALINK_STATES=200)  # every model-family case, 200 permalink states
   else
     for f in "${QUICK_E2E[@]}"; do e2e+=("tests/e2e/$f.test.mjs"); done
     tier_env=(PERMALINK_STATES=12)
