@@ -2,6 +2,7 @@
 // Not the forward itself: src/core/transformer.cpp computes, this only formats.
 #include "model_json.h"
 
+#include <limits>
 #include <stdexcept>
 
 namespace attn {
@@ -66,6 +67,7 @@ json model_trace_json(const LoadedModel& m, const std::vector<int>& ids, int top
                                 std::to_string(kMaxAttentionNumbers) + ": shorten the text");
   ForwardOptions options;
   options.top_k = top;
+  options.stream_bytes = std::numeric_limits<std::int64_t>::max();  // every layer's detail follows: none run twice
   const ModelTrace trace = transformer_forward(*m.model, ids, options);
   json tokens = json::array(), attention = json::array(), next = json::array();
   for (int id : ids) tokens.push_back(m.tokenizer->decode({id}));

@@ -364,28 +364,30 @@ namespace {
 
 // A layer's heads from its normalised input x (T, C): q, k, v, then each head's q/k norm and
 // rotation, then attention per query head over its shared K/V head with the layer's scale, cap and
-// mask. The forward and layer_detail both run this, so a recomputed layer has the forward's numbers;
-// `steps`: also keep q and k before the norm and the rotation.
+// mask. The forward and layer_detail both run this, so a recomputed layer has the forward's numbers.
+// `detail` (layer_detail): keep q and k before the norm and the rotation and every head's weights;
+// otherwise one weights buffer serves every head, and `keep` (when given) gets each head's summary
+// and thumbnail.
 void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, const Matrix& x,
-                  bool steps, Backend backend, LayerDetail& d) {
+                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep) {
   const int T = static_cast<int>(x.rows()), H = cfg.n_head, KV = cfg.n_kv_head, hd = cfg.head_dim;
   Matrix qkv;
   linear_forward(x, b.qkv, b.qkv_b, qkv, backend);
   d.query = qkv.middleCols(0, H * hd);
   d.key = qkv.middleCols(H * hd, KV * hd);
   d.value = qkv.middleCols((H + KV) * hd, KV * hd);
-  const bool keep_projected = steps && (cfg.qk_norm || cfg.positions == PositionKind::Rope);
+  const bool keep_projected = detail && (cfg.qk_norm || cfg.positions == PositionKind::Rope);
   if (keep_projected) d.query_projected = d.query, d.key_projected = d.key;
   if (cfg.qk_norm) {
     head_norm_forward(d.query, H, hd, b.q_norm_w, cfg);
     head_norm_forward(d.key, KV, hd, b.k_norm_w, cfg);
-    if (steps) d.query_normed = d.query, d.key_normed = d.key;
+    if (detail) d.query_normed = d.query, d.key_normed = d.key;
   }
   if (cfg.positions == PositionKind::Rope) {
     apply_rope(d.query, H, hd, spec.rope);
     apply_rope(d.key, KV, hd, spec.rope);
   }
-  d.weights.resize(static_cast<std::size_t>(H));
+  d.weights.resize(detail ? static_cast<std::size_t>(H) : 1);
   d.head_outputs.resize(T, H * hd);
   Matrix q_h, k_h, v_h, out_h(T, hd);
   for (int h = 0; h < H; ++h) {
@@ -398,9 +400,108 @@ void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const
     p.causal = cfg.causal;
     p.window = spec.window;
     p.softcap = cfg.attn_softcap;
-    d.weights[static_cast<std::size_t>(h)].resize(T, T);
-    attention_forward(backend, p, out_h.data(), d.weights[static_cast<std::size_t>(h)].data());
+    Matrix& w = d.weights[detail ? static_cast<std::size_t>(h) : 0];
+    w.resize(T, T);
+    attention_forward(backend, p, out_h.data(), w.data());
     d.head_outputs.middleCols(h * hd, hd) = out_h;
+    if (keep) {
+      keep->summaries.push_back(summarize_head(w, cfg.causal));
+      keep->thumbnails.push_back(max_pooled(w, kThumbnailSide));
+    }
+  }
+}
+
+// One block on the residual stream x (T, C), in place: x += attention(norm(x)), then x += MLP(norm(x))
+// (each output normed again with sandwich norms). The forward runs it on every layer; layer_detail
+// on the layers between the nearest kept stream and the one asked for. The attention's buffers are
+// gone before the MLP's exist: the forward's memory is the larger of the two, not their sum.
+void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, Matrix& x,
+                   Backend backend, LayerTrace* keep) {
+  Matrix normed, projected;
+  norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, normed);
+  {
+    LayerDetail d;
+    attend_layer(cfg, b, spec, normed, false, backend, d, keep);
+    linear_forward(d.head_outputs, b.o, b.o_b, projected, backend);
+  }
+  if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_attn_norm_w, Vector(), cfg, projected);
+  x += projected;
+  norm_forward(x, b.mlp_norm_w, b.mlp_norm_b, cfg, normed);
+  // the MLP on kMlpRows rows at a time (each row is its own): its hidden layer, 2 · d_ff wide when
+  // gated, stays (kMlpRows, 2 · d_ff) at any T
+  constexpr Eigen::Index kMlpRows = 128;
+  Matrix rows, hidden, out;
+  for (Eigen::Index t0 = 0; t0 < x.rows(); t0 += kMlpRows) {
+    const Eigen::Index n = std::min(kMlpRows, x.rows() - t0);
+    rows = normed.middleRows(t0, n);
+    linear_forward(rows, b.up, b.up_b, hidden, backend);
+    mlp_activation(hidden, cfg);
+    linear_forward(hidden, b.down, b.down_b, out, backend);
+    projected.middleRows(t0, n) = out;
+  }
+  if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_mlp_norm_w, Vector(), cfg, projected);
+  x += projected;
+}
+
+// The LM head on the final-normed rows (rows, C): for each row the k most likely next tokens. The
+// head (V, C) is read in slices of the vocabulary (a slice of a (V, C) matrix is a run of its rows),
+// each slice's logits folded into a running softmax (its max and its sum of exponentials) and a
+// running top k, so no (rows, V) block of logits exists: a 262 144-token vocabulary at T = 256 would
+// be 256 MiB of them, SmolLM2's 49 152 is 48 MiB.
+void predict_next(const TransformerConfig& cfg, const Weights& head, const Matrix& rows_in, int k, Backend backend,
+                  std::vector<NextToken>* next) {
+  constexpr std::int64_t kLogitFloats = 1 << 18;  // one slice's logits: 1 MiB
+  const int R = static_cast<int>(rows_in.rows()), V = cfg.vocab_size, C = cfg.d_model;
+  const int slice = static_cast<int>(std::clamp<std::int64_t>(kLogitFloats / std::max(R, 1), 256, V));
+  struct Candidate {
+    float logit;
+    int id;
+  };
+  // the better of two: the larger logit, ties the lower id
+  const auto better = [](const Candidate& a, const Candidate& b) { return a.logit != b.logit ? a.logit > b.logit : a.id < b.id; };
+  std::vector<double> max(static_cast<std::size_t>(R), -std::numeric_limits<double>::infinity()), sum(static_cast<std::size_t>(R), 0.0);
+  std::vector<std::vector<Candidate>> best(static_cast<std::size_t>(R));  // per row: the k best so far, best first
+  std::vector<Candidate> pool;  // one row's k best and what of the slice may beat them
+  Matrix logits;
+  for (int v0 = 0; v0 < V; v0 += slice) {
+    const int n = std::min(slice, V - v0);
+    logits.resize(R, n);
+    MatmulProblem p;
+    p.layout = MatmulLayout::NT;
+    p.a = rows_in.data();
+    const std::size_t offset = static_cast<std::size_t>(v0) * static_cast<std::size_t>(C);
+    if (head.dtype == Dtype::F32) p.b = head.f32.data() + offset;
+    else p.b16 = head.u16.data() + offset, p.b_dtype = head.dtype;
+    p.M = R, p.K = C, p.N = n;
+    matmul(backend, p, logits.data());
+    for (int r = 0; r < R; ++r) {
+      float* row = logits.row(r).data();
+      if (cfg.final_softcap > 0)
+        for (int v = 0; v < n; ++v) row[v] = std::tanh(row[v] / cfg.final_softcap) * cfg.final_softcap;
+      double& m = max[static_cast<std::size_t>(r)];
+      double& s = sum[static_cast<std::size_t>(r)];
+      const double slice_max = *std::max_element(row, row + n);
+      if (slice_max > m) s *= std::exp(m - slice_max), m = slice_max;  // subtracted so exp cannot overflow
+      const float mf = static_cast<float>(m);  // a logit, so exactly a float
+      for (int v = 0; v < n; ++v) s += std::exp(row[v] - mf);
+      std::vector<Candidate>& b = best[static_cast<std::size_t>(r)];
+      // once k are kept, only a larger logit than the k-th can enter (an equal one has a higher id)
+      const bool full = static_cast<int>(b.size()) == k;
+      const float floor = full ? b.back().logit : -std::numeric_limits<float>::infinity();
+      pool.assign(b.begin(), b.end());
+      for (int v = 0; v < n; ++v)
+        if (!full || row[v] > floor) pool.push_back({row[v], v0 + v});
+      if (static_cast<int>(pool.size()) > k) std::nth_element(pool.begin(), pool.begin() + (k - 1), pool.end(), better);
+      b.assign(pool.begin(), pool.begin() + std::min<std::ptrdiff_t>(k, static_cast<std::ptrdiff_t>(pool.size())));
+      std::sort(b.begin(), b.end(), better);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const double m = max[static_cast<std::size_t>(r)], inv = 1.0 / sum[static_cast<std::size_t>(r)];
+    std::vector<NextToken>& out = next[r];
+    for (const Candidate& c : best[static_cast<std::size_t>(r)]) out.push_back({c.id, static_cast<float>(std::exp(c.logit - m) * inv)});
+    // best first by probability as shown (ties: the lower id first)
+    std::sort(out.begin(), out.end(), [](const NextToken& a, const NextToken& b) { return a.p != b.p ? a.p > b.p : a.id < b.id; });
   }
 }
 
@@ -422,76 +523,32 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
   ModelTrace trace;
   trace.token_ids = token_ids;
   trace.layers.resize(static_cast<std::size_t>(cfg.n_layer));
+  // every layer's stream while they fit in the budget, else every stream_every-th
+  const std::int64_t all_streams = static_cast<std::int64_t>(cfg.n_layer) * T * C * static_cast<std::int64_t>(sizeof(float));
+  const std::int64_t budget = std::max<std::int64_t>(options.stream_bytes, 1);
+  trace.stream_every = static_cast<int>(std::clamp<std::int64_t>((all_streams + budget - 1) / budget, 1, std::max(cfg.n_layer, 1)));
 
-  // pass 1: the residual stream starts as the token's embedding (· embed_scale), plus its position's
-  // row for a learned table; x (T, C)
+  // the residual stream starts as the token's embedding (· embed_scale), plus its position's row
+  // for a learned table; x (T, C)
   Matrix x(T, C);
   for (int t = 0; t < T; ++t) {
     x.row(t) = model.embed.row(token_ids[t]) * cfg.embed_scale;
     if (cfg.positions == PositionKind::Learned) x.row(t) += model.position_table.row(t);
   }
-
-  LayerDetail d;  // the layer being computed; only its x, summaries and thumbnails stay
-  Matrix projected, normed, hidden;
   for (int l = 0; l < cfg.n_layer; ++l) {
-    const TransformerBlock& b = model.blocks[static_cast<std::size_t>(l)];
-    LayerTrace& layer = trace.layers[static_cast<std::size_t>(l)];
-    // passes 2 and 3: the heads on the normalised stream
-    norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, layer.x);
-    attend_layer(cfg, b, cfg.layers[static_cast<std::size_t>(l)], layer.x, false, backend, d);
-    for (const Matrix& w : d.weights) {
-      layer.summaries.push_back(summarize_head(w, cfg.causal));
-      layer.thumbnails.push_back(max_pooled(w, kThumbnailSide));
-    }
-    linear_forward(d.head_outputs, b.o, b.o_b, projected, backend);
-    if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_attn_norm_w, Vector(), cfg, projected);
-    x += projected;
-    // pass 4: the MLP on the normalised stream: up (and gate), activation, down
-    norm_forward(x, b.mlp_norm_w, b.mlp_norm_b, cfg, normed);
-    linear_forward(normed, b.up, b.up_b, hidden, backend);
-    mlp_activation(hidden, cfg);
-    linear_forward(hidden, b.down, b.down_b, projected, backend);
-    if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_mlp_norm_w, Vector(), cfg, projected);
-    x += projected;
+    if (l % trace.stream_every == 0) trace.streams.push_back(x);
+    block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend,
+                  &trace.layers[static_cast<std::size_t>(l)]);
   }
 
-  // pass 5: the final norm, logits = x · Eᵀ (the tied embedding or the own head), capped, softmax,
-  // the top k per position; a block of rows at a time so a 262 144-token vocabulary needs no (T, V)
-  // matrix. The block is as many rows as fit in kLogitFloats (8 to 64: 64 for SmolLM2's 49 152 and
-  // Qwen's 151 936, 40 for Gemma's 262 144): each pass reads the whole head and widens a 16-bit one,
-  // so at T = 64 8 rows a pass made the head 3.3x (SmolLM2) and 3.7x (Qwen3) slower than one pass.
+  // the final norm, then the LM head for positions predict_from … T − 1
   trace.next.resize(static_cast<std::size_t>(T));
-  if (options.top_k <= 0) return trace;
-  norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, normed);
-  const Weights& head = model.lm_head.empty() ? model.embed : model.lm_head;
-  constexpr int kLogitFloats = 10 << 20;  // 40 MiB of logits at most
-  const int V = cfg.vocab_size, first = std::clamp(options.predict_from, 0, T);
-  const int rows_per_pass = std::clamp(kLogitFloats / V, 8, 64);
-  const int k = std::min(options.top_k, V);
-  Matrix logits;
-  std::vector<int> order(static_cast<std::size_t>(V));
-  for (int t0 = first; t0 < T; t0 += rows_per_pass) {
-    const int rows = std::min(rows_per_pass, T - t0);
-    const Matrix block = normed.middleRows(t0, rows);
-    linear_forward(block, head, Vector(), logits, backend);
-    for (int r = 0; r < rows; ++r) {
-      float* row = logits.row(r).data();
-      if (cfg.final_softcap > 0)
-        for (int v = 0; v < V; ++v) row[v] = std::tanh(row[v] / cfg.final_softcap) * cfg.final_softcap;
-      const float max = *std::max_element(row, row + V);  // subtracted so exp cannot overflow
-      double sum = 0;
-      for (int v = 0; v < V; ++v) sum += (row[v] = std::exp(row[v] - max));
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int v = 0; v < V; ++v) row[v] *= inv;
-      for (int v = 0; v < V; ++v) order[static_cast<std::size_t>(v)] = v;
-      // the k best (ties: the lower id first) in O(V), then only those sorted
-      const auto better = [&](int a, int b) { return row[a] != row[b] ? row[a] > row[b] : a < b; };
-      std::nth_element(order.begin(), order.begin() + (k - 1), order.end(), better);
-      std::sort(order.begin(), order.begin() + k, better);
-      std::vector<NextToken>& next = trace.next[static_cast<std::size_t>(t0 + r)];
-      for (int i = 0; i < k; ++i) next.push_back({order[static_cast<std::size_t>(i)], row[order[static_cast<std::size_t>(i)]]});
-    }
-  }
+  const int first = std::clamp(options.predict_from, 0, T);
+  if (options.top_k <= 0 || first == T) return trace;
+  Matrix normed;
+  norm_forward(Matrix(x.bottomRows(T - first)), model.final_norm_w, model.final_norm_b, cfg, normed);
+  const Weights& head = model.lm_head.empty() ? model.embed : model.lm_head;  // (V, C) either way
+  predict_next(cfg, head, normed, std::min(options.top_k, cfg.vocab_size), backend, trace.next.data() + first);
   return trace;
 }
 
@@ -515,9 +572,18 @@ AttentionOptions model_attention_options(const TransformerConfig& c, int layer) 
 LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int layer, Backend backend) {
   if (layer < 0 || layer >= static_cast<int>(trace.layers.size()) || layer >= model.config.n_layer)
     bad("layer", "outside the model");
+  const TransformerConfig& cfg = model.config;
+  // the nearest kept stream at or before the layer, run through the layers between
+  const int from = layer / trace.stream_every * trace.stream_every;
+  const std::size_t kept = static_cast<std::size_t>(from / trace.stream_every);
+  if (kept >= trace.streams.size()) bad("layer", "the trace keeps no stream before it");
+  Matrix x = trace.streams[kept];
+  for (int l = from; l < layer; ++l)
+    block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend, nullptr);
   LayerDetail d;
   const std::size_t l = static_cast<std::size_t>(layer);
-  attend_layer(model.config, model.blocks[l], model.config.layers[l], trace.layers[l].x, true, backend, d);
+  norm_forward(x, model.blocks[l].attn_norm_w, model.blocks[l].attn_norm_b, cfg, d.x);
+  attend_layer(cfg, model.blocks[l], cfg.layers[l], d.x, true, backend, d, nullptr);
   return d;
 }
 

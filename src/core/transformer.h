@@ -165,12 +165,11 @@ std::vector<double> rope_inv_freq(const RopeConfig& rope, int head_dim);
 // Rotates every head of x (T, heads · hd) in place: position t turns pair (i, i + hd/2) by t · inv_freq[i].
 void apply_rope(Matrix& x, int heads, int head_dim, const RopeConfig& rope, int first_position = 0);
 
-// What the forward keeps of one layer for T tokens: the normalised input its heads project (all the
-// rest of the layer is recomputed from it, exactly, by layer_detail) and, per query head, what a
-// view of every head at once reads. A 30-layer model's trace at T = 256 is then ~20 MB, not ~160.
+// What the forward keeps of one layer for T tokens: per query head, what a view of every head at
+// once reads. All the rest of a layer is recomputed, exactly, by layer_detail from the residual
+// stream the trace keeps (ModelTrace::streams).
 constexpr int kThumbnailSide = 64;  // a thumbnail has at most this many rows and columns
 struct LayerTrace {
-  Matrix x;                            // (T, C) the attention norm's output: the X the heads project
   std::vector<HeadSummary> summaries;  // per query head: what its weights mostly do
   std::vector<Matrix> thumbnails;      // per query head: its weights max-pooled to at most kThumbnailSide²
 };
@@ -178,6 +177,7 @@ struct LayerTrace {
 // One layer in full, as the forward computed it. Query head h is columns h·hd … (h+1)·hd − 1 of
 // `query`; it reads K/V head config.kv_head_of(h), those columns of `key` and `value`.
 struct LayerDetail {
+  Matrix x;                     // (T, C) the attention norm's output: the X the heads project
   Matrix query, key, value;     // (T, H·hd), (T, KV·hd) ×2: what the scores use (after bias, q/k norm, RoPE)
   Matrix query_projected, key_projected;  // (T, H·hd), (T, KV·hd): x·W (+ b) before q/k norm and RoPE; empty when neither applies
   Matrix query_normed, key_normed;        // after q/k norm, before RoPE; empty without q/k norm
@@ -194,6 +194,12 @@ struct NextToken {
 struct ModelTrace {
   std::vector<int> token_ids;
   std::vector<LayerTrace> layers;
+  // The residual stream entering layers 0, stream_every, 2·stream_every, … ((T, C) each): every
+  // layer's while they fit in ForwardOptions::stream_bytes, else every stream_every-th (SmolLM2's 30
+  // layers at T = 256: 17.7 MB for all, 3.5 MB for every 5th), and layer_detail runs the layers in
+  // between again.
+  int stream_every = 1;
+  std::vector<Matrix> streams;
   // next[t]: the most likely next tokens after position t, best first (empty: the model has no
   // LM head here, as the hand-made one, or the position was not asked for).
   std::vector<std::vector<NextToken>> next;
@@ -203,6 +209,7 @@ struct ForwardOptions {
   Backend backend = Backend::Simd;
   int top_k = 100;          // next tokens kept per position (0: no LM head at all)
   int predict_from = 0;     // the LM head runs for positions predict_from … T − 1 only
+  std::int64_t stream_bytes = 4 << 20;  // the residual stream kept in the trace, at most (one layer's at least)
 };
 
 // The whole forward pass. Throws std::invalid_argument for no tokens, too many (> kMaxModelTokens,
@@ -213,8 +220,9 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
 // The top next tokens after `position` (empty when the trace has none there).
 std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, int k);
 
-// Layer `layer` of a forward in full (q, k, v at every step, weights, head outputs), recomputed from
-// the trace's x by the forward's own code and backend: the same numbers the forward had.
+// Layer `layer` of a forward in full (its X, q, k, v at every step, weights, head outputs), recomputed
+// from the nearest stream the trace keeps by the forward's own code and backend: the same numbers the
+// forward had (up to stream_every − 1 layers run again first).
 LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int layer, Backend backend = Backend::Simd);
 
 // One query head of a layer as the lesson's full trace (raw, scaled, capped, masked scores, weights,

@@ -195,10 +195,9 @@ AttentionOptions model_layer_options(const TransformerConfig& c, int layer, cons
 }
 
 // The hand-made model's one layer and one head, in the shape every model's trace has.
-std::shared_ptr<const ModelTrace> handmade_forward(const EmbeddedSentence& queries, const AttentionTrace& trace) {
+std::shared_ptr<const ModelTrace> handmade_forward(const AttentionTrace& trace) {
   auto forward = std::make_shared<ModelTrace>();
   LayerTrace layer;
-  layer.x = queries.x;
   layer.summaries = {summarize_head(trace.weights, trace.options.causal)};
   layer.thumbnails = {max_pooled(trace.weights, kThumbnailSide)};
   forward->layers.push_back(std::move(layer));
@@ -260,13 +259,13 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       model.forward_revision = same_forward ? state.model.forward_revision : state.revision + 1;
       model.queries.tokens = same_forward ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
       model.queries.unknown.assign(model.queries.tokens.size(), false);
-      model.queries.x = model.forward->layers[applied.layer].x;
-      model.keys = model.queries;
       key = "options";
       o = model_layer_options(c, applied.layer, next);
       const bool same_layer = same_forward && state.model.layer && state.inputs.layer == applied.layer;
       model.layer = same_layer ? state.model.layer
                                : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
+      model.queries.x = model.layer->x;
+      model.keys = model.queries;
       model.trace = head_trace(c, *model.layer, applied.head, o);
       const TransformerBlock& block0 = loaded->model->blocks.front();
       model.family = std::make_shared<const FamilyViews>(family_views(
@@ -281,7 +280,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       key = "options";
       const WorkedModel& w = worked_model();
       model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
-      model.forward = handmade_forward(model.queries, model.trace);
+      model.forward = handmade_forward(model.trace);
       model.forward_revision = state.revision + 1;
     }
     key = "compare_sentence";
@@ -297,8 +296,9 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         model.compare_forward_model = loaded->model;
         model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
         model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
-        model.compare_queries.x = model.compare_forward->layers[applied.layer].x;
-        model.compare = head_trace(c, layer_detail(*loaded->model, *model.compare_forward, applied.layer), applied.head, o);
+        const LayerDetail detail = layer_detail(*loaded->model, *model.compare_forward, applied.layer);
+        model.compare_queries.x = detail.x;
+        model.compare = head_trace(c, detail, applied.head, o);
       } else {
         model.compare_queries = embed_sentence(next.compare_sentence);
         const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;

@@ -374,8 +374,9 @@ std::uint64_t matrix_bytes(const attn::Matrix& m) { return static_cast<std::uint
 // What a trace holds, in bytes: every layer's matrices and the next tokens.
 std::uint64_t trace_bytes(const attn::ModelTrace& t) {
   std::uint64_t n = t.token_ids.size() * sizeof(int);
+  for (const attn::Matrix& x : t.streams) n += matrix_bytes(x);
   for (const attn::LayerTrace& l : t.layers) {
-    n += matrix_bytes(l.x) + l.summaries.size() * sizeof(attn::HeadSummary);
+    n += l.summaries.size() * sizeof(attn::HeadSummary);
     for (const attn::Matrix& w : l.thumbnails) n += matrix_bytes(w);
   }
   for (const auto& next : t.next) n += next.size() * sizeof(attn::NextToken);
@@ -458,7 +459,7 @@ int forward_bench(int argc, char** argv) {
         std::fflush(stdout);
         if (!profile) continue;
         // Where the time goes: each of block 0's products at M = T (times the layers), every head's
-        // attention, the LM head as the forward runs it (8 rows a pass) and in one pass; the rest
+        // attention, the LM head as the forward runs it (slices of the vocabulary) and in one product; the rest
         // (norms, RoPE, the trace's copies, the softmax and top-k over the vocabulary) is what is left.
         std::vector<ProfileRow> rows;
         const attn::TransformerBlock& b = m.blocks[0];
@@ -485,14 +486,23 @@ int forward_bench(int argc, char** argv) {
         ap.scale = c.score_scale, ap.causal = true;
         const double att_ms = c.n_layer * c.n_head * median_ms([&] { attn::attention_forward(attn::Backend::Simd, ap, o.data(), w.data()); }, reps + 2);
         const attn::Weights& head = m.lm_head.empty() ? m.embed : m.lm_head;
-        const auto head_in_blocks = [&](int rows) {
-          return median_ms([&] {
-            for (int t0 = 0; t0 < T; t0 += rows) product(x.middleRows(t0, std::min(rows, T - t0)), head, out);
-          }, reps);
-        };
-        // the forward's block of rows (transformer.cpp: as many as fit in 10 Mi floats, 8 to 64)
-        const int forward_rows = std::clamp((10 << 20) / c.vocab_size, 8, 64);
-        const double head_forward_ms = head_in_blocks(forward_rows), head8_ms = head_in_blocks(8);
+        // the head as the forward reads it (transformer.cpp's predict_next): every row at once against
+        // slices of the vocabulary of 2^18 logits (1 MiB) each; and in one product of all T × V
+        const int slice = std::clamp((1 << 18) / T, 256, c.vocab_size);
+        const double head_forward_ms = median_ms([&] {
+          for (int v0 = 0; v0 < c.vocab_size; v0 += slice) {
+            const int n = std::min(slice, c.vocab_size - v0);
+            out.resize(T, n);
+            attn::MatmulProblem p;
+            p.layout = attn::MatmulLayout::NT;
+            p.a = x.data();
+            const std::size_t offset = static_cast<std::size_t>(v0) * static_cast<std::size_t>(c.d_model);
+            if (head.dtype == attn::Dtype::F32) p.b = head.f32.data() + offset;
+            else p.b16 = head.u16.data() + offset, p.b_dtype = head.dtype;
+            p.M = T, p.K = c.d_model, p.N = n;
+            attn::matmul(attn::Backend::Simd, p, out.data());
+          }
+        }, reps);
         const double head_all_ms = median_ms([&] { product(x, head, out); }, reps);
         const double products = qkv_ms + o_ms + up_ms + down_ms;
         rows.push_back({"q/k/v products", qkv_ms});
@@ -501,9 +511,8 @@ int forward_bench(int argc, char** argv) {
         rows.push_back({"MLP down products", down_ms});
         rows.push_back({"attention (all heads, weights kept)", att_ms});
         rows.push_back({"rest of the blocks (norms, RoPE, SiLU, trace copies)", body_ms - products - att_ms});
-        rows.push_back({"LM head products, " + std::to_string(forward_rows) + " rows a pass (as the forward)", head_forward_ms});
-        rows.push_back({"  (the same, 8 rows a pass: the forward before)", head8_ms});
-        rows.push_back({"  (the same, all T rows in one pass)", head_all_ms});
+        rows.push_back({"LM head products, " + std::to_string(slice) + " tokens a slice (as the forward)", head_forward_ms});
+        rows.push_back({"  (the same, the whole vocabulary in one product)", head_all_ms});
         rows.push_back({"LM head softmax + top-k (head share - products)", (ms - body_ms) - head_forward_ms});
         rows.push_back({"whole forward", ms});
         profiles.push_back({std::string(s.name) + " " + dtype_name + " T=" + std::to_string(T), rows});

@@ -28,7 +28,7 @@ std::vector<int> some_ids(int n, int vocab) {
 
 float max_diff(const attn::Matrix& a, const attn::Matrix& b) { return (a - b).cwiseAbs().maxCoeff(); }
 
-// Layer l of a forward in full (the trace keeps x; the rest is recomputed).
+// Layer l of a forward in full (recomputed from the residual stream the trace keeps).
 attn::LayerDetail detail(const attn::Transformer& m, const attn::ModelTrace& t, int l,
                          attn::Backend backend = attn::Backend::Simd) {
   return attn::layer_detail(m, t, l, backend);
@@ -99,8 +99,8 @@ TEST_CASE("transformer: GPT-2's layout, one layer, one head, worked by hand") {
   CHECK(w(0, 1) == 0.0f);
   CHECK(w(1, 0) == doctest::Approx(0.1957).epsilon(1e-3));
   CHECK(w(1, 1) == doctest::Approx(0.8043).epsilon(1e-3));
-  CHECK(t.layers[0].x(0, 0) == doctest::Approx(1.0).epsilon(1e-4));
-  CHECK(t.layers[0].x(1, 0) == doctest::Approx(-1.0).epsilon(1e-4));
+  CHECK(d.x(0, 0) == doctest::Approx(1.0).epsilon(1e-4));
+  CHECK(d.x(1, 0) == doctest::Approx(-1.0).epsilon(1e-4));
   // The output row 1 = 0.1957·(1, −1) + 0.8043·(−1, 1) = (−0.6086, 0.6086).
   CHECK(d.head_outputs(1, 0) == doctest::Approx(-0.6086).epsilon(1e-3));
   // Learned positions: nothing is kept from before a rotation.
@@ -186,9 +186,9 @@ TEST_CASE("transformer: Gemma's RMSNorm multiplies by (1 + w) after the √d emb
   attn::Transformer m(c, attn::Dtype::F32, attn::WeightLayout::OutIn);
   set(m.embed, 1, 0, 3), set(m.embed, 1, 1, 4);
   m.blocks[0].attn_norm_w << 1, 0;
-  const attn::ModelTrace t = attn::transformer_forward(m, {1});
-  CHECK(t.layers[0].x(0, 0) == doctest::Approx(1.6971).epsilon(1e-4));
-  CHECK(t.layers[0].x(0, 1) == doctest::Approx(1.1314).epsilon(1e-4));
+  const attn::LayerDetail d = detail(m, attn::transformer_forward(m, {1}), 0);
+  CHECK(d.x(0, 0) == doctest::Approx(1.6971).epsilon(1e-4));
+  CHECK(d.x(0, 1) == doctest::Approx(1.1314).epsilon(1e-4));
 }
 
 TEST_CASE("transformer: a sliding window hides keys w or more back; a soft-cap bounds the scores") {
@@ -338,7 +338,7 @@ TEST_CASE("transformer: refused configs and inputs name the problem") {
   CHECK(detail(r, attn::transformer_forward(r, some_ids(40, 5)), 0).weights[0].rows() == 40);
 }
 
-TEST_CASE("transformer: the trace keeps x, each head's summary and thumbnail; a layer's detail is the forward's own") {
+TEST_CASE("transformer: the trace keeps each head's summary and thumbnail; a layer's detail is the forward's own") {
   attn::TransformerConfig c = tiny_llama(2, 4, 2, 4, 8, 23);
   c.qk_norm = true;
   c.layers[1].window = 5;
@@ -350,8 +350,8 @@ TEST_CASE("transformer: the trace keeps x, each head's summary and thumbnail; a 
       const attn::LayerTrace& kept = t.layers[static_cast<std::size_t>(l)];
       REQUIRE(kept.summaries.size() == 4);
       REQUIRE(kept.thumbnails.size() == 4);
-      CHECK(kept.x.rows() == T);
       const attn::LayerDetail d = detail(m, t, l);
+      CHECK(d.x.rows() == T);
       // recomputed twice, and with another backend's rounding in reach: the very same numbers
       CHECK(detail(m, t, l).weights[3] == d.weights[3]);
       CHECK(d.query_normed.cols() == 16);
@@ -380,4 +380,86 @@ TEST_CASE("transformer: the trace keeps x, each head's summary and thumbnail; a 
   CHECK(p(1, 0) == 0.25f);
   CHECK(p(1, 1) == 0.7f);
   CHECK_THROWS_AS(attn::layer_detail(m, attn::transformer_forward(m, {1, 2}), 2), std::invalid_argument);
+}
+
+TEST_CASE("transformer: a trace short of memory keeps every few layers' stream, and a layer's detail is still the forward's own") {
+  attn::TransformerConfig c = tiny_llama(7, 2, 1, 4, 8, 19);
+  c.layers[3].window = 3;
+  const attn::Transformer m = attn::random_transformer(c, 3, attn::Dtype::BF16, attn::WeightLayout::OutIn, 0.5);
+  const std::vector<int> ids = some_ids(12, c.vocab_size);
+  const attn::ModelTrace all = attn::transformer_forward(m, ids);
+  CHECK(all.stream_every == 1);
+  CHECK(all.streams.size() == 7);
+  const std::int64_t one_layer = 12 * 8 * 4;  // T · C floats
+  for (std::int64_t budget : {3 * one_layer, one_layer, std::int64_t{1}}) {
+    CAPTURE(budget);
+    attn::ForwardOptions o;
+    o.stream_bytes = budget;
+    const attn::ModelTrace few = attn::transformer_forward(m, ids, o);
+    const int every = budget == 3 * one_layer ? 3 : 7;  // ⌈7 / 3⌉; one layer's budget: the first stream only
+    CHECK(few.stream_every == every);
+    CHECK(few.streams.size() == static_cast<std::size_t>((7 + every - 1) / every));
+    for (int l = 0; l < 7; ++l) {
+      CAPTURE(l);
+      const attn::LayerDetail a = detail(m, all, l), b = detail(m, few, l);
+      CHECK(a.x == b.x);
+      CHECK(a.query == b.query);
+      for (std::size_t h = 0; h < a.weights.size(); ++h) CHECK(a.weights[h] == b.weights[h]);
+      CHECK(a.head_outputs == b.head_outputs);
+    }
+    for (std::size_t t = 0; t < ids.size(); ++t) CHECK(few.next[t].front().p == all.next[t].front().p);
+  }
+}
+
+TEST_CASE("transformer: the LM head over slices of a large vocabulary gives the whole softmax's top k") {
+  // 6 000 tokens at T = 200: slices of 5 242 tokens (2²⁰ logits / 200 rows), so two, with a cap on
+  // the logits. The block's outputs are zero, so the final stream is the embedding and the whole
+  // softmax can be worked out here, in double, from the weights.
+  attn::TransformerConfig c = tiny_llama(1, 2, 1, 4, 8, 6000);
+  c.final_softcap = 4.0f;
+  attn::Transformer m = attn::random_transformer(c, 21, attn::Dtype::F16, attn::WeightLayout::OutIn, 0.8);
+  std::fill(m.blocks[0].o.u16.begin(), m.blocks[0].o.u16.end(), 0);
+  std::fill(m.blocks[0].down.u16.begin(), m.blocks[0].down.u16.end(), 0);
+  const auto e = [&](int token, int i) { return attn::half_to_float(m.embed.u16[static_cast<std::size_t>(token) * 8 + i]); };
+  // token 5 999 (in the second slice) the best guess after position 0's token, 18 a copy of 17 (a tie)
+  const std::vector<int> ids = some_ids(200, c.vocab_size);
+  for (int i = 0; i < 8; ++i) {
+    m.embed.u16[static_cast<std::size_t>(5999) * 8 + i] = attn::float_to_half(3.0f * e(ids[0], i));
+    m.embed.u16[static_cast<std::size_t>(18) * 8 + i] = m.embed.u16[static_cast<std::size_t>(17) * 8 + i];
+  }
+  attn::ForwardOptions o;
+  o.top_k = 50;
+  const attn::ModelTrace t = attn::transformer_forward(m, ids, o);
+  attn::ForwardOptions scalar = o;
+  scalar.backend = attn::Backend::Scalar;
+  CHECK(trace_diff(m, t, m, attn::transformer_forward(m, ids, scalar)) < 1e-5f);
+  for (int pos : {0, 77, 199}) {
+    CAPTURE(pos);
+    double ms = 0;
+    for (int i = 0; i < 8; ++i) ms += static_cast<double>(e(ids[pos], i)) * e(ids[pos], i) / 8;
+    std::vector<double> logit(6000);
+    for (int v = 0; v < 6000; ++v) {
+      double dot = 0;
+      for (int i = 0; i < 8; ++i) dot += e(ids[pos], i) / std::sqrt(ms + c.norm_eps) * m.final_norm_w[i] * e(v, i);
+      logit[v] = std::tanh(dot / 4.0) * 4.0;
+    }
+    const double top = *std::max_element(logit.begin(), logit.end());
+    double sum = 0;
+    for (double l : logit) sum += std::exp(l - top);
+    std::vector<int> order(6000);
+    for (int v = 0; v < 6000; ++v) order[v] = v;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return logit[a] > logit[b]; });
+    const std::vector<attn::NextToken>& next = t.next[static_cast<std::size_t>(pos)];
+    REQUIRE(next.size() == 50);
+    for (int k = 0; k < 50; ++k) {
+      CAPTURE(k);
+      CHECK(next[k].id == order[k]);
+      CHECK(next[k].p == doctest::Approx(std::exp(logit[order[k]] - top) / sum).epsilon(1e-4));
+    }
+    if (pos == 0) CHECK(next[0].id == 5999);
+  }
+  // the tie: wherever 17 and 18 are both kept, 17 comes first
+  for (const std::vector<attn::NextToken>& next : t.next)
+    for (std::size_t k = 0; k + 1 < next.size(); ++k)
+      if (next[k + 1].id == 17) CHECK(next[k].id != 18);
 }
