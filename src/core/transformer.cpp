@@ -448,6 +448,9 @@ void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, cons
 // each slice's logits folded into a running softmax (its max and its sum of exponentials) and a
 // running top k, so no (rows, V) block of logits exists: a 262 144-token vocabulary at T = 256 would
 // be 256 MiB of them, SmolLM2's 49 152 is 48 MiB.
+// The LM head: its own, or the tied embedding; (V, C) either way.
+const Weights& lm_head(const Transformer& model) { return model.lm_head.empty() ? model.embed : model.lm_head; }
+
 void predict_next(const TransformerConfig& cfg, const Weights& head, const Matrix& rows_in, int k, Backend backend,
                   std::vector<NextToken>* next) {
   constexpr std::int64_t kLogitFloats = 1 << 18;  // one slice's logits: 1 MiB
@@ -542,14 +545,20 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
   }
 
   // the final norm, then the LM head for positions predict_from … T − 1
+  norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, trace.final_normed);
   trace.next.resize(static_cast<std::size_t>(T));
   const int first = std::clamp(options.predict_from, 0, T);
   if (options.top_k <= 0 || first == T) return trace;
-  Matrix normed;
-  norm_forward(Matrix(x.bottomRows(T - first)), model.final_norm_w, model.final_norm_b, cfg, normed);
-  const Weights& head = model.lm_head.empty() ? model.embed : model.lm_head;  // (V, C) either way
-  predict_next(cfg, head, normed, std::min(options.top_k, cfg.vocab_size), backend, trace.next.data() + first);
+  predict_next(cfg, lm_head(model), trace.final_normed.bottomRows(T - first), std::min(options.top_k, cfg.vocab_size),
+               backend, trace.next.data() + first);
   return trace;
+}
+
+std::vector<NextToken> next_tokens_at(const Transformer& model, const ModelTrace& trace, int position, int k, Backend backend) {
+  if (position < 0 || position >= trace.final_normed.rows() || k <= 0) return {};
+  std::vector<NextToken> next;
+  predict_next(model.config, lm_head(model), trace.final_normed.row(position), std::min(k, model.config.vocab_size), backend, &next);
+  return next;
 }
 
 std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, int k) {

@@ -203,6 +203,7 @@ struct ModelTrace {
   // next[t]: the most likely next tokens after position t, best first (empty: the model has no
   // LM head here, as the hand-made one, or the position was not asked for).
   std::vector<std::vector<NextToken>> next;
+  Matrix final_normed;  // (T, C) the final norm's output, the LM head's input (next_tokens_at reads it)
 };
 
 struct ForwardOptions {
@@ -217,8 +218,13 @@ struct ForwardOptions {
 ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids,
                                const ForwardOptions& options = {});
 
-// The top next tokens after `position` (empty when the trace has none there).
+// The top next tokens after `position` that the forward kept (empty when it kept none there).
 std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, int k);
+// The k most likely next tokens after `position`, by the LM head on that row of the trace's
+// final_normed: the forward's numbers there (to float rounding), for a page that shows one
+// position's predictions and so runs the head on that row only (ForwardOptions::predict_from = T).
+std::vector<NextToken> next_tokens_at(const Transformer& model, const ModelTrace& trace, int position, int k,
+                                      Backend backend = Backend::Simd);
 
 // Layer `layer` of a forward in full (its X, q, k, v at every step, weights, head outputs), recomputed
 // from the nearest stream the trace keeps by the forward's own code and backend: the same numbers the

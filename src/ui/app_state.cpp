@@ -253,8 +253,10 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       const bool same_forward = state.model.forward && state.model.forward_model == loaded->model &&
                                 state.inputs.sentence == next.sentence;
       model.token_ids = same_forward ? state.model.token_ids : model_token_ids(*loaded, next.sentence);
+      ForwardOptions only_heads;  // the LM head only where the page shows predictions: below
+      only_heads.predict_from = static_cast<int>(model.token_ids.size());
       model.forward = same_forward ? state.model.forward
-                                   : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, model.token_ids));
+                                   : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, model.token_ids, only_heads));
       model.forward_model = loaded->model;
       model.forward_revision = same_forward ? state.model.forward_revision : state.revision + 1;
       model.queries.tokens = same_forward ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
@@ -266,6 +268,9 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
                                : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
       model.queries.x = model.layer->x;
       model.keys = model.queries;
+      const int token = std::clamp(next.token, 0, static_cast<int>(model.token_ids.size()) - 1);
+      model.next = same_forward && state.inputs.token == token ? state.model.next
+                                                               : next_tokens_at(*loaded->model, *model.forward, token, kShownNextTokens);
       model.trace = head_trace(c, *model.layer, applied.head, o);
       const TransformerBlock& block0 = loaded->model->blocks.front();
       model.family = std::make_shared<const FamilyViews>(family_views(
@@ -291,8 +296,10 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         const bool same = state.model.compare_forward && state.model.compare_forward_model == loaded->model &&
                           state.inputs.compare_sentence == next.compare_sentence;
         const std::vector<int> ids = model_token_ids(*loaded, next.compare_sentence);
+        ForwardOptions only_heads;  // the compare view shows no predictions
+        only_heads.predict_from = static_cast<int>(ids.size());
         model.compare_forward = same ? state.model.compare_forward
-                                     : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, ids));
+                                     : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, ids, only_heads));
         model.compare_forward_model = loaded->model;
         model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
         model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
@@ -375,7 +382,7 @@ json state_to_json(const AppState& s) {
   j["output"] = matrix_to_json(t.output);
   json next = json::array();  // what a loaded model would write after the selected token
   if (const LoadedModel* m = find_model(s, s.inputs.model))
-    for (const NextToken& n : top_next_tokens(*s.model.forward, s.inputs.token, 5))
+    for (const NextToken& n : s.model.next)
       next.push_back({{"token", m->tokenizer->display(n.id)}, {"id", n.id}, {"p", n.p}});
   j["next"] = next;
   j["train"] = train_state_json(*s.train, s.inputs.train);

@@ -118,6 +118,8 @@ struct BackendChoice {
 // tokens when it was measured faster than the CPU (never on its name alone), else the SIMD kernel. "webgl" without a GPU falls back to simd.
 BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts& gpu);
 
+constexpr int kShownNextTokens = 5;  // the likeliest next tokens a view shows after the selected token
+
 // What the core computed for the current inputs.
 struct AppModel {
   // The sentence the queries come from. With a loaded model: its tokens as the learner reads them
@@ -133,6 +135,9 @@ struct AppModel {
   // The chosen layer (inputs.layer) of `forward` in full (q, k, v at every step): recomputed when the
   // layer or the forward changes; null for the hand-made model.
   std::shared_ptr<const LayerDetail> layer;
+  // A loaded model's likeliest next tokens after the selected token (inputs.token), best first:
+  // the LM head runs on that row only, when the token or the forward changes.
+  std::vector<NextToken> next;
   AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)

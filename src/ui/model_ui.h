@@ -48,7 +48,7 @@ struct NextTokenRow {
   int id = 0;
   float p = 0;
 };
-std::vector<NextTokenRow> next_tokens(const AppState& state, int k = 5);
+std::vector<NextTokenRow> next_tokens(const AppState& state, int k = kShownNextTokens);
 // The strip: "What the model would write after ·it" and five bars with probabilities. Draws
 // nothing for the hand-made model.
 void next_token_strip(const AppState& state);

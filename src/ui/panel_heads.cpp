@@ -413,7 +413,7 @@ nlohmann::json heads_view_data(const AppState& state) {
     if (!key_hidden_by_mask(t, state.inputs.token, j))
       top.push_back({{"key", j}, {"token", key_text(state, j)}, {"weight", t.weights(state.inputs.token, j)}});
   nlohmann::json next = nlohmann::json::array();
-  for (const NextTokenRow& n : next_tokens(state, 5)) next.push_back({{"token", n.text}, {"id", n.id}, {"p", n.p}});
+  for (const NextTokenRow& n : next_tokens(state)) next.push_back({{"token", n.text}, {"id", n.id}, {"p", n.p}});
   return {{"model", real ? state.inputs.model : std::string(kHandmadeModel)},
           {"layers", grid.layers},
           {"heads", grid.heads},

@@ -153,15 +153,16 @@ std::vector<std::string> column_names(const AppState& state, Columns which, int 
 std::vector<NextTokenRow> next_tokens(const AppState& state, int k) {
   std::vector<NextTokenRow> rows;
   const LoadedModel* m = current_loaded_model(state);
-  const auto& forward = state.model.forward;
-  if (!m || !forward || static_cast<int>(forward->next.size()) <= state.inputs.token) return rows;
-  for (const NextToken& n : top_next_tokens(*forward, state.inputs.token, k))
+  if (!m) return rows;
+  for (const NextToken& n : state.model.next) {
+    if (static_cast<int>(rows.size()) == k) break;
     rows.push_back({m->tokenizer ? m->tokenizer->display(n.id) : std::to_string(n.id), n.id, n.p});
+  }
   return rows;
 }
 
 void next_token_strip(const AppState& state) {
-  const std::vector<NextTokenRow> rows = next_tokens(state, 5);
+  const std::vector<NextTokenRow> rows = next_tokens(state);
   if (rows.empty()) return;
   const auto& tokens = state.model.queries.tokens;
   const std::string after = tokens[static_cast<std::size_t>(state.inputs.token)].text;

@@ -458,6 +458,21 @@ TEST_CASE("transformer: the LM head over slices of a large vocabulary gives the 
     }
     if (pos == 0) CHECK(next[0].id == 5999);
   }
+  // one row's head, as the page runs it (no head in the forward): the forward's numbers, to float
+  // rounding (one row is one slice of the vocabulary, 200 rows two)
+  attn::ForwardOptions none = o;
+  none.predict_from = 200;
+  const attn::ModelTrace heads_only = attn::transformer_forward(m, ids, none);
+  CHECK(heads_only.next[199].empty());
+  for (int pos : {0, 77, 199}) {
+    const std::vector<attn::NextToken> one = attn::next_tokens_at(m, heads_only, pos, 50);
+    REQUIRE(one.size() == 50);
+    for (int k = 0; k < 50; ++k) {
+      CHECK(one[k].id == t.next[static_cast<std::size_t>(pos)][k].id);
+      CHECK(one[k].p == doctest::Approx(t.next[static_cast<std::size_t>(pos)][k].p).epsilon(1e-6));
+    }
+  }
+  CHECK(attn::next_tokens_at(m, heads_only, 200, 5).empty());
   // the tie: wherever 17 and 18 are both kept, 17 comes first
   for (const std::vector<attn::NextToken>& next : t.next)
     for (std::size_t k = 0; k + 1 < next.size(); ++k)
