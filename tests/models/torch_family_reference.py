@@ -55,8 +55,9 @@ DEFAULT_THETA = {"llama": 10000.0, "mistral": 10000.0, "qwen2": 10000.0, "qwen3"
                  "gemma3_text": 1_000_000.0}
 
 
-def read_safetensors(path):
-    """{name: float64 tensor} of one safetensors file."""
+def read_safetensors(path, dtype=np.float64):
+    """{name: tensor of dtype} of one safetensors file (F32, F16 and BF16 widened exactly); the GPT-2
+    reference (torch_reference.py) reads its files here too."""
     with open(path, "rb") as f:
         raw = f.read()
     (n,) = struct.unpack("<Q", raw[:8])
@@ -75,8 +76,8 @@ def read_safetensors(path):
         elif info["dtype"] == "BF16":
             arr = (np.frombuffer(chunk, "<u2").astype(np.uint32) << 16).view(np.float32)
         else:
-            raise SystemExit(f"torch_family_reference: dtype {info['dtype']} not handled")
-        out[name] = torch.from_numpy(arr.reshape(info["shape"]).astype(np.float64))
+            raise SystemExit(f"{path}: dtype {info['dtype']} not handled")
+        out[name] = torch.from_numpy(arr.reshape(info["shape"]).astype(dtype))
     return out
 
 

@@ -7,35 +7,17 @@ import argparse
 import json
 import math
 import os
-import struct
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from torch_family_reference import read_safetensors
 
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    data = raw[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        b, e = info["data_offsets"]
-        chunk = data[b:e]
-        if info["dtype"] == "F32":
-            arr = np.frombuffer(chunk, "<f4").astype(np.float32)
-        elif info["dtype"] == "F16":
-            arr = np.frombuffer(chunk, "<f2").astype(np.float32)
-        elif info["dtype"] == "BF16":
-            arr = (np.frombuffer(chunk, "<u2").astype(np.uint32) << 16).view(np.float32)
-        else:
-            raise SystemExit(f"torch_reference: dtype {info['dtype']} not handled")
-        out[name.removeprefix("transformer.")] = torch.from_numpy(arr.reshape(info["shape"]).copy())
-    return out
+
+def read_state_dict(path):
+    """GPT-2's tensors in float32 by their names without the "transformer." prefix."""
+    return {name.removeprefix("transformer."): t for name, t in read_safetensors(path, np.float32).items()}
 
 
 def gpt2(sd, cfg, ids):
@@ -84,7 +66,7 @@ def main():
     a = ap.parse_args()
     with open(os.path.join(a.dir, "config.json")) as f:
         cfg = json.load(f)
-    sd = read_safetensors(os.path.join(a.dir, "model.safetensors"))
+    sd = read_state_dict(os.path.join(a.dir, "model.safetensors"))
     ids = [int(t) for t in a.ids.split(",") if t]
     torch.set_grad_enabled(False)
     attention, probs = forward(sd, cfg, ids)

@@ -11,7 +11,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from torch_reference import gpt2, read_safetensors
+from torch_reference import gpt2, read_state_dict
 
 
 def loss_of(sd, cfg, batch, answer_only):
@@ -34,7 +34,7 @@ def main():
         cfg = json.load(f)
     with open(os.path.join(a.init, "batch.json")) as f:
         run = json.load(f)
-    sd = {k: v.clone().requires_grad_(True) for k, v in read_safetensors(os.path.join(a.init, "model.safetensors")).items()}
+    sd = {k: v.clone().requires_grad_(True) for k, v in read_state_dict(os.path.join(a.init, "model.safetensors")).items()}
     decay = [v for v in sd.values() if v.dim() == 2]
     no_decay = [v for v in sd.values() if v.dim() != 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": run["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
@@ -44,7 +44,7 @@ def main():
     if run["grad_clip"] > 0:
         torch.nn.utils.clip_grad_norm_(list(sd.values()), run["grad_clip"])
     opt.step()
-    after = read_safetensors(os.path.join(a.after, "model.safetensors"))
+    after = read_state_dict(os.path.join(a.after, "model.safetensors"))
     worst, worst_name = 0.0, ""
     for name, v in sd.items():
         d = (v.detach() - after[name]).abs().max().item()
