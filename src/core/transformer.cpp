@@ -443,14 +443,14 @@ void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, cons
   x += projected;
 }
 
+// The LM head: its own, or the tied embedding; (V, C) either way.
+const Weights& lm_head(const Transformer& model) { return model.lm_head.empty() ? model.embed : model.lm_head; }
+
 // The LM head on the final-normed rows (rows, C): for each row the k most likely next tokens. The
 // head (V, C) is read in slices of the vocabulary (a slice of a (V, C) matrix is a run of its rows),
 // each slice's logits folded into a running softmax (its max and its sum of exponentials) and a
 // running top k, so no (rows, V) block of logits exists: a 262 144-token vocabulary at T = 256 would
 // be 256 MiB of them, SmolLM2's 49 152 is 48 MiB.
-// The LM head: its own, or the tied embedding; (V, C) either way.
-const Weights& lm_head(const Transformer& model) { return model.lm_head.empty() ? model.embed : model.lm_head; }
-
 void predict_next(const TransformerConfig& cfg, const Weights& head, const Matrix& rows_in, int k, Backend backend,
                   std::vector<NextToken>* next) {
   constexpr std::int64_t kLogitFloats = 1 << 18;  // one slice's logits: 1 MiB

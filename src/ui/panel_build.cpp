@@ -115,24 +115,34 @@ std::string head_qkv_program(const AppState& state, const AttentionOptions& o, b
   const std::string factor = !o.scale ? "1 / " + temperature
                              : o.score_scale > 0 ? std::string(scale_text) + " / " + temperature
                                                  : std::string("1 / (") + (torch ? "math.sqrt(d)" : "np.sqrt(d)") + " * " + temperature + ")";
+  // What NumPy and PyTorch spell differently; the program is otherwise the same for both.
+  struct Dialect {
+    const char *imports, *array, *f64, *arange, *cos, *sin, *concat, *axis, *tanh;
+  };
+  const Dialect py = torch ? Dialect{"import math\nimport torch\n\n", "torch.tensor(", "torch.float64",
+                                     "torch.arange(Q0.shape[0], dtype=torch.float64)", "angle.cos()", "angle.sin()",
+                                     "torch.cat", "dim", "torch.tanh("}
+                           : Dialect{"import numpy as np\n\n", "np.array(", "np.float64", "np.arange(Q0.shape[0])",
+                                     "np.cos(angle)", "np.sin(angle)", "np.concatenate", "axis", "np.tanh("};
+  const std::string f64 = std::string(", dtype=") + py.f64 + ")\n";
+  code += py.imports;
+  code += std::string(rope ? "Q0" : "Q") + " = " + matrix_literal(q, py.array) + f64;
+  code += std::string(rope ? "K0" : "K") + " = " + matrix_literal(k, py.array) + f64;
+  code += "V = " + matrix_literal(t.value, py.array) + f64 + "\n";
+  code += "d = V.shape[1]\n";
+  if (rope) {
+    code += "# RoPE: dimension i turns together with dimension i + d/2 by the angle position * inv_freq[i]\n";
+    code += "inv_freq = " + std::string(py.array) + "[" + freq_list + "]" + f64;
+    code += "angle = " + std::string(py.arange) + "[:, None] * inv_freq[None, :]\n";
+    code += "cos, sin = " + std::string(py.cos) + " * " + float_text(static_cast<float>(gain)) + ", " + py.sin + " * " +
+            float_text(static_cast<float>(gain)) + "\n";
+    code += "def rotate(x):\n    a, b = x[:, :d // 2], x[:, d // 2:]\n    return " + std::string(py.concat) +
+            "([a * cos - b * sin, b * cos + a * sin], " + py.axis + "=1)\n";
+    code += "Q, K = rotate(Q0), rotate(K0)\n";
+  }
+  code += "scores = Q @ K.T * (" + factor + ")\n";
+  if (o.softcap > 0) code += "scores = " + std::string(py.tanh) + "scores / " + float_text(o.softcap) + ") * " + float_text(o.softcap) + "  # the soft-cap\n";
   if (!torch) {
-    code += "import numpy as np\n\n";
-    code += std::string(rope ? "Q0" : "Q") + " = " + matrix_literal(q, "np.array(") + ", dtype=np.float64)\n";
-    code += std::string(rope ? "K0" : "K") + " = " + matrix_literal(k, "np.array(") + ", dtype=np.float64)\n";
-    code += "V = " + matrix_literal(t.value, "np.array(") + ", dtype=np.float64)\n\n";
-    code += "d = V.shape[1]\n";
-    if (rope) {
-      code += "# RoPE: dimension i turns together with dimension i + d/2 by the angle position * inv_freq[i]\n";
-      code += "inv_freq = np.array([" + freq_list + "])\n";
-      code += "angle = np.arange(Q0.shape[0])[:, None] * inv_freq[None, :]\n";
-      code += "cos, sin = np.cos(angle) * " + float_text(static_cast<float>(gain)) + ", np.sin(angle) * " +
-              float_text(static_cast<float>(gain)) + "\n";
-      code += "def rotate(x):\n    a, b = x[:, :d // 2], x[:, d // 2:]\n"
-              "    return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=1)\n";
-      code += "Q, K = rotate(Q0), rotate(K0)\n";
-    }
-    code += "scores = Q @ K.T * (" + factor + ")\n";
-    if (o.softcap > 0) code += "scores = np.tanh(scores / " + float_text(o.softcap) + ") * " + float_text(o.softcap) + "  # the soft-cap\n";
     if (o.causal) code += "scores[np.triu(np.ones(scores.shape, dtype=bool), k=1)] = -np.inf  # causal mask\n";
     if (o.window > 0)
       code += "scores[np.tril(np.ones(scores.shape, dtype=bool), k=-" + std::to_string(o.window) +
@@ -140,23 +150,6 @@ std::string head_qkv_program(const AppState& state, const AttentionOptions& o, b
     code += "scores -= scores.max(axis=1, keepdims=True)  # for exp: the largest becomes 0\n";
     code += "weights = np.exp(scores)\nweights /= weights.sum(axis=1, keepdims=True)\noutput = weights @ V\n";
   } else {
-    code += "import math\nimport torch\n\n";
-    code += std::string(rope ? "Q0" : "Q") + " = " + matrix_literal(q, "torch.tensor(") + ", dtype=torch.float64)\n";
-    code += std::string(rope ? "K0" : "K") + " = " + matrix_literal(k, "torch.tensor(") + ", dtype=torch.float64)\n";
-    code += "V = " + matrix_literal(t.value, "torch.tensor(") + ", dtype=torch.float64)\n\n";
-    code += "d = V.shape[1]\n";
-    if (rope) {
-      code += "# RoPE: dimension i turns together with dimension i + d/2 by the angle position * inv_freq[i]\n";
-      code += "inv_freq = torch.tensor([" + freq_list + "], dtype=torch.float64)\n";
-      code += "angle = torch.arange(Q0.shape[0], dtype=torch.float64)[:, None] * inv_freq[None, :]\n";
-      code += "cos, sin = angle.cos() * " + float_text(static_cast<float>(gain)) + ", angle.sin() * " +
-              float_text(static_cast<float>(gain)) + "\n";
-      code += "def rotate(x):\n    a, b = x[:, :d // 2], x[:, d // 2:]\n"
-              "    return torch.cat([a * cos - b * sin, b * cos + a * sin], dim=1)\n";
-      code += "Q, K = rotate(Q0), rotate(K0)\n";
-    }
-    code += "scores = Q @ K.T * (" + factor + ")\n";
-    if (o.softcap > 0) code += "scores = torch.tanh(scores / " + float_text(o.softcap) + ") * " + float_text(o.softcap) + "  # the soft-cap\n";
     if (o.causal)
       code += "scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(1), float('-inf'))  # causal mask\n";
     if (o.window > 0)
