@@ -121,8 +121,6 @@ bool is_ascii_punct(std::uint32_t cp) {
 
 }  // namespace
 
-const char* unicode_tables_version() { return unicode_ranges::kUnicodeVersion; }
-
 std::vector<std::string> gpt2_pretokenize(const std::string& text) {
   const std::vector<CodePoint> cps = decode_text(text);
   std::vector<std::string> pieces;

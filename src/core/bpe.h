@@ -141,7 +141,5 @@ std::vector<std::string> gpt2_pretokenize(const std::string& text);
 // At most max_bytes of s for an error message: whole characters only, control characters and
 // invalid UTF-8 as '?', "..." when cut, so a hostile token cannot break the one-line message.
 std::string printable_excerpt(const std::string& s, std::size_t max_bytes = 40);
-// The Unicode version the letter / number / space tables were generated from (Python's unicodedata).
-const char* unicode_tables_version();
 
 }  // namespace attn

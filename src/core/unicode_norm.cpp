@@ -189,6 +189,4 @@ std::vector<std::uint32_t> to_lowercase(const std::vector<std::uint32_t>& text) 
   return out;
 }
 
-const char* unicode_norm_version() { return tables::kUnicodeVersion; }
-
 }  // namespace attn

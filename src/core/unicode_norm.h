@@ -13,7 +13,5 @@ std::vector<std::uint32_t> to_nfkc(const std::vector<std::uint32_t>& text);
 // Each character replaced by its lowercase, one character at a time (as Rust's char::to_lowercase,
 // which Hugging Face's Lowercase uses: no context rule such as Greek final sigma).
 std::vector<std::uint32_t> to_lowercase(const std::vector<std::uint32_t>& text);
-// The Unicode version of these tables (Python's unicodedata at build time).
-const char* unicode_norm_version();
 
 }  // namespace attn

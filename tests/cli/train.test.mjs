@@ -127,24 +127,29 @@ test("train: a model trained without 1/sqrt(d) says so in config.json, opens uns
 });
 
 test("train --experiment scale: both arms from one seed at d_head 256, each with its loss curve and the step it reached 90%", () => {
-  const r = cli(["train", "--experiment", "scale", "--steps", "20", "--eval-every", "10", "--seed", "3"]);
+  // Seed 1 (deterministic): with the division the held-out accuracy passes 90% at the 150th step's
+  // evaluation; without it, it never does (the page's experiment test expects the same numbers).
+  const r = cli(["train", "--experiment", "scale", "--steps", "150", "--seed", "1"]);
   assert.equal(r.status, 0, r.stderr);
   const result = JSON.parse(r.stdout);
   assert.equal(result.experiment, "scale");
-  assert.equal(result.steps, 20);
+  assert.equal(result.steps, 150);
   assert.deepEqual(result.arms.map((a) => a.scale), [true, false]);
   for (const arm of result.arms) {
     assert.equal(arm.head_dim, 256);
     assert.equal(arm.loss_windows.length, 10);
     assert.ok(arm.loss_windows.every((l) => Number.isFinite(l) && l > 0), JSON.stringify(arm.loss_windows));
-    assert.ok(arm.reached_90_at === null || (arm.reached_90_at % 10 === 0 && arm.reached_90_at <= 20), String(arm.reached_90_at));
     assert.ok(arm.final_accuracy >= 0 && arm.final_accuracy <= 1);
   }
   const [scaled, raw] = result.arms;
+  assert.equal(scaled.reached_90_at, 150);
+  assert.ok(scaled.final_accuracy >= 0.9, String(scaled.final_accuracy));
+  assert.equal(raw.reached_90_at, null);
+  assert.ok(raw.final_accuracy < 0.9, String(raw.final_accuracy));
   assert.deepEqual([scaled.layers, scaled.heads, scaled.d_model, scaled.lr], [raw.layers, raw.heads, raw.d_model, raw.lr]);
   assert.notEqual(scaled.loss_windows[0], raw.loss_windows[0], "the same batches, other scores: other losses");
-  assert.match(r.stderr, /scores \/ sqrt\(d\): (did not reach 90% held-out accuracy in 20 steps|90% held-out accuracy at step \d+)/);
-  assert.match(r.stderr, /raw scores: (did not reach 90% held-out accuracy in 20 steps|90% held-out accuracy at step \d+)/);
+  assert.match(r.stderr, /scores \/ sqrt\(d\): 90% held-out accuracy at step 150/);
+  assert.match(r.stderr, /raw scores: did not reach 90% held-out accuracy in 150 steps/);
 });
 
 test("train: bad settings are refused with the setting's name (exit 2, nothing on stdout)", () => {

@@ -25,7 +25,6 @@ test("compute with backend \"webgl\" matches \"scalar\" on odd self- and cross-a
     for (const [temperature, magnitude] of [[0.05, 2], [20, 2], [0.05, 1e6], [20, 1e6], [1, 1e6]])
       cases.push({ Tq: 17, Tk: 65, d: 3, dv: 17, causal, temperature, magnitude });
   }
-  assert.ok(cases.every((c) => [c.Tq, c.Tk, c.d, c.dv].every((n) => ODD.includes(n))), "shapes come from the odd sizes");
   const results = await page.evaluate(compareInPage, cases);
   let worst = 0;
   for (const r of results) {
