@@ -3,7 +3,7 @@
 //
 // Everything else is derived from these rows: setState's checks (apply_state_json), the JSON of
 // getState (inputs_to_json), AppInputs' equality, Reset, and, through attn_inputs_table, the page's
-// URL parameters and permalinks (web/explainer.js) and the README's parameter list (checked by
+// URL parameters and permalinks (web/explainer.js) and docs/embedding.md's parameter list (checked by
 // tests/e2e/app.test.mjs). Adding an input = a member of AppInputs, one row here, and the code
 // that uses it.
 #pragma once
@@ -39,7 +39,7 @@ struct InputField {
   int rows = 0, cols = 0;             // matrix: its shape
   InputGroup group = InputGroup::Lesson;
   UrlUse url = UrlUse::Permalink;
-  const char* doc = "";               // one line for the README and the page
+  const char* doc = "";               // one line for docs/embedding.md and the page
   // The value as getState writes it (numbers exact: the shortest text that reads back as the same float).
   nlohmann::json (*get)(const AppInputs& in) = nullptr;
   // Checks `value` and writes it into `next`; throws std::invalid_argument "name: why". `state`

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours, clickRect } from "./harness.mjs";
 
 const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../README.md");
+const EMBEDDING_DOC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../docs/embedding.md");
 
 let server, browser;
 before(async () => { server = await serveStatic(); browser = await launchBrowser(); });
@@ -148,9 +149,9 @@ for (const dpr of [1, 2]) {
   });
 }
 
-// [SECTION] The table of inputs: the README, permalinks, Reset and the learner's stored progress
+// [SECTION] The table of inputs: docs/embedding.md, permalinks, Reset and the learner's stored progress
 
-/** The README's rows for the table of inputs (attentionExplainer.inputs), one per input. */
+/** docs/embedding.md's rows for the table of inputs (attentionExplainer.inputs), one per input. */
 function inputRows(table) {
   const domain = (f) => {
     if (f.type === "integer" || f.type === "number") return `${f.min} to ${f.max}`;
@@ -164,17 +165,17 @@ function inputRows(table) {
     `${url[f.url]} | ${f.group === "lesson" ? "reset" : "kept"} | ${f.doc} |`).join("\n");
 }
 
-test("the README's list of inputs is the table of inputs, and its list of views the app's", async () => {
+test("docs/embedding.md's list of inputs is the table of inputs, and the README's list of views the app's", async () => {
   const { page, context } = await openExplainer(browser, server.url);
   const table = await page.evaluate(() => window.attentionExplainer.inputs);
   const expected = inputRows(table);
   const readme = fs.readFileSync(README, "utf8");
   const views = readme.split("| view | what it shows |")[1].split("\n\n")[0].match(/^\| `[a-z_]+` \|/gm).map((r) => r.slice(3, -3));
   assert.deepEqual(views, table.find((f) => f.name === "view").choices, "README's table of views, in tab order");
-  const block = readme.split("<!-- inputs: begin -->")[1]?.split("<!-- inputs: end -->")[0];
-  assert.ok(block, "README.md has the inputs block between <!-- inputs: begin --> and <!-- inputs: end -->");
+  const block = fs.readFileSync(EMBEDDING_DOC, "utf8").split("<!-- inputs: begin -->")[1]?.split("<!-- inputs: end -->")[0];
+  assert.ok(block, "docs/embedding.md has the inputs block between <!-- inputs: begin --> and <!-- inputs: end -->");
   const rows = block.trim().split("\n").slice(2).join("\n");  // after the header and the rule
-  assert.equal(rows, expected, "README.md's inputs differ from the table (src/ui/input_table.cpp), which says:\n" + expected);
+  assert.equal(rows, expected, "docs/embedding.md's inputs differ from the table (src/ui/input_table.cpp), which says:\n" + expected);
   await context.close();
 });
 
