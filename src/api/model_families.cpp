@@ -343,6 +343,12 @@ ModelConfigFile parse_model_config(const std::string& text, const std::string& f
 
 // [SECTION] the tensor-name tables ---------------------------------------------------------------
 
+const char kHeadTensor[] = "lm_head.weight";
+
+std::string embedding_tensor(const std::string& model_type) {
+  return model_type == "gpt2" ? "wte.weight" : "embed_tokens.weight";
+}
+
 std::vector<TensorSlot> family_tensors(Transformer& m, bool lm_head) {
   const TransformerConfig& c = m.config;
   const std::int64_t C = c.d_model, F = c.d_ff, hd = c.head_dim, H = c.n_head, KV = c.n_kv_head;
@@ -360,7 +366,7 @@ std::vector<TensorSlot> family_tensors(Transformer& m, bool lm_head) {
     matrix(name, w, 0, w.rows);
   };
   if (c.family == "gpt2") {
-    matrix("wte.weight", m.embed, 0, m.embed.rows);
+    matrix(embedding_tensor(c.family), m.embed, 0, m.embed.rows);
     matrix("wpe.weight", m.position_table, 0, m.position_table.rows);
     for (std::size_t i = 0; i < m.blocks.size(); ++i) {
       TransformerBlock& b = m.blocks[i];
@@ -380,11 +386,11 @@ std::vector<TensorSlot> family_tensors(Transformer& m, bool lm_head) {
     }
     vector("ln_f.weight", m.final_norm_w, 0, C);
     vector("ln_f.bias", m.final_norm_b, 0, C);
-    head("lm_head.weight");
+    head(kHeadTensor);
   } else {
     // Llama's names; the others differ only in what a block has (the fields of the config).
     const bool sandwich = c.sandwich_norms;
-    matrix("embed_tokens.weight", m.embed, 0, m.embed.rows);
+    matrix(embedding_tensor(c.family), m.embed, 0, m.embed.rows);
     for (std::size_t i = 0; i < m.blocks.size(); ++i) {
       TransformerBlock& b = m.blocks[i];
       const std::string p = "layers." + std::to_string(i) + ".";
@@ -421,7 +427,7 @@ std::vector<TensorSlot> family_tensors(Transformer& m, bool lm_head) {
       }
     }
     vector("norm.weight", m.final_norm_w, 0, C);
-    head("lm_head.weight");
+    head(kHeadTensor);
   }
   return t;
 }

@@ -37,6 +37,10 @@ struct TensorSlot {
   bool optional = false;          // may be absent (a tied lm_head)
 };
 
+// The names the loader asks for by role: the LM head's (the same in every family, and never
+// prefixed: it sits beside the base model) and the token embedding's in `model_type`'s table.
+extern const char kHeadTensor[];
+std::string embedding_tensor(const std::string& model_type);
 // Every tensor of `model`'s family, in the family's file order. `lm_head`: include the head's slot
 // (points at model.lm_head, which the caller allocates when the file has one; or at the embedding
 // when writing a tied head).

@@ -173,7 +173,7 @@ void ModelAssembler::allocate(Dtype dtype) {
   // An own head: an untied model's, or one a tied model's files carry anyway (GPT2LMHeadModel saves
   // it; finish() keeps one copy when it equals the embedding).
   bool own_head = !config_->tied_head;
-  const auto is_head = [&](const std::string& name) { return strip_family_prefix(c.family, name) == "lm_head.weight"; };
+  const auto is_head = [&](const std::string& name) { return strip_family_prefix(c.family, name) == kHeadTensor; };
   if (index_)
     for (const auto& entry : *index_) own_head = own_head || is_head(entry.first);
   for (const TensorInfo& t : reader_->tensors()) own_head = own_head || is_head(t.name);
@@ -189,7 +189,7 @@ void ModelAssembler::allocate(Dtype dtype) {
     bad(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
   }
   for (TensorSlot& slot : family_tensors(*model_, own_head)) {
-    if (slot.name == "lm_head.weight") slot.optional = config_->tied_head;
+    if (slot.name == kHeadTensor) slot.optional = config_->tied_head;
     const std::string name = slot.name;
     slots_[name] = Slot{std::move(slot), ""};
     slot_order_.push_back(name);
@@ -204,7 +204,7 @@ TensorTarget ModelAssembler::destination(const TensorInfo& info) {
     return {};
   }
   const std::string name = strip_family_prefix(type, info.name);
-  if (name != "lm_head.weight") file_prefix_ = info.name.substr(0, info.name.size() - name.size());
+  if (name != kHeadTensor) file_prefix_ = info.name.substr(0, info.name.size() - name.size());
   const std::string what = "tensor " + quoted_name(info.name);
   if (index_) {
     const auto it = index_->find(info.name);
@@ -219,7 +219,7 @@ TensorTarget ModelAssembler::destination(const TensorInfo& info) {
     bool found = false;
     for (const TensorInfo& t : reader_->tensors()) {
       if (t.shape.size() != 2 || family_ignores_tensor(type, t.name)) continue;
-      const bool embedding = ends_with(t.name, "embed_tokens.weight") || ends_with(t.name, "wte.weight");
+      const bool embedding = strip_family_prefix(type, t.name) == embedding_tensor(type);
       if (!found || embedding) dtype = t.dtype, found = true;
       if (embedding) break;
     }
@@ -276,7 +276,7 @@ LoadedModel ModelAssembler::finish() {
   std::vector<std::string> missing;
   for (const std::string& name : slot_order_)
     if (slots_[name].seen_as.empty() && !slots_[name].where.optional)
-      missing.push_back(name == "lm_head.weight" ? name : file_prefix_ + name);  // as the files name them
+      missing.push_back(name == kHeadTensor ? name : file_prefix_ + name);  // as the files name them
   if (!missing.empty()) {
     std::string list;
     for (std::size_t i = 0; i < missing.size() && i < 4; ++i) list += (i ? ", " : "") + missing[i];
@@ -396,7 +396,7 @@ std::vector<NamedTensor> model_named_tensors(const Transformer& m, const ModelSa
   const std::string p = options.transformer_prefix ? family_prefixes(m.config.family).front() : "";
   std::vector<NamedTensor> t;
   for (const TensorSlot& slot : family_tensors(model, own_head || options.lm_head)) {
-    const bool head = slot.name == "lm_head.weight";  // never prefixed: it sits beside the base model
+    const bool head = slot.name == kHeadTensor;  // never prefixed: it sits beside the base model
     t.push_back({head ? slot.name : p + slot.name, slot.shape, static_cast<const float*>(slot.data)});
   }
   return t;

@@ -317,27 +317,27 @@ Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences
     return start;
   };
   // Parameters in one buffer, each kind for all layers in a row (llm.c's ParameterTensors).
-  p_.wte = add("wte.weight", V * C, true);
-  p_.wpe = add("wpe.weight", P * C, true);
+  p_.wte = add("embed", V * C, true);
+  p_.wpe = add("position_table", P * C, true);
   const auto per_layer = [&](const std::string& suffix, std::size_t size, bool decay) {
     const std::size_t start = at;
-    for (std::size_t l = 0; l < L; ++l) add("h." + std::to_string(l) + "." + suffix, size, decay);
+    for (std::size_t l = 0; l < L; ++l) add("blocks." + std::to_string(l) + "." + suffix, size, decay);
     return start;
   };
-  p_.ln1w = per_layer("ln_1.weight", C, false);
-  p_.ln1b = per_layer("ln_1.bias", C, false);
-  p_.qkvw = per_layer("attn.c_attn.weight", C * 3 * C, true);
-  p_.qkvb = per_layer("attn.c_attn.bias", 3 * C, false);
-  p_.projw = per_layer("attn.c_proj.weight", C * C, true);
-  p_.projb = per_layer("attn.c_proj.bias", C, false);
-  p_.ln2w = per_layer("ln_2.weight", C, false);
-  p_.ln2b = per_layer("ln_2.bias", C, false);
-  p_.fcw = per_layer("mlp.c_fc.weight", C * 4 * C, true);
-  p_.fcb = per_layer("mlp.c_fc.bias", 4 * C, false);
-  p_.fcprojw = per_layer("mlp.c_proj.weight", 4 * C * C, true);
-  p_.fcprojb = per_layer("mlp.c_proj.bias", C, false);
-  p_.lnfw = add("ln_f.weight", C, false);
-  p_.lnfb = add("ln_f.bias", C, false);
+  p_.ln1w = per_layer("attn_norm_w", C, false);
+  p_.ln1b = per_layer("attn_norm_b", C, false);
+  p_.qkvw = per_layer("qkv", C * 3 * C, true);
+  p_.qkvb = per_layer("qkv_b", 3 * C, false);
+  p_.projw = per_layer("o", C * C, true);
+  p_.projb = per_layer("o_b", C, false);
+  p_.ln2w = per_layer("mlp_norm_w", C, false);
+  p_.ln2b = per_layer("mlp_norm_b", C, false);
+  p_.fcw = per_layer("up", C * 4 * C, true);
+  p_.fcb = per_layer("up_b", 4 * C, false);
+  p_.fcprojw = per_layer("down", 4 * C * C, true);
+  p_.fcprojb = per_layer("down_b", C, false);
+  p_.lnfw = add("final_norm_w", C, false);
+  p_.lnfb = add("final_norm_b", C, false);
   // Activations for the largest batch, sized once. Refused up front when it all would not fit in
   // kMaxTrainBytes (a wasm page has 4 GB at most), rather than failing halfway through.
   max_tokens_ = max_sequences * config.n_positions;
@@ -375,12 +375,12 @@ Gpt2TrainGraph<Real>::Gpt2TrainGraph(const Gpt2Config& config, int max_sequences
   att_start_.assign(static_cast<std::size_t>(max_sequences), 0);
 }
 
-// The model's tensors in the buffer's order (each kind for every layer), as pointers: GPT-2's names
-// in the comments. `M` is Transformer or const Transformer.
+// The model's tensors in the buffer's order (each kind for every layer), as pointers. `M` is
+// Transformer or const Transformer.
 template <typename M, typename F>
 void for_each_parameter(M& model, F&& visit) {
-  visit(model.embed.f32.data(), model.embed.f32.size());                    // wte
-  visit(model.position_table.f32.data(), model.position_table.f32.size());  // wpe
+  visit(model.embed.f32.data(), model.embed.f32.size());
+  visit(model.position_table.f32.data(), model.position_table.f32.size());
   const auto each = [&](auto member) {
     for (auto& b : model.blocks) {
       auto& t = b.*member;
@@ -388,13 +388,13 @@ void for_each_parameter(M& model, F&& visit) {
       else visit(t.data(), static_cast<std::size_t>(t.size()));
     }
   };
-  each(&TransformerBlock::attn_norm_w), each(&TransformerBlock::attn_norm_b);  // ln_1
-  each(&TransformerBlock::qkv), each(&TransformerBlock::qkv_b);                // attn.c_attn
-  each(&TransformerBlock::o), each(&TransformerBlock::o_b);                    // attn.c_proj
-  each(&TransformerBlock::mlp_norm_w), each(&TransformerBlock::mlp_norm_b);    // ln_2
-  each(&TransformerBlock::up), each(&TransformerBlock::up_b);                  // mlp.c_fc
-  each(&TransformerBlock::down), each(&TransformerBlock::down_b);              // mlp.c_proj
-  visit(model.final_norm_w.data(), static_cast<std::size_t>(model.final_norm_w.size()));  // ln_f
+  each(&TransformerBlock::attn_norm_w), each(&TransformerBlock::attn_norm_b);
+  each(&TransformerBlock::qkv), each(&TransformerBlock::qkv_b);
+  each(&TransformerBlock::o), each(&TransformerBlock::o_b);
+  each(&TransformerBlock::mlp_norm_w), each(&TransformerBlock::mlp_norm_b);
+  each(&TransformerBlock::up), each(&TransformerBlock::up_b);
+  each(&TransformerBlock::down), each(&TransformerBlock::down_b);
+  visit(model.final_norm_w.data(), static_cast<std::size_t>(model.final_norm_w.size()));
   visit(model.final_norm_b.data(), static_cast<std::size_t>(model.final_norm_b.size()));
 }
 
@@ -403,7 +403,7 @@ void Gpt2TrainGraph<Real>::set_parameters(const Transformer& model) {
   TransformerConfig shape = model.config;
   shape.score_scale = config_.transformer().score_scale;  // the weights are taken whichever way they were trained
   if (!(shape == config_.transformer())) throw std::invalid_argument("trainer: the starting model's shape differs from the trainer's");
-  if (!model.lm_head.empty()) throw std::invalid_argument("trainer: the starting model has an untied lm_head (the trainer ties it to wte)");
+  if (!model.lm_head.empty()) throw std::invalid_argument("trainer: the starting model has an untied lm_head (the trainer ties it to the embedding)");
   if (model.embed.dtype != Dtype::F32 || model.blocks.empty() || model.blocks[0].qkv.dtype != Dtype::F32 ||
       model.blocks[0].qkv.transposed)
     throw std::invalid_argument("trainer: the starting model must hold float weights in GPT-2's (in, out) layout");
@@ -575,7 +575,7 @@ void Gpt2TrainGraph<Real>::backward_rows(int b0, int b1) {
 }
 
 // Weight product j: 0 the LM head's (dwte += dlogitsᵀ · lnf), then per layer l the MLP's projection,
-// its first matmul, the attention's projection and c_attn (4l + 1 … 4l + 4)
+// its first matmul, the attention's output projection and the q/k/v projection (4l + 1 … 4l + 4)
 template <typename Real>
 typename Gpt2TrainGraph<Real>::WeightProduct Gpt2TrainGraph<Real>::weight_product_at(int j) {
   const int C = config_.n_embd, V = config_.vocab_size;
@@ -606,7 +606,7 @@ double Gpt2TrainGraph<Real>::weight_row_work(int j) const {
 template <typename Real>
 double Gpt2TrainGraph<Real>::forward_work(int T) const {
   const double C = config_.n_embd;
-  // per token and layer: c_attn 3C², c_proj C², the MLP 8C², the scores and the weighted sum T·C; the LM head C·V
+  // per token and layer: q/k/v 3C², the output C², the MLP 8C², the scores and the weighted sum T·C; the LM head C·V
   return T * (config_.n_layer * (12 * C * C + double(T) * C) + C * config_.vocab_size);
 }
 

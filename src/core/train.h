@@ -73,7 +73,7 @@ template <typename Real>
 class Gpt2TrainGraph {
  public:
   struct Tensor {
-    std::string name;      // Hugging Face's name (for messages and the tests), e.g. "h.0.attn.c_attn.weight"
+    std::string name;      // the Transformer member it fills (for messages), e.g. "blocks.0.qkv"
     std::size_t offset, size;
     bool decay;            // matrices get weight decay; gains and biases do not
   };
@@ -160,7 +160,7 @@ struct TrainSettings {
   int n_layer = 1, n_head = 2, n_embd = 32;
   int batch = 16;                 // sentences per step
   float lr = 3e-3f;               // AdamW's learning rate (constant)
-  float weight_decay = 0.01f;     // on the matrices (wte, wpe, c_attn, c_proj, c_fc)
+  float weight_decay = 0.01f;     // on the matrices (the embedding, the position table, every block's)
   float beta1 = 0.9f, beta2 = 0.999f, adam_eps = 1e-8f;
   float grad_clip = 1.0f;         // clip the global gradient norm to this; 0: off
   bool scale = true;              // the √d switch: divide the scores by √d_head or not
