@@ -56,7 +56,7 @@ endif()
 
 file(GLOB UI_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/ui/*.cpp)
 list(REMOVE_ITEM UI_SOURCES ${CMAKE_SOURCE_DIR}/src/ui/app_state.cpp ${CMAKE_SOURCE_DIR}/src/ui/input_table.cpp
-  ${CMAKE_SOURCE_DIR}/src/ui/train_session.cpp ${CMAKE_SOURCE_DIR}/src/ui/palette.cpp
+  ${CMAKE_SOURCE_DIR}/src/ui/palette.cpp
   ${CMAKE_SOURCE_DIR}/src/ui/check_answers.cpp ${CMAKE_SOURCE_DIR}/src/ui/family_views.cpp)  # in attn_state
 file(GLOB APP_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/app/*.cpp)
 file(GLOB GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/gpu/*.cpp)
@@ -115,7 +115,7 @@ endif()
 # when the train view first shows (not part of the first load).
 if(EMSCRIPTEN)
   add_executable(attention_train_worker ${CMAKE_SOURCE_DIR}/src/worker/train_worker.cpp)
-  target_link_libraries(attention_train_worker PRIVATE attn_state)
+  target_link_libraries(attention_train_worker PRIVATE attn_train)  # core + train: nothing of the app
   set_target_properties(attention_train_worker PROPERTIES OUTPUT_NAME train_worker SUFFIX ".js")
   target_link_options(attention_train_worker PRIVATE --no-entry -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1
     -sMAXIMUM_MEMORY=4GB -sEXPORTED_RUNTIME_METHODS=ccall -sEXPORTED_FUNCTIONS=_malloc,_free)

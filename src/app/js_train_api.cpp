@@ -1,5 +1,5 @@
 // Exports of the train view for the page (web/explainer.js: attentionExplainer.train, trainCurves,
-// trainedModelZip) and the Download button's platform edge. Not the session (ui/train_session.h).
+// trainedModelZip) and the Download button's platform edge. Not the session (train/train_session.h).
 #include <imgui.h>
 
 #include <algorithm>
@@ -98,7 +98,7 @@ JS_EXPORT void attn_train_worker_ready() {
   attn::AppState* state = js_api::attached_state();
   if (!state) return;
   state->train->worker = [](const nlohmann::json& message) { post_to_train_worker(message.dump()); };
-  state->train->worker_state = "ready";
+  state->train->worker_state = attn::TrainSession::Worker::Ready;
 }
 
 // The worker could not start or stopped: new runs train here again; the runs it had are lost
@@ -108,7 +108,8 @@ JS_EXPORT void attn_train_worker_failed(const char* why) {
   if (!state) return;
   attn::TrainSession& s = *state->train;
   s.worker = nullptr;
-  s.worker_state = std::string("failed: ") + why;
+  s.worker_state = attn::TrainSession::Worker::Failed;
+  s.worker_failure = why;
   if (s.run.mirror()) {
     attn::train_reset(s);
     s.error = std::string("The training worker stopped (") + why + "): press Start to train in the page.";

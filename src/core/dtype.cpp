@@ -2,9 +2,20 @@
 #include "dtype.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace attn {
+
+double exact_float(float x) {
+  char text[32];
+  for (int digits = 1; digits <= 9; ++digits) {  // 9 significant digits always read back exactly
+    std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(x));
+    if (std::strtof(text, nullptr) == x) break;
+  }
+  return std::strtod(text, nullptr);
+}
 
 const char* dtype_name(Dtype d) {
   switch (d) {

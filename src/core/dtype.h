@@ -23,6 +23,10 @@ std::uint16_t float_to_bf16(float f);
 // A 16-bit value of `dtype` (F16 or BF16) as a float.
 inline float widen16(Dtype dtype, std::uint16_t v) { return dtype == Dtype::BF16 ? bf16_to_float(v) : half_to_float(v); }
 
+// The shortest decimal that reads back as the same float, as a double (0.1f -> 0.1, not
+// 0.10000000149011612): what a float is written as in JSON.
+double exact_float(float x);
+
 float bits_to_float(std::uint32_t bits);
 std::uint32_t float_to_bits(float f);
 

@@ -14,7 +14,7 @@
 #include "../core/model.h"
 #include "check_answers.h"
 #include "family_views.h"
-#include "train_session.h"
+#include "../train/train_session.h"
 
 namespace attn {
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <type_traits>
 
@@ -15,15 +14,6 @@
 namespace attn {
 
 using nlohmann::json;
-
-double exact_float(float x) {
-  char text[32];
-  for (int digits = 1; digits <= 9; ++digits) {  // 9 significant digits always read back exactly
-    std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(x));
-    if (std::strtof(text, nullptr) == x) break;
-  }
-  return std::strtod(text, nullptr);
-}
 
 namespace {
 

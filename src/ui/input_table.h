@@ -61,7 +61,4 @@ nlohmann::json input_table_json();
 // Reset: every Lesson input back to its default; the view, the model, progress and settings stay.
 void reset_lesson_inputs(AppInputs& inputs);
 
-// The shortest decimal that reads back as the same float (0.1f -> 0.1, not 0.10000000149011612).
-double exact_float(float x);
-
 }  // namespace attn

@@ -1,7 +1,7 @@
 // The train view: a small GPT-2 learns the lesson's pronoun sentence while the learner watches —
 // the recipe, Start / Pause / Reset, the loss and held-out accuracy curves, every head's attention
 // on a probe sentence, the "it refers to the ___" guess, and the √d experiment. Not the trainer
-// (core/train.h) and not the session that steps it (train_session.h): this draws them.
+// (core/train.h) and not the session that steps it (src/train/train_session.h): this draws them.
 //
 // [SECTION] Line plot
 // [SECTION] Recipe and buttons
@@ -437,7 +437,8 @@ std::string use_trained_model(AppState& state, double now) {
 void apply_train_wish(AppState& state, const TrainWish& wish, double now) {
   TrainSession& s = *state.train;
   const bool acts = wish.start || wish.pause || wish.reset || wish.use_model || wish.download || wish.experiment;
-  if ((wish.shown || acts) && s.worker_state == "none" && start_train_worker()) s.worker_state = "loading";
+  if ((wish.shown || acts) && s.worker_state == TrainSession::Worker::None && start_train_worker())
+    s.worker_state = TrainSession::Worker::Loading;
   if (wish.pause) train_pause(s);
   if (wish.start) train_start(s, state.inputs.train);
   if (wish.reset) train_reset(s);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../ui/train_session.h"
+#include "../train/train_run.h"
 
 namespace {
 attn::TrainWorker g_worker;
