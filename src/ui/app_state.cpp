@@ -288,6 +288,12 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       model.forward = handmade_forward(model.trace);
       model.forward_revision = state.revision + 1;
     }
+    // The Mistakes view's "correct": the same head without the mistake ("Forget √d" is set beside
+    // the divided scores whatever the controls' switch says: the switch changes every view).
+    AttentionOptions fixed = model.trace.options;
+    if (fixed.mistake == Mistake::ForgetScale) fixed.scale = true;
+    fixed.mistake = Mistake::None;
+    model.without_mistake = attend(model.trace.query, model.trace.key, model.trace.value, fixed);
     key = "compare_sentence";
     applied.compare_token = std::clamp(next.compare_token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
     if (next.view == View::Compare && !next.compare_tokens) {

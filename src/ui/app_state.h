@@ -139,6 +139,7 @@ struct AppModel {
   // the LM head runs on that row only, when the token or the forward changes.
   std::vector<NextToken> next;
   AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
+  AttentionTrace without_mistake;  // the same with no mistake (the Mistakes view's "correct")
   AttentionTrace derive;      // the derive view's 3-token example
   BreakResult saturation;     // the break view's experiment for (break_d, break_T, break_seed)
   BreakRatioRange saturation_range;  // its gradient factor over seeds 0-7 at (break_d, break_T)

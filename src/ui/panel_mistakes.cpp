@@ -105,25 +105,6 @@ std::string own_factor_note(const AppState& state, const AttentionTrace& correct
 // [SECTION] Measurements
 // ---------------------------------------------------------------------------------------------
 
-// The same attention without the mistake: same Q, K, V (the trace keeps the real K and V even when
-// the mistake swaps them), same mask, scaling and temperature.
-// The same inputs without the mistake, computed once per state revision (not every frame).
-const AttentionTrace& correct_trace(const AppState& state) {
-  static AttentionTrace correct;
-  static unsigned revision = ~0u;
-  if (revision != state.revision) {
-    const AttentionTrace& t = state.model.trace;
-    AttentionOptions options = t.options;
-    // "Forget √d" is compared with the divided scores whatever the controls' switch says: the
-    // switch changes every view, this mistake shows the two side by side.
-    if (options.mistake == Mistake::ForgetScale) options.scale = true;
-    options.mistake = Mistake::None;
-    correct = attend(t.query, t.key, t.value, options);
-    revision = state.revision;
-  }
-  return correct;
-}
-
 // Largest |w − correct| after dividing each row of `weights` by its sum (the "mask after softmax"
 // weights renormalised): 0 up to float rounding, because that equals masking before.
 float renormalised_error(const Matrix& weights, const Matrix& correct) {
@@ -522,7 +503,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
     ImGui::Spacing();
     mistake_explanation(text);
   }
-  const AttentionTrace& correct = correct_trace(state);
+  const AttentionTrace& correct = state.model.without_mistake;
   if (const std::string note = own_factor_note(state, correct); !note.empty()) hint(note.c_str());
 
   if (needs_causal(m) && !causal_shown(state)) {
@@ -617,7 +598,7 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next) {
 
 json mistakes_view_data(const AppState& state) {
   const AttentionTrace& t = state.model.trace;
-  const AttentionTrace& correct = correct_trace(state);
+  const AttentionTrace& correct = state.model.without_mistake;
   json j;
   j["mistake"] = mistake_name(state.inputs.mistake);
   j["needs_causal"] = needs_causal(state.inputs.mistake);

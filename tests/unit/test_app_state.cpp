@@ -235,3 +235,22 @@ TEST_CASE("the table for the page: names unique, every default valid, URL use an
   CHECK((*std::find_if(table.begin(), table.end(), [](const nlohmann::json& r) { return r["name"] == "kv_sentence"; }))["data"] ==
         "data-kv-sentence");
 }
+
+TEST_CASE("the Mistakes view's correct trace is the state's: the same head with no mistake, √d on for Forget √d") {
+  AppState s = make_initial_state();
+  apply_state_json(s, {{"mistake", "none"}, {"causal", true}}, 0.0);
+  const Matrix plain = s.model.trace.weights;
+  CHECK(s.model.without_mistake.weights == plain);
+  for (const char* mistake : {"mask_after_softmax", "mask_with_zero", "softmax_wrong_axis", "swap_keys_values", "forget_scale"}) {
+    CAPTURE(mistake);
+    apply_state_json(s, {{"mistake", mistake}}, 0.0);
+    CHECK(s.model.trace.weights != plain);             // the mistake shows
+    CHECK(s.model.without_mistake.weights == plain);   // and beside it the head as it should be
+  }
+  // Forget √d against the divided scores even with the controls' √d switched off
+  apply_state_json(s, {{"scale", false}, {"mistake", "none"}}, 0.0);
+  const Matrix undivided = s.model.trace.weights;
+  CHECK(undivided != plain);
+  apply_state_json(s, {{"mistake", "forget_scale"}}, 0.0);
+  CHECK(s.model.without_mistake.weights == plain);
+}
