@@ -56,7 +56,10 @@ class Parser {
     std::string shown;
     for (char c : p_.substr(0, 60)) shown += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
     if (p_.size() > 60) shown += "...";
-    throw std::invalid_argument("regex '" + shown + "': " + what + " (at byte " + std::to_string(i_) + ")");
+    std::string message = "regex '" + shown + "': " + what + " (at byte " + std::to_string(i_) + ")";
+    for (char& c : message)  // `what` may quote the pattern's own bytes (an escaped newline): one line
+      if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    throw std::invalid_argument(message);
   }
 
  private:

@@ -529,7 +529,8 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
   // every layer's stream while they fit in the budget, else every stream_every-th
   const std::int64_t all_streams = static_cast<std::int64_t>(cfg.n_layer) * T * C * static_cast<std::int64_t>(sizeof(float));
   const std::int64_t budget = std::max<std::int64_t>(options.stream_bytes, 1);
-  trace.stream_every = static_cast<int>(std::clamp<std::int64_t>((all_streams + budget - 1) / budget, 1, std::max(cfg.n_layer, 1)));
+  const std::int64_t every = all_streams / budget + (all_streams % budget != 0);  // ⌈all / budget⌉ without overflow
+  trace.stream_every = static_cast<int>(std::clamp<std::int64_t>(every, 1, std::max(cfg.n_layer, 1)));
 
   // the residual stream starts as the token's embedding (· embed_scale), plus its position's row
   // for a learned table; x (T, C)

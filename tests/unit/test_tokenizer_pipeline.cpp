@@ -100,6 +100,10 @@ TEST_CASE("token regex: what it does not understand is refused, and runaway back
   for (const char* bad : {"(?<=a)b", "\\d+", "a**", "(a*)*", "[a", "\\p{Lu}", "a+?", "^a", "(a", "a)", "x{3,1}", "(?i:[a-z])"})
     CHECK_THROWS_AS(TokenRegex{bad}, std::invalid_argument);
   CHECK_THROWS_WITH_AS(TokenRegex{"\\d"}, "regex '\\d': the escape \\d is not supported (at byte 2)", std::invalid_argument);
+  // an escaped newline, or a property name with control bytes: the message stays one line (fuzz_tokenizer_files)
+  CHECK_THROWS_WITH_AS(TokenRegex{"[\\\n]"}, "regex '[\\?]': the escape \\? is not supported (at byte 3)", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(TokenRegex{"\\p{\tL}"}, "regex '\\p{?L}': the property \\p{?L} is not supported (only \\p{L} and \\p{N}) (at byte 6)",
+                       std::invalid_argument);
   const TokenRegex runaway("(a|a)+b");
   const std::u32string as(40, U'a');
   Spans out;
