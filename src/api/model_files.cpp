@@ -118,7 +118,9 @@ void ModelAssembler::add_text_file(const std::string& file_name, const std::stri
       for (auto it = map->begin(); it != map->end(); ++it) {
         if (!it.value().is_string()) bad(n, "weight_map " + quoted_name(it.key()) + " is not a file name");
         const std::string shard = it.value().get<std::string>();
-        if (shard != base_name(shard) || !ends_with(shard, ".safetensors") || shard.size() > 200)
+        const bool control = std::any_of(shard.begin(), shard.end(),
+                                         [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+        if (shard != base_name(shard) || !ends_with(shard, ".safetensors") || shard.size() > 200 || control)
           bad(n, "weight_map " + quoted_name(it.key()) + " names " + quoted_name(shard) +
                      ", not a .safetensors file beside the index");
         if (std::find(shard_order_.begin(), shard_order_.end(), shard) == shard_order_.end()) {

@@ -300,6 +300,10 @@ TEST_CASE("families: a Llama-style model from one file or from an index and its 
         "model.safetensors.index.json: weight_map is missing (an object from each tensor's name to its shard file)");
   CHECK(refused({{"weight_map", {{"model.norm.weight", "../evil.safetensors"}}}}, {}).find("not a .safetensors file beside the index") !=
         std::string::npos);
+  // A control byte in a shard's name would reach every later message about that file (found by fuzz_model_config).
+  const std::string newline = refused({{"weight_map", {{"model.norm.weight", "model-1\nof-2.safetensors"}}}}, {});
+  CHECK(newline.find("not a .safetensors file beside the index") != std::string::npos);
+  CHECK(newline.find('\n') == std::string::npos);
 }
 
 TEST_CASE("families: a model with more rows than its tokenizer has tokens (padded vocabularies)") {
