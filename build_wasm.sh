@@ -153,7 +153,7 @@ suite() {  # suite NAME COMMAND...: runs one test suite, counts and times it, ne
 
 # The browser files of the quick tier: the page and its API, every view, the checks, Firefox and WebKitGTK,
 # models of every family, the LMS packages. `test all` runs every file in tests/e2e/.
-QUICK_E2E=(app views checks engines families family_views models build_families compare handout fonts
+QUICK_E2E=(app views checks engines families family_views models build_families compare handout texts fonts
   trained_model scorm lms_core)
 
 run_tests() {  # run_tests quick|all

@@ -96,7 +96,8 @@
     const list = element("ol", undefined, { "aria-label": `Where "${s.token_text}" looks in layer ${d.chosen.layer + 1}, head ${d.chosen.head + 1}` });
     for (const t of d.top_weights) list.appendChild(element("li", `${t.token}: ${number(t.weight)}`));
     const summary = d.summaries[d.chosen.layer][d.chosen.head];
-    return [element("p", `Layers: ${d.layers}, heads per layer: ${d.heads}. The chosen head's pattern: ${summary.label}.`), list,
+    return [element("p", `Layers: ${d.layers}, heads per layer: ${d.heads}. The chosen head's pattern: ${summary.label}.` +
+      (summary.reading ? ` ${summary.reading}` : "")), list,
       ...familyParts(d.family, s)];
   }
 
@@ -140,6 +141,7 @@
     const parts = [element("h2", `${TITLES[s.view] || s.view} view, in numbers`)];
     if (s.view === "flow" || s.view === "weights" || s.view === "mistakes") parts.push(weightTable(s));
     if (s.view === "mistakes" && s.view_data.own_factor) parts.push(element("p", s.view_data.own_factor));
+    if (s.view === "weights" && s.view_data.sink) parts.push(element("p", s.view_data.sink));
     if (s.view === "library") parts.push(...libraryList(s));
     else if (s.view === "steps") parts.push(...stepParts(s));
     else if (s.view === "derive") parts.push(...deriveParts(s));

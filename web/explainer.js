@@ -1047,13 +1047,15 @@
     // In the table's order: the sentence and the model before the token, the layer and the head.
     const rank = (key) => { const i = inputTable.findIndex((f) => f.name === key); return i < 0 ? inputTable.length : i; };
     const ordered = [...params.keys()].sort((a, b) => rank(a) - rank(b));
-    // A model is never loaded when the page opens: ?hub= offers it, and its layer and head wait
-    // for it; any other model name only warns (the hand-made model stays).
+    // A model is never downloaded when the page opens: ?hub= offers it, and its layer and head wait
+    // for it; a model the page already holds (the built-in trained one) is chosen at once; any
+    // other model name only warns (the hand-made model stays).
     const hub = params.get("hub");
     if (hub) offerHub(hub, params.get("revision") || "main", params.get("hub_base") || HUB_BASE);
     const model = params.get("model");
     const skip = new Set();
-    if (model !== null && model !== "handmade") {
+    const held = model !== null && api.getState().models.some((m) => m.name === model);
+    if (model !== null && model !== "handmade" && !held) {
       ["model", "layer", "head"].forEach((key) => skip.add(key));
       const number = (key) => (/^\d+$/.test(params.get(key) || "") ? Number(params.get(key)) : undefined);
       if (hub && model === hub) pendingUrlChoice = { model, layer: number("layer"), head: number("head") };

@@ -63,6 +63,13 @@
     return el("div", { class: "scroll" }, el("table", attrs, el("thead", {}, head), el("tbody", {}, ...body)));
   }
 
+  // Whether the mask was applied, read off the scores it hid (not the switch: a decoder always masks).
+  function maskText(s) {
+    const hidden = (after) => s.scores.some((row, i) => row.some((v, j) => v === null && (after ? j > i : j < i)));
+    const text = hidden(true) ? "applied: no token looks at the tokens after it" : "not applied: every token may look at every token";
+    return text + (hidden(false) ? "; this layer's sliding window also hides the keys too far back" : "");
+  }
+
   // [Sections]
   function sentenceSection(s) {
     const model = s.model_info || {};
@@ -72,9 +79,9 @@
       ["Sentence", s.sentence],
       ["Query token", `“${s.token_text}”, token ${s.token + 1} of ${s.tokens.length}`],
       ["Model", modelText],
-      ["Layer, head", `layer ${s.layer}, head ${s.head} (counted from 0)`],
+      ["Layer, head", `layer ${s.layer + 1} of ${model.layers || 1}, head ${s.head + 1} of ${model.heads || 1}`],
       ["Key size d", `${s.d}`],
-      ["Causal mask", s.causal ? "on: no token looks at the tokens after it" : "off: every token may look at every token"],
+      ["Causal mask", maskText(s)],
       ["Scaling by √d", s.scale ? "on" : "off (the scores are not divided)"],
     ];
     if (s.temperature !== undefined && s.temperature !== 1) facts.push(["Temperature", String(s.temperature)]);
@@ -96,7 +103,9 @@
     const rows = s.weights.map((row, i) => el("tr", { class: i === s.token ? "query" : "" },
       el("th", { scope: "row", text: s.tokens[i] }),
       ...row.map((w, j) => {
-        if (s.scores[i][j] === null) return el("td", { class: "masked", title: "masked: this key comes after the query", text: "×" });
+        if (s.scores[i][j] === null)
+          return el("td", { class: "masked", text: "×",
+            title: j > i ? "masked: this key comes after the query" : "masked: this key is outside the layer's window" });
         const cell = el("td", { text: w.toFixed(2) });
         cell.style.background = `rgba(40, 110, 200, ${(0.55 * Math.min(Math.max(w, 0), 1)).toFixed(3)})`;
         return cell;
@@ -106,7 +115,7 @@
       el("h2", { text: "2. The attention weights" }),
       el("p", { text: "Each row is one token asking (its query); each column is one token offering (its key). " +
         "A row shares out exactly 1 between the keys: the darker the cell, the larger the share. The marked row is the query above." +
-        (masked ? " A cell marked × is hidden by the causal mask (its weight is 0)." : "") }),
+        (masked ? " A cell marked × is hidden by the mask (its weight is 0)." : "") }),
       el("div", { class: "scroll" }, el("table", { class: "weights" + (s.kv_tokens.length > 16 ? " wide" : ""), id: "weights-table" },
         el("thead", {}, head), el("tbody", {}, ...rows))));
   }

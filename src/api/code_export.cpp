@@ -84,7 +84,7 @@ std::string python_code(const CodeInput& in, Lang lang) {
   const std::string weights_shape = "(" + Tq + ", " + Tk + ")", output_shape = "(" + Tq + ", " + dv + ")";
   const std::string temperature = float_literal(in.temperature);
   // The built-in always divides by √d and knows no temperature: compare only when ours does the same.
-  const bool builtin_comparable = !numpy && in.scale && in.temperature == 1.0f;
+  const bool builtin_comparable = !numpy && torch_checks_builtin(in);
   std::ostringstream out;
 
   out << "# Single-head " << (in.cross ? "cross" : "self") << "-attention on the explainer's worked example, in "
@@ -106,7 +106,7 @@ std::string python_code(const CodeInput& in, Lang lang) {
   } else {
     out << "x_kv = x  # self-attention: keys and values come from the same tokens as the queries\n";
   }
-  out << "\n# W_Q, W_K, W_V: the hand-set projections (not trained), " << shape(in.wq)
+  out << "\n# W_Q, W_K, W_V: " << in.projections << ", " << shape(in.wq)
       << " each, one row per feature of X.\n";
   write_matrix(out, lang, "w_query", in.wq, in.feature_names);
   write_matrix(out, lang, "w_key", in.wk, in.feature_names);
@@ -194,6 +194,8 @@ CodeInput worked_example_code_input(const EmbeddedSentence& queries, const Embed
   in.temperature = options.temperature;
   return in;
 }
+
+bool torch_checks_builtin(const CodeInput& in) { return in.scale && in.temperature == 1.0f; }
 
 std::string numpy_code(const CodeInput& input) { return python_code(input, Lang::NumPy); }
 std::string torch_code(const CodeInput& input) { return python_code(input, Lang::Torch); }

@@ -18,6 +18,7 @@ struct CodeInput {
   std::vector<std::string> query_tokens;  // one per row of x (written as comments)
   std::vector<std::string> key_tokens;    // one per row of x_kv
   std::vector<std::string> feature_names; // one per row of the W matrices (comments); may be empty
+  std::string projections = "the hand-set projections (not trained)";  // what W_Q, W_K, W_V are (a comment)
   bool cross = false;                     // false: the program reuses x for keys and values
   bool causal = false;
   bool scale = true;
@@ -36,6 +37,9 @@ CodeInput worked_example_code_input(const EmbeddedSentence& queries, const Embed
 // "check scaled_dot_product_attention max_abs_diff X" when its settings match that function.
 std::string numpy_code(const CodeInput& input);
 std::string torch_code(const CodeInput& input);
+// Whether torch_code(input) checks itself against scaled_dot_product_attention: only where that
+// function computes the same thing (÷√d on, temperature 1).
+bool torch_checks_builtin(const CodeInput& input);
 
 // The same problem as a compute request ({"X", "X_kv", "Wq", "Wk", "Wv", options}), see compute_json.h.
 nlohmann::json compute_request(const CodeInput& input);

@@ -16,11 +16,12 @@ const char* head_pattern_name(HeadPattern p) {
     case HeadPattern::OneToken: return "one_token";
     case HeadPattern::SpreadOut: return "spread_out";
     case HeadPattern::Mixed: return "mixed";
+    case HeadPattern::TooFew: return "too_few";
   }
   return "mixed";
 }
 
-HeadSummary summarize_head(const Matrix& weights, bool causal) {
+HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* values) {
   HeadSummary s;
   const int Tq = static_cast<int>(weights.rows()), Tk = static_cast<int>(weights.cols());
   if (Tq == 0 || Tk == 0) return s;
@@ -29,7 +30,7 @@ HeadSummary summarize_head(const Matrix& weights, bool causal) {
   std::vector<double> key_sum(static_cast<std::size_t>(Tk), 0.0);
   std::vector<int> key_rows(static_cast<std::size_t>(Tk), 0);
   double previous = 0, first = 0, self = 0, spread = 0;
-  int previous_rows = 0, self_rows = 0;
+  int previous_rows = 0, first_rows = 0, self_rows = 0;
   for (int i = 0; i < Tq; ++i) {
     const int n = visible(i);
     if (n < 2) continue;  // no choice: the row says nothing about the head
@@ -44,6 +45,9 @@ HeadSummary summarize_head(const Matrix& weights, bool causal) {
     spread += entropy / std::log(static_cast<double>(n));
     if (i >= 1 && i - 1 < n) {  // row 0's key 0 is itself: it counts for "itself" only
       first += std::isfinite(weights(i, 0)) ? weights(i, 0) : 0.0f;
+      ++first_rows;
+    }
+    if (i >= 2 && i - 1 < n) {  // row 1's previous key is the first key: it tells the two apart for neither
       previous += std::isfinite(weights(i, i - 1)) ? weights(i, i - 1) : 0.0f;
       ++previous_rows;
     }
@@ -52,18 +56,24 @@ HeadSummary summarize_head(const Matrix& weights, bool causal) {
       ++self_rows;
     }
   }
+  if (values && values->rows() == Tk && values->cols() > 0) {
+    double mean = 0;
+    for (int j = 0; j < Tk; ++j) mean += values->row(j).norm();
+    mean /= Tk;
+    if (mean > 0 && std::isfinite(mean)) s.first_value_ratio = static_cast<float>(values->row(0).norm() / mean);
+  }
   if (s.rows_used == 0) {  // T = 1 (or a single visible key): all its weight is on itself
-    s.pattern = HeadPattern::Itself;
+    s.pattern = HeadPattern::TooFew;
     s.self = s.first = 1;
     return s;
   }
   s.spread = static_cast<float>(spread / s.rows_used);
   s.previous = previous_rows ? static_cast<float>(previous / previous_rows) : 0.0f;
-  s.first = previous_rows ? static_cast<float>(first / previous_rows) : 0.0f;
+  s.first = first_rows ? static_cast<float>(first / first_rows) : 0.0f;
   s.self = self_rows ? static_cast<float>(self / self_rows) : 0.0f;
-  // Under a mask the last key is seen by the last row only: one row's choice does not make it
-  // "the" token the head looks for, so a key counts when two rows see it (where there are two).
-  const int min_rows = std::min(2, s.rows_used);
+  // A key counts when at least half the rows see it (and kHeadMinRows): under a mask the last keys
+  // are seen by a few rows only, and their choice does not make one "the" token the head looks for.
+  const int min_rows = std::max(kHeadMinRows, (s.rows_used + 1) / 2);
   for (int j = 1; j < Tk; ++j) {
     const std::size_t k = static_cast<std::size_t>(j);
     if (key_rows[k] < min_rows) continue;
@@ -73,12 +83,14 @@ HeadSummary summarize_head(const Matrix& weights, bool causal) {
       s.top_key = j;
     }
   }
-  if (s.previous >= kHeadPatternShare) s.pattern = HeadPattern::PreviousToken;
+  if (s.rows_used < kHeadMinRows) s.pattern = HeadPattern::TooFew;
+  else if (previous_rows >= kHeadMinRows && s.previous >= kHeadPatternShare) s.pattern = HeadPattern::PreviousToken;
   else if (s.first >= kHeadPatternShare) s.pattern = HeadPattern::FirstToken;
   else if (s.self >= kHeadPatternShare) s.pattern = HeadPattern::Itself;
-  else if (s.top_key_share >= kHeadPatternShare) s.pattern = HeadPattern::OneToken;
+  else if (s.top_key >= 0 && s.top_key_share >= kHeadPatternShare) s.pattern = HeadPattern::OneToken;
   else if (s.spread >= kHeadSpreadEntropy) s.pattern = HeadPattern::SpreadOut;
-  return s;
+  s.sink = s.pattern == HeadPattern::FirstToken && s.first_value_ratio >= 0 && s.first_value_ratio < kSinkValueRatio;
+    return s;
 }
 
 }  // namespace attn

@@ -13,6 +13,7 @@ enum class HeadPattern {
   OneToken,       // most weight on one particular later-than-first token (HeadSummary::top_key)
   SpreadOut,      // weight spread nearly evenly over every key it may see
   Mixed,          // none of the above passes its threshold
+  TooFew,         // fewer than kHeadMinRows rows with a choice: too few tokens to call
 };
 const char* head_pattern_name(HeadPattern p);  // "previous_token", "first_token", "itself", ...
 
@@ -20,23 +21,33 @@ const char* head_pattern_name(HeadPattern p);  // "previous_token", "first_token
 constexpr float kHeadPatternShare = 0.5f;
 // "spread out" when the mean relative entropy H_i / log(n_i) reaches this (1 = perfectly even).
 constexpr float kHeadSpreadEntropy = 0.85f;
+// Every label is read off at least this many rows (and a key's share off at least half the rows):
+// two or three rows cannot tell a previous-token head from a first-token one.
+constexpr int kHeadMinRows = 4;
+// A first-token head whose first value is under this fraction of the mean value norm of the keys it
+// reads is an "attention sink": weight parked where it adds little, a default "look nowhere".
+constexpr float kSinkValueRatio = 0.5f;
 
 struct HeadSummary {
   HeadPattern pattern = HeadPattern::Mixed;
   // Means over the query rows that have a choice (rows with at least two visible keys; under a
   // causal mask row 0 sees only itself and is left out):
-  float previous = 0;  // weight on key i − 1
+  float previous = 0;  // weight on key i − 1, over rows 2 … (row 1's previous key is the first key)
   float first = 0;     // weight on key 0 (rows 1 … : row 0's key 0 is itself)
   float self = 0;      // weight on key i
   float spread = 0;    // entropy of the row / log(number of visible keys), in [0, 1]
-  int top_key = -1;    // the key (other than 0) with the largest mean weight over the rows that see it
-  float top_key_share = 0;
+  int top_key = -1;    // the key (other than 0) with the largest mean weight over the rows that see
+  float top_key_share = 0;  // it, among keys seen by at least half the rows (and kHeadMinRows)
   int rows_used = 0;   // how many rows the means are over (0: the head has no choice to make)
+  // ‖v_0‖ / the mean ‖v_j‖ over every key, when the values were given (else −1): under
+  // kSinkValueRatio a first-token head is a sink (`sink`).
+  float first_value_ratio = -1;
+  bool sink = false;
 };
-
 // Reads a (Tq, Tk) weight matrix (rows sum to 1; under `causal`, keys j > i are not visible and
-// their weights are ignored). The first pattern that reaches its threshold, in the order of
-// HeadPattern, names the head. A matrix with no row that has a choice (T = 1) is "itself".
-HeadSummary summarize_head(const Matrix& weights, bool causal);
+// their weights are ignored) and, where given, the head's (Tk, d_v) values. The first pattern that
+// reaches its threshold, in the order of HeadPattern, names the head; with fewer than kHeadMinRows
+// rows that have a choice it is TooFew (the means are still filled in).
+HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* values = nullptr);
 
 }  // namespace attn

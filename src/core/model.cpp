@@ -5,7 +5,8 @@
 //   W_K says what a token *offers* for matching: creature → key dim "is a creature" (2.0),
 //       thing → "is a thing", action → "is an action", quality → "is a quality".
 //   W_Q says what a token *looks for*: a pronoun looks hard for a creature (3.0) and a little for
-//       a thing (1.0); an adjective looks for what it describes; a negation looks for its verb;
+//       a thing (1.0); an adjective looks for a noun, a creature (1.5) above a thing (1.0), whichever
+//       adjective it is (this toy cannot tell "wide" from "tired"); a negation looks for its verb;
 //       a creature looks for its verb and for how it is described.
 //   W_V passes on content, which need not be what the key advertises: a creature, an action or a
 //       quality hands on its feature whole (1.0), but a thing hands on only a little of it (0.4)

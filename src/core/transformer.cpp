@@ -405,7 +405,7 @@ void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const
     attention_forward(backend, p, out_h.data(), w.data());
     d.head_outputs.middleCols(h * hd, hd) = out_h;
     if (keep) {
-      keep->summaries.push_back(summarize_head(w, cfg.causal));
+      keep->summaries.push_back(summarize_head(w, cfg.causal, &v_h));
       keep->thumbnails.push_back(max_pooled(w, kThumbnailSide));
     }
   }

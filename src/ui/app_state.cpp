@@ -198,7 +198,7 @@ AttentionOptions model_layer_options(const TransformerConfig& c, int layer, cons
 std::shared_ptr<const ModelTrace> handmade_forward(const AttentionTrace& trace) {
   auto forward = std::make_shared<ModelTrace>();
   LayerTrace layer;
-  layer.summaries = {summarize_head(trace.weights, trace.options.causal)};
+  layer.summaries = {summarize_head(trace.weights, trace.options.causal, &trace.value)};
   layer.thumbnails = {max_pooled(trace.weights, kThumbnailSide)};
   forward->layers.push_back(std::move(layer));
   return forward;
@@ -386,7 +386,7 @@ json state_to_json(const AppState& s) {
   j["scores"] = matrix_to_json(t.masked_scores);
   j["weights"] = matrix_to_json(t.weights);
   j["output"] = matrix_to_json(t.output);
-  json next = json::array();  // what a loaded model would write after the selected token
+  json next = json::array();  // a loaded model's next-token probabilities after the selected token
   if (const LoadedModel* m = find_model(s, s.inputs.model))
     for (const NextToken& n : s.model.next)
       next.push_back({{"token", m->tokenizer->display(n.id)}, {"id", n.id}, {"p", n.p}});

@@ -29,7 +29,7 @@ struct Panel {
 
 // In View order (app_state.h).
 constexpr Panel kPanels[kViewCount] = {
-    {draw_flow_panel, flow_view_data, true},          {draw_weights_panel, nullptr, true},
+    {draw_flow_panel, flow_view_data, true},          {draw_weights_panel, weights_view_data, true},
     {draw_heads_panel, heads_view_data, true},        {draw_library_panel, library_view_data, true},
     {draw_steps_panel, steps_view_data, true},        {draw_derive_panel, derive_view_data, false},
     {draw_break_panel, break_view_data, false},       {draw_mistakes_panel, mistakes_view_data, true},
@@ -205,6 +205,10 @@ nlohmann::json view_data(const AppState& state) {
     if (j.is_null()) j = nlohmann::json::object();
     j["check"] = std::move(check);
   }
+  if (j.is_null()) j = nlohmann::json::object();
+  j["controls"] = control_texts_json(state);  // what the controls column says of its switches
+  if (const NextStripTexts strip = next_strip_texts(state); !strip.title.empty())
+    j["next_strip"] = {{"title", strip.title}, {"note", strip.note}, {"trained_here", strip.trained_here}};
   // Where the toy fails on this sentence, the views that show its attention say so.
   const std::vector<ModelNote> notes = toy_model_notes(state);
   if (!notes.empty() && kPanels[static_cast<int>(state.inputs.view)].banner) {

@@ -49,8 +49,20 @@ struct NextTokenRow {
   float p = 0;
 };
 std::vector<NextTokenRow> next_tokens(const AppState& state, int k = kShownNextTokens);
-// The strip: "What the model would write after ·it" and five bars with probabilities. Draws
+// What the chosen layer computes for one projection, with the model's own parts: `which` is 'q', 'k'
+// or 'v' and `x` the input's name. "x·W_Q" for the hand-made model; "x·W_Q + b_Q" for GPT-2;
+// "RoPE(RMSNorm(x·W_Q))" for Qwen 3. And the name of the norm a real layer's input went through.
+std::string projection_formula(const AppState& state, char which, const std::string& x);
+std::string input_norm_name(const AppState& state);  // "LayerNorm" | "RMSNorm"; "" for the hand-made model
+
+// The strip: "Next token after ·it, by the whole model" and five bars with probabilities. Draws
 // nothing for the hand-made model.
 void next_token_strip(const AppState& state);
+// The strip's title, what its bars are and, for the trained model, whether it was trained to predict
+// here; all empty for the hand-made model.
+struct NextStripTexts {
+  std::string title, note, trained_here;
+};
+NextStripTexts next_strip_texts(const AppState& state);
 
 }  // namespace attn::ui

@@ -177,6 +177,7 @@ struct BuildCache {
   std::string key;  // the inputs the code and the table depend on
   std::string numpy, torch;
   std::string code_note;  // why the code starts from Q, K, V (a large model), "" otherwise
+  bool builtin_check = false;  // the PyTorch program checks itself against scaled_dot_product_attention
   AttentionResult reference;
   std::vector<BackendAgreement> agreement;
   // Backends added at run time (the GPU) run once the inputs rest for kSlowCheckDelay seconds, so
@@ -225,6 +226,8 @@ BuildCache& cached(const AppState& state, double now) {
       input.causal = options.causal;
       input.scale = options.scale && !unscaled;
       input.temperature = options.temperature;
+      input.projections = "this head's columns of the layer's W_Q, W_K, W_V, learned in training (a last row: "
+                          "its biases)";
       const long numbers = static_cast<long>(input.x.size() + input.wq.size() * 3);
       // What happens to q and k between X·W and the scores (q/k norm, the rotation) and what the
       // scores go through (a cap, a window) is written out from the head's own q, k, v.
@@ -244,6 +247,7 @@ BuildCache& cached(const AppState& state, double now) {
         cache.numpy = for_head(numpy_code(input));
         cache.torch = for_head(torch_code(input));
         cache.code_note.clear();
+        cache.builtin_check = torch_checks_builtin(input);
       } else {
         const std::string why =
             !plain_head ? "This model's q and k are made by more than X·W (its norm of each head, its rotation by "
@@ -255,6 +259,7 @@ BuildCache& cached(const AppState& state, double now) {
         cache.numpy = head_qkv_program(state, options, false, why);
         cache.torch = head_qkv_program(state, options, true, why);
         cache.code_note = why;
+        cache.builtin_check = false;
       }
     } else {
       const CodeInput input =
@@ -262,6 +267,7 @@ BuildCache& cached(const AppState& state, double now) {
       cache.numpy = numpy_code(input);
       cache.torch = torch_code(input);
       cache.code_note.clear();
+      cache.builtin_check = torch_checks_builtin(input);
     }
     cache.reference = attend_with(Backend::Scalar, t.query, t.key, t.value, options);
     cache.agreement.clear();
@@ -287,6 +293,20 @@ BuildCache& cached(const AppState& state, double now) {
     cache.slow_pending = false;
   }
   return cache;
+}
+
+// What to do with the program and what it checks, as this program does.
+std::string build_hint(Language language, const BuildCache& cache) {
+  if (language == Language::NumPy)
+    return "Paste it into Python 3 with NumPy and run it. It prints the weights, one row per query token: the same "
+           "numbers as the Weights view. Then it prints the outputs.";
+  std::string text = "Paste it into Python 3 with PyTorch and run it. It prints the weights (the same numbers as the "
+                     "Weights view) and the outputs.";
+  if (cache.builtin_check) return text + " Then it checks itself against PyTorch's built-in attention (PyTorch 2.0 or newer).";
+  return text + (cache.code_note.empty()
+                     ? " It has no check against PyTorch's built-in attention: with √d scaling off or a temperature "
+                       "other than 1 that function computes something else."
+                     : " It has no check against PyTorch's built-in attention: it starts from this head's Q, K and V.");
 }
 
 // Green for "agrees" / "copied", red for "does not": darker on the light theme to stay readable.
@@ -402,12 +422,7 @@ void draw_build_panel(const AppState& state, AppInputs&) {
     ImGui::PopStyleColor();
   }
 
-  hint(language == Language::NumPy
-           ? "Paste it into Python 3 with NumPy and run it. It prints the weights, one row per query token: "
-             "the same numbers as the Weights view. Then it prints the outputs."
-           : "Paste it into Python 3 with PyTorch and run it. It prints the weights (the same numbers as the "
-             "Weights view) and the outputs. With √d scaling on and temperature 1 it also checks itself "
-             "against PyTorch's built-in attention (PyTorch 2.0 or newer).");
+  hint(build_hint(language, cache).c_str());
   if (state.inputs.mistake != Mistake::None)
     hint("The mistake chosen in the Mistakes view is not in the code: it computes attention the right way, "
          "so its weights differ from the Weights view until you switch the mistake off.");
@@ -448,6 +463,9 @@ nlohmann::json build_view_data(const AppState& state) {
                          {"available", a.unavailable.empty()}});
   return {{"lang", chosen_language() == Language::NumPy ? "numpy" : "torch"},
           {"from_qkv", !cache.code_note.empty()},
+          {"builtin_check", cache.builtin_check},
+          {"hint", build_hint(chosen_language(), cache)},
+          {"torch_hint", build_hint(Language::PyTorch, cache)},
           {"numpy", cache.numpy},
           {"torch", cache.torch},
           {"agreement", agreement},

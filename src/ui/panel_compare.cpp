@@ -44,7 +44,7 @@ struct Comparison {
   std::vector<float> difference;
   std::vector<std::string> difference_keys;  // "street", or "tired/wide" where the words differ
   int largest_change = -1;          // the key of A with the largest |B − A|, or -1
-  bool flipped = false;             // the best key's text differs between A and B
+  bool top_moved = false;           // the best key's text differs between A and B (both without a tie)
 };
 
 CompareSide side(const AttentionTrace& t, const EmbeddedSentence& keys, int query, const std::string& query_text,
@@ -82,9 +82,14 @@ Comparison compare(const AppState& state) {
     c.b = side(m.trace, m.keys, other, m.queries.tokens[other].text, "B: query " + std::to_string(other + 1),
                state.inputs.sentence);
   } else {
-    // The same word as the query of B where it occurs there, else the same position (clamped).
-    const int found = find_token(m.compare_queries, m.queries.tokens[token].lower);
-    const int query = found >= 0 ? found : std::min(token, static_cast<int>(m.compare_queries.tokens.size()) - 1);
+    // The same word as the query of B: at the same position where B has it there (a word that occurs
+    // twice, "the", stays the same one), else where it first occurs, else the same position (clamped).
+    const auto& b_tokens = m.compare_queries.tokens;
+    const std::string& word = m.queries.tokens[token].lower;
+    const int found = token < static_cast<int>(b_tokens.size()) && b_tokens[token].lower == word
+                          ? token
+                          : find_token(m.compare_queries, word);
+    const int query = found >= 0 ? found : std::min(token, static_cast<int>(b_tokens.size()) - 1);
     const EmbeddedSentence& keys = cross_shown(state) ? m.keys : m.compare_queries;
     c.b = side(m.compare, keys, query, m.compare_queries.tokens[query].text, "B: the second sentence",
                state.inputs.compare_sentence);
@@ -102,8 +107,8 @@ Comparison compare(const AppState& state) {
       c.largest_change = j;
     }
   }
-  // A tie has no single best key: a flip is only claimed between two clear winners.
-  c.flipped = c.a.tied == 1 && c.b.tied == 1 && c.a.keys[c.a.best] != c.b.keys[c.b.best];
+  // A tie has no single best key: a move is only claimed between two clear winners.
+  c.top_moved = c.a.tied == 1 && c.b.tied == 1 && c.a.keys[c.a.best] != c.b.keys[c.b.best];
   return c;
 }
 
@@ -134,14 +139,31 @@ std::string verdict(const AppState& state, const Comparison& c) {
     return text + " Under the causal mask " + qa + " reads only itself and the words before it, and the two "
                   "sentences differ only after it, so its row cannot change. Choose a later token as the query "
                   "(the word that differs) to see a difference.";
-  if (c.flipped) return text + " The referent flips: the same word, another sentence, another reading.";
+  // What a weight is, said once beside every verdict: where this head looks, not why the model answers.
+  const std::string caution =
+      " A weight says where this head looks, not what the model concludes: a large weight on a key whose value "
+      "is small changes little.";
+  if (c.top_moved) {
+    text += " The top weight moves from " + quoted(c.a.keys[c.a.best]) + " to " + quoted(c.b.keys[c.b.best]) + ".";
+    // In a first layer every query and key is its token at its place, so two keys both sentences share at the
+    // same places keep the ratio of their weights: the top can move only onto or off a word that differs.
+    const bool first_layer = !real_model(state) || state.inputs.layer == 0;
+    if (first_layer && c.a.keys.size() == c.b.keys.size() && c.a.query == c.b.query && c.a.query_text == c.b.query_text)
+      text += " In a first layer that is all a change of one word can do: every query and key there comes from its "
+              "token (and its place, where the model has positions) alone, so the words both sentences share keep "
+              "the ratios of their weights, and the top moves only onto or off a word that differs.";
+    return text + caution;
+  }
   if (real_model(state))
-    return text + " No flip in this head: other heads and layers may differ (the Heads view shows them all).";
-  return text + " No flip: the hand-made model cannot tell these sentences apart for " + qa +
-         ". Its pronoun query always seeks a creature, and with one layer and no context nothing later in the "
-         "sentence changes it. The trained model (\"" + kBuiltInTrainedModel +
-         "\" in the Model list; the Train view) learns from text and shows the flip where it predicts the referent: "
-         "add \" . it refers to the\" to both sentences and pick that last word.";
+    return text + " The top weight stays on the same word in this head; other heads and layers may differ (the Heads "
+                  "view shows them all)." + caution;
+  const bool pronoun = c.a.query_text == "it" || c.a.query_text == "It";
+  return text + " The top weight stays on the same word: the hand-made model reads " + qa + " the same way in both "
+         "sentences. " + (pronoun ? "Its pronoun query always seeks a creature, and" : "Each word's query is set by its "
+         "word class alone, and") + " with one layer and no context nothing later in the sentence changes it. The "
+         "trained model (\"" + kBuiltInTrainedModel + "\" in the Model list; the Train view) learns from text: add "
+         "\" . it refers to the\" to both sentences, pick that last word and read the next-token strip, which changes "
+         "with the adjective." + caution;
 }
 
 // [SECTION] Drawing
@@ -313,7 +335,7 @@ nlohmann::json compare_view_data(const AppState& state) {
                                                                    {"token", c.difference_keys[c.largest_change]},
                                                                    {"change", c.difference[c.largest_change]}}
                                                    : nlohmann::json(nullptr)},
-          {"flipped", c.flipped},
+          {"top_moved", c.top_moved},
           {"verdict", verdict(state, c)}};
 }
 

@@ -373,6 +373,37 @@ void word_chips(const AppState& state, AppInputs& next) {
 
 }  // namespace
 
+ControlTexts control_texts(const AppState& state) {
+  ControlTexts t;
+  const LoadedModel* m = current_loaded_model(state);
+  if (m) {
+    t.causal = "Always on: this model writes left to right, so a token reads only itself and earlier ones.";
+    const float own = m->model->config.score_scale;  // 1/√d_head, or Gemma's query_pre_attn_scalar^-½
+    t.scale = own == 1.0f ? std::string("Off: this model was trained without it (its scores are not scaled).")
+                          : "Off: the chosen head's scores are no longer divided by " + number_text(1.0f / own, 2) +
+                                " (the model's own scale, applied before any cap), so only its weights come out "
+                                "sharper; the Heads grid, its summaries and the next-token strip keep the model's own "
+                                "run. Dropping ÷√d from a model trained with it is not training without it: the Train "
+                                "view's experiment is.";
+    t.temperature = "This head's scores are divided by it: < 1 sharpens its weights, > 1 flattens them. Only this "
+                    "head: the Heads grid and the next-token strip keep the model's own run. (A chatbot's "
+                    "\"temperature\" is another dial: it divides the next-token scores when sampling.)";
+  } else {
+    t.causal = "Each token may look only at itself and earlier tokens (as in GPT).";
+    t.scale = "Off: the head's scores are not divided by √d = " + number_text(std::sqrt(static_cast<float>(
+                  state.model.trace.key.cols())), 2) + ", in every view of this model. To see both side by side: "
+              "Mistakes → Forget √d; what ÷√d does in training: the Train view's experiment.";
+    t.temperature = "The scores are divided by it: < 1 sharpens the weights, > 1 flattens them. (A chatbot's "
+                    "\"temperature\" is another dial: it divides the next-token scores when sampling.)";
+  }
+  return t;
+}
+
+nlohmann::json control_texts_json(const AppState& state) {
+  const ControlTexts t = control_texts(state);
+  return {{"causal", t.causal}, {"scale", t.scale}, {"temperature", t.temperature}};
+}
+
 void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence) {
   static TextBox sentence;  // what is typed, kept while it is invalid
   if (with_sentence) {
@@ -416,6 +447,7 @@ void draw_compact_controls(const AppState& state, AppInputs& next) {
   }
   ImGui::Checkbox("÷√d", &next.scale);
   publish_item_rect("scale");
+  explain_item(control_texts(state).scale.c_str());
 }
 
 void draw_controls(const AppState& state, AppInputs& next) {
@@ -466,28 +498,28 @@ void draw_controls(const AppState& state, AppInputs& next) {
     next_token_strip(state);
   }
   ImGui::Separator();
+  const ControlTexts texts = control_texts(state);
   if (real) {  // a decoder always masks: shown on, inactive, with the reason
-    fixed_switch("Causal mask", "causal", true,
-                 "Always on: this model writes left to right, so a token reads only itself and earlier ones.");
+    fixed_switch("Causal mask", "causal", true, texts.causal.c_str());
   } else {
     ImGui::Checkbox("Causal mask", &next.causal);
     publish_item_rect("causal");
-    explain_item("Each token may look only at itself and earlier tokens (as in GPT).");
+    explain_item(texts.causal.c_str());
   }
   const LoadedModel* loaded = current_loaded_model(state);
   if (loaded && loaded->model->config.score_scale == 1.0f) {  // shown off, inactive, with the reason
-    fixed_switch("Divide by √d", "scale", false, "Off: this model was trained without it (its scores are not scaled).");
+    fixed_switch("Divide by √d", "scale", false, texts.scale.c_str());
   } else if (state.inputs.mistake == Mistake::ForgetScale) {  // the mistake already leaves the division out
     fixed_switch("Divide by √d", "scale", false, "Off: the \"Forget √d\" mistake is on (Mistakes view), which compares with and without it.");
   } else {
     ImGui::Checkbox("Divide by √d", &next.scale);
     publish_item_rect("scale");
-    explain_item("Off: every view computes without ÷√d. To see both side by side: Mistakes → Forget √d.");
+    explain_item(texts.scale.c_str());
   }
   ImGui::TextUnformatted("Temperature");
   ImGui::SetNextItemWidth(-1);
   ImGui::SliderFloat("##temperature", &next.temperature, kMinTemperature, kMaxTemperature, "%.2f", ImGuiSliderFlags_Logarithmic);
-  hint("Scores are divided by it: < 1 sharpens the weights, > 1 flattens them.");
+  hint(texts.temperature.c_str());
 
   ImGui::Separator();
   if (real) {

@@ -179,10 +179,19 @@ void draw_distance_plot(const PositionsView& p, float width) {
   }
 }
 
+// Why there are positions at all, for every model: what attention alone does with order.
+constexpr const char* kWhyPositions =
+    "Attention itself ignores order: without positions and without the causal mask, shuffle the tokens and each "
+    "output moves with its token, unchanged, as if the text were a bag of words. The causal mask alone already "
+    "breaks that symmetry (each token sees a different number of others), and models trained with the mask but no "
+    "positions still come to know where their tokens stand in later layers (Haviv et al., 2022). So a head that "
+    "reads the previous token shows that the model knows order, not how it was given.";
+
 void draw_positions(const AppState& state) {
   const FamilyViews& f = family(state);
   const PositionsView& p = f.positions;
   heading("Positions");
+  paragraph(kWhyPositions);
   if (!f.loaded) {
     paragraph("The hand-made model gives its tokens no positions at all: the same words in another order get "
               "the same scores.");
@@ -467,7 +476,7 @@ nlohmann::json family_view_data(const AppState& state) {
   const TransformerConfig* c = config_of(state);
   nlohmann::json j = {{"loaded", f.loaded}};
   if (!c || !f.loaded) {
-    j["positions"] = {{"kind", "none"}, {"text", "The hand-made model gives its tokens no positions."}};
+    j["positions"] = {{"kind", "none"}, {"text", "The hand-made model gives its tokens no positions."}, {"why", kWhyPositions}};
     return j;
   }
   const PositionsView& p = f.positions;
@@ -500,6 +509,7 @@ nlohmann::json family_view_data(const AppState& state) {
   } else if (p.learned) {
     pos["text"] = "Positions were learned vectors added to X before the first layer: q and k carry them in their content.";
   }
+  pos["why"] = kWhyPositions;
   j["positions"] = pos;
   if (f.softcap.on)
     j["softcap"] = {{"cap", f.softcap.cap}, {"scaled_row", f.softcap.scaled_row}, {"capped_row", f.softcap.capped_row},

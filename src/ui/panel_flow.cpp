@@ -189,21 +189,22 @@ FlowNodes make_nodes(const AppState& state) {
   n.x_kv.col_names = column_names(state, Columns::Features, static_cast<int>(state.model.keys.x.cols()));
 
   const std::string kv_source = cross ? "X_kv" : "X";
-  n.q = make_node("##flow_q", "Q", "X·W_Q", "Q = X·W_Q: each token's query, what it is looking for.", "", t.query);
+  const std::string fq = projection_formula(state, 'q', "X"), fk = projection_formula(state, 'k', kv_source),
+                    fv = projection_formula(state, 'v', kv_source);
+  n.q = make_node("##flow_q", "Q", fq, "Q = " + fq + ": each token's query, what it is looking for.", "", t.query);
   n.q.stage = 1;
   n.q.hue = &palette().query;
   n.q.selectable = n.q.highlight_selected = true;
   n.q.col_names = column_names(state, Columns::Query, static_cast<int>(t.query.cols()));
 
-  n.k = make_node("##flow_k", "K", kv_source + "·W_K",
-                  "K = " + kv_source + "·W_K: each token's key, what it offers to queries for matching.", "", t.key);
+  n.k = make_node("##flow_k", "K", fk, "K = " + fk + ": each token's key, what it offers to queries for matching.", "",
+                  t.key);
   n.k.stage = 1;
   n.k.hue = &palette().key;
   n.k.col_names = column_names(state, Columns::Key, static_cast<int>(t.key.cols()));
 
-  n.v = make_node("##flow_v", "V", kv_source + "·W_V",
-                  "V = " + kv_source + "·W_V: each token's value, what it hands on to whoever attends to it.", "",
-                  t.value);
+  n.v = make_node("##flow_v", "V", fv, "V = " + fv + ": each token's value, what it hands on to whoever attends to it.",
+                  "", t.value);
   n.v.stage = 1;
   n.v.hue = &palette().value;
   n.v.col_names = column_names(state, Columns::Value, static_cast<int>(t.value.cols()));
@@ -749,7 +750,9 @@ void draw_head_projections(const AppState& state) {
   const TransformerBlock& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
   const float font = ImGui::GetFontSize();
   ImGui::TextUnformatted("This head's projections: its columns of the layer's W_Q, W_K and W_V");
-  hint("X·W_Q gives Q, X·W_K gives K, X·W_V gives V. Rows: X's columns; columns: the head's dimensions.");
+  hint(("Q = " + projection_formula(state, 'q', "X") + ", K = " + projection_formula(state, 'k', "X") + ", V = " +
+        projection_formula(state, 'v', "X") + ". Rows: X's columns; columns: the head's dimensions.")
+           .c_str());
   const char* names[3] = {"W_Q", "W_K", "W_V"};
   const float height = font * 6.0f, width = font * 5.0f;
   for (int which = 0; which < 3; ++which) {
@@ -873,7 +876,8 @@ nlohmann::json flow_view_data(const AppState& state) {
   nlohmann::json scales = nlohmann::json::array();
   FlowNodes nodes = make_nodes(state);
   for (FlowNode* node : nodes.all())
-    scales.push_back({{"box", node->name}, {"low", node->signed_values ? -node->range : 0.0f}, {"high", node->range}});
+    scales.push_back({{"box", node->name}, {"formula", node->formula}, {"low", node->signed_values ? -node->range : 0.0f},
+                      {"high", node->range}});
   return {{"strongest", top}, {"tied", s.tied}, {"scales", scales}};
 }
 

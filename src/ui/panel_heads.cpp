@@ -68,13 +68,31 @@ std::string key_text(const AppState& state, int key) {
 std::string summary_label(const AppState& state, const HeadSummary& s) {
   switch (s.pattern) {
     case HeadPattern::PreviousToken: return "previous token";
-    case HeadPattern::FirstToken: return "first token";
+    case HeadPattern::FirstToken: return s.sink ? "first token (a sink)" : "first token";
     case HeadPattern::Itself: return "itself";
     case HeadPattern::OneToken: return "mostly " + key_text(state, s.top_key);
     case HeadPattern::SpreadOut: return "spread out";
     case HeadPattern::Mixed: return "no single pattern";
+    case HeadPattern::TooFew: return "too few tokens to call";
   }
   return "";
+}
+
+// What the label means where it needs more than its words: a sink, too few rows.
+std::string summary_reading(const HeadSummary& s) {
+  if (s.pattern == HeadPattern::TooFew)
+    return "A label needs at least " + std::to_string(kHeadMinRows) + " rows that can choose among keys (" +
+           std::to_string(kHeadMinRows + 1) + " tokens under the mask, " + std::to_string(kHeadMinRows + 2) +
+           " for \"previous token\"); with fewer, a first-token head and a previous-token head look alike.";
+  if (s.pattern != HeadPattern::FirstToken || s.first_value_ratio < 0) return "";
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", static_cast<double>(s.first_value_ratio));
+  if (s.sink)
+    return std::string("The first token's value is small here (") + ratio + " × the mean value's length), so the "
+           "weight parked on it adds little to the output: an attention sink, the head's way to look nowhere when "
+           "nothing in the text matches its query.";
+  return std::string("The first token's value is not small here (") + ratio + " × the mean value's length): "
+         "this head does take in the first token.";
 }
 
 // The numbers behind the label, as a learner reads them.
@@ -307,6 +325,7 @@ void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary&
   ImGui::PopStyleColor();
   publish_item_rect("heads:summary");
   hint(summary_numbers(s).c_str());
+  if (const std::string reading = summary_reading(s); !reading.empty()) hint(reading.c_str());
   const std::string from = "From " + state.model.queries.tokens[static_cast<std::size_t>(row)].text +
                            ", the largest weights:";
   ImGui::TextUnformatted(from.c_str());
@@ -345,15 +364,20 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
   // Pattern counts: how many heads the rule names each way.
   if (real) {
     const HeadPattern order[] = {HeadPattern::PreviousToken, HeadPattern::FirstToken, HeadPattern::Itself,
-                                 HeadPattern::OneToken, HeadPattern::SpreadOut, HeadPattern::Mixed};
-    const char* names[] = {"previous token", "first token", "itself", "one other token", "spread out", "no single pattern"};
+                                 HeadPattern::OneToken, HeadPattern::SpreadOut, HeadPattern::Mixed, HeadPattern::TooFew};
+    const char* names[] = {"previous token", "first token", "itself", "one other token", "spread out",
+                           "no single pattern", "too few tokens to call"};
     std::string counts;
-    for (int k = 0; k < 6; ++k) {
+    for (int k = 0; k < 7; ++k) {
       const auto n = std::count_if(sums.begin(), sums.end(), [&](const HeadSummary& s) { return s.pattern == order[k]; });
       if (n) counts += (counts.empty() ? "" : ", ") + std::string(names[k]) + " " + std::to_string(n);
     }
-    hint(("Heads by pattern: " + counts + ". The rule: a head is named by the first pattern that gets at least half "
-          "the weight on average; \"spread out\" when its rows are nearly even.").c_str());
+    const auto sinks = std::count_if(sums.begin(), sums.end(), [](const HeadSummary& h) { return h.sink; });
+    hint(("Heads by pattern: " + counts + (sinks ? " (" + std::to_string(sinks) + " of them sinks)" : "") +
+          ". The rule: a head is named by the first pattern that gets at least half the weight on average, over at "
+          "least " + std::to_string(kHeadMinRows) + " rows (a single key's share over at least half the rows); "
+          "\"spread out\" when its rows are nearly even. A sink: a first-token head whose first value is small.")
+             .c_str());
   }
   ImGui::Spacing();
 
@@ -403,7 +427,11 @@ nlohmann::json heads_view_data(const AppState& state) {
                      {"self", s.self},
                      {"spread", s.spread},
                      {"top_key", s.top_key},
-                     {"top_key_share", s.top_key_share}});
+                     {"top_key_share", s.top_key_share},
+                     {"rows", s.rows_used},
+                     {"first_value_ratio", s.first_value_ratio >= 0 ? nlohmann::json(s.first_value_ratio) : nlohmann::json(nullptr)},
+                     {"sink", s.sink},
+                     {"reading", summary_reading(s)}});
     }
     layers.push_back(row);
   }

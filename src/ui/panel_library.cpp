@@ -109,7 +109,9 @@ Reading read_shelf(const AppState& state) {
   return r;
 }
 
-// "mostly from 'animal' (43%) and 'tired' (12%); the other 8 books add 45%".
+// "Most of the weight goes to 'animal' (43%) and 'tired' (12%) ...", only where the named books
+// hold at least half of it; then what each book adds to the blend by size (weight × |value|), which
+// is not its weight where the contents differ in length.
 std::string where_the_blend_comes_from(const AppState& state, const Reading& r) {
   auto book = [&](int j) { return token_name(state.model.keys.tokens[j].text); };
   std::vector<int> order(r.attention.size());
@@ -122,27 +124,48 @@ std::string where_the_blend_comes_from(const AppState& state, const Reading& r) 
   if (visible > 1 && top < 1.5f / static_cast<float>(visible))
     return "No book stands out: the " + std::to_string(visible) + " books it can see are read about equally (" +
            percent(1.0f / static_cast<float>(visible)) + " each, give or take).";
-  if (top >= 0.995f) return "All of it comes from " + book(order[0]) + ".";
-  if (top >= 0.9f) return "Almost all of it comes from " + book(order[0]) + " (" + percent(top) + ").";
-  std::vector<int> named = {order[0]};
-  float covered = top;
-  for (std::size_t k = 1; k < order.size() && named.size() < 3; ++k) {
-    if (r.attention[order[k]] < 0.12f || covered >= 0.8f) break;
-    named.push_back(order[k]);
-    covered += r.attention[order[k]];
+  std::string text;
+  if (top >= 0.995f) {
+    text = "All the weight goes to " + book(order[0]) + ".";
+  } else if (top >= 0.9f) {
+    text = "Almost all the weight goes to " + book(order[0]) + " (" + percent(top) + ").";
+  } else {
+    std::vector<int> named = {order[0]};
+    float covered = top;
+    for (std::size_t k = 1; k < order.size() && named.size() < 3; ++k) {
+      if (r.attention[order[k]] < 0.12f || covered >= 0.8f) break;
+      named.push_back(order[k]);
+      covered += r.attention[order[k]];
+    }
+    std::string list;
+    for (std::size_t k = 0; k < named.size(); ++k) {
+      if (k) list += k + 1 == named.size() ? " and " : ", ";
+      list += book(named[k]) + " (" + percent(r.attention[named[k]]) + ")";
+    }
+    int others = 0;
+    for (std::size_t j = 0; j < r.attention.size(); ++j)
+      if (r.attention[j] > 0.0f && std::find(named.begin(), named.end(), static_cast<int>(j)) == named.end()) ++others;
+    text = covered >= 0.5f ? "Most of the weight goes to " + list
+                           : "The largest weights: " + list + "; no few books get most of it";
+    if (others > 0)
+      text += "; the other " + std::to_string(others) + (others == 1 ? " book gets " : " books get ") +
+              percent(std::max(0.0f, 1.0f - covered)) + " together";
+    text += ".";
   }
-  std::string text = "It comes mostly from ";
-  for (std::size_t k = 0; k < named.size(); ++k) {
-    if (k) text += k + 1 == named.size() ? " and " : ", ";
-    text += book(named[k]) + " (" + percent(r.attention[named[k]]) + ")";
-  }
-  int others = 0;
-  for (std::size_t j = 0; j < r.attention.size(); ++j)
-    if (r.attention[j] > 0.0f && std::find(named.begin(), named.end(), static_cast<int>(j)) == named.end()) ++others;
-  if (others > 0)
-    text += "; the other " + std::to_string(others) + (others == 1 ? " book adds " : " books add ") +
-            percent(std::max(0.0f, 1.0f - covered)) + " together";
-  return text + ".";
+  // What each book adds by size: its weight × the length of its contents.
+  const AttentionTrace& t = state.model.trace;
+  const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
+  std::vector<float> adds(r.attention.size());
+  float total = 0;
+  for (std::size_t j = 0; j < adds.size(); ++j)
+    total += adds[j] = r.attention[j] * contents.row(static_cast<Eigen::Index>(j)).norm();
+  if (total <= 0) return text;
+  const int largest = static_cast<int>(std::max_element(adds.begin(), adds.end()) - adds.begin());
+  const float share = adds[static_cast<std::size_t>(largest)] / total;
+  text += " Weights are not shares of the take-home: the contents differ in length. Counted as weight × |v| (the "
+          "length of its contents), " + book(largest) + " gives " + percent(share) + " of the total" +
+          (largest == order[0] ? "" : ", more than the book with the largest weight") + ".";
+  return text;
 }
 
 // [SECTION] The shelf
@@ -596,6 +619,15 @@ nlohmann::json library_view_data(const AppState& state) {
           {"read", r.read},
           {"attention_take_home", r.blend},
           {"library_take_home", r.best_book},
+          {"value_lengths", [&] {
+             const AttentionTrace& t = state.model.trace;
+             const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
+             std::vector<float> lengths;
+             for (Eigen::Index j = 0; j < contents.rows(); ++j) lengths.push_back(contents.row(j).norm());
+             return lengths;
+           }()},
+          {"summary", state.inputs.library_best_only ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(where_the_blend_comes_from(state, r))},
           {"thin_book", [&] {
              const int thin = thin_book(state, r);
              if (thin < 0) return nlohmann::json(nullptr);

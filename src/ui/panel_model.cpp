@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <string>
 
@@ -56,9 +57,10 @@ bool describes_a_thing(const std::string& lower) {
 
 const char* toy_model_description() {
   static const std::string text =
-      "What this toy can do: match word classes (a pronoun seeks a creature, an adjective what it describes). "
-      "What it cannot: it has no positions (word order changes nothing) and no context (a word's vectors never "
-      "depend on its neighbours), so \"it\" seeks a creature in every sentence. A model that learns from text "
+      "What this toy can do: match word classes (a pronoun seeks a creature, an adjective a noun). What it "
+      "cannot: it has no positions (word order changes nothing) and no context (a word's vectors never depend on "
+      "its neighbours), so \"it\" seeks a creature in every sentence, and every adjective asks the same question: "
+      "\"wide\" weighs the animal above the street just as \"tired\" does. A model that learns from text "
       "can do better: the trained model (\"" + std::string(kBuiltInTrainedModel) + "\" in the Model list; the Train view).";
   return text.c_str();
 }
@@ -161,14 +163,54 @@ std::vector<NextTokenRow> next_tokens(const AppState& state, int k) {
   return rows;
 }
 
+std::string projection_formula(const AppState& state, char which, const std::string& x) {
+  const char upper = static_cast<char>(std::toupper(static_cast<unsigned char>(which)));
+  std::string f = x + "·W_" + upper;
+  const LoadedModel* m = current_loaded_model(state);
+  if (!m) return f;
+  const TransformerConfig& c = m->model->config;
+  if (c.qkv_bias) f += std::string(" + b_") + upper;
+  if (which == 'v') return f;
+  if (c.qk_norm) f = "RMSNorm(" + f + ")";
+  if (c.positions == PositionKind::Rope) f = "RoPE(" + f + ")";
+  return f;
+}
+
+std::string input_norm_name(const AppState& state) {
+  const LoadedModel* m = current_loaded_model(state);
+  if (!m) return "";
+  return m->model->config.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm";
+}
+
+NextStripTexts next_strip_texts(const AppState& state) {
+  NextStripTexts t;
+  if (!current_loaded_model(state)) return t;
+  const auto& tokens = state.model.queries.tokens;
+  const int at = state.inputs.token;
+  t.title = "Next token after " + tokens[static_cast<std::size_t>(at)].text + ", by the whole model";
+  t.note = "Each bar: the probability the model gives this token as the next one, from the text up to here (every "
+           "layer and head, not the chosen head alone).";
+  if (state.inputs.model == kBuiltInTrainedModel) {
+    static const char* const kTrained[] = {"it", "refers", "to", "the"};  // the corpus's suffix
+    bool trained_here = at >= 3;
+    for (int k = 0; k < 4 && trained_here; ++k)
+      trained_here = tokens[static_cast<std::size_t>(at - 3 + k)].lower == kTrained[k];
+    t.trained_here = trained_here ? "Here is the one place the trained model learned to predict: the noun \"it\" "
+                                    "refers to."
+                                  : "The trained model learned to predict only after \"it refers to the\" (the noun "
+                                    "\"it\" refers to); here its guesses were never trained.";
+  }
+  return t;
+}
+
 void next_token_strip(const AppState& state) {
   const std::vector<NextTokenRow> rows = next_tokens(state);
   if (rows.empty()) return;
-  const auto& tokens = state.model.queries.tokens;
-  const std::string after = tokens[static_cast<std::size_t>(state.inputs.token)].text;
-  const std::string title = "What the model would write after " + fit_text(after, ImGui::GetFontSize() * 8.0f);
-  ImGui::TextWrapped("%s", title.c_str());
+  const NextStripTexts texts = next_strip_texts(state);
+  ImGui::TextWrapped("%s", texts.title.c_str());
   publish_item_rect("next");
+  explain_item(texts.note.c_str());
+  if (!texts.trained_here.empty()) hint(texts.trained_here.c_str());
   const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
   const ImGuiStyle& style = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().x;

@@ -512,6 +512,14 @@ struct StepContext {
   float avail;  // width of the view
 };
 
+// A step's formula as this model computes it: step 1's projections with the model's biases, q/k norm
+// and RoPE (projection_formula); the others as written in kSteps.
+std::string step_formula(const AppState& state, int step) {
+  if (step != 0) return kSteps[step].formula;
+  return "q = " + projection_formula(state, 'q', "x") + "      k = " + projection_formula(state, 'k', "x") +
+         "      v = " + projection_formula(state, 'v', "x");
+}
+
 // "1 × W_Q['pronoun'] + …": the rows of a projection matrix that x actually picks up.
 std::string picked_rows(const Matrix& x, int row, const char* matrix_name) {
   std::vector<int> features;
@@ -536,20 +544,24 @@ void step_projections_real(StepContext& c) {
   const float font = ImGui::GetFontSize();
   char intro[600];
   std::snprintf(intro, sizeof intro,
-                "Each token enters this layer as a vector x of %d numbers (the layer's input after its LayerNorm): "
+                "Each token enters this layer as a vector x of %d numbers (the layer's input after its %s): "
                 "one row of X. This head's three matrices, learned in training, turn it into three vectors of "
                 "d = %d numbers: a query (what the token is looking for), a key (what it offers to be found by) "
                 "and a value (what it hands on, in proportion to the weight it is given). Their dimensions have no names: the model "
                 "found what to put in them.",
-                static_cast<int>(x.cols()), d);
+                static_cast<int>(x.cols()), input_norm_name(c.state).c_str(), d);
   paragraph(intro);
-  formula_box(kSteps[0].formula);
+  formula_box(step_formula(c.state, 0).c_str());
   section_heading(("With the numbers of " + c.name).c_str());
   ImGui::TextWrapped("x(%s) = %s", c.queries[c.token].c_str(), vector_text(x.row(c.token).eval().data(), static_cast<int>(x.cols())).c_str());
-  ImGui::TextWrapped("q = x·W_Q = %s", vector_text(c.t.query.row(c.token).eval().data(), d).c_str());
-  ImGui::TextWrapped("k = x·W_K = %s", vector_text(c.t.key.row(c.token).eval().data(), d).c_str());
-  ImGui::TextWrapped("v = x·W_V = %s", vector_text(c.t.value.row(c.token).eval().data(), static_cast<int>(c.t.value.cols())).c_str());
-  hint("Each entry of q is x's numbers times one column of W_Q, added up: a weighted sum of all of them.");
+  ImGui::TextWrapped("q = %s = %s", projection_formula(c.state, 'q', "x").c_str(),
+                     vector_text(c.t.query.row(c.token).eval().data(), d).c_str());
+  ImGui::TextWrapped("k = %s = %s", projection_formula(c.state, 'k', "x").c_str(),
+                     vector_text(c.t.key.row(c.token).eval().data(), d).c_str());
+  ImGui::TextWrapped("v = %s = %s", projection_formula(c.state, 'v', "x").c_str(),
+                     vector_text(c.t.value.row(c.token).eval().data(), static_cast<int>(c.t.value.cols())).c_str());
+  hint("Each entry of x·W_Q is x's numbers times one column of W_Q, added up: a weighted sum of all of them. "
+       "The other parts of the formula, where this model has them, act on that sum.");
 
   section_heading("Every token at once: X, Q, K and V (as images: too many numbers to print)");
   HeatmapStyle s;
@@ -587,7 +599,7 @@ void step_projections(StepContext& c) {
                 "in proportion to the weight it is given: nothing is picked, every value is blended in).",
                 static_cast<int>(x.cols()), d);
   paragraph(intro);
-  formula_box(kSteps[0].formula);
+  formula_box(step_formula(c.state, 0).c_str());
 
   section_heading(("With the numbers of " + c.name).c_str());
   const Matrix x_row = x.row(c.token);
@@ -1139,7 +1151,7 @@ json step_view_data(const AppState& state, int shown_step) {
   json j;
   j["step"] = step;
   j["title"] = kSteps[step].title;
-  j["formula"] = kSteps[step].formula;
+  j["formula"] = step_formula(state, step);
   j["token"] = row;
   j["token_text"] = state.model.queries.tokens[row].text;
   switch (step) {

@@ -377,14 +377,18 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
   paragraph(
       "What to look for: both runs start from the same weights and see the same sentences; only the scores differ. "
-      "With 256 numbers in each query and key, a dot product is about 16 times larger than its parts, so without "
-      "the division the scores soon lie far apart and each softmax row comes out one-hot: all the weight on one "
-      "word. Such a row passes almost no gradient back to the queries and keys (the Break view measures it), so the "
-      "head never looks anywhere else. Measured with this recipe natively, seeds 1 to 3: with the division, 90% of "
-      "the held-out triples right by step 150; without it, the head's row is one-hot by step 5 and stays so; after "
-      "300 steps 6% to 47% right. When the frozen row sits on a noun the model always names that noun (right about "
-      "half the time); when it sits on the last \"the\" it sees no noun at all and guesses among the 16. Its loss "
-      "stays near 2 to 2.8 while the other run's keeps falling.");
+      "A query and a key hold 256 numbers each, so their dot product adds 256 products: for independent entries "
+      "with mean zero its spread is √256 = 16 times one product's. At the start the weights are small and so are "
+      "both runs' scores, but every update then moves an undivided score 16 times as far, so without the division "
+      "the scores soon lie far apart and each softmax row comes out one-hot: all the weight on one word. Such a row "
+      "passes almost no gradient back to the queries and keys (the Break view measures it), so the head never looks "
+      "anywhere else. Measured with this recipe natively, seeds 1 to 3: with the division, 90% of the held-out "
+      "triples right by step 150; without it, the head's row is one-hot by step 5 and stays so; after 300 steps 6% "
+      "to 47% right. When the frozen row sits on a noun the model always names that noun (right about half the "
+      "time); when it sits on the last \"the\" it sees no noun at all and guesses among the 16. Its loss stays near "
+      "2 to 2.8 while the other run's keeps falling.");
+  hint("This is the lesson's step 6: a model trained with and without ÷√d. The √d switch in the controls is another "
+       "thing: over a trained head it only changes that head's softmax afterwards (Mistakes → Forget √d shows it).");
   hint("The curves are measured live in this page; read them rather than this text if they disagree.");
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
@@ -395,10 +399,13 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
 // [SECTION] Use this model, view data
 
 void draw_train_panel(const AppState& state, AppInputs& next, TrainWish& wish) {
-  panel_intro("A small GPT-2 (the same architecture as the models you can load) learns the lesson's sentence "
-              "from scratch, in this page. Nobody sets W_Q, W_K and W_V here: training does. Watch the loss fall, "
-              "the held-out accuracy rise, and where the heads look from the last \"the\": switch the probe's adjective "
-              "from a creature's (tired) to a thing's (wide) and watch which noun wins.");
+  panel_intro("A small GPT-2-style model (the architecture of the GPT-2 models you can load) learns from scratch, in "
+              "this page, to finish 3 840 sentences built on the lesson's frame (\"... because it was tired. it refers "
+              "to the\" + the noun). Nobody sets W_Q, W_K and W_V here: training does. Watch the loss fall, the "
+              "held-out accuracy rise, and where the heads look from the last \"the\". Switch the probe's adjective "
+              "from a creature's (tired) to a thing's (wide): the answer changes, but with one layer (the default) no "
+              "head can change which noun it weights more. Its query at \"the\" and the nouns' keys depend only on "
+              "their tokens and places; what changes is the adjective's own share and value in the mix.");
   // With little height (a small embed, a phone on its side) the curves come before the recipe's form.
   const bool curves_first = layout().short_height;
   if (!curves_first) draw_recipe(state, next, wish);

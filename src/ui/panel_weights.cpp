@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/head_summary.h"
 #include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
@@ -299,7 +300,35 @@ void selected_row_bars(const AppState& state, const std::vector<std::string>& ke
   explain_parts("##bars", cols, hovered_bar, -1, [&](int j) { cell_explanation(state, row, j); });
 }
 
+// Where the selected row rests on the first token and that token's value is short: the sink's
+// reading ("look nowhere"), "" elsewhere. Read off the row the view shows (the switches included).
+std::string sink_note(const AppState& state) {
+  const AttentionTrace& t = state.model.trace;
+  const int row = state.inputs.token;
+  if (row == 0 || t.weights(row, 0) < kHeadPatternShare) return "";
+  double mean = 0;
+  int seen = 0;
+  for (int j = 0; j < static_cast<int>(t.value.rows()); ++j)
+    if (!key_hidden_by_mask(t, row, j)) mean += t.value.row(j).norm(), ++seen;
+  mean /= std::max(1, seen);
+  const double ratio = mean > 0 ? t.value.row(0).norm() / mean : 1.0;
+  if (ratio >= kSinkValueRatio) return "";
+  const auto& tokens = state.model.queries.tokens;
+  char text[480];
+  std::snprintf(text, sizeof text,
+                "%s puts %.0f%% of its weight on the first token, whose value is short (%.2f × the mean length of "
+                "the values it sees): an attention sink. The weight parked there adds little to the output; it is "
+                "the head's way of looking nowhere when nothing else matches its query.",
+                tokens[static_cast<std::size_t>(row)].text.c_str(), static_cast<double>(t.weights(row, 0)) * 100, ratio);
+  return text;
+}
+
 }  // namespace
+
+nlohmann::json weights_view_data(const AppState& state) {
+  const std::string sink = sink_note(state);
+  return {{"sink", sink.empty() ? nlohmann::json(nullptr) : nlohmann::json(sink)}};
+}
 
 // [SECTION] The view
 
@@ -318,6 +347,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
                       : "Rows: the tokens doing the looking (queries). Columns: the tokens being looked at (keys). "
                         "A row is how one token spreads its attention.");
   if (explain) hint("Click a row or a cell to select its token; hover a cell to see how its number was computed.");
+  if (const std::string sink = sink_note(state); !sink.empty()) hint(sink.c_str());
 
   HeatmapStyle heat;
   heat.range = 1.0f;

@@ -17,6 +17,12 @@ float ui_scale(float dpr, bool present, bool narrow);
 constexpr float kPresentScale = 1.6f, kPresentScaleNarrow = 1.25f;
 
 void draw_controls(const AppState& state, AppInputs& next);
+// What the controls column says of its switches for this model (drawn there, in getState's view_data).
+struct ControlTexts {
+  std::string causal, scale, temperature;
+};
+ControlTexts control_texts(const AppState& state);
+nlohmann::json control_texts_json(const AppState& state);
 // The narrow layout's bar under the view menu: the sentence (unless `with_sentence` is false:
 // too little height), the token picker with its arrows, and the causal mask.
 void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence);
@@ -27,6 +33,7 @@ void draw_compact_controls(const AppState& state, AppInputs& next);
 // getState().view_data (so tests and embedding pages can read exactly what the learner sees).
 void draw_flow_panel(const AppState& state, AppInputs& next);
 void draw_weights_panel(const AppState& state, AppInputs& next);
+nlohmann::json weights_view_data(const AppState& state);
 void draw_heads_panel(const AppState& state, AppInputs& next);
 void draw_library_panel(const AppState& state, AppInputs& next);
 void draw_steps_panel(const AppState& state, AppInputs& next);

@@ -25,11 +25,12 @@ test("compare: the tired / wide twins with the hand-made model honestly show no 
   c.a.weights.forEach((w, j) => assert.ok(close(w, s.weights[s.token][j]), `a[${j}]`));
   assert.equal(c.a.best_text, "animal");
   assert.equal(c.b.best_text, "animal");
-  assert.equal(c.flipped, false);
+  assert.equal(c.top_moved, false);
   assert.equal(c.difference.length, 10);
   assert.ok(c.difference.every((d) => close(d, 0)), JSON.stringify(c.difference));
   assert.equal(c.difference_keys[9], "tired/wide");
-  assert.match(c.verdict, /No flip/);
+  assert.match(c.verdict, /The top weight stays on the same word/);
+  assert.doesNotMatch(c.verdict, /referent|flip/);
   // B's row is what the same model gives for sentence B on its own
   const alone = await page.evaluate(() => window.attentionExplainer.setState({ view: "weights",
     sentence: "The animal didn't cross the street because it was wide" }));
@@ -45,7 +46,9 @@ test("compare: the tired / wide twins with the hand-made model honestly show no 
   assert.equal(other.b.sentence, "The street was empty because it was wide");
   assert.equal(other.b.query_text, "it");
   assert.equal(other.b.best_text, "street", "no creature there: the pronoun's second wish, a thing");
-  assert.equal(other.flipped, true);
+  assert.equal(other.top_moved, true);
+  assert.match(other.verdict, /moves from .animal. to .street./);
+  assert.match(other.verdict, /not what the model concludes/);
   assert.ok(other.difference.some((d) => d === null), "different lengths: nothing to subtract past B's end");
   await page.evaluate(() => window.attentionExplainer.setState({ compare_sentence: "   " })).then(
     () => assert.fail("a blank second sentence is refused"), (e) => assert.match(e.message, /compare_sentence/));

@@ -27,7 +27,8 @@ function readHandout(page) {
       const step = tr.closest("table").dataset.step;
       (steps[step] ||= {})[tr.dataset.field] = [...tr.querySelectorAll("td")].map((td) => td.textContent);
     }
-    return { columns, rows, steps, stepCount: document.querySelectorAll("div.step").length,
+    const facts = Object.fromEntries([...document.querySelectorAll("dl.facts dt")].map((dt) => [dt.textContent, dt.nextElementSibling.textContent]));
+    return { columns, rows, steps, facts, stepCount: document.querySelectorAll("div.step").length,
       exercises: document.querySelectorAll("#exercises ol.exercises > li").length,
       answers: [...document.querySelectorAll("#answers p.answer")].map((p) => p.textContent) };
   });
@@ -94,6 +95,8 @@ test("handout: opened from the app's button, it shows the app's weights and step
   const handout = await readHandout(handoutPage);
   const masked = checkAgainstApp(handout, app, stepsData);
   assert.equal(masked, (app.tokens.length * (app.tokens.length - 1)) / 2, "causal: the upper triangle is masked");
+  assert.match(handout.facts["Causal mask"], /^applied/);
+  assert.equal(handout.facts["Layer, head"], "layer 1 of 1, head 1 of 1");
   const practice = await page.evaluate(() => window.attentionExplainer.setState({ view: "practice" }).view_data);
   assert.equal(handout.exercises, practice.exercises.length);
   assert.deepEqual(handout.answers, practice.exercises.map((e) => e.answer));
@@ -134,10 +137,32 @@ test("handout: from a bare permalink (no app tab) it makes itself with the expla
   const stepsData = await stepsViewData(page, app.view);
   const { page: handoutPage, errors: handoutErrors } = await openExplainer(browser, server.url + "handout.html" + search, { waitReady: false });
   await handoutPage.evaluate(() => window.attentionHandout.done.then(() => true));
-  const masked = checkAgainstApp(await readHandout(handoutPage), app, stepsData);
+  const bare = await readHandout(handoutPage);
+  const masked = checkAgainstApp(bare, app, stepsData);
   assert.equal(masked, 0, "no mask: no cell is marked");
+  assert.match(bare.facts["Causal mask"], /^not applied/);
   assert.equal(await handoutPage.$("iframe"), null, "the hidden explainer is gone once its numbers are read");
   assert.deepEqual([...errors, ...handoutErrors], []);
   await context.close();
   await handoutPage.context().close();
+});
+
+test("handout: a decoder's mask is printed as applied whatever the switch says; layers and heads counted from 1", async () => {
+  // The trained model (built in) always masks: the state's causal switch is off, its scores are not.
+  const { page, context, errors } = await openExplainer(browser, server.url + "index.html");
+  const app = await page.evaluate(() => window.attentionExplainer.setState({ model: "trained (built in)", causal: false,
+    layer: 0, head: 1, sentence: "the dog didn ' t cross the road because it was wide ." }));
+  const search = new URL(await page.evaluate(() => window.attentionExplainer.permalink())).search;
+  assert.equal(app.model, "trained (built in)");
+  assert.equal(app.causal, false, "the switch's setting, which the model does not follow");
+  const stepsData = await stepsViewData(page, app.view);
+  const { page: handoutPage, errors: handoutErrors } = await openExplainer(browser, server.url + "handout.html" + search, { waitReady: false });
+  await handoutPage.evaluate(() => window.attentionHandout.done.then(() => true));
+  const handout = await readHandout(handoutPage);
+  const masked = checkAgainstApp(handout, app, stepsData);
+  assert.equal(masked, (app.tokens.length * (app.tokens.length - 1)) / 2, "the model masks: the upper triangle");
+  assert.match(handout.facts["Causal mask"], /^applied/);
+  assert.equal(handout.facts["Layer, head"], "layer 1 of 1, head 2 of 2");
+  assert.deepEqual([...errors, ...handoutErrors], []);
+  await context.close();
 });

@@ -15,7 +15,7 @@ import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinct
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const LAYERS = 3, HEADS = 4;
-const PATTERNS = ["previous_token", "first_token", "itself", "one_token", "spread_out", "mixed"];
+const PATTERNS = ["previous_token", "first_token", "itself", "one_token", "spread_out", "mixed", "too_few"];
 
 let server, browser, work, files;
 before(async () => {
@@ -42,12 +42,13 @@ async function openWithModel(size = {}) {
   return { ...opened, info };
 }
 
-// The rule of src/core/head_summary.h, for a causal (T, T) weight matrix: means over rows 1 … T−1.
+// The rule of src/core/head_summary.h, for a causal (T, T) weight matrix: means over rows 1 … T−1
+// ("previous" over rows 2 …: row 1's previous key is the first key).
 function summarize(w) {
   const T = w.length;
   let previous = 0, first = 0, self = 0, spread = 0;
   for (let i = 1; i < T; i++) {
-    previous += w[i][i - 1];
+    if (i >= 2) previous += w[i][i - 1];
     first += w[i][0];
     self += w[i][i];
     let h = 0;
@@ -55,7 +56,7 @@ function summarize(w) {
     spread += h / Math.log(i + 1);
   }
   const n = T - 1;
-  return { previous: previous / n, first: first / n, self: self / n, spread: spread / n };
+  return { previous: n > 1 ? previous / (n - 1) : 0, first: first / n, self: self / n, spread: spread / n, rows: n };
 }
 
 test("heads view: thumbnails in a layers × heads grid, a real click chooses a head, summaries by the rule", async () => {
@@ -96,11 +97,24 @@ test("heads view: thumbnails in a layers × heads grid, a real click chooses a h
     for (let h = 0; h < HEADS; h++) {
       const got = s.view_data.summaries[l][h], want = summarize(trace.attention[l][h]);
       assert.ok(PATTERNS.includes(got.pattern), `pattern ${got.pattern}`);
-      for (const key of ["previous", "first", "self", "spread"])
+      for (const key of ["previous", "first", "self", "spread", "rows"])
         assert.ok(Math.abs(got[key] - want[key]) < 1e-4, `L${l} H${h} ${key}: ${got[key]} vs ${want[key]}`);
-      const named = got.previous >= 0.5 ? "previous_token" : got.first >= 0.5 ? "first_token" : got.self >= 0.5 ? "itself"
-        : got.top_key_share >= 0.5 ? "one_token" : got.spread >= 0.85 ? "spread_out" : "mixed";
+      // at least 4 rows (4 past row 1 for "previous"), a single key's share over at least half the rows
+      const named = want.rows < 4 ? "too_few" : want.rows - 1 >= 4 && got.previous >= 0.5 ? "previous_token"
+        : got.first >= 0.5 ? "first_token" : got.self >= 0.5 ? "itself"
+        : got.top_key >= 0 && got.top_key_share >= 0.5 ? "one_token" : got.spread >= 0.85 ? "spread_out" : "mixed";
       assert.equal(got.pattern, named, `L${l} H${h}: the first pattern over its threshold`);
+      if (got.top_key >= 0) {  // its share is the mean over the rows that see it, at least half of them
+        const seeing = want.rows - got.top_key + 1;
+        assert.ok(seeing >= Math.max(4, Math.ceil(want.rows / 2)), `L${l} H${h}: key ${got.top_key} seen by ${seeing} rows`);
+        let sum = 0;
+        for (let i = got.top_key; i < trace.attention[l][h].length; i++) sum += trace.attention[l][h][i][got.top_key];
+        assert.ok(Math.abs(got.top_key_share - sum / seeing) < 1e-4, `L${l} H${h} top_key_share`);
+      }
+      // "mostly ·X" only for a share of at least half; a sink only for a first-token head
+      if (got.label.startsWith("mostly")) assert.ok(got.top_key_share >= 0.5, got.label);
+      if (got.sink) assert.equal(got.pattern, "first_token");
+      assert.equal(got.sink, got.pattern === "first_token" && got.first_value_ratio < 0.5);
     }
 
   // The next-token strip, the layer and head pickers and the inactive causal switch are on screen.
