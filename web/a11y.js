@@ -142,6 +142,10 @@
     if (s.view === "flow" || s.view === "weights" || s.view === "mistakes") parts.push(weightTable(s));
     if (s.view === "mistakes" && s.view_data.own_factor) parts.push(element("p", s.view_data.own_factor));
     if (s.view === "weights" && s.view_data.sink) parts.push(element("p", s.view_data.sink));
+    const around = s.view === "flow" && s.view_data.around;
+    if (around) parts.push(element("p", `Around this head at "${s.tokens[around.token]}": the stream entering the layer ` +
+      `has length ${number(around.stream_in)}, the attention adds ${number(around.attention_update)}, the MLP adds ` +
+      `${number(around.mlp_update)}, the stream leaving has length ${number(around.stream_out)}. ${around.text}`));
     if (s.view === "library") parts.push(...libraryList(s));
     else if (s.view === "steps") parts.push(...stepParts(s));
     else if (s.view === "derive") parts.push(...deriveParts(s));

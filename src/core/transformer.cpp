@@ -415,16 +415,23 @@ void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const
 // (each output normed again with sandwich norms). The forward runs it on every layer; layer_detail
 // on the layers between the nearest kept stream and the one asked for. The attention's buffers are
 // gone before the MLP's exist: the forward's memory is the larger of the two, not their sum.
+// With `detail`, the layer's attention in full goes there (every head's q, k, v and weights) and so
+// does the stream around it (stream_in, attention_update, mlp_update): layer_detail's numbers are
+// this function's own.
 void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, Matrix& x,
-                   Backend backend, LayerTrace* keep) {
+                   Backend backend, LayerTrace* keep, LayerDetail* detail = nullptr) {
   Matrix normed, projected;
+  if (detail) detail->stream_in = x;
   norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, normed);
   {
-    LayerDetail d;
-    attend_layer(cfg, b, spec, normed, false, backend, d, keep);
+    LayerDetail scratch;
+    LayerDetail& d = detail ? *detail : scratch;
+    attend_layer(cfg, b, spec, normed, detail != nullptr, backend, d, keep);
     linear_forward(d.head_outputs, b.o, b.o_b, projected, backend);
+    if (detail) detail->x = std::move(normed);
   }
   if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_attn_norm_w, Vector(), cfg, projected);
+  if (detail) detail->attention_update = projected;
   x += projected;
   norm_forward(x, b.mlp_norm_w, b.mlp_norm_b, cfg, normed);
   // the MLP on kMlpRows rows at a time (each row is its own): its hidden layer, 2 · d_ff wide when
@@ -440,6 +447,7 @@ void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, cons
     projected.middleRows(t0, n) = out;
   }
   if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_mlp_norm_w, Vector(), cfg, projected);
+  if (detail) detail->mlp_update = projected;
   x += projected;
 }
 
@@ -592,9 +600,19 @@ LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int 
     block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend, nullptr);
   LayerDetail d;
   const std::size_t l = static_cast<std::size_t>(layer);
-  norm_forward(x, model.blocks[l].attn_norm_w, model.blocks[l].attn_norm_b, cfg, d.x);
-  attend_layer(cfg, model.blocks[l], cfg.layers[l], d.x, true, backend, d, nullptr);
+  block_forward(cfg, model.blocks[l], cfg.layers[l], x, backend, nullptr, &d);
   return d;
+}
+
+Matrix head_contributions(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& l, int row,
+                          Backend backend) {
+  if (row < 0 || row >= l.head_outputs.rows()) bad("row", "outside the text");
+  const int H = c.n_head, hd = c.head_dim;
+  // row h holds head h's output at `row` in its own columns and zeros elsewhere: one product with W_O
+  Matrix spread = Matrix::Zero(H, static_cast<Eigen::Index>(H) * hd), parts;
+  for (int h = 0; h < H; ++h) spread.row(h).segment(h * hd, hd) = l.head_outputs.row(row).segment(h * hd, hd);
+  linear_forward(spread, b.o, Vector(), parts, backend);
+  return parts;
 }
 
 AttentionTrace head_trace(const TransformerConfig& c, const LayerDetail& l, int head, const AttentionOptions& options) {

@@ -276,6 +276,8 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       model.family = std::make_shared<const FamilyViews>(family_views(
           c, *model.layer, model.trace, applied.layer, applied.head, next.token,
           static_cast<int>(dtype_bytes(block0.qkv.dtype))));
+      model.around = around_head(c, loaded->model->blocks[static_cast<std::size_t>(applied.layer)], *model.layer,
+                                 applied.head, token);
     } else {
       applied.layer = applied.head = 0;
       key = "sentence";

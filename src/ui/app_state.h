@@ -152,6 +152,7 @@ struct AppModel {
   // What the views show of the loaded model's family (positions, K/V groups and cache, window, cap,
   // q/k norm) for the chosen layer, head and token; loaded == false for the hand-made model.
   std::shared_ptr<const FamilyViews> family = std::make_shared<const FamilyViews>();
+  AroundHeadView around;  // the chosen head's layer around it at the selected token (loaded models)
 };
 
 // A model download or file read in progress, or offered (?hub=), as the model picker shows it.

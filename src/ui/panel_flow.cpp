@@ -784,6 +784,89 @@ void draw_head_projections(const AppState& state) {
 // [SECTION] draw_flow_panel
 // ---------------------------------------------------------------------------------------------
 
+// One labelled bar of a length (or a signed share when `signed_range`): label, bar, number.
+void length_bar(const std::string& label, float value, float range, ImU32 fill, const std::string& number,
+                float label_width, bool signed_range = false) {
+  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float bar_width = std::clamp(ImGui::GetContentRegionAvail().x - label_width - font * 6.0f, font * 4.0f, font * 16.0f);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::Dummy(ImVec2(label_width + bar_width + font * 6.0f, line));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const std::string shown = fit_text(label, label_width - style.ItemSpacing.x);
+  dl->AddText(ImVec2(p.x + label_width - style.ItemSpacing.x - ImGui::CalcTextSize(shown.c_str()).x, p.y),
+              ImGui::GetColorU32(ImGuiCol_Text), shown.c_str());
+  const ImVec2 a(p.x + label_width, p.y + line * 0.15f), b(a.x + bar_width, p.y + line * 0.85f);
+  dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  const float r = std::max(range, 1e-12f);
+  if (signed_range) {
+    const float mid = (a.x + b.x) * 0.5f, end = mid + (b.x - a.x) * 0.5f * std::clamp(value / r, -1.0f, 1.0f);
+    dl->AddRectFilled(ImVec2(std::min(mid, end), a.y), ImVec2(std::max(mid, end), b.y), fill);
+    dl->AddLine(ImVec2(mid, a.y - line * 0.1f), ImVec2(mid, b.y + line * 0.1f), ImGui::GetColorU32(ImGuiCol_Text));
+  } else {
+    dl->AddRectFilled(a, ImVec2(a.x + (b.x - a.x) * std::clamp(value / r, 0.0f, 1.0f), b.y), fill);
+  }
+  dl->AddText(ImVec2(b.x + style.ItemSpacing.x, p.y), ImGui::GetColorU32(ImGuiCol_Text), number.c_str());
+}
+
+std::string around_text(const AppState& state) {
+  const AroundHeadView& a = state.model.around;
+  const std::string token = "“" + state.model.queries.tokens[static_cast<std::size_t>(a.token)].text + "”";
+  std::string text = "At " + token + ", head " + std::to_string(a.head + 1) + "'s part of the attention's output has length " +
+                     number_text(a.head_parts[static_cast<std::size_t>(a.head)], 2) + " (its output × its rows of W_O)";
+  if (a.shares_add_up)
+    text += "; along the direction of the whole update it brings " +
+            number_text(a.head_shares[static_cast<std::size_t>(a.head)] * 100.0f, 0) +
+            "% of it. The heads' shares and b_O's add up to 100%; a negative share pushes against the others.";
+  else
+    text += ". This model norms the attention's output before adding it (sandwich norms), so the heads' parts do "
+            "not add up to what reaches the stream; their lengths still compare the heads.";
+  return text;
+}
+
+// Around the chosen head (a loaded model): the heads joined, W_O, the residual stream, the MLP.
+void draw_around_head(const AppState& state) {
+  const AroundHeadView& a = state.model.around;
+  if (!a.loaded) return;
+  const float font = ImGui::GetFontSize();
+  const int H = static_cast<int>(a.head_parts.size());
+  const std::string token = "“" + state.model.queries.tokens[static_cast<std::size_t>(a.token)].text + "”";
+  ImGui::TextUnformatted(("Around this head: what layer " + std::to_string(state.inputs.layer + 1) + " does with it, at " +
+                          token).c_str());
+  paragraph(("A head's output is not the layer's output. The layer sets its " + std::to_string(H) +
+             " heads' outputs side by side, multiplies them by W_O and adds the result to the residual stream: the "
+             "running sum of vectors that every layer reads and adds to. The MLP then reads the stream (after its "
+             "norm) and adds its own update, and the next layer reads the sum. Lengths of these vectors at " + token +
+             " (the model's own run, before any switch of the controls):").c_str());
+  const float label_width = font * 9.0f;
+  ImGui::BeginGroup();
+  const float longest = std::max({a.stream_in, a.attention_update, a.mlp_update, a.stream_out});
+  const ImU32 stream = color(palette().text_dim), update = color(palette().value);
+  length_bar("stream in", a.stream_in, longest, stream, number_text(a.stream_in, 2), label_width);
+  length_bar("+ attention", a.attention_update, longest, update, number_text(a.attention_update, 2), label_width);
+  length_bar("+ MLP", a.mlp_update, longest, update, number_text(a.mlp_update, 2), label_width);
+  length_bar("= stream out", a.stream_out, longest, stream, number_text(a.stream_out, 2), label_width);
+  ImGui::EndGroup();
+  publish_item_rect("flow:around");
+  ImGui::Spacing();
+  ImGui::TextUnformatted(a.shares_add_up ? "Each head's share of the attention's update (along its direction)"
+                                         : "Each head's part of the attention's output, by length");
+  float range = 0;
+  const std::vector<float>& values = a.shares_add_up ? a.head_shares : a.head_parts;
+  for (float v : values) range = std::max(range, std::fabs(v));
+  ImGui::BeginGroup();
+  for (int h = 0; h < H; ++h) {
+    const float v = values[static_cast<std::size_t>(h)];
+    const bool chosen = h == a.head;
+    length_bar((chosen ? "→ head " : "head ") + std::to_string(h + 1), v, range,
+               color(chosen ? palette().accent : palette().value, chosen ? 1.0f : 0.55f),
+               a.shares_add_up ? number_text(v * 100.0f, 0) + "%" : number_text(v, 2), label_width, a.shares_add_up);
+  }
+  ImGui::EndGroup();
+  publish_item_rect("flow:head_shares");
+  hint(around_text(state).c_str());
+}
+
 void draw_flow_panel(const AppState& state, AppInputs& next) {
   // The visible width, with a vertical scrollbar's room kept free. Wrapped text must stop here:
   // by default ImGui wraps at the scrolled content's width, past the visible edge.
@@ -863,6 +946,13 @@ void draw_flow_panel(const AppState& state, AppInputs& next) {
   if (real_model(state)) {
     ImGui::Spacing();
     draw_head_projections(state);
+    ImGui::Spacing();
+    draw_around_head(state);
+  } else {
+    ImGui::Spacing();
+    hint("In a real model this head would be one of many: their outputs are joined, multiplied by W_O and added "
+         "to a residual stream, and an MLP follows. The hand-made model has one head and stops at its output; "
+         "load a model (or choose the trained one) to see what happens around a head.");
   }
   ImGui::PopTextWrapPos();
 }
@@ -878,7 +968,14 @@ nlohmann::json flow_view_data(const AppState& state) {
   for (FlowNode* node : nodes.all())
     scales.push_back({{"box", node->name}, {"formula", node->formula}, {"low", node->signed_values ? -node->range : 0.0f},
                       {"high", node->range}});
-  return {{"strongest", top}, {"tied", s.tied}, {"scales", scales}};
+  nlohmann::json around = nullptr;
+  if (const AroundHeadView& a = state.model.around; a.loaded)
+    around = {{"token", a.token},          {"head", a.head},
+              {"stream_in", a.stream_in},  {"attention_update", a.attention_update},
+              {"mlp_update", a.mlp_update}, {"stream_out", a.stream_out},
+              {"head_parts", a.head_parts}, {"head_shares", a.head_shares},
+              {"shares_add_up", a.shares_add_up}, {"text", around_text(state)}};
+  return {{"strongest", top}, {"tied", s.tied}, {"scales", scales}, {"around", around}};
 }
 
 }  // namespace attn::ui

@@ -95,8 +95,8 @@ std::vector<ModelNote> toy_model_notes(const AppState& state) {
                          " means " + object + ". The toy still sends " + reader + " to " + winner +
                          ": a pronoun's query always seeks a creature, and with one layer and no context nothing "
                          "after " + reader + " can change that query. The trained model (\"" + kBuiltInTrainedModel +
-                         "\" in the Model list; the Train view) learns from text and follows the adjective where it "
-                         "predicts the referent, after \"it refers to the\"."});
+                         "\" in the Model list; the Train view) learns from text: its next-token answer after \"it "
+                         "refers to the\" follows the adjective."});
   }
   if (creatures.size() >= 2) {
     std::string names;

@@ -117,7 +117,15 @@ test("texts: the model description, the switches and the strip say what each mod
   assert.ok(Math.abs(s.score_factor / before.score_factor - 4) < 1e-5, `${s.score_factor} vs ${before.score_factor}`);
   assert.deepEqual(s.next.map((n) => n.id), before.next.map((n) => n.id));
   s.next.forEach((n, k) => assert.ok(Math.abs(n.p - before.next[k].p) < 1e-7, "the next-token strip keeps the model's run"));
-  s = await set(page, { scale: true, view: "flow" });
+  // Around the head: the stream leaving layer 1 is the stream entering layer 2; the chosen head's share is named.
+  s = await set(page, { scale: true, view: "flow", layer: 0, head: 1, token: 4 });
+  const around = s.view_data.around;
+  assert.equal(around.head_parts.length, 2);
+  assert.equal(around.shares_add_up, true, "GPT-2 adds the attention's output as it is");
+  assert.match(around.text, new RegExp(`^At “.*”, head 2's part .* brings ${Math.round(around.head_shares[1] * 100)}% of it`));
+  const second = (await set(page, { layer: 1 })).view_data.around;
+  assert.ok(Math.abs(second.stream_in - around.stream_out) < 1e-4 * around.stream_out, `${second.stream_in} vs ${around.stream_out}`);
+  s = await set(page, { layer: 0, head: 0 });
   const boxes = Object.fromEntries(s.view_data.scales.map((b) => [b.box, b.formula]));
   assert.equal(boxes.Q, "X·W_Q + b_Q");
   assert.equal(boxes.V, "X·W_V + b_V");
