@@ -48,7 +48,7 @@ const std::vector<TourStop>& tour_stops() {
       {View::Break, "Why divide by √d? At d = 512 without it most rows go one-hot. Which gradient shrinks, and "
                     "which does not?"},
       {View::Cost, "Every query meets every key: guess how much longer twice as many tokens take, then watch."},
-      {View::Compare, "One word changed: tired or wide. Does the toy model's 'it' change its mind? Why not?"},
+      {View::Compare, "One word changed: tired or wide. Does the toy model's 'it' look anywhere else? Why not?"},
       {View::Practice, "Last: the four exercises. Try each one before you open its answer."},
   };
   return stops;
