@@ -103,6 +103,9 @@ std::vector<std::uint32_t> shown_code_points(attn::AppState& state) {
     add_tokens(state.model.keys, out);
     add_tokens(state.model.compare_queries, out);
     for (const attn::LoadedModel& m : state.models) add_code_points(m.name.c_str(), out);
+    // the next-token strip's tokens, as it shows them
+    if (const attn::LoadedModel* m = attn::find_model(state, in.model); m && m->tokenizer)
+      for (const attn::NextToken& n : state.model.next) add_code_points(m->tokenizer->display(n.id).c_str(), out);
   }
   const ImGuiContext& g = *GImGui;
   if (g.ActiveId != 0 && g.InputTextState.ID == g.ActiveId)

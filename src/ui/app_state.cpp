@@ -38,20 +38,34 @@ constexpr ViewInfo kViews[kViewCount] = {
 const std::vector<TourStop>& tour_stops() {
   static const std::vector<TourStop> stops = {
       {View::Library, "A reader with a question walks along a shelf. Before you look: which book will 'it' read most? "
-                      "Then compare with the shelf and press Next."},
-      {View::Steps, "The same reading as seven steps of arithmetic. Step through them and follow the numbers of 'it'."},
+                      "Then compare with the shelf and press Next.", kHandmadeModel},
+      {View::Steps, "The same reading as seven steps of arithmetic. Step through them and follow the numbers of 'it'.", kHandmadeModel},
       {View::Flow, "Now every token at once: X gives Q, K and V, then scores, weights and outputs. Click another "
-                   "word and see which boxes change."},
-      {View::Weights, "Each row is one token's attention. Predict where 'it' looks, then find its row."},
-      {View::Derive, "Your turn by hand: 3 tokens, d = 2. Hide all stages, work each on paper, reveal and compare."},
-      {View::Mistakes, "Switch on each common mistake and find its symptom before reading the explanation."},
+                   "word and see which boxes change.", kHandmadeModel},
+      {View::Weights, "Each row is one token's attention. Predict where 'it' looks, then find its row.", kHandmadeModel},
+      {View::Derive, "Your turn by hand: 3 tokens, d = 2. Hide all stages, work each on paper, reveal and compare.", kHandmadeModel},
+      {View::Mistakes, "Switch on each common mistake and find its symptom before reading the explanation.", kHandmadeModel},
       {View::Break, "Why divide by √d? At d = 512 without it most rows go one-hot. Which gradient shrinks, and "
-                    "which does not?"},
-      {View::Cost, "Every query meets every key: guess how much longer twice as many tokens take, then watch."},
-      {View::Compare, "One word changed: tired or wide. Does the toy model's 'it' look anywhere else? Why not?"},
-      {View::Practice, "Last: the four exercises. Try each one before you open its answer."},
+                    "which does not?", kHandmadeModel},
+      {View::Cost, "Every query meets every key: guess how much longer twice as many tokens take, then watch.", kHandmadeModel},
+      {View::Compare, "One word changed: tired or wide. Does the toy model's 'it' look anywhere else? Why not?", kHandmadeModel},
+      {View::Flow, "A trained model now: a head is one part of a layer. Its output goes through W_O into the residual "
+                   "stream, and the MLP adds its own part. Guess which head adds the most at the selected word, then "
+                   "read the bars under \"Around this head\".", kBuiltInTrainedModel},
+      {View::Practice, "Last: the four exercises. Try each one before you open its answer.", kHandmadeModel},
   };
   return stops;
+}
+
+void go_to_tour_stop(const AppState& state, AppInputs& next, int stop) {
+  next.tour_step = stop;
+  if (stop < 0) return;
+  const TourStop& s = tour_stops()[static_cast<std::size_t>(stop)];
+  next.view = s.view;
+  if (next.model != s.model && (s.model == std::string(kHandmadeModel) || find_model(state, s.model))) {
+    next.model = s.model;
+    next.layer = next.head = 0;
+  }
 }
 
 const char* view_name(View v) { return kViews[static_cast<int>(v)].name; }

@@ -29,8 +29,13 @@ bool parse_view(const std::string& name, View* v);
 struct TourStop {
   View view;
   const char* prompt;
+  const char* model;  // the model the stop opens with (its prompt is about that model's numbers)
 };
 const std::vector<TourStop>& tour_stops();
+struct AppState;
+struct AppInputs;
+// Opens stop `stop` of the tour (-1: ends it): its view, and its model where the page holds it.
+void go_to_tour_stop(const AppState& state, AppInputs& next, int stop);
 
 // The name of the hand-made worked-example model (always there, the default).
 constexpr const char* kHandmadeModel = "handmade";

@@ -161,10 +161,7 @@ void draw_narrow_bar(const AppState& state, AppInputs& next, bool& drawer_open) 
 void draw_tour_bar(const AppState& state, AppInputs& next) {
   const std::vector<TourStop>& stops = tour_stops();
   const int step = std::clamp(state.inputs.tour_step, 0, static_cast<int>(stops.size()) - 1);
-  const auto go = [&](int to) {
-    next.tour_step = to;
-    if (to >= 0) next.view = stops[static_cast<std::size_t>(to)].view;
-  };
+  const auto go = [&](int to) { go_to_tour_stop(state, next, to); };
   ImGui::Text("Tour %d of %d · %s", step + 1, static_cast<int>(stops.size()), view_title(stops[step].view));
   ImGui::SameLine();
   ImGui::BeginDisabled(step == 0);

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <numeric>
 
+#include "family_panels.h"
+#include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
 
@@ -80,7 +82,39 @@ void weights_question(const AppState& state, CheckQuestion& q) {
           (tied > 1 ? " " + std::to_string(tied) + " words tie for the most: each of them is right." : "");
 }
 
+// With a model loaded, the Flow view's question is about its part around the head: which head of
+// the layer adds most to the attention's update at the selected token (by share along the update,
+// or by length where sandwich norms break the sum).
+void around_question(const AppState& state, CheckQuestion& q) {
+  const AroundHeadView& a = state.model.around;
+  const std::vector<float>& values = a.shares_add_up ? a.head_shares : a.head_parts;
+  const int H = static_cast<int>(values.size());
+  std::vector<int> order(static_cast<std::size_t>(H));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return values[x] > values[y]; });
+  // the three largest and the smallest, in head order
+  std::vector<int> shown(order.begin(), order.begin() + std::min(H, 3));
+  if (H > 3) shown.push_back(order.back());
+  std::sort(shown.begin(), shown.end());
+  const std::string token = in_quotes(state.model.queries.tokens[static_cast<std::size_t>(a.token)].text);
+  q.prompt = a.shares_add_up ? "At " + token + ", which head of layer " + std::to_string(state.inputs.layer + 1) +
+                                   " brings the largest share of what the attention adds to the residual stream?"
+                             : "At " + token + ", which head of layer " + std::to_string(state.inputs.layer + 1) +
+                                   " has the longest part in the attention's output (its output × its rows of W_O)?";
+  const float top = values[static_cast<std::size_t>(order.front())];
+  std::string listing;
+  for (int h : shown) {
+    q.choices.push_back("head " + std::to_string(h + 1));
+    if (std::fabs(values[h] - top) <= 1e-6f * std::max(1.0f, std::fabs(top))) q.right.push_back(q.choices.back());
+    listing += (listing.empty() ? "" : ", ") + q.choices.back() + " " +
+               (a.shares_add_up ? short_fixed(values[h] * 100.0, 0) + "%" : short_fixed(values[h], 2));
+  }
+  q.why = "From the bars under \"Around this head\": " + listing + ". A head's weights alone do not tell this: its "
+          "values and its rows of W_O decide how much it writes.";
+}
+
 void flow_question(const AppState& state, CheckQuestion& q) {
+  if (state.model.around.loaded && !state.model.around.head_parts.empty()) return around_question(state, q);
   const int n = static_cast<int>(state.model.queries.tokens.size()), m = static_cast<int>(state.model.keys.tokens.size());
   q.prompt = n == m && !state.inputs.cross
                  ? "This sentence has " + std::to_string(n) + " tokens. How many scores does Q·Kᵀ hold?"
@@ -109,8 +143,19 @@ void steps_question(const AppState& state, CheckQuestion& q) {
   const double raw = std::round(static_cast<double>(t.raw_scores(query, best)) * 1000.0) / 1000.0;
   const double root = std::sqrt(static_cast<double>(d));
   const std::string score = short_fixed(raw, 3);
-  q.prompt = "The raw score of " + in_quotes(query_labels(state)[query]) + " with " + in_quotes(key_labels(state)[best]) +
-             " is " + score + ", and d = " + std::to_string(d) + ". What is that score divided by √d? (2 decimals)";
+  const std::string pair = "The raw score of " + in_quotes(query_labels(state)[query]) + " with " +
+                           in_quotes(key_labels(state)[best]) + " is " + score;
+  if (trace_scaling(t, state.inputs.temperature) == Scaling::ModelFactor) {
+    // Gemma's heads: the model's own factor, not 1/√d (before any cap)
+    const double factor = std::round(static_cast<double>(t.score_factor) * 10000.0) / 10000.0;
+    q.prompt = pair + ". This model multiplies every raw score by its own factor, " + short_fixed(factor, 4) +
+               " (not 1/√" + std::to_string(d) + "). What does this one become" +
+               (score_softcap(state) > 0 ? " before its cap" : "") + "? (2 decimals)";
+    q.number = raw * factor;
+    q.why = score + " × " + short_fixed(factor, 4) + " = " + short_fixed(q.number, 3) + ".";
+    return;
+  }
+  q.prompt = pair + ", and d = " + std::to_string(d) + ". What is that score divided by √d? (2 decimals)";
   q.number = raw / root;
   q.why = score + " ÷ √" + std::to_string(d) + " = " + score + " ÷ " + short_fixed(root, 3) + " = " +
           short_fixed(q.number, 3) + ".";

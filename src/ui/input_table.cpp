@@ -332,12 +332,11 @@ std::vector<InputField> make_fields() {
   InputField tour = integer<&AppInputs::tour_step>("tour_step", -1, static_cast<long long>(tour_stops().size()) - 1,
                                                   G::Progress, U::None,
                                                   "the guided tour's stop, -1: no tour (?tour=1 starts or resumes it)");
-  tour.set = [](const InputField& f, const AppState&, AppInputs& next, const json& v) {
+  tour.set = [](const InputField& f, const AppState& s, AppInputs& next, const json& v) {
     const auto lo = static_cast<long long>(f.min), hi = static_cast<long long>(f.max);
     if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
       refuse(f, "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
-    next.tour_step = static_cast<int>(v.get<long long>());
-    if (next.tour_step >= 0) next.view = tour_stops()[static_cast<std::size_t>(next.tour_step)].view;  // a stop is a view
+    go_to_tour_stop(s, next, static_cast<int>(v.get<long long>()));  // a stop is a view and a model
   };
   t.push_back(tour);
   t.push_back(boolean<&AppInputs::advanced>("advanced", G::Setting, U::Read,

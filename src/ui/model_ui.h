@@ -54,6 +54,12 @@ std::vector<NextTokenRow> next_tokens(const AppState& state, int k = kShownNextT
 // "RoPE(RMSNorm(x·W_Q))" for Qwen 3. And the name of the norm a real layer's input went through.
 std::string projection_formula(const AppState& state, char which, const std::string& x);
 std::string input_norm_name(const AppState& state);  // "LayerNorm" | "RMSNorm"; "" for the hand-made model
+// How the chosen head turns its dot products into the scores its softmax sees, read from the trace's
+// factor and the model's cap: "q·k_j / √d" for the lesson's rule, "q·k_j × 0.0625" for a model's own
+// factor (Gemma's query_pre_attn_scalar), "50·tanh(q·k_j / √d / 50)" with a soft-cap, "÷ 0.5" for a
+// temperature; `matrix` writes it for every token at once (QKᵀ). And the cap itself (0: none).
+std::string score_formula(const AppState& state, bool matrix);
+float score_softcap(const AppState& state);
 
 // The strip: "Next token after ·it, by the whole model" and five bars with probabilities. Draws
 // nothing for the hand-made model.

@@ -249,9 +249,20 @@ BuildCache& cached(const AppState& state, double now) {
         cache.code_note.clear();
         cache.builtin_check = torch_checks_builtin(input);
       } else {
+        // what this model's head does beyond X·W and q·k/√d, each named only where the model has it
+        std::vector<std::string> more;
+        if (c.qk_norm) more.push_back("its q and k are normed per head");
+        if (c.positions == PositionKind::Rope) more.push_back("its q and k are rotated by position (RoPE)");
+        if (!unscaled && c.score_scale != 1.0f / std::sqrt(static_cast<float>(hd)))
+          more.push_back("its scores are multiplied by its own factor, not 1/√d");
+        if (c.attn_softcap > 0) more.push_back("its scores are soft-capped");
+        if (c.any_window()) more.push_back("some layers see only a window of recent tokens");
+        std::string beyond;
+        for (std::size_t i = 0; i < more.size(); ++i)
+          beyond += (i == 0 ? "" : i + 1 == more.size() ? " and " : ", ") + more[i];
         const std::string why =
-            !plain_head ? "This model's q and k are made by more than X·W (its norm of each head, its rotation by "
-                          "position) or its scores by more than q·k/√d: the program starts from what the model computed."
+            !plain_head ? "This model does more than X·W and q·k/√d: " + beyond +
+                              ". The program starts from the q, k and v the model computed."
                         : "X is " + std::to_string(input.x.rows()) + " x " + std::to_string(input.x.cols()) +
                               " and W_Q, W_K, W_V are " + std::to_string(input.wq.rows()) + " x " + std::to_string(hd) +
                               " each: " + std::to_string(numbers) +

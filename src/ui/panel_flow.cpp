@@ -141,22 +141,6 @@ FlowNode make_node(const char* id, std::string name, std::string formula, std::s
   return node;
 }
 
-// True when the trace's factor is 1/(√d · temperature): the scores really were divided by √d
-// (a mistake variant or the "Divide by √d" switch can leave it out).
-bool divided_by_sqrt_d(const AttentionTrace& trace, float temperature) {
-  const float d = static_cast<float>(trace.key.cols());
-  return std::fabs(trace.score_factor * temperature * std::sqrt(d) - 1.0f) < 1e-3f;
-}
-
-// "QKᵀ ÷√d ÷0.50": the divisors actually applied, read back from the trace.
-std::string scores_formula(const AttentionTrace& trace, float temperature) {
-  std::string f = "QKᵀ";
-  if (divided_by_sqrt_d(trace, temperature)) f += " ÷√d";
-  else if (trace_scaling(trace, temperature) == Scaling::ModelFactor) f += " ×" + number_text(trace.score_factor * temperature, 3);
-  if (temperature != 1.0f) f += " ÷" + number_text(temperature, 2);
-  return f;
-}
-
 FlowNodes make_nodes(const AppState& state) {
   const AttentionTrace& t = state.model.trace;
   const float temperature = state.inputs.temperature;
@@ -221,12 +205,19 @@ FlowNodes make_nodes(const AppState& state) {
                                            : " (not divided by √d)";
   if (temperature != 1.0f) scaling += ", temperature " + number_text(temperature, 2) + " included";
   scaling += ".";
-  if (causal_shown(state)) scaling += " Hatched cells are later tokens: set to −∞, so softmax gives them nothing.";
+  if (score_softcap(state) > 0)
+    scaling += " Then the model caps it: " + score_formula(state, true) + " keeps every score within ±" +
+               number_text(score_softcap(state), 0) + ".";
+  if (causal_shown(state))
+    scaling += state.model.family->window > 0
+                   ? " Hatched cells are later tokens, or tokens before this layer's window of " +
+                         std::to_string(state.model.family->window) + ": set to −∞, so softmax gives them nothing."
+                   : " Hatched cells are later tokens: set to −∞, so softmax gives them nothing.";
   n.scores =
-      make_node("##flow_scores", "scores", scores_formula(t, temperature) + (causal_shown(state) ? ", masked" : ""),
-                how == Scaling::ModelFactor ? "scores = QKᵀ × the model's factor: row i, column j says how well query i matches key j."
-                                            : "scores = QKᵀ/√d: row i, column j says how well query i matches key j.", scaling, t.masked_scores);
-  n.scores.formula_short = scores_formula(t, temperature);  // the hatching shows the mask
+      make_node("##flow_scores", "scores", score_formula(state, true) + (causal_shown(state) ? ", masked" : ""),
+                "scores = " + score_formula(state, true) + ": row i, column j says how well query i matches key j.", scaling,
+                t.masked_scores);
+  n.scores.formula_short = score_formula(state, true);  // the hatching shows the mask
   n.scores.stage = 2;
   n.scores.selectable = n.scores.highlight_selected = true;
   n.scores.col_names = key_labels(state);
@@ -675,7 +666,9 @@ void draw_legends(const AppState& state, float right_edge) {
   same_line_if_fits(weights_width, font * 1.5f, right_edge);
   legend("weights", weight_style, bar);
   if (causal_shown(state)) {
-    const char* masked = "masked: a later token (−∞)";
+    // a sliding-window layer also hides the keys before its window
+    const char* masked = state.model.family->window > 0 ? "masked: a later token, or one before the window (−∞)"
+                                                        : "masked: a later token (−∞)";
     const float masked_width = ImGui::CalcTextSize(masked).x + ImGui::GetTextLineHeight() * 1.5f + spacing;
     same_line_if_fits(masked_width, font * 1.5f, right_edge);
     masked_legend(masked);
@@ -811,13 +804,16 @@ void length_bar(const std::string& label, float value, float range, ImU32 fill, 
 
 std::string around_text(const AppState& state) {
   const AroundHeadView& a = state.model.around;
+  const LoadedModel* m = current_loaded_model(state);
+  const bool o_bias = m && m->model->config.o_bias;  // W_O's bias is a part of the update too
   const std::string token = "“" + state.model.queries.tokens[static_cast<std::size_t>(a.token)].text + "”";
   std::string text = "At " + token + ", head " + std::to_string(a.head + 1) + "'s part of the attention's output has length " +
                      number_text(a.head_parts[static_cast<std::size_t>(a.head)], 2) + " (its output × its rows of W_O)";
   if (a.shares_add_up)
     text += "; along the direction of the whole update it brings " +
             number_text(a.head_shares[static_cast<std::size_t>(a.head)] * 100.0f, 0) +
-            "% of it. The heads' shares and b_O's add up to 100%; a negative share pushes against the others.";
+            "% of it. The heads' shares" + (o_bias ? " and b_O's" : "") +
+            " add up to 100%; a negative share pushes against the others.";
   else
     text += ". This model norms the attention's output before adding it (sandwich norms), so the heads' parts do "
             "not add up to what reaches the stream; their lengths still compare the heads.";

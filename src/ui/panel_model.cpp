@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "family_panels.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"
@@ -173,6 +174,30 @@ std::string projection_formula(const AppState& state, char which, const std::str
   if (which == 'v') return f;
   if (c.qk_norm) f = "RMSNorm(" + f + ")";
   if (c.positions == PositionKind::Rope) f = "RoPE(" + f + ")";
+  return f;
+}
+
+float score_softcap(const AppState& state) {
+  const LoadedModel* m = current_loaded_model(state);
+  return m ? m->model->config.attn_softcap : 0.0f;
+}
+
+std::string score_formula(const AppState& state, bool matrix) {
+  const AttentionTrace& t = state.model.trace;
+  const float temperature = state.inputs.temperature;
+  std::string f = matrix ? "Q·Kᵀ" : "q·k_j";
+  switch (trace_scaling(t, temperature)) {
+    case Scaling::SqrtD: f += " / √d"; break;
+    case Scaling::ModelFactor: f += " × " + number_text(t.score_factor * temperature, 4); break;
+    case Scaling::None: break;
+  }
+  if (temperature != 1.0f) f += " ÷ " + number_text(temperature, 2);
+  const float cap = score_softcap(state);
+  if (cap > 0) {
+    char c[32];
+    std::snprintf(c, sizeof c, "%g", cap);
+    f = std::string(c) + "·tanh(" + f + " / " + c + ")";
+  }
   return f;
 }
 

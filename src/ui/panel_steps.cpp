@@ -357,7 +357,7 @@ constexpr Lit kLit[kStepCount] = {
 
 struct FlowBox {
   std::string name, shape;
-  const char* meaning;  // tooltip
+  std::string meaning;  // tooltip
   ImVec2 min, max;
   bool one_line = false;  // name and shape on one line (the stacked Q, K, V)
 };
@@ -368,10 +368,10 @@ void flow_diagram(const AppState& state, int step) {
   const long long Tq = t.query.rows(), Tk = t.key.rows(), d = t.key.cols(), dv = t.value.cols();
   FlowBox boxes[kPartCount] = {
       {"X", shape_text(Tq, state.model.queries.x.cols()), "X: the token vectors, one row per token.", {}, {}},
-      {"Q", shape_text(Tq, d), "Q = X·W_Q: one query per token (what it looks for).", {}, {}, true},
-      {"K", shape_text(Tk, d), "K = X·W_K: one key per token (what it offers for matching).", {}, {}, true},
-      {"V", shape_text(Tk, dv), "V = X·W_V: one value per token (what it passes on).", {}, {}, true},
-      {"scores", shape_text(Tq, Tk), "Q·Kᵀ / √d: every query against every key.", {}, {}},
+      {"Q", shape_text(Tq, d), "Q = " + projection_formula(state, 'q', "X") + ": one query per token (what it looks for).", {}, {}, true},
+      {"K", shape_text(Tk, d), "K = " + projection_formula(state, 'k', "X") + ": one key per token (what it offers for matching).", {}, {}, true},
+      {"V", shape_text(Tk, dv), "V = " + projection_formula(state, 'v', "X") + ": one value per token (what it passes on).", {}, {}, true},
+      {"scores", shape_text(Tq, Tk), score_formula(state, true) + ": every query against every key.", {}, {}},
       {"mask",
        causal_shown(state) ? "on" : "off",
        "The causal mask: −∞ on the scores of later tokens (switch it in the controls).",
@@ -493,7 +493,7 @@ void flow_diagram(const AppState& state, int step) {
     if (window_hovered && mouse.x >= b.min.x && mouse.x < b.max.x && mouse.y >= b.min.y && mouse.y < b.max.y)
       hovered_box = p;
   }
-  explain_parts("##diagram", kPartCount, hovered_box, -1, [&](int p) { ImGui::TextUnformatted(boxes[p].meaning); });
+  explain_parts("##diagram", kPartCount, hovered_box, -1, [&](int p) { ImGui::TextUnformatted(boxes[p].meaning.c_str()); });
   ImGui::Dummy(ImVec2(boxes[kOutput].max.x - origin.x, height));
   publish_item_rect("steps:picture");
 }
@@ -513,8 +513,14 @@ struct StepContext {
 };
 
 // A step's formula as this model computes it: step 1's projections with the model's biases, q/k norm
-// and RoPE (projection_formula); the others as written in kSteps.
+// and RoPE (projection_formula), steps 2 and 5's scores with its own factor and cap (score_formula);
+// the others as written in kSteps.
 std::string step_formula(const AppState& state, int step) {
+  if (step == 1) return "score_j = " + score_formula(state, false);
+  if (step == 4) return "A = softmax(" + score_formula(state, true) + ")      output = A·V";
+  if (step == 6 && state.model.family->window > 0)
+    return "score_ij = −∞ for every key j after query i, and for j ≤ i − " + std::to_string(state.model.family->window) +
+           " (this layer's window), before the softmax";
   if (step != 0) return kSteps[step].formula;
   return "q = " + projection_formula(state, 'q', "x") + "      k = " + projection_formula(state, 'k', "x") +
          "      v = " + projection_formula(state, 'v', "x");
@@ -668,10 +674,11 @@ std::string scaling_text(const AppState& state) {
   const AttentionTrace& t = state.model.trace;
   const int d = static_cast<int>(t.key.cols());
   const std::string root = "√" + std::to_string(d) + " = " + compact(std::sqrt(static_cast<float>(d)));
+  const std::string inverse = "1/√" + std::to_string(d) + " = " + number_text(1.0f / std::sqrt(static_cast<float>(d)), 3);
   const bool divided = state.inputs.scale && state.inputs.mistake != Mistake::ForgetScale;
   const Scaling how = trace_scaling(t, state.inputs.temperature);
   std::string text = divided && how == Scaling::ModelFactor
-                         ? "This model multiplies each dot product by its own factor, not 1/√d (1/" + root + ")"
+                         ? "This model multiplies each dot product by its own factor, not by " + inverse
                      : divided && how == Scaling::None ? "This model does not scale its dot products"
                      : divided ? "Each dot product is divided by " + root
                                : (state.inputs.scale ? "Not divided by √d: the \"forget √d\" mistake is on"
@@ -704,7 +711,7 @@ void step_scores(StepContext& c) {
       "multiplies the two vectors entry by entry and adds the products: it is large when the query asks "
       "for what the key offers, 0 when they share nothing, and negative when they point opposite ways. "
       "Negative scores are common in trained models: they only mean a smaller weight after the softmax.");
-  formula_box(kSteps[1].formula);
+  formula_box(step_formula(c.state, 1).c_str());
 
   const int d = static_cast<int>(c.t.key.cols()), keys = static_cast<int>(c.t.key.rows());
   const bool swapped = c.state.inputs.mistake == Mistake::SwapKeysValues;
@@ -715,14 +722,22 @@ void step_scores(StepContext& c) {
   ImGui::TextWrapped("%s", scaling_text(c.state).c_str());
   if (swapped) ImGui::TextColored(mistake_color(), "Mistake on: the query is multiplied with the values, not the keys.");
 
+  // with a soft-cap the softmax sees the capped scores (without one they are the scaled ones)
+  const float cap = score_softcap(c.state);
+  const Matrix& scores = c.t.capped_scores;
+  if (cap > 0)
+    ImGui::TextWrapped("This model then caps every score: %s·tanh(s / %s) stays between −%s and %s, nearly s itself "
+                       "for small scores, flattened for large ones.",
+                       compact(cap).c_str(), compact(cap).c_str(), compact(cap).c_str(), compact(cap).c_str());
   int best = 0;
   for (int j = 1; j < keys; ++j)
-    if (c.t.scaled_scores(c.token, j) > c.t.scaled_scores(c.token, best)) best = j;
-  const bool table_open = begin_numbers_table("##scores", 4, keys);
+    if (scores(c.token, j) > scores(c.token, best)) best = j;
+  const bool table_open = begin_numbers_table("##scores", cap > 0 ? 5 : 4, keys);
   if (table_open) {
     ImGui::TableSetupColumn("key");
     ImGui::TableSetupColumn(swapped ? "q·v written out" : "q·k written out");
     ImGui::TableSetupColumn(swapped ? "q·v" : "q·k");
+    if (cap > 0) ImGui::TableSetupColumn("before the cap");
     ImGui::TableSetupColumn("score");
     ImGui::TableHeadersRow();
     ImGuiListClipper clipper;
@@ -733,12 +748,16 @@ void step_scores(StepContext& c) {
         cell_text(c.keys[j], j == best);
         cell_text(dot_written_out(c.t.query, matched, c.token, j));
         cell_text(number_text(c.t.raw_scores(c.token, j), 2));
-        cell_text(number_text(c.t.scaled_scores(c.token, j), 2), j == best);
+        if (cap > 0) cell_text(number_text(c.t.scaled_scores(c.token, j), 2));
+        cell_text(number_text(scores(c.token, j), 2), j == best);
       }
   }
   end_numbers_table(table_open);
-  ImGui::TextWrapped("Best match: %s with a score of %s.", in_quotes(c.keys[best]).c_str(),
-                     number_text(c.t.scaled_scores(c.token, best), 2).c_str());
+  // the best score may be one the mask of step 7 hides (a later key, or one outside a window)
+  const bool hidden = !std::isfinite(c.t.masked_scores(c.token, best));
+  ImGui::TextWrapped("Best match: %s with a score of %s%s", in_quotes(c.keys[best]).c_str(),
+                     number_text(scores(c.token, best), 2).c_str(),
+                     hidden ? ", but the mask of step 7 hides that key: it will get no weight." : ".");
   if (causal_shown(c.state)) hint("The causal mask is on: step 7 shows which of these scores it hides.");
   hint("Why divide at all: step 6.");
 }
@@ -747,7 +766,7 @@ void step_softmax(StepContext& c) {
   paragraph(
       "Softmax makes every score positive with exp, then divides each by their total, so the weights add "
       "up to 1. Because exp grows fast, a score that is a little higher gets a much larger share.");
-  formula_box(kSteps[2].formula);
+  formula_box(step_formula(c.state, 2).c_str());
 
   const SoftmaxRow r = softmax_row_numbers(c.t, c.token);
   const int keys = static_cast<int>(r.scores.size());
@@ -802,7 +821,7 @@ void step_weighted_sum(StepContext& c) {
       "The output of the token is a blend of every token's value vector: each value is multiplied by its "
       "weight, and the results are added up. Tokens with a large weight dominate the blend; the rest "
       "add a little each.");
-  formula_box(kSteps[3].formula);
+  formula_box(step_formula(c.state, 3).c_str());
 
   const bool swapped = c.state.inputs.mistake == Mistake::SwapKeysValues;
   const Matrix& passed_on = swapped ? c.t.key : c.t.value;  // what the trace really blended
@@ -891,7 +910,7 @@ void step_matrix_form(StepContext& c) {
                 "tokens are computed in parallel.",
                 shape_text(Tq, Tk).c_str(), Tq);
   paragraph(intro);
-  formula_box(kSteps[4].formula);
+  formula_box(step_formula(c.state, 4).c_str());
   const std::string scores_shapes = "Q " + shape_text(Tq, d) + " · Kᵀ " + shape_text(d, Tk) + " → scores " +
                                     shape_text(Tq, Tk) + " → softmax of each row → A " + shape_text(Tq, Tk);
   const std::string output_shapes =
@@ -952,7 +971,7 @@ void step_scaling(StepContext& c) {
       "(standard deviation) of that sum grows like √d. Softmax of scores that far apart hands nearly all "
       "the weight to the largest one: the row becomes almost one-hot. Then the softmax passes almost no "
       "gradient back, and that row stops learning. Dividing by √d brings the spread back to about 1.");
-  formula_box(kSteps[5].formula);
+  formula_box(step_formula(c.state, 5).c_str());
 
   section_heading("Measured on the scores now");
   ImGui::TextWrapped("Spread of all the raw scores Q·Kᵀ: %s. Divided by √%d = %s: %s.",
@@ -995,13 +1014,34 @@ void step_scaling(StepContext& c) {
   if (action_button("Open the Break view (d = 512)", "step:open_break")) c.next.view = View::Break;
 }
 
+// Which keys the selected query may see, in words: the causal mask hides the later ones, and a
+// sliding-window layer also those that fell out of its window (query i sees i − w + 1 … i).
+std::string mask_row_text(const AppState& state) {
+  const AttentionTrace& t = state.model.trace;
+  const int token = state.inputs.token;
+  const std::string name = in_quotes(state.model.queries.tokens[static_cast<std::size_t>(token)].text);
+  int hidden = 0;
+  for (Eigen::Index k = 0; k < t.masked_scores.cols(); ++k) hidden += !std::isfinite(t.masked_scores(token, k));
+  const int window = state.model.family->window;
+  const int before = window > 0 ? std::max(0, token - window + 1) : 0, after = hidden - before;
+  const std::string at = name + " is token " + std::to_string(token + 1) + ": ";
+  if (hidden == 0) return at + "every key comes at or before it, so none is hidden.";
+  if (before == 0)
+    return at + "it may look at keys 1 to " + std::to_string(token + 1) + "; the " + std::to_string(hidden) +
+           " after it " + (hidden == 1 ? "is" : "are") + " hidden.";
+  return at + "this layer's window of " + std::to_string(window) + " tokens lets it look at keys " +
+         std::to_string(before + 1) + " to " + std::to_string(token + 1) + " only; the " + std::to_string(before) +
+         " before them" + (after > 0 ? " and the " + std::to_string(after) + " after it are" : (before == 1 ? " is" : " are")) +
+         " hidden.";
+}
+
 void step_mask(StepContext& c) {
   paragraph(
       "A GPT writes text one token at a time, so a token must not look at the tokens after it: in training, "
       "they are the answers it is learning to predict. The causal mask sets the score of every later token "
       "to −∞ before the softmax. exp(−∞) is exactly 0, so those tokens get a weight of 0, and the weights "
       "left over still add up to 1.");
-  formula_box(kSteps[6].formula);
+  formula_box(step_formula(c.state, 6).c_str());
 
   const int rows = static_cast<int>(c.t.masked_scores.rows()), keys = static_cast<int>(c.t.masked_scores.cols());
   if (!causal_shown(c.state)) {
@@ -1023,17 +1063,8 @@ void step_mask(StepContext& c) {
   }
 
   const SoftmaxRow r = softmax_row_numbers(c.t, c.token);
-  int hidden = 0;
-  for (float s : r.scores) hidden += !std::isfinite(s);
   section_heading(("With the numbers of " + c.name).c_str());
-  char seen[200];
-  if (hidden == 0)
-    std::snprintf(seen, sizeof seen, "%s is token %d: every key comes at or before it, so none is hidden.",
-                  c.name.c_str(), c.token + 1);
-  else
-    std::snprintf(seen, sizeof seen, "%s is token %d: it may look at keys 1 to %d; the %d after it %s hidden.",
-                  c.name.c_str(), c.token + 1, c.token + 1, hidden, hidden == 1 ? "is" : "are");
-  ImGui::TextWrapped("%s", seen);
+  ImGui::TextWrapped("%s", mask_row_text(c.state).c_str());
   if (cross_shown(c.state))
     hint(
         "Cross-attention: the mask compares positions in two different sentences. Real models use it within one "
@@ -1049,7 +1080,7 @@ void step_mask(StepContext& c) {
       const bool masked = !std::isfinite(r.scores[j]);
       ImGui::TableNextRow();
       cell_text(c.keys[j], masked);
-      cell_text(number_text(c.t.scaled_scores(c.token, j), 2));
+      cell_text(number_text(c.t.capped_scores(c.token, j), 2));
       cell_text(number_text(r.scores[j], 2), masked);
       cell_text(number_text(c.t.weights(c.token, j), 3));
     }
@@ -1165,8 +1196,10 @@ json step_view_data(const AppState& state, int shown_step) {
       break;
     case 1:
       j["raw_scores"] = row_json(t.raw_scores, row);
-      j["scores"] = row_json(t.scaled_scores, row);
+      j["scaled_scores"] = row_json(t.scaled_scores, row);
+      j["scores"] = row_json(t.capped_scores, row);  // what the softmax sees before the mask
       j["score_factor"] = t.score_factor;
+      j["softcap"] = score_softcap(state);
       break;
     case 2: {
       const SoftmaxRow r = softmax_row_numbers(t, row);
@@ -1208,6 +1241,8 @@ json step_view_data(const AppState& state, int shown_step) {
         if (!std::isfinite(t.masked_scores(row, k))) hidden.push_back(k);
       j["causal"] = causal_shown(state);
       j["masked_keys"] = hidden;
+      j["window"] = state.model.family->window;
+      j["seen"] = mask_row_text(state);
       j["scores"] = row_json(t.masked_scores, row);
       j["weights"] = row_json(t.weights, row);
       break;

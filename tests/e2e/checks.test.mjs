@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { serveStatic, launchBrowser, openExplainer, frames, clickRect, holdKey, screenshot } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, clickRect, holdKey, screenshot, shown } from "./harness.mjs";
 
 let server, other, browser, otherDir, session;
 before(async () => {
@@ -19,20 +19,6 @@ before(async () => {
 after(async () => { await session?.context.close(); await browser?.close(); await server?.close(); await other?.close(); });
 
 const viewData = (page) => page.evaluate(() => window.attentionExplainer.getState().view_data);
-const rect = (page, name) => page.evaluate((n) => window.attentionExplainer.itemRect(n), name);
-
-/** The control's rect once it is on screen: the view is scrolled with the mouse wheel, as a hand would. */
-async function shown(page, name) {
-  const height = page.viewportSize().height;
-  for (let tries = 0; tries < 12; tries++) {
-    const r = await rect(page, name);
-    if (r.y >= 40 && r.y + r.h <= height - 4) return r;
-    await page.mouse.move(page.viewportSize().width * 0.6, height / 2);
-    await page.mouse.wheel(0, r.y < 40 ? -300 : 300);
-    await frames(page, 4);
-  }
-  throw new Error(`${name} could not be scrolled into view: ${JSON.stringify(await rect(page, name))}`);
-}
 
 /** Clicks a field of the canvas, types `text` with the keyboard and presses Enter. */
 async function typeInto(page, name, text) {

@@ -12,7 +12,7 @@ import { serveStatic, launchBrowser, openExplainer, frames, screenshot } from ".
 import { makeFamilyModel } from "../models/fixtures.mjs";
 
 const WINDOW = 4;
-let server, browser, gemma, llama;
+let server, browser, gemma, llama, gemma2;
 const folderFiles = (dir, name) =>
   fs.readdirSync(dir).map((f) => ({ name: `${name}/${f}`, b64: fs.readFileSync(path.join(dir, f)).toString("base64") }));
 
@@ -21,6 +21,8 @@ before(async () => {
     window: WINDOW, sliding_pattern: 6, tokenizer: "llama2", seed: 3 }), "tiny-gemma3");
   llama = folderFiles(makeFamilyModel({ family: "llama", layers: 2, heads: 8, kv_heads: 2, head_dim: 4, d_model: 32, tokenizer: "llama2", seed: 4 }),
     "tiny-llama");
+  gemma2 = folderFiles(makeFamilyModel({ family: "gemma2", layers: 2, heads: 2, kv_heads: 1, head_dim: 8, d_model: 32,
+    window: WINDOW, attn_softcap: 5, query_pre_attn_scalar: 10, tokenizer: "llama2", seed: 6 }), "tiny-gemma2");
   [server, browser] = await Promise.all([serveStatic(), launchBrowser()]);
 });
 after(async () => {
@@ -140,6 +142,54 @@ test("Llama: heads grouped by their K/V head, the cache it saves; GPT-2 wording 
   assert.equal(kv.per_token_layer_unshared, 2 * 8 * 4);
   assert.equal(kv.bytes, 16 * T * 2 * 4);
   assert.equal(kv.bytes_unshared, 4 * kv.bytes);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("Gemma 2: Steps and Flow write the scores as the model computes them (its own factor, the cap, the window)", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url + "?view=steps");
+  await load(page, gemma2);
+  const set = (p) => page.evaluate((q) => window.attentionExplainer.setState(q), p);
+  // the sliding layer: Gemma 2 alternates local and global
+  let local = -1;
+  for (const layer of [0, 1]) if ((await set({ view: "steps", step: 6, layer, token: 8 })).view_data.window === WINDOW) local = layer;
+  assert.ok(local >= 0, "one of the two layers slides");
+  let s = await set({ step: 1, layer: local, head: 0, token: 8 });
+  const d = s.view_data;
+  assert.equal(d.formula, "score_j = 5·tanh(q·k_j × 0.3162 / 5)", "query_pre_attn_scalar 10: 10^-½, then the cap");
+  assert.ok(Math.abs(d.score_factor - 10 ** -0.5) < 1e-6);
+  assert.equal(d.softcap, 5);
+  d.raw_scores.forEach((raw, j) => {
+    assert.ok(Math.abs(d.scaled_scores[j] - raw * d.score_factor) < 1e-4, `key ${j}: scaled`);
+    assert.ok(Math.abs(d.scores[j] - 5 * Math.tanh(raw * d.score_factor / 5)) < 1e-4, `key ${j}: the score is the capped one`);
+  });
+  s = await set({ step: 4 });
+  assert.equal(s.view_data.formula, "A = softmax(5·tanh(Q·Kᵀ × 0.3162 / 5))      output = A·V");
+  // the mask step names the window: query 9 sees keys 6 to 9 in a window of 4
+  s = await set({ step: 6 });
+  assert.match(s.view_data.formula, new RegExp(`j ≤ i − ${WINDOW} \\(this layer's window\\)`));
+  assert.match(s.view_data.seen, /window of 4 tokens lets it look at keys 6 to 9 only; the 5 before them and the \d+ after it are hidden/);
+  const hidden = s.view_data.masked_keys;
+  assert.deepEqual(hidden.filter((k) => k < 8), [0, 1, 2, 3, 4]);
+  assert.equal(hidden.length, s.tokens.length - 4);
+  // the global layer: only the causal mask
+  s = await set({ layer: 1 - local });
+  assert.match(s.view_data.seen, /may look at keys 1 to 9; the \d+ after it/);
+  // Flow's scores box, and what its hint says of the cap
+  s = await set({ view: "flow", layer: local });
+  const box = s.view_data.scales.find((b) => b.box === "scores");
+  assert.equal(box.formula, "5·tanh(Q·Kᵀ × 0.3162 / 5), masked");
+  await frames(page, 3);
+  // the next-token strip's tokens ask for the fallback fonts too (this seed's strip shows a Cyrillic token)
+  const strip = (await state(page));
+  assert.ok(strip.next.some((n) => /[\u0400-\u04FF]/.test(n.token)), JSON.stringify(strip.next.map((n) => n.token)));
+  for (let i = 0; i < 20 && !(await state(page)).fonts.loaded.length; i++) await frames(page, 5);
+  assert.ok((await state(page)).fonts.loaded.length > 0, "a fallback font for the strip's Cyrillic token");
+  await screenshot(page, "family-gemma2-flow");
+  await set({ view: "steps", step: 1 });
+  await frames(page, 3);
+  await screenshot(page, "family-gemma2-steps-scores");
+  assert.ok((await mirror(page)).includes("5·tanh(q·k_j × 0.3162 / 5)"), "the mirror has the formula");
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -93,6 +93,19 @@ export async function distinctColours(page, png) {
   }, png.toString("base64"));
 }
 
+/** The control's rect once it is on screen: the view is scrolled with the mouse wheel, as a hand would. */
+export async function shown(page, name) {
+  const height = page.viewportSize().height;
+  for (let tries = 0; tries < 12; tries++) {
+    const r = await page.evaluate((n) => window.attentionExplainer.itemRect(n), name);
+    if (r.y >= 40 && r.y + r.h <= height - 4) return r;
+    await page.mouse.move(page.viewportSize().width * 0.6, height / 2);
+    await page.mouse.wheel(0, r.y < 40 ? -300 : 300);
+    await frames(page, 4);
+  }
+  throw new Error(`${name} could not be scrolled into view: ${JSON.stringify(await page.evaluate((n) => window.attentionExplainer.itemRect(n), name))}`);
+}
+
 /** A real mouse click in the middle of `rect` ({x, y, w, h}, CSS pixels), the way a hand does it:
  *  move there, let the app see the hover, press, release. Dear ImGui reads the mouse once a frame. */
 export async function clickRect(page, rect, { atX } = {}) {

@@ -10,7 +10,7 @@ import path from "node:path";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
-import { serveStatic, launchBrowser, openExplainer, frames } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, clickRect, shown } from "./harness.mjs";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -129,6 +129,39 @@ test("texts: the model description, the switches and the strip say what each mod
   const boxes = Object.fromEntries(s.view_data.scales.map((b) => [b.box, b.formula]));
   assert.equal(boxes.Q, "X·W_Q + b_Q");
   assert.equal(boxes.V, "X·W_V + b_V");
+  assert.equal(boxes.scores, "Q·Kᵀ / √d, masked", "GPT-2 divides by √d_head and caps nothing");
+  // With a model, Flow's check asks which head adds most around the head; the right choice is the bars' largest.
+  const check = s.view_data.check, shares = s.view_data.around.head_shares;
+  assert.match(check.prompt, /^At '.*', which head of layer 1 brings the largest share of what the attention adds/);
+  const best = shares.indexOf(Math.max(...shares));
+  assert.deepEqual(check.choices, ["head 1", "head 2"]);
+  await frames(page, 3);
+  await clickRect(page, await shown(page, `quiz:choice:${best}`));
+  const marked = (await set(page, {})).view_data.check;
+  assert.equal(marked.correct, true, `the bars' largest share, head ${best + 1}, is marked right`);
+  assert.match(marked.why, new RegExp(`head ${best + 1} ${Math.round(shares[best] * 100)}%`));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("texts: the tour's stops open the model their prompt is about; the trained model's stop asks around a head", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url + "?tour=1");
+  const last = await page.evaluate(() => window.attentionExplainer.inputs.find((f) => f.name === "tour_step").max);
+  const models = [];
+  for (let n = 0; n <= last; n++) {
+    const s = await set(page, { tour_step: n });
+    models.push(s.model);
+    if (s.model === TRAINED) {
+      assert.equal(s.view, "flow");
+      assert.ok(s.view_data.around, "the stop shows the part around the head");
+      assert.match(s.view_data.check.prompt, /which head of layer 1/);
+    }
+  }
+  assert.equal(models.filter((m) => m === TRAINED).length, 1, JSON.stringify(models));
+  assert.ok(models.every((m) => m === TRAINED || m === "handmade"));
+  // Back from the trained stop: the hand-made model again, whose prompts are about 'it'
+  const at = models.indexOf(TRAINED);
+  assert.equal((await set(page, { tour_step: at + 1 })).model, "handmade");
   assert.deepEqual(errors, []);
   await context.close();
 });

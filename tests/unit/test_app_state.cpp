@@ -254,3 +254,28 @@ TEST_CASE("the Mistakes view's correct trace is the state's: the same head with 
   apply_state_json(s, {{"mistake", "forget_scale"}}, 0.0);
   CHECK(s.model.without_mistake.weights == plain);
 }
+
+TEST_CASE("a tour stop opens its view and the model its prompt is about, where the page holds it") {
+  AppState s = make_initial_state();
+  const std::vector<TourStop>& stops = tour_stops();
+  const auto trained = std::find_if(stops.begin(), stops.end(), [](const TourStop& t) { return t.model == std::string(kBuiltInTrainedModel); });
+  REQUIRE(trained != stops.end());
+  const int at = static_cast<int>(trained - stops.begin());
+  // no trained model held (as in these tests): the stop keeps the model and opens its view
+  AppInputs next = s.inputs;
+  go_to_tour_stop(s, next, at);
+  CHECK(next.tour_step == at);
+  CHECK(next.view == trained->view);
+  CHECK(next.model == kHandmadeModel);
+  // a stop on the hand-made model chooses it again, at its first head; -1 ends the tour only
+  next.model = "elsewhere";
+  next.layer = 2;
+  go_to_tour_stop(s, next, 0);
+  CHECK(next.model == kHandmadeModel);
+  CHECK(next.layer == 0);
+  CHECK(next.view == stops[0].view);
+  go_to_tour_stop(s, next, -1);
+  CHECK(next.tour_step == -1);
+  CHECK(next.view == stops[0].view);
+  for (const TourStop& t : stops) CHECK((t.model == std::string(kHandmadeModel) || t.model == std::string(kBuiltInTrainedModel)));
+}
