@@ -778,13 +778,15 @@ void draw_head_projections(const AppState& state) {
 // ---------------------------------------------------------------------------------------------
 
 // One labelled bar of a length (or a signed share when `signed_range`): label, bar, number.
-void length_bar(const std::string& label, float value, float range, ImU32 fill, const std::string& number,
+// Returns whether the mouse is over the row.
+bool length_bar(const std::string& label, float value, float range, ImU32 fill, const std::string& number,
                 float label_width, bool signed_range = false) {
   const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
   const ImGuiStyle& style = ImGui::GetStyle();
   const float bar_width = std::clamp(ImGui::GetContentRegionAvail().x - label_width - font * 6.0f, font * 4.0f, font * 16.0f);
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::Dummy(ImVec2(label_width + bar_width + font * 6.0f, line));
+  const bool hovered = ImGui::IsItemHovered();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const std::string shown = fit_text(label, label_width - style.ItemSpacing.x);
   dl->AddText(ImVec2(p.x + label_width - style.ItemSpacing.x - ImGui::CalcTextSize(shown.c_str()).x, p.y),
@@ -800,6 +802,7 @@ void length_bar(const std::string& label, float value, float range, ImU32 fill, 
     dl->AddRectFilled(a, ImVec2(a.x + (b.x - a.x) * std::clamp(value / r, 0.0f, 1.0f), b.y), fill);
   }
   dl->AddText(ImVec2(b.x + style.ItemSpacing.x, p.y), ImGui::GetColorU32(ImGuiCol_Text), number.c_str());
+  return hovered;
 }
 
 std::string around_text(const AppState& state) {
@@ -838,12 +841,25 @@ void draw_around_head(const AppState& state) {
   ImGui::BeginGroup();
   const float longest = std::max({a.stream_in, a.attention_update, a.mlp_update, a.stream_out});
   const ImU32 stream = color(palette().text_dim), update = color(palette().value);
-  length_bar("stream in", a.stream_in, longest, stream, number_text(a.stream_in, 2), label_width);
-  length_bar("+ attention", a.attention_update, longest, update, number_text(a.attention_update, 2), label_width);
-  length_bar("+ MLP", a.mlp_update, longest, update, number_text(a.mlp_update, 2), label_width);
-  length_bar("= stream out", a.stream_out, longest, stream, number_text(a.stream_out, 2), label_width);
+  const float lengths[4] = {a.stream_in, a.attention_update, a.mlp_update, a.stream_out};
+  static const char* const kLengthLabels[4] = {"stream in", "+ attention", "+ MLP", "= stream out"};
+  static const char* const kLengthMeanings[4] = {
+      "The residual stream entering the layer (the embedding plus what every earlier layer added)",
+      "What the attention adds (the heads' outputs side by side, times W_O; plus b_O, and normed again, where the "
+      "model has them)",
+      "What the MLP adds (it reads the stream after the attention's update)",
+      "The stream leaving the layer (the next layer's input)"};
+  int hovered = -1;
+  for (int i = 0; i < 4; ++i)
+    if (length_bar(kLengthLabels[i], lengths[i], longest, i == 0 || i == 3 ? stream : update, number_text(lengths[i], 2),
+                   label_width))
+      hovered = i;
   ImGui::EndGroup();
   publish_item_rect("flow:around");
+  explain_parts("##around_lengths", 4, hovered, 1, [&](int i) {
+    ImGui::TextWrapped("%s at %s: length %s (its Euclidean norm). An update much shorter than the stream changes it "
+                       "little.", kLengthMeanings[i], token.c_str(), number_text(lengths[i], 2).c_str());
+  });
   ImGui::Spacing();
   ImGui::TextUnformatted(a.shares_add_up ? "Each head's share of the attention's update (along its direction)"
                                          : "Each head's part of the attention's output, by length");
@@ -851,15 +867,24 @@ void draw_around_head(const AppState& state) {
   const std::vector<float>& values = a.shares_add_up ? a.head_shares : a.head_parts;
   for (float v : values) range = std::max(range, std::fabs(v));
   ImGui::BeginGroup();
+  int hovered_head = -1;
   for (int h = 0; h < H; ++h) {
     const float v = values[static_cast<std::size_t>(h)];
     const bool chosen = h == a.head;
-    length_bar((chosen ? "→ head " : "head ") + std::to_string(h + 1), v, range,
-               color(chosen ? palette().accent : palette().value, chosen ? 1.0f : 0.55f),
-               a.shares_add_up ? number_text(v * 100.0f, 0) + "%" : number_text(v, 2), label_width, a.shares_add_up);
+    if (length_bar((chosen ? "→ head " : "head ") + std::to_string(h + 1), v, range,
+                   color(chosen ? palette().accent : palette().value, chosen ? 1.0f : 0.55f),
+                   a.shares_add_up ? number_text(v * 100.0f, 0) + "%" : number_text(v, 2), label_width, a.shares_add_up))
+      hovered_head = h;
   }
   ImGui::EndGroup();
   publish_item_rect("flow:head_shares");
+  explain_parts("##around_heads", H, hovered_head, a.head, [&](int h) {
+    ImGui::TextWrapped("Head %d at %s: its part of the attention's output has length %s%s", h + 1, token.c_str(),
+                       number_text(a.head_parts[static_cast<std::size_t>(h)], 2).c_str(),
+                       a.shares_add_up ? (", " + number_text(a.head_shares[static_cast<std::size_t>(h)] * 100.0f, 0) +
+                                          "% of the update along its direction.").c_str()
+                                       : ".");
+  });
   hint(around_text(state).c_str());
 }
 
