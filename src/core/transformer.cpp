@@ -411,31 +411,21 @@ void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const
   }
 }
 
-// One block on the residual stream x (T, C), in place: x += attention(norm(x)), then x += MLP(norm(x))
-// (each output normed again with sandwich norms). The forward runs it on every layer; layer_detail
-// on the layers between the nearest kept stream and the one asked for. The attention's buffers are
-// gone before the MLP's exist: the forward's memory is the larger of the two, not their sum.
-// With `detail`, the layer's attention in full goes there (every head's q, k, v and weights) and so
-// does the stream around it (stream_in, attention_update, mlp_update): layer_detail's numbers are
-// this function's own.
-void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, Matrix& x,
-                   Backend backend, LayerTrace* keep, LayerDetail* detail = nullptr) {
-  Matrix normed, projected;
-  if (detail) detail->stream_in = x;
-  norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, normed);
-  {
-    LayerDetail scratch;
-    LayerDetail& d = detail ? *detail : scratch;
-    attend_layer(cfg, b, spec, normed, detail != nullptr, backend, d, keep);
-    linear_forward(d.head_outputs, b.o, b.o_b, projected, backend);
-    if (detail) detail->x = std::move(normed);
-  }
+// What the attention adds to the stream: W_O over the joined head outputs (+ b_O), normed again with
+// sandwich norms. Row by row: a row of the output depends on that row of head_outputs only.
+Matrix attention_update(const TransformerConfig& cfg, const TransformerBlock& b, const Matrix& head_outputs,
+                        Backend backend) {
+  Matrix projected;
+  linear_forward(head_outputs, b.o, b.o_b, projected, backend);
   if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_attn_norm_w, Vector(), cfg, projected);
-  if (detail) detail->attention_update = projected;
-  x += projected;
+  return projected;
+}
+
+// What the MLP adds to the stream x (after the attention's update), row by row as well: on kMlpRows
+// rows at a time, so its hidden layer, 2 · d_ff wide when gated, stays (kMlpRows, 2 · d_ff) at any T.
+Matrix mlp_update(const TransformerConfig& cfg, const TransformerBlock& b, const Matrix& x, Backend backend) {
+  Matrix normed, projected(x.rows(), x.cols());
   norm_forward(x, b.mlp_norm_w, b.mlp_norm_b, cfg, normed);
-  // the MLP on kMlpRows rows at a time (each row is its own): its hidden layer, 2 · d_ff wide when
-  // gated, stays (kMlpRows, 2 · d_ff) at any T
   constexpr Eigen::Index kMlpRows = 128;
   Matrix rows, hidden, out;
   for (Eigen::Index t0 = 0; t0 < x.rows(); t0 += kMlpRows) {
@@ -447,8 +437,23 @@ void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, cons
     projected.middleRows(t0, n) = out;
   }
   if (cfg.sandwich_norms) norm_forward(Matrix(projected), b.post_mlp_norm_w, Vector(), cfg, projected);
-  if (detail) detail->mlp_update = projected;
-  x += projected;
+  return projected;
+}
+
+// One block on the residual stream x (T, C), in place: x += attention(norm(x)), then x += MLP(norm(x)).
+// The forward runs it on every layer; layer_detail on the layers between the nearest kept stream and
+// the one asked for. The attention's buffers are gone before the MLP's exist: the forward's memory is
+// the larger of the two, not their sum.
+void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, Matrix& x,
+                   Backend backend, LayerTrace* keep) {
+  {
+    Matrix normed;
+    norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, normed);
+    LayerDetail d;
+    attend_layer(cfg, b, spec, normed, false, backend, d, keep);
+    x += attention_update(cfg, b, d.head_outputs, backend);
+  }
+  x += mlp_update(cfg, b, x, backend);
 }
 
 // The LM head: its own, or the tied embedding; (V, C) either way.
@@ -600,8 +605,21 @@ LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int 
     block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend, nullptr);
   LayerDetail d;
   const std::size_t l = static_cast<std::size_t>(layer);
-  block_forward(cfg, model.blocks[l], cfg.layers[l], x, backend, nullptr, &d);
+  norm_forward(x, model.blocks[l].attn_norm_w, model.blocks[l].attn_norm_b, cfg, d.x);
+  attend_layer(cfg, model.blocks[l], cfg.layers[l], d.x, true, backend, d, nullptr);
+  d.stream_in = std::move(x);
   return d;
+}
+
+StreamUpdates stream_updates(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& l, int row,
+                             Backend backend) {
+  if (row < 0 || row >= l.head_outputs.rows()) bad("row", "outside the text");
+  // every part of the block works row by row: this row alone gives the forward's numbers for it
+  StreamUpdates u;
+  u.attention = attention_update(c, b, l.head_outputs.middleRows(row, 1), backend).row(0);
+  const Matrix after = l.stream_in.row(row) + u.attention;
+  u.mlp = mlp_update(c, b, after, backend).row(0);
+  return u;
 }
 
 Matrix head_contributions(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& l, int row,

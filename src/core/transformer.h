@@ -183,11 +183,7 @@ struct LayerDetail {
   Matrix query_normed, key_normed;        // after q/k norm, before RoPE; empty without q/k norm
   std::vector<Matrix> weights;  // per query head (T, T): exactly 0 where the mask hides a key
   Matrix head_outputs;          // (T, H·hd): every head's weights · V, side by side, before W_O
-  // Around the heads, (T, C) each: the residual stream entering the layer; what the attention adds to
-  // it (W_O over the joined head outputs, + b_O, then the post-attention norm where the model has
-  // sandwich norms); what the MLP then adds. stream_in + attention_update + mlp_update is the next
-  // layer's stream_in.
-  Matrix stream_in, attention_update, mlp_update;
+  Matrix stream_in;             // (T, C) the residual stream entering the layer (stream_updates reads it)
 };
 
 // The k most likely next tokens after a position (ties: the lower id first).
@@ -235,6 +231,16 @@ std::vector<NextToken> next_tokens_at(const Transformer& model, const ModelTrace
 // from the nearest stream the trace keeps by the forward's own code and backend: the same numbers the
 // forward had (up to stream_every − 1 layers run again first).
 LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int layer, Backend backend = Backend::Simd);
+// Around the heads at one position: what the attention adds to the stream there (W_O over the joined
+// head outputs, + b_O, then the post-attention norm where the model has sandwich norms) and what the
+// MLP then adds; stream_in + attention + mlp is the next layer's stream_in at that row. Computed for
+// the row alone with the block's own functions (each works row by row), so a layer's detail keeps no
+// (T, C) copies of them.
+struct StreamUpdates {
+  Vector attention, mlp;
+};
+StreamUpdates stream_updates(const TransformerConfig& config, const TransformerBlock& block, const LayerDetail& detail,
+                             int row, Backend backend = Backend::Simd);
 // Each head's share of the attention's output at one position, (H, C): row h is head h's output
 // times its rows of W_O (no b_O, before any post-attention norm); the rows add up to W_O applied to
 // the joined outputs.

@@ -172,10 +172,11 @@ AroundHeadView around_head(const TransformerConfig& config, const TransformerBlo
   if (T == 0 || head < 0 || head >= config.n_head) return a;
   const int i = std::clamp(token, 0, T - 1);
   a.loaded = true, a.head = head, a.token = i;
+  const StreamUpdates u = stream_updates(config, block, detail, i);
   a.stream_in = detail.stream_in.row(i).norm();
-  a.attention_update = detail.attention_update.row(i).norm();
-  a.mlp_update = detail.mlp_update.row(i).norm();
-  a.stream_out = (detail.stream_in.row(i) + detail.attention_update.row(i) + detail.mlp_update.row(i)).norm();
+  a.attention_update = u.attention.norm();
+  a.mlp_update = u.mlp.norm();
+  a.stream_out = ((detail.stream_in.row(i) + u.attention) + u.mlp).norm();  // the forward's order
   const Matrix parts = head_contributions(config, block, detail, i);
   Vector joined = parts.colwise().sum();
   if (block.o_b.size() != 0) joined += block.o_b;

@@ -391,19 +391,26 @@ TEST_CASE("transformer: around the heads, the stream in, the attention's and the
     const attn::ModelTrace t = attn::transformer_forward(m, some_ids(7, c.vocab_size));
     for (int l = 0; l + 1 < c.n_layer; ++l) {
       const attn::LayerDetail d = detail(m, t, l), after = detail(m, t, l + 1);
-      const attn::Matrix next = (d.stream_in + d.attention_update) + d.mlp_update;  // the forward's order
-      CHECK(next == after.stream_in);
       CHECK(d.stream_in == t.streams[static_cast<std::size_t>(l)]);
+      for (int row = 0; row < 7; ++row) {
+        // one row's updates, computed alone, make that row of the next layer's stream (the forward ran
+        // all rows at once: the kernels' blocks may round the last bit differently)
+        const attn::StreamUpdates u = attn::stream_updates(c, m.blocks[static_cast<std::size_t>(l)], d, row);
+        const attn::Matrix next = (d.stream_in.row(row) + u.attention) + u.mlp;  // the forward's order
+        CHECK(max_diff(next, after.stream_in.row(row)) < 1e-5f);
+        CHECK(u.mlp.norm() > 0);
+      }
       // each head's part: its output times its rows of W_O; with b_O they make the attention's output
       for (int row : {0, 6}) {
+        const attn::StreamUpdates u = attn::stream_updates(c, m.blocks[static_cast<std::size_t>(l)], d, row);
         const attn::Matrix parts = attn::head_contributions(c, m.blocks[static_cast<std::size_t>(l)], d, row);
         REQUIRE(parts.rows() == c.n_head);
         REQUIRE(parts.cols() == c.d_model);
         attn::Matrix joined = parts.colwise().sum();
         const attn::Vector& o_b = m.blocks[static_cast<std::size_t>(l)].o_b;
         if (o_b.size() != 0) joined += o_b;
-        if (!c.sandwich_norms) CHECK(max_diff(joined, d.attention_update.row(row)) < 1e-5f);
-        else CHECK(max_diff(joined, d.attention_update.row(row)) > 1e-4f);  // normed after: not their plain sum
+        if (!c.sandwich_norms) CHECK(max_diff(joined, u.attention) < 1e-5f);
+        else CHECK(max_diff(joined, u.attention) > 1e-4f);  // normed after: not their plain sum
       }
     }
   }
@@ -411,6 +418,7 @@ TEST_CASE("transformer: around the heads, the stream in, the attention's and the
   const attn::Transformer m = attn::random_transformer(c, 5, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.5);
   const attn::LayerDetail d = detail(m, attn::transformer_forward(m, some_ids(3, c.vocab_size)), 0);
   CHECK_THROWS_AS(attn::head_contributions(c, m.blocks[0], d, 3), std::invalid_argument);
+  CHECK_THROWS_AS(attn::stream_updates(c, m.blocks[0], d, 3), std::invalid_argument);
 }
 
 TEST_CASE("transformer: a trace short of memory keeps every few layers' stream, and a layer's detail is still the forward's own") {
