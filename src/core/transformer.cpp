@@ -444,13 +444,18 @@ Matrix mlp_update(const TransformerConfig& cfg, const TransformerBlock& b, const
 // The forward runs it on every layer; layer_detail on the layers between the nearest kept stream and
 // the one asked for. The attention's buffers are gone before the MLP's exist: the forward's memory is
 // the larger of the two, not their sum.
+// The block's attention on the stream x: d.x its norm, then every head (in full with `detail`).
+void attend_block(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, const Matrix& x,
+                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep) {
+  norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, d.x);
+  attend_layer(cfg, b, spec, d.x, detail, backend, d, keep);
+}
+
 void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, Matrix& x,
                    Backend backend, LayerTrace* keep) {
   {
-    Matrix normed;
-    norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, normed);
     LayerDetail d;
-    attend_layer(cfg, b, spec, normed, false, backend, d, keep);
+    attend_block(cfg, b, spec, x, false, backend, d, keep);
     x += attention_update(cfg, b, d.head_outputs, backend);
   }
   x += mlp_update(cfg, b, x, backend);
@@ -605,8 +610,7 @@ LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int 
     block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend, nullptr);
   LayerDetail d;
   const std::size_t l = static_cast<std::size_t>(layer);
-  norm_forward(x, model.blocks[l].attn_norm_w, model.blocks[l].attn_norm_b, cfg, d.x);
-  attend_layer(cfg, model.blocks[l], cfg.layers[l], d.x, true, backend, d, nullptr);
+  attend_block(cfg, model.blocks[l], cfg.layers[l], x, true, backend, d, nullptr);
   d.stream_in = std::move(x);
   return d;
 }
@@ -614,7 +618,8 @@ LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int 
 StreamUpdates stream_updates(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& l, int row,
                              Backend backend) {
   if (row < 0 || row >= l.head_outputs.rows()) bad("row", "outside the text");
-  // every part of the block works row by row: this row alone gives the forward's numbers for it
+  // every part of the block works row by row: this row alone gives the forward's numbers for it, up to
+  // the last bit where the kernels block one row differently from many
   StreamUpdates u;
   u.attention = attention_update(c, b, l.head_outputs.middleRows(row, 1), backend).row(0);
   const Matrix after = l.stream_in.row(row) + u.attention;
