@@ -146,14 +146,14 @@ const mib = (b) => `${fmt(b / 1048576, 0)} MiB`;
 
 function table(results) {
   const lines = ["", "Models in the browser (headless Chromium, wasm SIMD, one thread; random weights in the checkpoints' shapes)",
-    `goals: file → first frame < ${GOALS.file_to_first_frame_ms} ms, forward T = 64 < ${GOALS.forward_T64_ms} ms (SmolLM2), ` +
+    `goals: file → first frame < ${GOALS.file_to_first_frame_ms} ms and forward T = 64 < ${GOALS.forward_T64_ms} ms (SmolLM2), ` +
     `peak wasm memory ≤ ${GOALS.peak_memory_ratio_16bit} × the file (16-bit files, T ≤ 256)`];
   for (const r of results) {
     const rows = [
       [r.label, `${r.model.layers} × ${r.model.heads} heads, d ${r.model.d_model}, ${fmt(r.model.params / 1e6, 1)} M params, file ${mib(r.weights_file_bytes)}`, ""],
       r.frame_error ? ["file → loaded (the heads view's frame FAILED)", `load ${fmt(r.load_ms, 0)} ms`, `frame: ${r.frame_error}`]
         : ["file → first frame of the heads view", `${fmt(r.file_to_first_frame_ms, 0)} ms (load ${fmt(r.load_ms, 0)} ms)`,
-          `goal < ${GOALS.file_to_first_frame_ms} ms: ${r.file_to_first_frame_ms < GOALS.file_to_first_frame_ms ? "met" : "NOT met"}`],
+          r.key.startsWith("smollm2") ? `goal < ${GOALS.file_to_first_frame_ms} ms: ${r.file_to_first_frame_ms < GOALS.file_to_first_frame_ms ? "met" : "NOT met"}` : ""],
       ["wasm memory after the load", `${mib(r.heap_after_load)} = ${fmt(r.load_memory_ratio, 2)} × the file`, ""],
       ...r.forward.flatMap((f) => [[`forward T = ${f.T} (the LM head at one position)`, `${fmt(f.ms, 0)} ms, ${fmt(f.gflop_per_s, 2)} GFLOP/s (${fmt(f.gflops, 1)} GFLOP)`,
         f.T === 64 && r.key.startsWith("smollm2") ? `goal < ${GOALS.forward_T64_ms} ms: ${f.ms < GOALS.forward_T64_ms ? "met" : "NOT met"}` : ""],
