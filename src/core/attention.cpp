@@ -3,6 +3,7 @@
 #include "attention.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
@@ -95,8 +96,47 @@ void apply_causal_mask(Matrix& scores, float fill) {
     for (Eigen::Index j = i + 1; j < scores.cols(); ++j) scores(i, j) = fill;
 }
 
-bool mask_hides(const AttentionOptions& o, Eigen::Index i, Eigen::Index j) {
+namespace {
+bool mask_alone_hides(const AttentionOptions& o, Eigen::Index i, Eigen::Index j) {
   return (o.causal && j > i) || (o.window > 0 && i - j >= o.window);
+}
+}  // namespace
+
+bool mask_hides(const AttentionOptions& o, Eigen::Index i, Eigen::Index j) {
+  if (mask_alone_hides(o, i, j)) return true;
+  for (const auto& [q, k] : o.cuts)
+    if (q == i && k == j) return true;
+  return false;
+}
+
+void validate_cuts(const AttentionOptions& o, int Tq, int Tk, const std::string& what) {
+  const auto link = [](int q, int k) { return std::to_string(q) + "→" + std::to_string(k); };
+  std::vector<unsigned char> cut(static_cast<std::size_t>(Tq) * static_cast<std::size_t>(std::max(Tk, 0)), 0);
+  for (const auto& [q, k] : o.cuts) {
+    if (q < 0 || q >= Tq || k < 0 || k >= Tk)
+      throw std::invalid_argument(what + ": the cut link " + link(q, k) + " is outside the text (queries 0 to " +
+                                  std::to_string(Tq - 1) + ", keys 0 to " + std::to_string(Tk - 1) + ")");
+    if (mask_alone_hides(o, q, k))
+      throw std::invalid_argument(what + ": the link " + link(q, k) + " is hidden by the mask already (" +
+                                  (o.causal && k > q ? "a later token" : "outside the window") + ")");
+    cut[static_cast<std::size_t>(q) * static_cast<std::size_t>(Tk) + static_cast<std::size_t>(k)] = 1;
+  }
+  for (const auto& [q, k] : o.cuts) {
+    bool visible = false;
+    for (int j = 0; j < Tk && !visible; ++j)
+      visible = !mask_alone_hides(o, q, j) && !cut[static_cast<std::size_t>(q) * static_cast<std::size_t>(Tk) + static_cast<std::size_t>(j)];
+    if (!visible)
+      throw std::invalid_argument(what + ": cutting " + link(q, k) + " leaves query " + std::to_string(q) +
+                                  " no key to look at (a softmax over nothing is undefined): keep one link of its row");
+  }
+}
+
+std::vector<unsigned char> cut_mask(const AttentionOptions& o, int Tq, int Tk) {
+  if (o.cuts.empty()) return {};
+  std::vector<unsigned char> cut(static_cast<std::size_t>(Tq) * static_cast<std::size_t>(Tk), 0);
+  for (const auto& [q, k] : o.cuts)
+    if (q >= 0 && q < Tq && k >= 0 && k < Tk) cut[static_cast<std::size_t>(q) * static_cast<std::size_t>(Tk) + static_cast<std::size_t>(k)] = 1;
+  return cut;
 }
 
 float score_factor(int d, const AttentionOptions& options) {
@@ -121,6 +161,7 @@ AttentionTrace attend(const Matrix& query, const Matrix& key, const Matrix& valu
   const Matrix& matched = mistake == Mistake::SwapKeysValues ? value : key;
   const Matrix& passed_on = mistake == Mistake::SwapKeysValues ? key : value;
   const Eigen::Index Tq = query.rows(), Tk = key.rows();
+  validate_cuts(options, static_cast<int>(Tq), static_cast<int>(Tk), "attention");
 
   t.raw_scores = query * matched.transpose();
   t.score_factor = score_factor(static_cast<int>(key.cols()), options);
@@ -204,6 +245,9 @@ AttentionResult attend_with(Backend backend, const Matrix& query, const Matrix& 
   p.causal = options.causal;
   p.window = options.window;
   p.softcap = options.softcap;
+  validate_cuts(options, p.Tq, p.Tk, "attention");
+  const std::vector<unsigned char> cut = cut_mask(options, p.Tq, p.Tk);
+  p.cut = cut.empty() ? nullptr : cut.data();
   AttentionResult r;
   r.output.resize(p.Tq, p.dv);
   if (want_weights) r.weights.resize(p.Tq, p.Tk);

@@ -2,6 +2,8 @@
 // common mistakes as switchable variants. Not the fast path: see kernels/kernels.h for that.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "matrix.h"
@@ -47,6 +49,9 @@ struct AttentionOptions {
   float softcap = 0;          // > 0: scaled scores become tanh(s / softcap) · softcap before the mask
   bool causal = false;        // hide key j from query i when j > i
   int window = 0;             // > 0: also hide key j when i − j ≥ window (a sliding-window layer)
+  // Links cut by hand, (query, key): hidden as the mask hides them, −∞ before the softmax (after any
+  // soft-cap). attend() refuses a cut that leaves a query no visible key.
+  std::vector<std::pair<int, int>> cuts;
   Mistake mistake = Mistake::None;
 };
 
@@ -84,11 +89,17 @@ AttentionTrace attend_projected(const Matrix& x, const Matrix& x_kv, const Matri
 
 // Sets scores(i, j) = fill for every key j after query i (j > i).
 void apply_causal_mask(Matrix& scores, float fill);
-// Whether options' mask (causal, window) hides key j from query i.
+// Whether options' mask (causal, window, cut links) hides key j from query i.
 bool mask_hides(const AttentionOptions& options, Eigen::Index i, Eigen::Index j);
 
 // The factor the raw scores are multiplied by, for keys of width d.
 float score_factor(int d, const AttentionOptions& options);
+
+// Checks options.cuts against Tq queries and Tk keys: each in range, not already hidden by the mask,
+// and none leaving a query without a visible key. `what` names the head in the message.
+void validate_cuts(const AttentionOptions& options, int Tq, int Tk, const std::string& what);
+// options.cuts as a (Tq, Tk) array for AttentionProblem::cut (empty when there are none).
+std::vector<unsigned char> cut_mask(const AttentionOptions& options, int Tq, int Tk);
 
 // Measurable symptoms of a trace, the numbers the mistakes view and the tests read.
 struct Symptoms {

@@ -39,15 +39,7 @@ void linear_forward(const Matrix& in, const Weights& w, const Vector& bias, Matr
 // One row normalised: LayerNorm (x − mean) / √(var + ε) · w + b, the biased variance as torch's; or
 // RMSNorm x / √(mean(x²) + ε) · w (· (1 + w) for Gemma). Accumulated in double.
 void norm_row(const float* x, int n, const TransformerConfig& c, const float* w, const float* b, float* y) {
-  double mean = 0;
-  if (c.norm == NormKind::LayerNorm) {
-    for (int i = 0; i < n; ++i) mean += x[i];
-    mean /= n;
-  }
-  double var = 0;
-  for (int i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
-  var /= n;
-  const double rstd = 1.0 / std::sqrt(var + c.norm_eps);
+  const auto [mean, rstd] = norm_stats(x, n, c);
   for (int i = 0; i < n; ++i) {
     const float scale = c.norm_plus_one ? 1.0f + w[i] : w[i];
     y[i] = static_cast<float>((x[i] - mean) * rstd) * scale + (b ? b[i] : 0.0f);
@@ -60,6 +52,26 @@ void norm_forward(const Matrix& in, const Vector& w, const Vector& b, const Tran
     norm_row(in.row(t).data(), static_cast<int>(in.cols()), c, w.data(), b.size() ? b.data() : nullptr,
              out.row(t).data());
 }
+
+}  // namespace
+
+NormStats norm_stats(const float* x, int n, const TransformerConfig& c) {
+  double mean = 0;
+  if (c.norm == NormKind::LayerNorm) {
+    for (int i = 0; i < n; ++i) mean += x[i];
+    mean /= n;
+  }
+  double var = 0;
+  for (int i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  var /= n;
+  return {mean, 1.0 / std::sqrt(var + c.norm_eps)};
+}
+
+Vector norm_scale(const Vector& w, const TransformerConfig& c) {
+  return c.norm_plus_one ? Vector((w.array() + 1.0f).matrix()) : w;
+}
+
+namespace {
 
 // Each head's hd columns of x (T, heads · hd) RMS-normalised with w (hd): Qwen 3's and Gemma 3's q/k norm.
 void head_norm_forward(Matrix& x, int heads, int hd, const Vector& w, const TransformerConfig& c) {
@@ -362,14 +374,47 @@ void apply_rope(Matrix& x, int heads, int hd, const RopeConfig& rope, int first_
 
 namespace {
 
+// A head's output (T, hd) as the intervention has it: the source run's when patched; zeros, or at
+// each query the mean over the positions it may see (0 … i when causal, all otherwise), when ablated.
+void edit_head_output(const Intervention& edit, bool causal, int layer, int head, Matrix& out) {
+  for (const HeadPatch& patch : edit.head_patches)
+    if (patch.layer == layer && patch.head == head) {
+      out = patch.output;
+      return;
+    }
+  if (std::find(edit.ablate.begin(), edit.ablate.end(), HeadRef{layer, head}) == edit.ablate.end()) return;
+  if (edit.ablate_kind == AblateKind::Zero) {
+    out.setZero();
+    return;
+  }
+  if (!causal) {
+    const Eigen::RowVectorXf mean = out.colwise().mean();
+    out.rowwise() = mean;
+    return;
+  }
+  Eigen::RowVectorXd sum = Eigen::RowVectorXd::Zero(out.cols());  // running sum over 0 … i, in double
+  for (Eigen::Index i = 0; i < out.rows(); ++i) {
+    sum += out.row(i).cast<double>();
+    out.row(i) = (sum / static_cast<double>(i + 1)).cast<float>();
+  }
+}
+
+// The stream entering layer `layer` with the intervention's rows for it written in.
+void patch_stream(const Intervention* edit, int layer, Matrix& x) {
+  if (!edit) return;
+  for (const StreamPatch& patch : edit->stream_patches)
+    if (patch.layer == layer) x.row(patch.position) = patch.row;
+}
+
 // A layer's heads from its normalised input x (T, C): q, k, v, then each head's q/k norm and
 // rotation, then attention per query head over its shared K/V head with the layer's scale, cap and
 // mask. The forward and layer_detail both run this, so a recomputed layer has the forward's numbers.
 // `detail` (layer_detail): keep q and k before the norm and the rotation and every head's weights;
 // otherwise one weights buffer serves every head, and `keep` (when given) gets each head's summary
-// and thumbnail.
+// and thumbnail. `edit` (may be null) is the run's intervention, applied to layer `layer`: cut links
+// hidden before each head's softmax, ablated or patched heads' outputs replaced after it.
 void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, const Matrix& x,
-                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep) {
+                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep, const Intervention* edit, int layer) {
   const int T = static_cast<int>(x.rows()), H = cfg.n_head, KV = cfg.n_kv_head, hd = cfg.head_dim;
   Matrix qkv;
   linear_forward(x, b.qkv, b.qkv_b, qkv, backend);
@@ -400,9 +445,17 @@ void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const
     p.causal = cfg.causal;
     p.window = spec.window;
     p.softcap = cfg.attn_softcap;
+    std::vector<unsigned char> cut;
+    if (edit) {
+      AttentionOptions cuts;
+      cuts.cuts = head_cuts(*edit, layer, h);
+      cut = cut_mask(cuts, T, T);
+      p.cut = cut.empty() ? nullptr : cut.data();
+    }
     Matrix& w = d.weights[detail ? static_cast<std::size_t>(h) : 0];
     w.resize(T, T);
     attention_forward(backend, p, out_h.data(), w.data());
+    if (edit) edit_head_output(*edit, cfg.causal, layer, h, out_h);
     d.head_outputs.middleCols(h * hd, hd) = out_h;
     if (keep) {
       keep->summaries.push_back(summarize_head(w, cfg.causal, &v_h));
@@ -446,16 +499,16 @@ Matrix mlp_update(const TransformerConfig& cfg, const TransformerBlock& b, const
 // the larger of the two, not their sum.
 // The block's attention on the stream x: d.x its norm, then every head (in full with `detail`).
 void attend_block(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, const Matrix& x,
-                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep) {
+                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep, const Intervention* edit, int layer) {
   norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, d.x);
-  attend_layer(cfg, b, spec, d.x, detail, backend, d, keep);
+  attend_layer(cfg, b, spec, d.x, detail, backend, d, keep, edit, layer);
 }
 
 void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, Matrix& x,
-                   Backend backend, LayerTrace* keep) {
+                   Backend backend, LayerTrace* keep, const Intervention* edit, int layer) {
   {
     LayerDetail d;
-    attend_block(cfg, b, spec, x, false, backend, d, keep);
+    attend_block(cfg, b, spec, x, false, backend, d, keep, edit, layer);
     x += attention_update(cfg, b, d.head_outputs, backend);
   }
   x += mlp_update(cfg, b, x, backend);
@@ -526,6 +579,26 @@ void predict_next(const TransformerConfig& cfg, const Weights& head, const Matri
   }
 }
 
+// Layers from … n_layer − 1 on the stream x entering `from`, then the final norm and the LM head
+// (positions predict_from … T − 1), into trace (its layers and streams before `from` already there).
+void run_layers(const Transformer& model, const ForwardOptions& options, int from, Matrix& x, ModelTrace& trace) {
+  const TransformerConfig& cfg = model.config;
+  const int T = static_cast<int>(x.rows());
+  const Intervention* edit = trace.intervention.empty() ? nullptr : &trace.intervention;
+  for (int l = from; l < cfg.n_layer; ++l) {
+    patch_stream(edit, l, x);
+    if (l % trace.stream_every == 0) trace.streams.push_back(x);
+    block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x,
+                  options.backend, &trace.layers[static_cast<std::size_t>(l)], edit, l);
+  }
+  norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, trace.final_normed);
+  trace.next.resize(static_cast<std::size_t>(T));
+  const int first = std::clamp(options.predict_from, 0, T);
+  if (options.top_k <= 0 || first == T) return;
+  predict_next(cfg, lm_head(model), trace.final_normed.bottomRows(T - first), std::min(options.top_k, cfg.vocab_size),
+               options.backend, trace.next.data() + first);
+}
+
 }  // namespace
 
 ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
@@ -540,9 +613,11 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
     if (id < 0 || id >= cfg.vocab_size)
       throw std::invalid_argument("text: token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
                                   std::to_string(cfg.vocab_size - 1) + ")");
-  const Backend backend = options.backend;
+  const Intervention* edit = options.intervention && !options.intervention->empty() ? options.intervention : nullptr;
+  if (edit) validate_intervention(cfg, T, *edit);
   ModelTrace trace;
   trace.token_ids = token_ids;
+  if (edit) trace.intervention = *edit;
   trace.layers.resize(static_cast<std::size_t>(cfg.n_layer));
   // every layer's stream while they fit in the budget, else every stream_every-th
   const std::int64_t all_streams = static_cast<std::int64_t>(cfg.n_layer) * T * C * static_cast<std::int64_t>(sizeof(float));
@@ -557,19 +632,29 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
     x.row(t) = model.embed.row(token_ids[t]) * cfg.embed_scale;
     if (cfg.positions == PositionKind::Learned) x.row(t) += model.position_table.row(t);
   }
-  for (int l = 0; l < cfg.n_layer; ++l) {
-    if (l % trace.stream_every == 0) trace.streams.push_back(x);
-    block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend,
-                  &trace.layers[static_cast<std::size_t>(l)]);
-  }
+  run_layers(model, options, 0, x, trace);
+  return trace;
+}
 
-  // the final norm, then the LM head for positions predict_from … T − 1
-  norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, trace.final_normed);
-  trace.next.resize(static_cast<std::size_t>(T));
-  const int first = std::clamp(options.predict_from, 0, T);
-  if (options.top_k <= 0 || first == T) return trace;
-  predict_next(cfg, lm_head(model), trace.final_normed.bottomRows(T - first), std::min(options.top_k, cfg.vocab_size),
-               backend, trace.next.data() + first);
+ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const Intervention& intervention,
+                         const ForwardOptions& options) {
+  const TransformerConfig& cfg = model.config;
+  const int T = static_cast<int>(base.token_ids.size());
+  if (!base.intervention.empty()) bad("rerun", "the run to start from has an intervention of its own");
+  if (static_cast<int>(base.layers.size()) != cfg.n_layer || base.streams.empty()) bad("rerun", "the run is not this model's");
+  validate_intervention(cfg, T, intervention);
+  if (intervention.empty()) return transformer_forward(model, base.token_ids, options);
+  // from the nearest kept stream at or before the first layer it changes; the layers before are base's
+  const int from = std::min(intervention.first_layer(), cfg.n_layer - 1) / base.stream_every * base.stream_every;
+  ModelTrace trace;
+  trace.token_ids = base.token_ids;
+  trace.intervention = intervention;
+  trace.stream_every = base.stream_every;
+  trace.layers.assign(base.layers.begin(), base.layers.begin() + from);
+  trace.layers.resize(static_cast<std::size_t>(cfg.n_layer));
+  trace.streams.assign(base.streams.begin(), base.streams.begin() + from / base.stream_every);
+  Matrix x = base.streams[static_cast<std::size_t>(from / base.stream_every)];
+  run_layers(model, options, from, x, trace);
   return trace;
 }
 
@@ -584,6 +669,68 @@ std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, in
   if (position < 0 || position >= static_cast<int>(trace.next.size()) || k <= 0) return {};
   const std::vector<NextToken>& all = trace.next[static_cast<std::size_t>(position)];
   return {all.begin(), all.begin() + std::min<std::size_t>(all.size(), static_cast<std::size_t>(k))};
+}
+
+// [SECTION] interventions ----------------------------------------------------------------------
+
+const char* ablate_kind_name(AblateKind k) { return k == AblateKind::Zero ? "zero" : "mean"; }
+
+int Intervention::first_layer() const {
+  int first = std::numeric_limits<int>::max();
+  for (const HeadRef& a : ablate) first = std::min(first, a.layer);
+  for (const LinkCut& c : cuts) first = std::min(first, c.layer);
+  for (const HeadPatch& p : head_patches) first = std::min(first, p.layer);
+  for (const StreamPatch& p : stream_patches) first = std::min(first, p.layer);
+  return first;
+}
+
+std::vector<std::pair<int, int>> head_cuts(const Intervention& edit, int layer, int head) {
+  std::vector<std::pair<int, int>> links;
+  for (const LinkCut& c : edit.cuts)
+    if (c.layer == layer && (c.head == head || c.head < 0)) links.emplace_back(c.query, c.key);
+  return links;
+}
+
+void validate_intervention(const TransformerConfig& c, int T, const Intervention& edit) {
+  const auto name = [](int layer, int head) { return std::to_string(layer) + "." + (head < 0 ? "*" : std::to_string(head)); };
+  const auto check_head = [&](const std::string& what, int layer, int head, bool all_allowed) {
+    if (layer < 0 || layer >= c.n_layer)
+      bad(what, "layer " + std::to_string(layer) + " is outside the model (layers 0 to " + std::to_string(c.n_layer - 1) + ")");
+    if (head < (all_allowed ? -1 : 0) || head >= c.n_head)
+      bad(what, "head " + std::to_string(head) + " is outside the layer (heads 0 to " + std::to_string(c.n_head - 1) + ")");
+  };
+  for (const HeadRef& a : edit.ablate) check_head("ablate " + name(a.layer, a.head), a.layer, a.head, false);
+  std::vector<HeadRef> patched;
+  for (const HeadPatch& p : edit.head_patches) {
+    const std::string what = "patch " + name(p.layer, p.head);
+    check_head(what, p.layer, p.head, false);
+    if (p.output.rows() != T || p.output.cols() != c.head_dim)
+      bad(what, "the source's output is " + std::to_string(p.output.rows()) + " × " + std::to_string(p.output.cols()) +
+                    ", not " + std::to_string(T) + " × " + std::to_string(c.head_dim) +
+                    " (the two texts must have the same number of tokens)");
+    if (std::find(patched.begin(), patched.end(), HeadRef{p.layer, p.head}) != patched.end()) bad(what, "the head is patched twice");
+    if (std::find(edit.ablate.begin(), edit.ablate.end(), HeadRef{p.layer, p.head}) != edit.ablate.end())
+      bad(what, "the head is ablated and patched at once: choose one");
+    patched.push_back({p.layer, p.head});
+  }
+  for (const StreamPatch& p : edit.stream_patches) {
+    const std::string what = "patch-resid " + std::to_string(p.layer) + "@" + std::to_string(p.position);
+    if (p.layer < 0 || p.layer >= c.n_layer)
+      bad(what, "layer " + std::to_string(p.layer) + " is outside the model (layers 0 to " + std::to_string(c.n_layer - 1) + ")");
+    if (p.position < 0 || p.position >= T)
+      bad(what, "position " + std::to_string(p.position) + " is outside the text (0 to " + std::to_string(T - 1) + ")");
+    if (p.row.size() != c.d_model) bad(what, "the source's row has " + std::to_string(p.row.size()) + " numbers, not " + std::to_string(c.d_model));
+  }
+  for (const LinkCut& cut : edit.cuts) {
+    const std::string what = "cut " + name(cut.layer, cut.head) + ":" + std::to_string(cut.query) + "-" + std::to_string(cut.key);
+    check_head(what, cut.layer, cut.head, true);
+    // the head's links together (this one among them): in range, not hidden already, no query left without a key
+    for (int h = cut.head < 0 ? 0 : cut.head; h < (cut.head < 0 ? c.n_head : cut.head + 1); ++h) {
+      AttentionOptions o = model_attention_options(c, cut.layer);
+      o.cuts = head_cuts(edit, cut.layer, h);
+      validate_cuts(o, T, T, cut.head < 0 ? what + " (head " + name(cut.layer, h) + ")" : what);
+    }
+  }
 }
 
 // [SECTION] one head for the views -----------------------------------------------------------
@@ -605,12 +752,17 @@ LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int 
   const int from = layer / trace.stream_every * trace.stream_every;
   const std::size_t kept = static_cast<std::size_t>(from / trace.stream_every);
   if (kept >= trace.streams.size()) bad("layer", "the trace keeps no stream before it");
-  Matrix x = trace.streams[kept];
-  for (int l = from; l < layer; ++l)
-    block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend, nullptr);
+  const Intervention* edit = trace.intervention.empty() ? nullptr : &trace.intervention;
+  Matrix x = trace.streams[kept];  // patched already where the intervention writes into it
+  for (int l = from; l < layer; ++l) {
+    patch_stream(edit, l, x);
+    block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend,
+                  nullptr, edit, l);
+  }
+  patch_stream(edit, layer, x);
   LayerDetail d;
   const std::size_t l = static_cast<std::size_t>(layer);
-  attend_block(cfg, model.blocks[l], cfg.layers[l], x, true, backend, d, nullptr);
+  attend_block(cfg, model.blocks[l], cfg.layers[l], x, true, backend, d, nullptr, edit, layer);
   d.stream_in = std::move(x);
   return d;
 }
@@ -631,11 +783,34 @@ Matrix head_contributions(const TransformerConfig& c, const TransformerBlock& b,
                           Backend backend) {
   if (row < 0 || row >= l.head_outputs.rows()) bad("row", "outside the text");
   const int H = c.n_head, hd = c.head_dim;
-  // row h holds head h's output at `row` in its own columns and zeros elsewhere: one product with W_O
-  Matrix spread = Matrix::Zero(H, static_cast<Eigen::Index>(H) * hd), parts;
-  for (int h = 0; h < H; ++h) spread.row(h).segment(h * hd, hd) = l.head_outputs.row(row).segment(h * hd, hd);
-  linear_forward(spread, b.o, Vector(), parts, backend);
+  Matrix parts(H, c.d_model);
+  for (int h = 0; h < H; ++h) parts.row(h) = through_head_output(c, b, h, l.head_outputs.block(row, h * hd, 1, hd), backend).row(0);
   return parts;
+}
+
+Matrix through_head_output(const TransformerConfig& c, const TransformerBlock& b, int head, const Matrix& rows,
+                           Backend backend) {
+  if (head < 0 || head >= c.n_head || rows.cols() != c.head_dim) bad("head", "outside the layer");
+  // the rows in head `head`'s columns of the joined outputs, zeros elsewhere: one product with W_O
+  const int hd = c.head_dim;
+  Matrix spread = Matrix::Zero(rows.rows(), static_cast<Eigen::Index>(c.n_head) * hd), out;
+  spread.middleCols(head * hd, hd) = rows;
+  linear_forward(spread, b.o, Vector(), out, backend);
+  return out;
+}
+
+Vector logits_at(const Transformer& model, const ModelTrace& trace, int position, bool capped, Backend backend) {
+  if (position < 0 || position >= trace.final_normed.rows()) bad("position", "outside the text");
+  Matrix logits;
+  linear_forward(trace.final_normed.row(position), lm_head(model), Vector(), logits, backend);
+  const float cap = model.config.final_softcap;
+  if (capped && cap > 0) logits = ((logits / cap).array().tanh() * cap).matrix();
+  return logits.row(0);
+}
+
+Vector unembedding(const Transformer& model, int token) {
+  if (token < 0 || token >= model.config.vocab_size) bad("token", "outside the vocabulary");
+  return lm_head(model).row(token);
 }
 
 AttentionTrace head_trace(const TransformerConfig& c, const LayerDetail& l, int head, const AttentionOptions& options) {

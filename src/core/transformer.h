@@ -4,6 +4,7 @@
 // into this; nothing here knows a family's name or its tensor names.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -192,8 +193,53 @@ struct NextToken {
   float p = 0;
 };
 
+// [SECTION] interventions: change one thing inside the model and let it answer again. Layers, heads
+// and positions count from 0. A head's output is its weights · V, before W_O.
+enum class AblateKind {
+  Zero,  // the head's output replaced by zeros: as if it were not there (what b_O and the rest do alone)
+  Mean,  // replaced at query i by its mean output over positions 0 … i of this text (all positions
+         // without a causal mask): the head's typical contribution kept, what it says about this
+         // token removed; never a later position, so a causal model still cannot see the future
+};
+const char* ablate_kind_name(AblateKind k);  // "zero" | "mean"
+struct HeadRef {
+  int layer = 0, head = 0;
+  bool operator==(const HeadRef& o) const { return layer == o.layer && head == o.head; }
+};
+struct LinkCut {
+  int layer = 0;
+  int head = -1;  // −1: every head of the layer
+  int query = 0, key = 0;
+  bool operator==(const LinkCut& o) const { return layer == o.layer && head == o.head && query == o.query && key == o.key; }
+};
+struct HeadPatch {
+  int layer = 0, head = 0;
+  Matrix output;  // (T, head_dim): the head's output in the source run, used in place of its own
+};
+struct StreamPatch {
+  int layer = 0, position = 0;
+  Vector row;  // (C): the residual stream entering `layer` at `position` in the source run
+};
+struct Intervention {
+  std::vector<HeadRef> ablate;
+  AblateKind ablate_kind = AblateKind::Zero;
+  std::vector<LinkCut> cuts;
+  std::vector<HeadPatch> head_patches;
+  std::vector<StreamPatch> stream_patches;
+  bool empty() const { return ablate.empty() && cuts.empty() && head_patches.empty() && stream_patches.empty(); }
+  int first_layer() const;  // the first layer it changes; a large number when empty
+};
+// Throws std::invalid_argument naming the entry ("ablate 3.1: …", "cut 2.*:5-4: …") for a layer,
+// head or position outside the model or the text of T tokens, a head both ablated and patched or
+// patched twice, a patch of the wrong shape, a link the mask hides already, or cuts that leave a
+// query no key.
+void validate_intervention(const TransformerConfig& config, int T, const Intervention& intervention);
+// The (query, key) links the intervention cuts in one head (its own cuts and its layer's "all heads").
+std::vector<std::pair<int, int>> head_cuts(const Intervention& intervention, int layer, int head);
+
 struct ModelTrace {
   std::vector<int> token_ids;
+  Intervention intervention;  // what was changed in this run (empty: the model as it is)
   std::vector<LayerTrace> layers;
   // The residual stream entering layers 0, stream_every, 2·stream_every, … ((T, C) each): every
   // layer's while they fit in ForwardOptions::stream_bytes, else every stream_every-th (SmolLM2's 30
@@ -212,12 +258,20 @@ struct ForwardOptions {
   int top_k = 100;          // next tokens kept per position (0: no LM head at all)
   int predict_from = 0;     // the LM head runs for positions predict_from … T − 1 only
   std::int64_t stream_bytes = 4 << 20;  // the residual stream kept in the trace, at most (one layer's at least)
+  const Intervention* intervention = nullptr;  // applied when given (validated first)
 };
 
 // The whole forward pass. Throws std::invalid_argument for no tokens, too many (> kMaxModelTokens,
 // or the learned position table) or an id outside the vocabulary.
 ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids,
                                const ForwardOptions& options = {});
+
+// The forward again on base's tokens with `intervention` (validated), reusing every layer of `base`
+// before the first one it changes (from the nearest kept stream): the same numbers as
+// transformer_forward with options.intervention = &intervention, for less. base must be a run with
+// no intervention of its own.
+ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const Intervention& intervention,
+                         const ForwardOptions& options = {});
 
 // The top next tokens after `position` that the forward kept (empty when it kept none there).
 std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, int k);
@@ -228,8 +282,8 @@ std::vector<NextToken> next_tokens_at(const Transformer& model, const ModelTrace
                                       Backend backend = Backend::Simd);
 
 // Layer `layer` of a forward in full (its X, q, k, v at every step, weights, head outputs), recomputed
-// from the nearest stream the trace keeps by the forward's own code and backend: the same numbers the
-// forward had (up to stream_every − 1 layers run again first).
+// from the nearest stream the trace keeps by the forward's own code and backend, with the trace's
+// intervention: the same numbers the forward had (up to stream_every − 1 layers run again first).
 LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int layer, Backend backend = Backend::Simd);
 // Around the heads at one position: what the attention adds to the stream there (W_O over the joined
 // head outputs, + b_O, then the post-attention norm where the model has sandwich norms) and what the
@@ -246,6 +300,23 @@ StreamUpdates stream_updates(const TransformerConfig& config, const TransformerB
 // the joined outputs.
 Matrix head_contributions(const TransformerConfig& config, const TransformerBlock& block, const LayerDetail& detail,
                           int row, Backend backend = Backend::Simd);
+// Rows (N, head_dim) taken as head `head`'s outputs, through its rows of W_O: (N, C), no b_O.
+Matrix through_head_output(const TransformerConfig& config, const TransformerBlock& block, int head, const Matrix& rows,
+                           Backend backend = Backend::Simd);
+
+// The logits after `position` (V) as the model computes them, from the trace's final_normed row,
+// after any final soft-cap (`capped` false: before it).
+Vector logits_at(const Transformer& model, const ModelTrace& trace, int position, bool capped = true,
+                 Backend backend = Backend::Simd);
+// One token's row of the LM head (C): its logit is final_normed · this.
+Vector unembedding(const Transformer& model, int token);
+// What a norm divides by and subtracts for one row: y = (x − mean) · rstd · scale (+ b), mean 0 for RMSNorm.
+struct NormStats {
+  double mean = 0, rstd = 1;
+};
+NormStats norm_stats(const float* x, int n, const TransformerConfig& config);
+// The norm's per-dimension scale: w, or 1 + w for Gemma's.
+Vector norm_scale(const Vector& w, const TransformerConfig& config);
 
 // One query head of a layer as the lesson's full trace (raw, scaled, capped, masked scores, weights,
 // output), recomputed by attend() from that head's q and its K/V head's k and v, with the model's

@@ -16,7 +16,7 @@ void attention_eigen(const AttentionProblem& p, float* output, float* weights) {
   for (int i = 0; i < p.Tq; ++i)
     for (int j = 0; j < p.Tk; ++j)
       if (p.hidden(i, j)) scores(i, j) = -std::numeric_limits<float>::infinity();
-  // Stable softmax per row: subtract the row max before exp (a row always has itself, or key 0, visible).
+  // Stable softmax per row: subtract the row max before exp (every row keeps a visible key: itself, key 0, or what the caller left uncut).
   const Eigen::VectorXf row_max = scores.rowwise().maxCoeff();
   scores = (scores.colwise() - row_max).array().exp().matrix();
   const Eigen::VectorXf row_sum = scores.rowwise().sum();

@@ -13,7 +13,9 @@ enum class Backend { Scalar, Eigen, Simd };
 // causal: key j is hidden from query i when j > i (top-left aligned, as torch's is_causal).
 // window > 0: also hidden when i − j ≥ window (a sliding-window layer: query i sees keys
 // i − window + 1 … i). softcap > 0: each scaled score s becomes tanh(s / softcap) · softcap before
-// the mask (Gemma 2's cap), so no score leaves (−softcap, softcap).
+// the mask (Gemma 2's cap), so no score leaves (−softcap, softcap). cut (Tq, Tk), when given: a
+// nonzero entry hides that key from that query too (a link cut to ask the model what it used); the
+// caller leaves every query at least one visible key.
 struct AttentionProblem {
   const float* query = nullptr;
   const float* key = nullptr;
@@ -23,7 +25,10 @@ struct AttentionProblem {
   bool causal = false;
   int window = 0;
   float softcap = 0.0f;
-  bool hidden(int i, int j) const { return (causal && j > i) || (window > 0 && i - j >= window); }
+  const unsigned char* cut = nullptr;
+  bool hidden(int i, int j) const {
+    return (causal && j > i) || (window > 0 && i - j >= window) || (cut && cut[static_cast<long>(i) * Tk + j]);
+  }
 };
 
 // Writes output and, when weights != nullptr, the full weight matrix. Masked weights are exactly 0.

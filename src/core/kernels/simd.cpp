@@ -394,9 +394,9 @@ bool select_simd_flavour(const std::string& name) {
 }
 
 void attention_simd(const AttentionProblem& p, float* output, float* weights) {
-  // The blocked kernels skip key blocks by the causal mask alone; a window or a soft-cap (Mistral,
-  // Gemma) takes the Eigen matrix form, which applies both per score.
-  if (p.window > 0 || p.softcap > 0) return attention_eigen(p, output, weights);
+  // The blocked kernels skip key blocks by the causal mask alone; a window, a soft-cap (Mistral,
+  // Gemma) or cut links take the Eigen matrix form, which applies them per score.
+  if (p.window > 0 || p.softcap > 0 || p.cut) return attention_eigen(p, output, weights);
   Workspace& ws = workspace();
 #if defined(SIMD_WASM)
   kernel_wasm::attention(p, output, weights, ws);

@@ -1,0 +1,247 @@
+// Attribution, value-weighted attention, rollout and the intervention sweeps (see attribution.h).
+#include "attribution.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace attn {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what, const std::string& why) { throw std::invalid_argument(what + ": " + why); }
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A norm with its statistics frozen from one row: v ↦ (v − mean(v)) · rstd · scale (mean only for
+// LayerNorm), linear in v, so the parts of a sum map to parts of the normed sum.
+struct FrozenNorm {
+  const TransformerConfig* config;
+  NormStats stats;
+  Vector scale;
+  Vector apply(const Vector& v) const {
+    const double mean = config->norm == NormKind::LayerNorm ? static_cast<double>(v.sum()) / static_cast<double>(v.size()) : 0.0;
+    Vector out(v.size());
+    for (Eigen::Index i = 0; i < v.size(); ++i)
+      out[i] = static_cast<float>((v[i] - mean) * stats.rstd) * scale[i];
+    return out;
+  }
+};
+FrozenNorm freeze(const TransformerConfig& c, const Vector& row, const Vector& w) {
+  return {&c, norm_stats(row.data(), static_cast<int>(row.size()), c), norm_scale(w, c)};
+}
+
+ForwardOptions sweep_options(Backend backend) {
+  ForwardOptions o;
+  o.backend = backend;
+  o.top_k = 0;  // the metric reads one position's logits itself
+  return o;
+}
+
+void check_position(const ModelTrace& trace, int position) {
+  if (position < 0 || position >= static_cast<int>(trace.token_ids.size()))
+    bad("position", std::to_string(position) + " is outside the text (0 to " + std::to_string(trace.token_ids.size() - 1) + ")");
+}
+void check_token(const TransformerConfig& c, int token, const char* what) {
+  if (token < 0 || token >= c.vocab_size)
+    bad(what, "token id " + std::to_string(token) + " is outside the vocabulary (0 to " + std::to_string(c.vocab_size - 1) + ")");
+}
+
+Sweep start_sweep(int rows, int cols) {
+  Sweep s;
+  s.values = Matrix::Constant(rows, cols, std::numeric_limits<float>::quiet_NaN());
+  return s;
+}
+// One cell done; false when the caller asked to stop.
+bool advance(Sweep& s, const SweepProgress& progress) {
+  ++s.done;
+  if (progress && !progress(s.done, static_cast<int>(s.values.size()))) s.cancelled = true;
+  return !s.cancelled;
+}
+
+void check_pair(const ModelTrace& source, const ModelTrace& base) {
+  if (source.token_ids.size() != base.token_ids.size())
+    bad("patch", "the two texts must have the same number of tokens (" + std::to_string(source.token_ids.size()) +
+                     " and " + std::to_string(base.token_ids.size()) + ")");
+}
+
+}  // namespace
+
+double LogitAttribution::sum() const {
+  return offset + embeddings + static_cast<double>(heads.sum()) + static_cast<double>(biases.sum()) +
+         static_cast<double>(mlps.sum());
+}
+
+LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
+                                 int against, Backend backend) {
+  const TransformerConfig& c = model.config;
+  check_position(trace, position);
+  check_token(c, target, "target");
+  if (against >= 0) check_token(c, against, "against");
+  for (const StreamPatch& p : trace.intervention.stream_patches)
+    if (p.position == position)
+      bad("attribution", "the stream at position " + std::to_string(position) + " is patched at layer " +
+                             std::to_string(p.layer) + ", so what came before the patch is not in its sum");
+  const int L = c.n_layer, H = c.n_head;
+  LogitAttribution a;
+  a.position = position, a.target = target, a.against = against;
+  a.post_norms_frozen = c.sandwich_norms;
+  a.heads.resize(L, H);
+  a.biases.resize(L);
+  a.mlps.resize(L);
+  // every part of the final stream at `position`, (C) each, in order
+  std::vector<Vector> head_parts(static_cast<std::size_t>(L) * H), bias_parts(L), mlp_parts(L);
+  Vector stream_in, final_stream;
+  for (int l = 0; l < L; ++l) {
+    const TransformerBlock& b = model.blocks[static_cast<std::size_t>(l)];
+    const LayerDetail d = layer_detail(model, trace, l, backend);
+    if (l == 0) stream_in = d.stream_in.row(position);
+    const Matrix parts = head_contributions(c, b, d, position, backend);
+    const Vector bias = b.o_b.size() ? b.o_b : Vector::Zero(c.d_model);
+    const StreamUpdates u = stream_updates(c, b, d, position, backend);
+    if (c.sandwich_norms) {
+      // the post-attention norm's scale frozen from this run's sum of the parts (+ b_O)
+      const FrozenNorm post = freeze(c, Vector(parts.colwise().sum() + bias), b.post_attn_norm_w);
+      for (int h = 0; h < H; ++h) head_parts[static_cast<std::size_t>(l * H + h)] = post.apply(parts.row(h));
+      bias_parts[static_cast<std::size_t>(l)] = post.apply(bias);
+    } else {
+      for (int h = 0; h < H; ++h) head_parts[static_cast<std::size_t>(l * H + h)] = parts.row(h);
+      bias_parts[static_cast<std::size_t>(l)] = bias;
+    }
+    mlp_parts[static_cast<std::size_t>(l)] = u.mlp;
+    if (l == L - 1) final_stream = Vector(d.stream_in.row(position)) + u.attention + u.mlp;
+  }
+  // the final norm frozen from the final stream, then the unembedding (target − against)
+  Vector direction = unembedding(model, target);
+  if (against >= 0) direction -= unembedding(model, against);
+  const FrozenNorm final_norm = freeze(c, final_stream, model.final_norm_w);
+  const auto logit_of = [&](const Vector& part) { return static_cast<double>(final_norm.apply(part).dot(direction)); };
+  const Vector normed = trace.final_normed.row(position);
+  a.logit = static_cast<double>(normed.dot(direction));
+  a.offset = model.final_norm_b.size() ? static_cast<double>(model.final_norm_b.dot(direction)) : 0.0;
+  a.embeddings = logit_of(stream_in);
+  for (int l = 0; l < L; ++l) {
+    for (int h = 0; h < H; ++h) a.heads(l, h) = static_cast<float>(logit_of(head_parts[static_cast<std::size_t>(l * H + h)]));
+    a.biases[l] = static_cast<float>(logit_of(bias_parts[static_cast<std::size_t>(l)]));
+    a.mlps[l] = static_cast<float>(logit_of(mlp_parts[static_cast<std::size_t>(l)]));
+  }
+  return a;
+}
+
+ValueWeighted value_weighted(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& d, int head,
+                             Backend backend) {
+  if (head < 0 || head >= static_cast<int>(d.weights.size())) bad("head", "outside the layer");
+  const int hd = c.head_dim, g = c.kv_head_of(head);
+  const Matrix sent = through_head_output(c, b, head, d.value.middleCols(g * hd, hd), backend);  // (T, C): v_j W_O^h
+  ValueWeighted v;
+  v.value_norms = sent.rowwise().norm().transpose();
+  v.weighted = d.weights[static_cast<std::size_t>(head)] * v.value_norms.asDiagonal();
+  return v;
+}
+
+Matrix head_mean_weights(const LayerDetail& d) {
+  if (d.weights.empty()) bad("layer", "no heads");
+  Matrix mean = Matrix::Zero(d.weights[0].rows(), d.weights[0].cols());
+  for (const Matrix& w : d.weights) mean += w;
+  return mean / static_cast<float>(d.weights.size());
+}
+
+std::vector<Matrix> attention_rollout(const std::vector<Matrix>& means) {
+  std::vector<Matrix> out;
+  for (const Matrix& a : means) {
+    if (a.rows() != a.cols() || (!out.empty() && a.rows() != out.back().rows())) bad("rollout", "every layer's weights must be T × T");
+    Matrix mixed = 0.5f * a + 0.5f * Matrix::Identity(a.rows(), a.cols());
+    const Eigen::VectorXf sums = mixed.rowwise().sum();
+    mixed = mixed.array().colwise() / sums.array();
+    out.push_back(out.empty() ? mixed : Matrix(mixed * out.back()));
+  }
+  return out;
+}
+
+double token_log_prob(const Transformer& model, const ModelTrace& trace, int position, int token, Backend backend) {
+  check_position(trace, position);
+  check_token(model.config, token, "target");
+  const Vector logits = logits_at(model, trace, position, true, backend);
+  const double top = static_cast<double>(logits.maxCoeff());
+  double sum = 0;
+  for (Eigen::Index v = 0; v < logits.size(); ++v) sum += std::exp(static_cast<double>(logits[v]) - top);
+  return static_cast<double>(logits[token]) - top - std::log(sum);
+}
+
+double restored_fraction(double patched, double a, double b) {
+  return std::fabs(a - b) < kMinRestorable ? kNaN : (patched - b) / (a - b);
+}
+
+HeadPatch head_patch_from(const Transformer& model, const ModelTrace& source, int layer, int head, Backend backend) {
+  const int hd = model.config.head_dim;
+  if (head < 0 || head >= model.config.n_head) bad("patch", "head " + std::to_string(head) + " is outside the layer");
+  const LayerDetail d = layer_detail(model, source, layer, backend);
+  return {layer, head, d.head_outputs.middleCols(head * hd, hd)};
+}
+
+StreamPatch stream_patch_from(const Transformer& model, const ModelTrace& source, int layer, int position, Backend backend) {
+  check_position(source, position);
+  const LayerDetail d = layer_detail(model, source, layer, backend);
+  return {layer, position, d.stream_in.row(position)};
+}
+
+Sweep ablation_sweep(const Transformer& model, const ModelTrace& base, int position, int target, AblateKind kind,
+                     const SweepProgress& progress, Backend backend) {
+  const TransformerConfig& c = model.config;
+  Sweep s = start_sweep(c.n_layer, c.n_head);
+  s.baseline = token_log_prob(model, base, position, target, backend);
+  for (int l = 0; l < c.n_layer; ++l)
+    for (int h = 0; h < c.n_head; ++h) {
+      Intervention edit;
+      edit.ablate = {{l, h}};
+      edit.ablate_kind = kind;
+      const ModelTrace run = rerun_forward(model, base, edit, sweep_options(backend));
+      s.values(l, h) = static_cast<float>(token_log_prob(model, run, position, target, backend) - s.baseline);
+      if (!advance(s, progress)) return s;
+    }
+  return s;
+}
+
+Sweep head_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
+                       int target, const SweepProgress& progress, Backend backend) {
+  const TransformerConfig& c = model.config;
+  check_pair(source, base);
+  Sweep s = start_sweep(c.n_layer, c.n_head);
+  s.baseline = token_log_prob(model, base, position, target, backend);
+  s.source = token_log_prob(model, source, position, target, backend);
+  const int hd = c.head_dim;
+  for (int l = 0; l < c.n_layer; ++l) {
+    const LayerDetail d = layer_detail(model, source, l, backend);
+    for (int h = 0; h < c.n_head; ++h) {
+      Intervention edit;
+      edit.head_patches.push_back({l, h, d.head_outputs.middleCols(h * hd, hd)});
+      const ModelTrace run = rerun_forward(model, base, edit, sweep_options(backend));
+      s.values(l, h) = static_cast<float>(restored_fraction(token_log_prob(model, run, position, target, backend), s.source, s.baseline));
+      if (!advance(s, progress)) return s;
+    }
+  }
+  return s;
+}
+
+Sweep stream_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
+                         int target, const SweepProgress& progress, Backend backend) {
+  const TransformerConfig& c = model.config;
+  check_pair(source, base);
+  const int T = static_cast<int>(base.token_ids.size());
+  Sweep s = start_sweep(c.n_layer, T);
+  s.baseline = token_log_prob(model, base, position, target, backend);
+  s.source = token_log_prob(model, source, position, target, backend);
+  for (int l = 0; l < c.n_layer; ++l) {
+    const Matrix stream = layer_detail(model, source, l, backend).stream_in;
+    for (int t = 0; t < T; ++t) {
+      Intervention edit;
+      edit.stream_patches.push_back({l, t, stream.row(t)});
+      const ModelTrace run = rerun_forward(model, base, edit, sweep_options(backend));
+      s.values(l, t) = static_cast<float>(restored_fraction(token_log_prob(model, run, position, target, backend), s.source, s.baseline));
+      if (!advance(s, progress)) return s;
+    }
+  }
+  return s;
+}
+
+}  // namespace attn

@@ -1,0 +1,86 @@
+// Asking a model why: what each part adds to one logit, what a head's weights carry once its values
+// are counted, how attention composes across layers, and sweeps that switch off or patch one head
+// (or one stream row) at a time. Pure maths over the forward of transformer.h; no family, no UI.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "transformer.h"
+
+namespace attn {
+
+// Direct logit attribution at one position: the final stream is a sum (the embedding, then per
+// layer each head's output through its rows of W_O, the attention's b_O and the MLP's update), and
+// with the final norm's scale frozen from this run (its 1/rms, and its mean for LayerNorm) the logit
+// is linear in that sum, so each part's logit adds up to the run's logit up to the norm's bias
+// (`offset`). With sandwich norms (Gemma) each post-attention norm's scale is frozen from the run too
+// and the heads' parts are exact for this run only. The logit is the one before a final soft-cap.
+// `against` ≥ 0: every number is for the logit of target minus that of against.
+struct LogitAttribution {
+  int position = 0, target = 0, against = -1;
+  double logit = 0;       // the run's own (from its final normed row)
+  double offset = 0;      // the final norm's bias through the unembedding (0 for RMSNorm)
+  double embeddings = 0;  // the stream entering layer 0: token embedding (· scale) + learned position
+  Matrix heads;           // (L, H)
+  Vector biases;          // (L) each attention's b_O
+  Vector mlps;            // (L) each MLP's update
+  bool post_norms_frozen = false;
+  double sum() const;     // offset + embeddings + heads + biases + mlps
+};
+// Throws std::invalid_argument for a position or token outside the model, or a run whose stream at
+// `position` was patched (its parts before the patch are not in the sum).
+LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
+                                 int against = -1, Backend backend = Backend::Simd);
+
+// Weights are not influence (Kobayashi et al., 2020): what key j sends to query i through head h is
+// α_ij · v_j W_O^h, so its size is α_ij · ‖v_j W_O^h‖ — a large weight on a value the head's W_O
+// shrinks moves little. `value_norms` (T): ‖v_j W_O^h‖; `weighted` (T, T): α_ij · value_norms[j].
+struct ValueWeighted {
+  Matrix weighted;
+  Vector value_norms;
+};
+ValueWeighted value_weighted(const TransformerConfig& config, const TransformerBlock& block, const LayerDetail& detail,
+                             int head, Backend backend = Backend::Simd);
+
+// Attention rollout (Abnar and Zuidema, 2020): each layer's weights averaged over its heads, the
+// residual counted as half of what a token keeps (0.5·A + 0.5·I, rows renormalised), multiplied
+// through the layers: result[l] (T, T) says how much of token j reaches token i's stream after layer
+// l, if mixing were all a layer did (it ignores W_O, the values' sizes and the MLPs).
+Matrix head_mean_weights(const LayerDetail& detail);
+std::vector<Matrix> attention_rollout(const std::vector<Matrix>& layer_mean_weights);
+
+// log p(token) after `position` in this run (the whole vocabulary's softmax, after any final cap).
+double token_log_prob(const Transformer& model, const ModelTrace& trace, int position, int token,
+                      Backend backend = Backend::Simd);
+// How much of the A/B difference a patched run restores: (patched − b) / (a − b); NaN ("no difference
+// to restore") when |a − b| < kMinRestorable.
+constexpr double kMinRestorable = 0.01;
+double restored_fraction(double patched, double a, double b);
+
+// Sweeps: one intervention per cell, each rerun from its layer (rerun_forward). `progress(done,
+// total)` after each cell; it returns false to stop, leaving the cells not reached NaN.
+using SweepProgress = std::function<bool(int done, int total)>;
+struct Sweep {
+  Matrix values;           // (L, H) for heads, (L, T) for stream positions
+  double baseline = 0;     // the metric of the unchanged run (B's for patching)
+  double source = 0;       // patching: A's metric
+  int done = 0;
+  bool cancelled = false;
+};
+// Each head ablated alone: Δ log p(target) at `position` against the unablated run.
+Sweep ablation_sweep(const Transformer& model, const ModelTrace& base, int position, int target, AblateKind kind,
+                     const SweepProgress& progress = {}, Backend backend = Backend::Simd);
+// Each head's output (or each layer's stream at each position) copied from `source` (A) into `base`
+// (B), both runs of as many tokens: the fraction of log p_A − log p_B of target it restores.
+Sweep head_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
+                       int target, const SweepProgress& progress = {}, Backend backend = Backend::Simd);
+Sweep stream_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
+                         int target, const SweepProgress& progress = {}, Backend backend = Backend::Simd);
+// What a patch copies: head `head`'s output (T, head_dim), or the stream entering `layer` at
+// `position` (C), of the run `source`.
+HeadPatch head_patch_from(const Transformer& model, const ModelTrace& source, int layer, int head,
+                          Backend backend = Backend::Simd);
+StreamPatch stream_patch_from(const Transformer& model, const ModelTrace& source, int layer, int position,
+                              Backend backend = Backend::Simd);
+
+}  // namespace attn
