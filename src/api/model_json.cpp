@@ -2,6 +2,7 @@
 // Not the forward itself: src/core/transformer.cpp computes, this only formats.
 #include "model_json.h"
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -57,41 +58,56 @@ json model_trace_json(const LoadedModel& m, const std::string& text, int top) {
   return model_trace_json(m, m.tokenizer->encode(text, /*add_special=*/true), top);  // what the model reads
 }
 
-json model_trace_json(const LoadedModel& m, const std::vector<int>& ids, int top) {
-  if (top < 1 || top > 100) throw std::invalid_argument("top: must be a whole number from 1 to 100");
-  const TransformerConfig& c = m.model->config;
-  const long long T = static_cast<long long>(ids.size());
+void check_attention_size(const TransformerConfig& c, long long T) {
   if (T * T * c.n_layer * c.n_head > kMaxAttentionNumbers)
     throw std::invalid_argument("text: " + std::to_string(T) + " tokens make " + std::to_string(T * T * c.n_layer * c.n_head) +
                                 " attention numbers (layers × heads × T × T); the limit is " +
                                 std::to_string(kMaxAttentionNumbers) + ": shorten the text");
-  ForwardOptions options;
-  options.top_k = top;
-  options.stream_bytes = std::numeric_limits<std::int64_t>::max();  // every layer's detail follows: none run twice
-  const ModelTrace trace = transformer_forward(*m.model, ids, options);
-  json tokens = json::array(), attention = json::array(), next = json::array();
-  for (int id : ids) tokens.push_back(m.tokenizer->decode({id}));
-  for (int l = 0; l < c.n_layer; ++l) {
+}
+
+json matrix_json(const Matrix& w) {
+  json rows = json::array();
+  for (Eigen::Index i = 0; i < w.rows(); ++i) {
+    json row = json::array();
+    for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(std::isfinite(w(i, j)) ? json(w(i, j)) : json(nullptr));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+json attention_json(const Transformer& model, const ModelTrace& trace) {
+  json attention = json::array();
+  for (int l = 0; l < model.config.n_layer; ++l) {
     json heads = json::array();
-    for (const Matrix& w : layer_detail(*m.model, trace, l).weights) {
-      json rows = json::array();
-      for (Eigen::Index i = 0; i < w.rows(); ++i) {
-        json row = json::array();
-        for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(i, j));
-        rows.push_back(std::move(row));
-      }
-      heads.push_back(std::move(rows));
-    }
+    for (const Matrix& w : layer_detail(model, trace, l).weights) heads.push_back(matrix_json(w));
     attention.push_back(std::move(heads));
   }
-  for (int t = 0; t < static_cast<int>(T); ++t) {
+  return attention;
+}
+
+json next_json(const LoadedModel& m, const ModelTrace& trace, int top) {
+  json next = json::array();
+  for (int t = 0; t < static_cast<int>(trace.token_ids.size()); ++t) {
     json options = json::array();
     for (const NextToken& n : top_next_tokens(trace, t, top))
       options.push_back({{"token", n.id < m.tokenizer->vocab_size() ? m.tokenizer->decode({n.id}) : m.tokenizer->display(n.id)},
                          {"id", n.id}, {"p", n.p}});
     next.push_back(std::move(options));
   }
-  return {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", ids}, {"attention", attention}, {"next", next}};
+  return next;
+}
+
+json model_trace_json(const LoadedModel& m, const std::vector<int>& ids, int top) {
+  if (top < 1 || top > 100) throw std::invalid_argument("top: must be a whole number from 1 to 100");
+  check_attention_size(m.model->config, static_cast<long long>(ids.size()));
+  ForwardOptions options;
+  options.top_k = top;
+  options.stream_bytes = std::numeric_limits<std::int64_t>::max();  // every layer's detail follows: none run twice
+  const ModelTrace trace = transformer_forward(*m.model, ids, options);
+  json tokens = json::array();
+  for (int id : ids) tokens.push_back(m.tokenizer->decode({id}));
+  return {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", ids},
+          {"attention", attention_json(*m.model, trace)}, {"next", next_json(m, trace, top)}};
 }
 
 }  // namespace attn

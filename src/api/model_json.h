@@ -23,4 +23,13 @@ nlohmann::json model_trace_json(const LoadedModel& model, const std::string& tex
 // The same for token ids given directly (ids outside the vocabulary are refused by the forward).
 nlohmann::json model_trace_json(const LoadedModel& model, const std::vector<int>& ids, int top);
 
+// The parts both traces and interventions print: a refusal when layers × heads × T × T numbers would
+// be too many for JSON; a matrix as rows (non-finite entries null); every layer's and head's weights
+// [L][H][T][T] (recomputed per layer from the trace, with its intervention); next [position] → up to
+// `top` of {token, id, p}.
+void check_attention_size(const TransformerConfig& config, long long T);
+nlohmann::json matrix_json(const Matrix& m);
+nlohmann::json attention_json(const Transformer& model, const ModelTrace& trace);
+nlohmann::json next_json(const LoadedModel& model, const ModelTrace& trace, int top);
+
 }  // namespace attn

@@ -20,6 +20,7 @@
 
 #include "../api/code_export.h"
 #include "../api/compute_json.h"
+#include "../api/intervention_json.h"
 #include "../api/model_json.h"
 #include "../api/tokenizer_files.h"
 #include "../api/train_files.h"
@@ -240,8 +241,28 @@ int run_code(const std::vector<std::string>& args) {
   return 0;
 }
 
+// "L.H,L.H": heads, counted from 0 ("L.*" too where `all` allows it: head −1).
+std::vector<attn::HeadRef> parse_heads(const std::string& list, const std::string& flag, bool all = false) {
+  std::vector<attn::HeadRef> heads;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    const std::size_t dot = item.find('.');
+    if (dot == std::string::npos) throw UsageError(flag + ": '" + item + "' is not LAYER.HEAD (for example 0.3)");
+    const int layer = static_cast<int>(parse_integer(item.substr(0, dot), flag + " layer", 0, attn::kMaxModelLayers));
+    const std::string head = item.substr(dot + 1);
+    heads.push_back({layer, all && head == "*" ? -1 : static_cast<int>(parse_integer(head, flag + " head", 0, attn::kMaxModelHeads))});
+    at = comma + 1;
+  }
+  return heads;
+}
+
 int run_model(const std::vector<std::string>& args) {
-  const auto flags = parse_flags(args, {"--dir", "--text", "--ids", "--top"}, {});
+  const auto flags = parse_flags(args,
+                                 {"--dir", "--text", "--ids", "--top", "--ablate", "--ablate-kind", "--cut", "--patch-from",
+                                  "--patch", "--patch-resid", "--target", "--against", "--at", "--sweep"},
+                                 {});
   if (!flags.count("--dir")) throw UsageError("model needs --dir");
   if (flags.count("--text") + flags.count("--ids") != 1) throw UsageError("model needs one of --text TEXT or --ids 1,2,3");
   const int top = flags.count("--top") ? static_cast<int>(parse_integer(flags.at("--top"), "--top", 1, 100)) : 5;
@@ -255,13 +276,78 @@ int run_model(const std::vector<std::string>& args) {
       at = comma + 1;
     }
   }
+  // the intervention's flags, checked before the model is read
+  attn::InterventionRequest request;
+  request.top = top;
+  bool intervening = false;
+  if (flags.count("--ablate")) request.edit.ablate = parse_heads(flags.at("--ablate"), "--ablate"), intervening = true;
+  if (flags.count("--ablate-kind")) {
+    const std::string& kind = flags.at("--ablate-kind");
+    if (kind != "zero" && kind != "mean") throw UsageError("--ablate-kind must be zero or mean, got '" + kind + "'");
+    request.edit.ablate_kind = kind == "zero" ? attn::AblateKind::Zero : attn::AblateKind::Mean;
+  }
+  if (flags.count("--cut")) {
+    intervening = true;
+    const std::string& list = flags.at("--cut");
+    std::size_t at = 0;
+    while (at <= list.size()) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      const std::string item = list.substr(at, comma - at);
+      const std::size_t colon = item.find(':'), dash = item.find('-', colon == std::string::npos ? 0 : colon);
+      if (colon == std::string::npos || dash == std::string::npos)
+        throw UsageError("--cut: '" + item + "' is not LAYER.HEAD:QUERY-KEY (for example 2.5:7-3, or 2.*:7-3 for every head)");
+      const attn::HeadRef head = parse_heads(item.substr(0, colon), "--cut", true).at(0);
+      request.edit.cuts.push_back({head.layer, head.head,
+                                   static_cast<int>(parse_integer(item.substr(colon + 1, dash - colon - 1), "--cut query", 0, attn::kMaxModelTokens)),
+                                   static_cast<int>(parse_integer(item.substr(dash + 1), "--cut key", 0, attn::kMaxModelTokens))});
+      at = comma + 1;
+    }
+  }
+  if (flags.count("--patch")) request.patch_heads = parse_heads(flags.at("--patch"), "--patch"), intervening = true;
+  if (flags.count("--patch-resid")) {
+    intervening = true;
+    const std::string& list = flags.at("--patch-resid");
+    std::size_t at = 0;
+    while (at <= list.size()) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      const std::string item = list.substr(at, comma - at);
+      const std::size_t sign = item.find('@');
+      if (sign == std::string::npos) throw UsageError("--patch-resid: '" + item + "' is not LAYER@POSITION (for example 3@5)");
+      request.patch_resid.emplace_back(static_cast<int>(parse_integer(item.substr(0, sign), "--patch-resid layer", 0, attn::kMaxModelLayers)),
+                                       static_cast<int>(parse_integer(item.substr(sign + 1), "--patch-resid position", 0, attn::kMaxModelTokens)));
+      at = comma + 1;
+    }
+  }
+  if (flags.count("--sweep")) {
+    const std::string& sweep = flags.at("--sweep");
+    if (sweep != "heads" && sweep != "positions") throw UsageError("--sweep must be heads or positions, got '" + sweep + "'");
+    request.sweep = sweep == "heads" ? attn::SweepKind::Heads : attn::SweepKind::Positions;
+    intervening = true;
+  }
+  if (flags.count("--at")) request.at = static_cast<int>(parse_integer(flags.at("--at"), "--at", 0, attn::kMaxModelTokens)), intervening = true;
+  intervening = intervening || flags.count("--patch-from") || flags.count("--target") || flags.count("--against");
+  if ((request.patch_heads.size() || request.patch_resid.size()) && !flags.count("--patch-from"))
+    throw UsageError("--patch and --patch-resid copy from another text: give it with --patch-from TEXT");
+
   const attn::LoadedModel model = attn::load_model_dir(flags.at("--dir"));
   for (int id : ids)
     if (id >= model.model->config.vocab_size)
       throw UsageError("--ids: token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
                        std::to_string(model.model->config.vocab_size - 1) + ")");
-  const nlohmann::json result = flags.count("--ids") ? attn::model_trace_json(model, ids, top)
-                                                     : attn::model_trace_json(model, flags.at("--text"), top);
+  nlohmann::json result;
+  if (!intervening) {
+    result = flags.count("--ids") ? attn::model_trace_json(model, ids, top) : attn::model_trace_json(model, flags.at("--text"), top);
+  } else {
+    const auto read = [&](const std::string& text, const char* flag) {
+      if (text.empty()) throw UsageError(std::string(flag) + " is empty; give the model something to read");
+      return model.tokenizer->encode(text, /*add_special=*/true);
+    };
+    request.ids = flags.count("--ids") ? ids : read(flags.at("--text"), "--text");
+    if (flags.count("--patch-from")) request.source_ids = read(flags.at("--patch-from"), "--patch-from");
+    if (flags.count("--target")) request.target = attn::token_from_spec(model, flags.at("--target"), "--target");
+    if (flags.count("--against")) request.against = attn::token_from_spec(model, flags.at("--against"), "--against");
+    result = attn::intervention_json(model, request);
+  }
   // Tokens may be pieces of a character: written as U+FFFD rather than refused.
   std::cout << result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return 0;

@@ -176,6 +176,7 @@ attn::AttentionResult GpuAttention::attend(const attn::Matrix& query, const attn
   attn::validate_options(options);
   if (options.mistake != attn::Mistake::None)
     throw std::invalid_argument("the \"webgl\" backend computes correct attention only");
+  if (!options.cuts.empty()) throw std::invalid_argument("the \"webgl\" backend does not cut links: use a CPU backend");
   const int query_count = static_cast<int>(query.rows()), key_count = static_cast<int>(key.rows());
   const int key_texels = texels_for(key_count), value_texels = texels_for(value.cols());
   for (const int size : {query_count, key_count, texels_for(query.cols()), value_texels})

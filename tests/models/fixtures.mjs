@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const PYTHON = "/usr/bin/python3";
 
-function python(script, args) {
-  const r = spawnSync(PYTHON, [path.join(ROOT, "tests/models", script), ...args], { encoding: "utf8", maxBuffer: 1 << 30 });
+function python(script, args, input) {
+  const r = spawnSync(PYTHON, [path.join(ROOT, "tests/models", script), ...args], { encoding: "utf8", maxBuffer: 1 << 30, input });
   if (r.status !== 0) throw new Error(`${script} ${args.join(" ")}: ${r.stderr}`);
   return r.stdout;
 }
@@ -32,6 +32,11 @@ export function makeModel(options = {}) {
 export function torchReference(dir, ids, { top = 5, probsAt = [] } = {}) {
   return JSON.parse(python("torch_reference.py", ["--dir", dir, "--ids", ids.join(","), "--top", String(top),
     "--probs-at", probsAt.join(",")]));
+}
+
+/** torch_interventions.py's answer to a request ({dir, ids, ablate, cuts, ...}: see that file). */
+export function torchInterventions(request) {
+  return JSON.parse(python("torch_interventions.py", [], JSON.stringify(request)));
 }
 
 /** The safetensors file as {header (object), headerLength, data (Buffer)}. */

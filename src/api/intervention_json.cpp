@@ -1,0 +1,165 @@
+// The JSON of an intervention request (see intervention_json.h). Computes nothing itself: the
+// forward, the reruns, the attribution and the sweeps are src/core's.
+#include "intervention_json.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "model_json.h"
+
+namespace attn {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what, const std::string& why) { throw std::invalid_argument(what + ": " + why); }
+
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json token_json(const LoadedModel& m, int id) { return {{"token", m.tokenizer->decode({id})}, {"id", id}}; }
+
+json heads_json(const std::vector<HeadRef>& heads) {
+  json out = json::array();
+  for (const HeadRef& h : heads) out.push_back({h.layer, h.head});
+  return out;
+}
+
+json attribution_json(const LogitAttribution& a, const TransformerConfig& c) {
+  json heads = json::array();
+  for (int l = 0; l < c.n_layer; ++l) {
+    json row = json::array();
+    for (int h = 0; h < c.n_head; ++h) row.push_back(a.heads(l, h));
+    heads.push_back(std::move(row));
+  }
+  json biases = json::array(), mlps = json::array();
+  for (int l = 0; l < c.n_layer; ++l) biases.push_back(a.biases[l]), mlps.push_back(a.mlps[l]);
+  return {{"logit", a.logit}, {"offset", a.offset}, {"embeddings", a.embeddings}, {"heads", heads}, {"biases", biases},
+          {"mlps", mlps}, {"sum", a.sum()}, {"post_norms_frozen", a.post_norms_frozen},
+          {"before_final_softcap", c.final_softcap > 0}};
+}
+
+}  // namespace
+
+int token_from_spec(const LoadedModel& m, const std::string& spec, const std::string& what) {
+  const int V = m.model->config.vocab_size;
+  if (spec.size() > 1 && spec[0] == '#') {
+    int id = -1;
+    try {
+      std::size_t used = 0;
+      id = std::stoi(spec.substr(1), &used);
+      if (used != spec.size() - 1) id = -1;
+    } catch (const std::exception&) {
+      id = -1;
+    }
+    if (id < 0 || id >= V) bad(what, "'" + spec + "' is not a token id from #0 to #" + std::to_string(V - 1));
+    return id;
+  }
+  const TextTokenizer& tok = *m.tokenizer;
+  for (int id = 0; id < std::min(V, tok.vocab_size()); ++id)
+    if (tok.vocab_token(id) == spec) return id;
+  const std::vector<int> ids = tok.encode(spec, /*add_special=*/false);
+  if (ids.size() == 1) return ids[0];
+  bad(what, "'" + spec + "' is not one token of this model's vocabulary (it reads as " + std::to_string(ids.size()) +
+                " tokens); give it as the vocabulary writes it, or as #id");
+}
+
+json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
+  const Transformer& model = *m.model;
+  const TransformerConfig& c = model.config;
+  const int T = static_cast<int>(r.ids.size());
+  if (r.top < 1 || r.top > 100) bad("top", "must be a whole number from 1 to 100");
+  check_attention_size(c, T);
+  const int at = r.at < 0 ? T - 1 : r.at;
+  if (at >= T) bad("at", "position " + std::to_string(at) + " is outside the text (0 to " + std::to_string(T - 1) + ")");
+  const bool patching = !r.source_ids.empty();
+  if (!patching && (!r.patch_heads.empty() || !r.patch_resid.empty())) bad("patch", "needs the text to copy from");
+  if (patching && r.patch_heads.empty() && r.patch_resid.empty() && r.sweep == SweepKind::None)
+    bad("patch-from", "say what to copy: heads, residual streams, or a sweep");
+  if (patching && r.source_ids.size() != r.ids.size())
+    bad("patch-from", "the two texts must have the same number of tokens (" + std::to_string(r.source_ids.size()) + " and " +
+                          std::to_string(T) + ")");
+  if (r.sweep == SweepKind::Positions && !patching) bad("sweep", "positions patches each stream: it needs the text to copy from");
+
+  ForwardOptions options;
+  options.top_k = r.top;
+  options.stream_bytes = std::numeric_limits<std::int64_t>::max();  // every layer's detail follows: none run twice
+  const ModelTrace base = transformer_forward(model, r.ids, options);
+  const int target = r.target >= 0 ? r.target : top_next_tokens(base, at, 1).at(0).id;
+  ModelTrace source;
+  Intervention edit = r.edit;
+  if (patching) {
+    source = transformer_forward(model, r.source_ids, options);
+    for (const HeadRef& h : r.patch_heads) {
+      if (h.layer < 0 || h.layer >= c.n_layer) bad("patch " + std::to_string(h.layer) + "." + std::to_string(h.head), "layer outside the model");
+      edit.head_patches.push_back(head_patch_from(model, source, h.layer, h.head));
+    }
+    for (const auto& [layer, position] : r.patch_resid) {
+      if (layer < 0 || layer >= c.n_layer)
+        bad("patch-resid " + std::to_string(layer) + "@" + std::to_string(position), "layer outside the model");
+      edit.stream_patches.push_back(stream_patch_from(model, source, layer, position));
+    }
+  }
+  json tokens = json::array();
+  for (int id : r.ids) tokens.push_back(m.tokenizer->decode({id}));
+  const double log_prob = token_log_prob(model, base, at, target);
+  json out = {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", r.ids}, {"at", at},
+              {"target", token_json(m, target)}, {"next", next_json(m, base, r.top)}, {"log_prob", log_prob}};
+  if (r.against >= 0) out["against"] = token_json(m, r.against);
+
+  const ModelTrace* shown = &base;
+  ModelTrace changed;
+  if (!edit.empty()) {
+    changed = rerun_forward(model, base, edit, options);
+    shown = &changed;
+    const double after = token_log_prob(model, changed, at, target);
+    json cuts = json::array();
+    for (const LinkCut& cut : edit.cuts)
+      cuts.push_back({{"layer", cut.layer}, {"head", cut.head < 0 ? json("all") : json(cut.head)}, {"query", cut.query}, {"key", cut.key}});
+    out["intervened"] = {{"ablate", heads_json(edit.ablate)}, {"ablate_kind", ablate_kind_name(edit.ablate_kind)},
+                         {"cuts", cuts}, {"next", next_json(m, changed, r.top)}, {"log_prob", after},
+                         {"delta_log_prob", after - log_prob}, {"attention", attention_json(model, changed)}};
+    if (patching) {
+      const double a = token_log_prob(model, source, at, target);
+      out["patch"] = {{"heads", heads_json(r.patch_heads)}, {"resid", r.patch_resid}, {"source_log_prob", a},
+                      {"base_log_prob", log_prob}, {"patched_log_prob", after},
+                      {"restored", number_or_null(restored_fraction(after, a, log_prob))}};
+    }
+  }
+  bool stream_patched_here = false;
+  for (const StreamPatch& p : shown->intervention.stream_patches) stream_patched_here |= p.position == at;
+  out["attribution"] = stream_patched_here ? json(nullptr) : attribution_json(attribute_logit(model, *shown, at, target, r.against), c);
+
+  json weighted = json::array(), norms = json::array();
+  std::vector<Matrix> means;
+  for (int l = 0; l < c.n_layer; ++l) {
+    const LayerDetail d = layer_detail(model, *shown, l);
+    json layer_weighted = json::array(), layer_norms = json::array();
+    for (int h = 0; h < c.n_head; ++h) {
+      const ValueWeighted v = value_weighted(c, model.blocks[static_cast<std::size_t>(l)], d, h);
+      layer_weighted.push_back(matrix_json(v.weighted));
+      layer_norms.push_back(matrix_json(v.value_norms)[0]);
+    }
+    weighted.push_back(std::move(layer_weighted)), norms.push_back(std::move(layer_norms));
+    means.push_back(head_mean_weights(d));
+  }
+  out["value_weighted"] = std::move(weighted);
+  out["value_norms"] = std::move(norms);
+  json rollout = json::array();
+  for (const Matrix& layer : attention_rollout(means)) rollout.push_back(matrix_json(layer));
+  out["rollout"] = std::move(rollout);
+
+  if (r.sweep != SweepKind::None) {
+    const Sweep s = !patching ? ablation_sweep(model, base, at, target, r.edit.ablate_kind)
+                    : r.sweep == SweepKind::Heads ? head_patch_sweep(model, source, base, at, target)
+                                                  : stream_patch_sweep(model, source, base, at, target);
+    out["sweep"] = {{"kind", r.sweep == SweepKind::Heads ? (patching ? "patch_heads" : "ablate_heads") : "patch_positions"},
+                    {"metric", patching ? "restored fraction of log p(target), (patched − B) / (A − B)" : "Δ log p(target)"},
+                    {"values", matrix_json(s.values)}, {"baseline", s.baseline}};
+    if (patching) out["sweep"]["source"] = s.source;
+  }
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,44 @@
+// The JSON face of the interventions (src/core/attribution.h), shared by the CLI (`model --ablate …`)
+// and the page: what was changed, the next tokens before and after, the chosen token's
+// log-probability, each head's direct logit attribution, value-weighted attention, rollout, and the
+// sweeps. Not the maths and not the option syntax (the CLI parses its flags into a request).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../core/attribution.h"
+#include "model_files.h"
+
+namespace attn {
+
+enum class SweepKind { None, Heads, Positions };
+
+struct InterventionRequest {
+  std::vector<int> ids;                          // the text the model reads (B when patching)
+  Intervention edit;                             // ablate, ablate_kind, cuts; patches come from `source_ids`
+  std::vector<int> source_ids;                   // A, the run patches copy from (empty: no patching)
+  std::vector<HeadRef> patch_heads;              // heads whose output A gives B
+  std::vector<std::pair<int, int>> patch_resid;  // (layer, position): streams A gives B
+  int target = -1;                               // −1: the unchanged run's likeliest next token at `at`
+  int against = -1;                              // ≥ 0: attribution of target − against
+  int at = -1;                                   // −1: the last position
+  SweepKind sweep = SweepKind::None;             // heads: ablate (or patch) each head alone; positions: patch each stream
+  int top = 5;
+};
+
+// A token named as the tokenizer's vocabulary writes it ("Ġstreet"), as text that is one token
+// (" street"), or "#id". Throws std::invalid_argument("<what>: …") otherwise.
+int token_from_spec(const LoadedModel& model, const std::string& spec, const std::string& what);
+
+// {model, tokens, token_ids, at, target {token, id}, against?, next [position] (the unchanged run),
+//  log_prob, intervened? {ablate, ablate_kind, cuts, patch?, next, log_prob, delta_log_prob, attention
+//  [L][H][T][T]}, patch? {source_log_prob, base_log_prob, patched_log_prob, restored (null: no
+//  difference to restore)}, attribution {logit, offset, embeddings, heads [L][H], biases [L], mlps [L],
+//  sum, post_norms_frozen, before_final_softcap} of the run shown (intervened when there is a change),
+//  value_weighted [L][H][T][T], value_norms [L][H][T], rollout [L][T][T], sweep? {kind, metric,
+//  values, baseline, source?}}. Throws std::invalid_argument for any bad part of the request.
+nlohmann::json intervention_json(const LoadedModel& model, const InterventionRequest& request);
+
+}  // namespace attn
