@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/core/attribution.h"
 #include "../../src/core/dtype.h"
 #include "../../src/core/kernels/kernels.h"
 #include "../../src/core/kernels/matmul.h"
@@ -369,6 +370,20 @@ void fill_weights(attn::Weights& w, std::uint32_t seed) {
   }
 }
 
+// A model of one of the shapes above with fill_weights' weights and unit norms.
+attn::Transformer bench_model(const ForwardShape& s, attn::Dtype dtype) {
+  const attn::TransformerConfig c = forward_config(s);
+  const bool gpt2 = std::string(s.name) == "gpt2";
+  attn::Transformer m(c, dtype, gpt2 ? attn::WeightLayout::InOut : attn::WeightLayout::OutIn);
+  std::uint32_t seed = 1;
+  fill_weights(m.embed, seed++), fill_weights(m.position_table, seed++);
+  for (attn::TransformerBlock& b : m.blocks) fill_weights(b.qkv, seed++), fill_weights(b.o, seed++), fill_weights(b.up, seed++), fill_weights(b.down, seed++);
+  for (attn::TransformerBlock& b : m.blocks)
+    for (attn::Vector* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.q_norm_w, &b.k_norm_w}) v->setConstant(1.0f);
+  m.final_norm_w.setConstant(1.0f);
+  return m;
+}
+
 std::uint64_t matrix_bytes(const attn::Matrix& m) { return static_cast<std::uint64_t>(m.size()) * sizeof(float); }
 
 // What a trace holds, in bytes: every layer's matrices and the next tokens.
@@ -432,15 +447,8 @@ int forward_bench(int argc, char** argv) {
       else if (dtype_name == "BF16") dtype = attn::Dtype::BF16;
       else if (dtype_name == "F16") dtype = attn::Dtype::F16;
       else { std::fprintf(stderr, "unknown dtype %s\n", dtype_name.c_str()); return 2; }
-      const attn::TransformerConfig c = forward_config(s);
-      const bool gpt2 = std::string(s.name) == "gpt2";
-      attn::Transformer m(c, dtype, gpt2 ? attn::WeightLayout::InOut : attn::WeightLayout::OutIn);
-      std::uint32_t seed = 1;
-      fill_weights(m.embed, seed++), fill_weights(m.position_table, seed++);
-      for (attn::TransformerBlock& b : m.blocks) fill_weights(b.qkv, seed++), fill_weights(b.o, seed++), fill_weights(b.up, seed++), fill_weights(b.down, seed++);
-      for (attn::TransformerBlock& b : m.blocks)
-        for (attn::Vector* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.q_norm_w, &b.k_norm_w}) v->setConstant(1.0f);
-      m.final_norm_w.setConstant(1.0f);
+      const attn::Transformer m = bench_model(s, dtype);
+      const attn::TransformerConfig& c = m.config;
       for (int T : Ts) {
         std::vector<int> ids(static_cast<std::size_t>(T));
         for (int i = 0; i < T; ++i) ids[static_cast<std::size_t>(i)] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
@@ -529,11 +537,61 @@ int forward_bench(int argc, char** argv) {
 
 }  // namespace
 
+// The interventions on a GPT-2-small-shaped F32 model: a rerun reuses the layers before the first
+// change, so ablating a late head costs a fraction of a forward; the sweeps are one rerun per cell.
+int interventions_bench(int argc, char** argv) {
+  std::vector<int> Ts{16, 64};
+  int reps = 3;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--T") Ts = parse_ints(argv[i + 1]);
+    else if (flag == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+    else { std::fprintf(stderr, "unknown flag %s\n", flag.c_str()); return 2; }
+  }
+  const attn::Transformer m = bench_model(kForwardShapes[2], attn::Dtype::F32);
+  std::printf("interventions, GPT-2 small shape (F32, random weights), simd (%s), 1 thread: median CPU ms of %d\n"
+              "(every run without the LM head over all positions: the metric reads one position's logits)\n",
+              attn::matmul_simd_flavour(), reps);
+  std::printf("%4s %-52s %10s\n", "T", "what", "ms");
+  attn::ForwardOptions options;
+  options.top_k = 0;
+  for (int T : Ts) {
+    std::vector<int> ids(static_cast<std::size_t>(T));
+    for (int i = 0; i < T; ++i) ids[static_cast<std::size_t>(i)] = static_cast<int>((i * 7919LL + 13) % m.config.vocab_size);
+    const attn::ModelTrace base = attn::transformer_forward(m, ids, options);
+    const auto row = [&](const std::string& what, double ms) {
+      std::printf("%4d %-52s %10.1f\n", T, what.c_str(), ms);
+      std::fflush(stdout);
+    };
+    row("full forward", median_ms([&] { attn::transformer_forward(m, ids, options); }, reps));
+    for (int layer : {0, 6, 11}) {
+      attn::Intervention edit;
+      edit.ablate = {{layer, 3}};
+      row("head " + std::to_string(layer) + ".3 ablated: rerun from layer " + std::to_string(layer),
+          median_ms([&] { attn::rerun_forward(m, base, edit, options); }, reps));
+    }
+    const int target = 42, at = T - 1;
+    row("direct logit attribution at the last position",
+        median_ms([&] { attn::attribute_logit(m, base, at, target); }, reps));
+    const double t0 = cpu_ms();
+    attn::ablation_sweep(m, base, at, target, attn::AblateKind::Zero);
+    row("the single-head ablation sweep (144 heads)", cpu_ms() - t0);
+    std::vector<int> other = ids;
+    other[static_cast<std::size_t>(T / 2)] = (other[static_cast<std::size_t>(T / 2)] + 1) % m.config.vocab_size;
+    const attn::ModelTrace source = attn::transformer_forward(m, other, options);
+    const double t1 = cpu_ms();
+    attn::head_patch_sweep(m, source, base, at, target);
+    row("the head-patching sweep (144 heads)", cpu_ms() - t1);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--check") return check();
   if (argc >= 2 && std::string(argv[1]) == "--matmul") return matmul_bench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--matmul16") return matmul16_bench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "--forward") return forward_bench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "--interventions") return interventions_bench(argc, argv);
   std::vector<int> Ts{64, 256, 1024, 2048}, ds{64, 512}, causals{0, 1};
   std::vector<std::string> backends{"simd", "eigen", "scalar"};
   double min_ms = 300;

@@ -88,6 +88,9 @@ M16_T=1,16,64,256
 log "native forward of SmolLM2-135M's and Qwen3-0.6B's shapes (random weights; where the time goes)"
 if [ "$QUICK" = 1 ]; then FWD=(--models smollm2 --dtype BF16 --T 64 --reps 2); else FWD=(--models smollm2,qwen3 --dtype BF16,F32 --T 64,256 --reps 3); fi
 "$NATIVE_DIR/attn_bench" --forward "${FWD[@]}" | tee "$OUT/native_forward.txt"
+log "native interventions on GPT-2 small's shape: reruns from a late layer, attribution, the sweeps"
+if [ "$QUICK" = 1 ]; then IV=(--T 16 --reps 1); else IV=(--T 16,64 --reps 3); fi
+"$NATIVE_DIR/attn_bench" --interventions "${IV[@]}" | tee "$OUT/native_interventions.txt"
 
 # -- the site, then the browser ------------------------------------------------------------------
 if [ "${BENCH_SKIP_SITE:-0}" != 1 ] || [ ! -f dist/index.html ]; then
