@@ -80,6 +80,22 @@ test("ablation, cut links, attribution, value-weighted attention, rollout and th
   }
 });
 
+test("the built-in trained model: ablating each head and cutting 'the' from 'dog', against PyTorch hooks", () => {
+  const dir = path.join(ROOT, "build/native/trained");
+  const text = "the dog didn't cross the street because it was tired . it refers to the";
+  const got = ours(["model", "--dir", dir, "--text", text, "--cut", "0.*:16-1", "--target", "dog", "--against", "street", "--sweep", "heads"]);
+  assert.equal(got.tokens[1], "dog");
+  assert.equal(got.next.at(-1)[0].token, "dog", "the trained model's answer");
+  const ref = torchInterventions({ dir, ids: got.token_ids, at: got.at, target: got.target.id, against: got.against.id,
+    cuts: [{ layer: 0, head: "all", query: 16, key: 1 }], sweep_ablation: true });
+  close(got.intervened.log_prob, ref.intervened_log_prob, "log p(dog) with the link cut");
+  close(got.intervened.attention, ref.attention, "attention with the link cut");
+  close(got.sweep.values, ref.ablation_sweep, "each head ablated alone");
+  for (const key of ["logit", "offset", "embeddings", "heads", "biases", "mlps"]) close(got.attribution[key], ref.attribution[key], `attribution ${key}`);
+  console.log(`# trained model: log p(dog) ${got.log_prob.toFixed(4)} → ${got.intervened.log_prob.toFixed(4)} with 'the' cut from 'dog'; ` +
+    `heads ablated: ${got.sweep.values[0].map((v) => v.toFixed(3)).join(", ")}; dog − street by head: ${got.attribution.heads[0].map((v) => v.toFixed(2)).join(", ")}`);
+});
+
 test("patching a head and a stream from the tired sentence into the wide one matches PyTorch hooks", () => {
   const dir = makeModel(MODELS[1]);
   const got = ours(["model", "--dir", dir, "--text", WIDE, "--patch-from", TIRED, "--patch", "2.1,1.3",
