@@ -241,19 +241,27 @@ int run_code(const std::vector<std::string>& args) {
   return 0;
 }
 
+// "a,b,c" → {"a", "b", "c"} (at most `most` items: a longer list is refused by its first use).
+std::vector<std::string> split_list(const std::string& list, std::size_t most = 4096) {
+  std::vector<std::string> items;
+  std::size_t at = 0;
+  while (at <= list.size() && items.size() <= most) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    items.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return items;
+}
+
 // "L.H,L.H": heads, counted from 0 ("L.*" too where `all` allows it: head −1).
 std::vector<attn::HeadRef> parse_heads(const std::string& list, const std::string& flag, bool all = false) {
   std::vector<attn::HeadRef> heads;
-  std::size_t at = 0;
-  while (at <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', at), list.size());
-    const std::string item = list.substr(at, comma - at);
+  for (const std::string& item : split_list(list)) {
     const std::size_t dot = item.find('.');
     if (dot == std::string::npos) throw UsageError(flag + ": '" + item + "' is not LAYER.HEAD (for example 0.3)");
     const int layer = static_cast<int>(parse_integer(item.substr(0, dot), flag + " layer", 0, attn::kMaxModelLayers));
     const std::string head = item.substr(dot + 1);
     heads.push_back({layer, all && head == "*" ? -1 : static_cast<int>(parse_integer(head, flag + " head", 0, attn::kMaxModelHeads))});
-    at = comma + 1;
   }
   return heads;
 }
@@ -267,15 +275,9 @@ int run_model(const std::vector<std::string>& args) {
   if (flags.count("--text") + flags.count("--ids") != 1) throw UsageError("model needs one of --text TEXT or --ids 1,2,3");
   const int top = flags.count("--top") ? static_cast<int>(parse_integer(flags.at("--top"), "--top", 1, 100)) : 5;
   std::vector<int> ids;
-  if (flags.count("--ids")) {
-    const std::string& list = flags.at("--ids");
-    std::size_t at = 0;
-    while (at <= list.size() && ids.size() <= static_cast<std::size_t>(attn::kMaxModelTokens)) {
-      const std::size_t comma = std::min(list.find(',', at), list.size());
-      ids.push_back(static_cast<int>(parse_integer(list.substr(at, comma - at), "--ids", 0, attn::kMaxVocab - 1)));
-      at = comma + 1;
-    }
-  }
+  if (flags.count("--ids"))
+    for (const std::string& item : split_list(flags.at("--ids"), attn::kMaxModelTokens))
+      ids.push_back(static_cast<int>(parse_integer(item, "--ids", 0, attn::kMaxVocab - 1)));
   // the intervention's flags, checked before the model is read
   attn::InterventionRequest request;
   request.top = top;
@@ -288,11 +290,7 @@ int run_model(const std::vector<std::string>& args) {
   }
   if (flags.count("--cut")) {
     intervening = true;
-    const std::string& list = flags.at("--cut");
-    std::size_t at = 0;
-    while (at <= list.size()) {
-      const std::size_t comma = std::min(list.find(',', at), list.size());
-      const std::string item = list.substr(at, comma - at);
+    for (const std::string& item : split_list(flags.at("--cut"))) {
       const std::size_t colon = item.find(':'), dash = item.find('-', colon == std::string::npos ? 0 : colon);
       if (colon == std::string::npos || dash == std::string::npos)
         throw UsageError("--cut: '" + item + "' is not LAYER.HEAD:QUERY-KEY (for example 2.5:7-3, or 2.*:7-3 for every head)");
@@ -300,22 +298,16 @@ int run_model(const std::vector<std::string>& args) {
       request.edit.cuts.push_back({head.layer, head.head,
                                    static_cast<int>(parse_integer(item.substr(colon + 1, dash - colon - 1), "--cut query", 0, attn::kMaxModelTokens)),
                                    static_cast<int>(parse_integer(item.substr(dash + 1), "--cut key", 0, attn::kMaxModelTokens))});
-      at = comma + 1;
     }
   }
   if (flags.count("--patch")) request.patch_heads = parse_heads(flags.at("--patch"), "--patch"), intervening = true;
   if (flags.count("--patch-resid")) {
     intervening = true;
-    const std::string& list = flags.at("--patch-resid");
-    std::size_t at = 0;
-    while (at <= list.size()) {
-      const std::size_t comma = std::min(list.find(',', at), list.size());
-      const std::string item = list.substr(at, comma - at);
+    for (const std::string& item : split_list(flags.at("--patch-resid"))) {
       const std::size_t sign = item.find('@');
       if (sign == std::string::npos) throw UsageError("--patch-resid: '" + item + "' is not LAYER@POSITION (for example 3@5)");
       request.patch_resid.emplace_back(static_cast<int>(parse_integer(item.substr(0, sign), "--patch-resid layer", 0, attn::kMaxModelLayers)),
                                        static_cast<int>(parse_integer(item.substr(sign + 1), "--patch-resid position", 0, attn::kMaxModelTokens)));
-      at = comma + 1;
     }
   }
   if (flags.count("--sweep")) {

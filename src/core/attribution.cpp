@@ -185,63 +185,63 @@ StreamPatch stream_patch_from(const Transformer& model, const ModelTrace& source
   return {layer, position, d.stream_in.row(position)};
 }
 
-Sweep ablation_sweep(const Transformer& model, const ModelTrace& base, int position, int target, AblateKind kind,
-                     const SweepProgress& progress, Backend backend) {
-  const TransformerConfig& c = model.config;
-  Sweep s = start_sweep(c.n_layer, c.n_head);
+namespace {
+
+// One rerun of `base` per (layer, column) cell: edit(layer, column, detail) is that cell's change
+// (`detail`: layer `layer` of the source run, when there is one), the cell log p(target) after it
+// less the baseline, or the restored fraction when patching from `source`.
+template <class Edit>
+Sweep sweep_cells(const Transformer& model, const ModelTrace& base, const ModelTrace* source, int position, int target,
+                  int columns, const Edit& edit, const SweepProgress& progress, Backend backend) {
+  const int L = model.config.n_layer;
+  Sweep s = start_sweep(L, columns);
   s.baseline = token_log_prob(model, base, position, target, backend);
-  for (int l = 0; l < c.n_layer; ++l)
-    for (int h = 0; h < c.n_head; ++h) {
-      Intervention edit;
-      edit.ablate = {{l, h}};
-      edit.ablate_kind = kind;
-      const ModelTrace run = rerun_forward(model, base, edit, sweep_options(backend));
-      s.values(l, h) = static_cast<float>(token_log_prob(model, run, position, target, backend) - s.baseline);
+  if (source) {
+    check_pair(*source, base);
+    s.source = token_log_prob(model, *source, position, target, backend);
+  }
+  for (int l = 0; l < L; ++l) {
+    const LayerDetail detail = source ? layer_detail(model, *source, l, backend) : LayerDetail{};
+    for (int col = 0; col < columns; ++col) {
+      const ModelTrace run = rerun_forward(model, base, edit(l, col, detail), sweep_options(backend));
+      const double after = token_log_prob(model, run, position, target, backend);
+      s.values(l, col) = static_cast<float>(source ? restored_fraction(after, s.source, s.baseline) : after - s.baseline);
       if (!advance(s, progress)) return s;
     }
+  }
   return s;
+}
+
+}  // namespace
+
+Sweep ablation_sweep(const Transformer& model, const ModelTrace& base, int position, int target, AblateKind kind,
+                     const SweepProgress& progress, Backend backend) {
+  return sweep_cells(model, base, nullptr, position, target, model.config.n_head, [&](int l, int h, const LayerDetail&) {
+    Intervention edit;
+    edit.ablate = {{l, h}};
+    edit.ablate_kind = kind;
+    return edit;
+  }, progress, backend);
 }
 
 Sweep head_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
                        int target, const SweepProgress& progress, Backend backend) {
-  const TransformerConfig& c = model.config;
-  check_pair(source, base);
-  Sweep s = start_sweep(c.n_layer, c.n_head);
-  s.baseline = token_log_prob(model, base, position, target, backend);
-  s.source = token_log_prob(model, source, position, target, backend);
-  const int hd = c.head_dim;
-  for (int l = 0; l < c.n_layer; ++l) {
-    const LayerDetail d = layer_detail(model, source, l, backend);
-    for (int h = 0; h < c.n_head; ++h) {
-      Intervention edit;
-      edit.head_patches.push_back({l, h, d.head_outputs.middleCols(h * hd, hd)});
-      const ModelTrace run = rerun_forward(model, base, edit, sweep_options(backend));
-      s.values(l, h) = static_cast<float>(restored_fraction(token_log_prob(model, run, position, target, backend), s.source, s.baseline));
-      if (!advance(s, progress)) return s;
-    }
-  }
-  return s;
+  const int hd = model.config.head_dim;
+  return sweep_cells(model, base, &source, position, target, model.config.n_head, [&](int l, int h, const LayerDetail& d) {
+    Intervention edit;
+    edit.head_patches.push_back({l, h, d.head_outputs.middleCols(h * hd, hd)});
+    return edit;
+  }, progress, backend);
 }
 
 Sweep stream_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
                          int target, const SweepProgress& progress, Backend backend) {
-  const TransformerConfig& c = model.config;
-  check_pair(source, base);
-  const int T = static_cast<int>(base.token_ids.size());
-  Sweep s = start_sweep(c.n_layer, T);
-  s.baseline = token_log_prob(model, base, position, target, backend);
-  s.source = token_log_prob(model, source, position, target, backend);
-  for (int l = 0; l < c.n_layer; ++l) {
-    const Matrix stream = layer_detail(model, source, l, backend).stream_in;
-    for (int t = 0; t < T; ++t) {
-      Intervention edit;
-      edit.stream_patches.push_back({l, t, stream.row(t)});
-      const ModelTrace run = rerun_forward(model, base, edit, sweep_options(backend));
-      s.values(l, t) = static_cast<float>(restored_fraction(token_log_prob(model, run, position, target, backend), s.source, s.baseline));
-      if (!advance(s, progress)) return s;
-    }
-  }
-  return s;
+  return sweep_cells(model, base, &source, position, target, static_cast<int>(base.token_ids.size()),
+                     [&](int l, int t, const LayerDetail& d) {
+                       Intervention edit;
+                       edit.stream_patches.push_back({l, t, d.stream_in.row(t)});
+                       return edit;
+                     }, progress, backend);
 }
 
 }  // namespace attn
