@@ -2,8 +2,8 @@
 // Not a kernel: clarity first, every matrix kept.
 #include "attention.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
