@@ -119,7 +119,7 @@ json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
       cuts.push_back({{"layer", cut.layer}, {"head", cut.head < 0 ? json("all") : json(cut.head)}, {"query", cut.query}, {"key", cut.key}});
     out["intervened"] = {{"ablate", heads_json(edit.ablate)}, {"ablate_kind", ablate_kind_name(edit.ablate_kind)},
                          {"cuts", cuts}, {"next", next_json(m, changed, r.top)}, {"log_prob", after},
-                         {"delta_log_prob", after - log_prob}, {"attention", attention_json(model, changed)}};
+                         {"delta_log_prob", after - log_prob}};
     if (patching) {
       const double a = token_log_prob(model, source, at, target);
       out["patch"] = {{"heads", heads_json(r.patch_heads)}, {"resid", r.patch_resid}, {"source_log_prob", a},
@@ -131,10 +131,12 @@ json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
   for (const StreamPatch& p : shown->intervention.stream_patches) stream_patched_here |= p.position == at;
   out["attribution"] = stream_patched_here ? json(nullptr) : attribution_json(attribute_logit(model, *shown, at, target, r.against), c);
 
-  json weighted = json::array(), norms = json::array();
+  // one pass over the shown run's layers: the intervened weights, value-weighted attention, rollout
+  json weighted = json::array(), norms = json::array(), attention = json::array();
   std::vector<Matrix> means;
   for (int l = 0; l < c.n_layer; ++l) {
     const LayerDetail d = layer_detail(model, *shown, l);
+    if (!edit.empty()) attention.push_back(layer_attention_json(d));
     json layer_weighted = json::array(), layer_norms = json::array();
     for (int h = 0; h < c.n_head; ++h) {
       const ValueWeighted v = value_weighted(c, model.blocks[static_cast<std::size_t>(l)], d, h);
@@ -144,6 +146,7 @@ json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
     weighted.push_back(std::move(layer_weighted)), norms.push_back(std::move(layer_norms));
     means.push_back(head_mean_weights(d));
   }
+  if (!edit.empty()) out["intervened"]["attention"] = std::move(attention);
   out["value_weighted"] = std::move(weighted);
   out["value_norms"] = std::move(norms);
   json rollout = json::array();

@@ -75,13 +75,15 @@ json matrix_json(const Matrix& w) {
   return rows;
 }
 
+json layer_attention_json(const LayerDetail& detail) {
+  json heads = json::array();
+  for (const Matrix& w : detail.weights) heads.push_back(matrix_json(w));
+  return heads;
+}
+
 json attention_json(const Transformer& model, const ModelTrace& trace) {
   json attention = json::array();
-  for (int l = 0; l < model.config.n_layer; ++l) {
-    json heads = json::array();
-    for (const Matrix& w : layer_detail(model, trace, l).weights) heads.push_back(matrix_json(w));
-    attention.push_back(std::move(heads));
-  }
+  for (int l = 0; l < model.config.n_layer; ++l) attention.push_back(layer_attention_json(layer_detail(model, trace, l)));
   return attention;
 }
 

@@ -29,6 +29,7 @@ nlohmann::json model_trace_json(const LoadedModel& model, const std::vector<int>
 // `top` of {token, id, p}.
 void check_attention_size(const TransformerConfig& config, long long T);
 nlohmann::json matrix_json(const Matrix& m);
+nlohmann::json layer_attention_json(const LayerDetail& detail);  // [H][T][T]
 nlohmann::json attention_json(const Transformer& model, const ModelTrace& trace);
 nlohmann::json next_json(const LoadedModel& model, const ModelTrace& trace, int top);
 
