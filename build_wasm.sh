@@ -59,17 +59,17 @@ build_web() {  # build_web DIR SIMD(ON|OFF) [targets...]
   deps
   local imgui
   imgui="$(imgui_dir)"
-  # the shipped trained model comes from the native build (site trains it first)
   emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DIMGUI_DIR="$imgui" -DATTN_SIMD="$simd" \
-    -DATTN_TRAINED_MODEL_DIR="$ROOT/$NATIVE_DIR/trained" -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" >&2
+    -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" >&2
   cmake --build "$dir" -j "$JOBS" ${1:+--target "$@"} >&2
 }
 
 site() {  # site [simd-only]
   # Two builds of the same program: with WASM SIMD, and a baseline for browsers without it
-  # (web/explainer.js picks one by feature detection at load). Both embed the trained model the
-  # native CLI makes first (the default recipe, seed 1: seconds). The quick test tier builds the
-  # SIMD one only: every browser it drives has SIMD; robustness.test.mjs (test all) loads the baseline.
+  # (web/explainer.js picks one by feature detection at load). Beside them, the trained model the
+  # native CLI makes first (the default recipe, seed 1: seconds), as a folder the page fetches when
+  # the learner chooses it (not in the first load). The quick test tier builds the SIMD one only:
+  # every browser it drives has SIMD; robustness.test.mjs (test all) loads the baseline.
   local flavours=(simd baseline)
   [ "${1:-}" = simd-only ] && flavours=(simd)
   build_native trained_model
@@ -81,6 +81,8 @@ site() {  # site [simd-only]
   cp web/index.html web/explainer.js web/a11y.js web/touch.js web/handout.html web/handout.js web/style.css web/embed.js \
     web/embed-example.html web/train_worker.js dist/
   cp "$WEB_DIR/assets/ui_font.ttf" dist/  # one font file for both builds
+  mkdir -p dist/models/trained
+  cp "$NATIVE_DIR"/trained/config.json "$NATIVE_DIR"/trained/model.safetensors "$NATIVE_DIR"/trained/tokenizer.json dist/models/trained/
   mkdir -p dist/fonts  # the fallback fonts, fetched only when text needs them
   cp "$WEB_DIR"/assets/fonts/*.ttf "$WEB_DIR"/assets/fonts/*.otf dist/fonts/
   # fflate's browser build (npm, MIT) zips the train view's Download; the page loads it on that click

@@ -81,17 +81,11 @@ endif()
 target_compile_definitions(attention_explainer PRIVATE ATTN_SHADER_DIR="${CMAKE_SOURCE_DIR}/shaders")
 
 # The trained model the app offers from its first frame (see CMakeLists.txt: trained_model). Natively
-# it is read from the build folder; the web build embeds a folder trained by a native build
-# (./build_wasm.sh site passes it) into the wasm's file system at /models/trained.
-set(ATTN_TRAINED_MODEL_DIR "" CACHE PATH "web builds: the folder of the shipped trained model (empty: none)")
+# it is read from the build folder at start; the page fetches the same folder (dist/models/trained,
+# ./build_wasm.sh site copies it) when the learner chooses it, so it is not in the first load.
 if(NOT EMSCRIPTEN)
   add_dependencies(attention_explainer trained_model)
   target_compile_definitions(attention_explainer PRIVATE ATTN_TRAINED_MODEL_DIR="${ATTN_SHIPPED_MODEL_DIR}")
-elseif(ATTN_TRAINED_MODEL_DIR)
-  target_compile_definitions(attention_explainer PRIVATE ATTN_TRAINED_MODEL_DIR="/models/trained")
-  target_link_options(attention_explainer PRIVATE "SHELL:--embed-file ${ATTN_TRAINED_MODEL_DIR}@/models/trained")
-  set_property(TARGET attention_explainer APPEND PROPERTY LINK_DEPENDS
-               ${ATTN_TRAINED_MODEL_DIR}/model.safetensors ${ATTN_TRAINED_MODEL_DIR}/config.json ${ATTN_TRAINED_MODEL_DIR}/tokenizer.json)
 endif()
 
 if(EMSCRIPTEN)

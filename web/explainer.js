@@ -50,10 +50,12 @@
       state.models = models.models;
       return state;
     },
-    /** Changes inputs; an invalid value throws an Error that names the key. Returns the new state. */
+    /** Changes inputs; an invalid value throws an Error that names the key. Returns the new state;
+     *  naming a built-in model that is not loaded yet returns a Promise of it, once that model arrived. */
     setState(partial) {
       if (partial === null || typeof partial !== "object" || Array.isArray(partial))
         throw new Error("setState takes an object, e.g. {view: 'weights'}");
+      if (builtinNotLoaded(partial.model)) return loadBuiltin(partial.model).then(() => api.setState(partial));
       call("attn_set_state", JSON.stringify(partial));
       return api.getState();
     },
@@ -104,6 +106,7 @@
   let currentLoad = null;  // {name, cancel(), cancelled}
   const hubModels = new Map();  // repository → {revision, base}: loaded, offered or kept from the hub
   const pageParams = new URLSearchParams(location.search);
+  let urlApplied = null;  // a Promise while a built-in model the link names is fetched
   let pendingUrlChoice = null;  // {model, layer, head} from the URL, applied once that model is loaded
   // The learner's access token for gated repositories: in this variable only (never in the state,
   // the URL, storage or a message), sent as Authorization to the hub's origin only.
@@ -479,6 +482,34 @@
   }
 
   // The id, revision, base and token are checked at once (a refusal the loader shows); then the load.
+  // The built-in models: folders beside the page (./build_wasm.sh site copies them), fetched when the
+  // learner, a tour stop, a link or setState first chooses one, not in the first load.
+  const BUILTIN_MODELS = new Map([["trained (built in)", "models/trained/"]]);
+  const builtinLoads = new Map();  // name → the Promise of its load in progress
+  const builtinNotLoaded = (name) => BUILTIN_MODELS.has(name) &&
+    !call("attn_model_status").models.some((m) => m.name === name);
+  function loadBuiltin(name, onProgress) {
+    if (!BUILTIN_MODELS.has(name))
+      return Promise.reject(new Error(`builtin: "${name}" is not a built-in model (${[...BUILTIN_MODELS.keys()].join(", ")})`));
+    if (builtinLoads.has(name)) return builtinLoads.get(name);
+    const folder = BUILTIN_MODELS.get(name);
+    const load = runLoad(name, async (h) => {
+      const get = async (file) => {
+        const response = await fetch(folder + file, { signal: h.signal });
+        h.check();
+        if (!response.ok) throw new Error(`${name}: ${folder}${file}: HTTP ${response.status}`);
+        return response;
+      };
+      for (const file of ["config.json", "tokenizer.json"]) h.text(file, new Uint8Array(await (await get(file)).arrayBuffer()));
+      const weights = await get(WEIGHTS_FILE);
+      const size = Number(weights.headers.get("Content-Length")) || 0;
+      h.setTotal(size);
+      h.beginWeights(WEIGHTS_FILE, size);
+      await streamBody(h, weights.body);
+    }, onProgress).finally(() => builtinLoads.delete(name));
+    builtinLoads.set(name, load);
+    return load;
+  }
   function loadHub({ hub, revision = "main", base = HUB_BASE, token, onProgress, trustedBase = true } = {}) {
     const r = hubRequest(hub, revision, base, { trusted: trustedBase });
     setHubToken(token);
@@ -607,10 +638,11 @@
 
   api.loadModel = (options = {}) => {
     try {
-      if (!options || typeof options !== "object") throw new Error("loadModel takes {files} or {hub, revision, base, token}");
+      if (!options || typeof options !== "object") throw new Error("loadModel takes {files}, {hub, revision, base, token} or {builtin}");
       if (options.files !== undefined) return loadFiles(options.files, options);
       if (options.hub !== undefined) return loadHub(options);
-      throw new Error("loadModel takes {files} or {hub, revision, base, token}");
+      if (options.builtin !== undefined) return loadBuiltin(options.builtin, options.onProgress);
+      throw new Error("loadModel takes {files}, {hub, revision, base, token} or {builtin}");
     } catch (e) {
       // Refused before any byte was read (no config.json, a bad repository id): the app says why too.
       if (running && !currentLoad) try { modelCall("attn_model_error", ["string"], [e.message]); } catch (ignored) { /* */ }
@@ -1042,14 +1074,19 @@
       default: return raw;
     }
   }
-  function applyUrlParameters() {
+  function applyUrlParameters({ fetched = false } = {}) {
     const params = new URLSearchParams(window.location.search);
+    // A built-in model the link names is fetched first (the link chose it), then every parameter
+    // applies (if it could not be fetched, without it).
+    if (!fetched && builtinNotLoaded(params.get("model")))
+      return loadBuiltin(params.get("model")).catch((e) => console.warn(`attention explainer: ${e.message}`))
+        .then(() => applyUrlParameters({ fetched: true }));
     // In the table's order: the sentence and the model before the token, the layer and the head.
     const rank = (key) => { const i = inputTable.findIndex((f) => f.name === key); return i < 0 ? inputTable.length : i; };
     const ordered = [...params.keys()].sort((a, b) => rank(a) - rank(b));
     // A model is never downloaded when the page opens: ?hub= offers it, and its layer and head wait
-    // for it; a model the page already holds (the built-in trained one) is chosen at once; any
-    // other model name only warns (the hand-made model stays).
+    // for it; a model the page holds is chosen at once; any other name only warns (the hand-made
+    // model stays).
     const hub = params.get("hub");
     if (hub) offerHub(hub, params.get("revision") || "main", params.get("hub_base") || HUB_BASE);
     const model = params.get("model");
@@ -1100,7 +1137,7 @@
         if (m.type === PREFIX + "getState") reply({ ok: true, state: api.getState() });
         else if (m.type === PREFIX + "setState") {
           if (!m.state || typeof m.state !== "object" || Array.isArray(m.state)) throw new Error("state: must be an object");
-          reply({ ok: true, state: api.setState(m.state) });
+          Promise.resolve(api.setState(m.state)).then((state) => reply({ ok: true, state }), (e) => reply({ ok: false, error: e.message }));
         } else reply({ ok: false, error: "unknown message type " + m.type });
       } catch (e) {
         reply({ ok: false, error: e.message });
@@ -1185,7 +1222,8 @@
       const prefers = (query) => window.matchMedia && window.matchMedia(query).matches;
       api.setState({ reduced_motion: prefers("(prefers-reduced-motion: reduce)"),
         theme: prefers("(prefers-color-scheme: light)") ? "light" : "dark" });
-      applyUrlParameters();
+      for (const name of BUILTIN_MODELS.keys()) modelCall("attn_model_on_request", ["string"], [name]);
+      urlApplied = applyUrlParameters();
       refreshKept().catch((e) => console.warn(`attention explainer: the kept models could not be listed (${e.message})`));
       if (["1", "true", "on", "yes"].includes(pageParams.get("tour"))) {  // start, or resume, the tour
         const step = storedTourStep(), last = inputTable.find((f) => f.name === "tour_step").max;
@@ -1211,6 +1249,7 @@
       api.loadModel({ hub: repo, revision: chosen, base, token: token || undefined, trustedBase: Boolean(known && known.trusted) })
         .catch((e) => console.warn(`attention explainer: ${e.message}`));
     },
+    requestBuiltinModel: (name) => api.loadModel({ builtin: name }).catch((e) => console.warn(`attention explainer: ${e.message}`)),
     unloadModel: (name) => { try { api.unloadModel(name); } catch (e) { console.warn(`attention explainer: ${e.message}`); } },
     forgetKeptModel: (repo, revision) => api.forgetKeptModel({ hub: repo, revision })
       .catch((e) => console.warn(`attention explainer: ${e.message}`)),
@@ -1236,7 +1275,7 @@
     },
     onFirstFrame: () => {
       statusBox.classList.add("hidden");
-      resolveReady(api);
+      Promise.resolve(urlApplied).then(() => resolveReady(api));  // a built-in model a link named has arrived
     },
     onAbort: (what) => {
       fail("The explainer stopped unexpectedly (" + what + "). Reloading the page usually helps.",

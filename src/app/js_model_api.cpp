@@ -220,6 +220,16 @@ JS_EXPORT const char* attn_model_offer(const char* repo, double bytes) {
   return ok();
 }
 
+// A built-in model the page fetches when it is chosen (web/explainer.js: BUILTIN_MODELS).
+JS_EXPORT const char* attn_model_on_request(const char* name) {
+  attn::AppState* s = state();
+  if (!s) return error_reply("the explainer is not running yet");
+  const std::string n = name ? name : "";
+  if (std::find(s->loading.on_request.begin(), s->loading.on_request.end(), n) == s->loading.on_request.end())
+    s->loading.on_request.push_back(n);
+  return ok();
+}
+
 // Drops a loaded model: its weights go back to the allocator once nothing computed from it is
 // kept. The current model becomes the hand-made one. The built-in trained model stays.
 JS_EXPORT const char* attn_model_unload(const char* name_text) {
@@ -322,8 +332,8 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
 }
 
 // What the model picker shows: {"loading": {active, label, bytes_done, bytes_total, percent, file,
-// file_bytes_done, file_bytes_total, error, offered_hub, offered_bytes, kept}, "models": [every
-// loaded model's info]} (getState() adds both).
+// file_bytes_done, file_bytes_total, error, offered_hub, offered_bytes, kept, on_request: the built-in
+// models not loaded yet}, "models": [every loaded model's info]} (getState() adds both).
 JS_EXPORT const char* attn_model_status() {
   attn::AppState* s = state();
   if (!s) return error_reply("the explainer is not running yet");
@@ -334,10 +344,13 @@ JS_EXPORT const char* attn_model_status() {
   for (const attn::LoadedModel& m : s->models) models.push_back(attn::model_info_json(m));
   nlohmann::json kept = nlohmann::json::array();
   for (const attn::KeptModel& k : l.kept) kept.push_back({{"repo", k.repo}, {"revision", k.revision}, {"bytes", k.bytes}});
+  nlohmann::json on_request = nlohmann::json::array();
+  for (const std::string& name : l.on_request)
+    if (!attn::find_model(*s, name)) on_request.push_back(name);
   return reply({{"loading",
                  {{"active", l.active}, {"label", l.label}, {"bytes_done", l.bytes_done}, {"bytes_total", l.bytes_total},
                   {"percent", percent}, {"file", l.file}, {"file_bytes_done", l.file_bytes_done},
                   {"file_bytes_total", l.file_bytes_total}, {"error", l.error}, {"offered_hub", l.offered_hub},
-                  {"offered_bytes", l.offered_bytes}, {"kept", kept}}},
+                  {"offered_bytes", l.offered_bytes}, {"kept", kept}, {"on_request", on_request}}},
                 {"models", models}});
 }

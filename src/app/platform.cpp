@@ -153,6 +153,10 @@ void attn::ui::request_hub_model(const std::string& repo, const std::string& rev
          repo.c_str(), revision.c_str(), token.c_str());
 }
 
+void attn::ui::request_builtin_model(const std::string& name) {
+  EM_ASM({ if (Module.requestBuiltinModel) Module.requestBuiltinModel(UTF8ToString($0)); }, name.c_str());
+}
+
 void attn::ui::cancel_model_load() {
   EM_ASM({ if (Module.cancelModelLoad) Module.cancelModelLoad(); });
 }
@@ -233,6 +237,7 @@ void attn::ui::request_hub_model(const std::string& repo, const std::string& rev
               repo.c_str(), revision.c_str());
 }
 
+void attn::ui::request_builtin_model(const std::string&) {}  // natively the built-in model loads at start
 void attn::ui::cancel_model_load() {}  // natively a model loads before the window opens
 void attn::ui::unload_model(const std::string& name) {
   std::printf("the desktop app keeps %s until it closes (start it without --model to leave it out)\n", name.c_str());

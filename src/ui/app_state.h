@@ -176,6 +176,9 @@ struct ModelLoadStatus {
   std::string offered_hub;      // ?hub=owner/name: a repository offered, one click to load
   double offered_bytes = -1;    // its download size once known (-1: not yet)
   std::vector<KeptModel> kept;  // what the browser keeps, to load again without a download
+  // Built-in models the page fetches when one is chosen (the trained model, on the web; natively it
+  // is loaded at start). Listed in the picker until loaded.
+  std::vector<std::string> on_request;
 };
 
 // The fallback fonts for scripts the UI font lacks (src/app/fonts.cpp fills it; getState().fonts

@@ -178,6 +178,14 @@ void draw_tour_bar(const AppState& state, AppInputs& next) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
   ImGui::TextWrapped("%s", stops[step].prompt);
   ImGui::PopStyleColor();
+  // A stop on a built-in model the page has not fetched yet asks for it (once: a failure is shown
+  // in the loader and not retried); it becomes the current model when it arrives.
+  const std::vector<std::string>& on_request = state.loading.on_request;
+  if (state.inputs.view == stops[step].view && !find_model(state, stops[step].model) &&
+      std::find(on_request.begin(), on_request.end(), stops[step].model) != on_request.end()) {
+    if (!state.loading.active && state.loading.error.empty()) request_builtin_model(stops[step].model);
+    hint(state.loading.error.empty() ? "Fetching this stop's model…" : state.loading.error.c_str());
+  }
   if (state.inputs.view != stops[step].view) hint("You left the tour's view: Next or Back bring you back to the tour.");
   ImGui::Separator();
 }

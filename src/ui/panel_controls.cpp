@@ -154,6 +154,9 @@ void model_combo(const AppState& state, AppInputs& next, bool& show_loader) {
         if (next.model != m.name) next.layer = next.head = 0;
         next.model = m.name;
       }
+    for (const std::string& name : state.loading.on_request)
+      if (!find_model(state, name) && ImGui::Selectable((name + "  (fetched when chosen)").c_str(), false))
+        request_builtin_model(name);  // it becomes the current model once it arrives
     ImGui::Separator();
     if (ImGui::Selectable("Load a model…")) show_loader = true;
     ImGui::EndCombo();

@@ -102,6 +102,7 @@ void request_model_files();  // the browser's file chooser for a model folder
 // token: the learner's access token for a gated repository ("" none); the page keeps it in memory
 // and sends it to the hub only.
 void request_hub_model(const std::string& repo, const std::string& revision, const std::string& token = "");
+void request_builtin_model(const std::string& name);  // one of ModelLoadStatus::on_request
 void cancel_model_load();
 void unload_model(const std::string& name);                               // frees a loaded model
 void forget_kept_model(const std::string& repo, const std::string& revision);  // removes the browser's copy

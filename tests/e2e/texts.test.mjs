@@ -149,7 +149,11 @@ test("texts: the tour's stops open the model their prompt is about; the trained 
   const last = await page.evaluate(() => window.attentionExplainer.inputs.find((f) => f.name === "tour_step").max);
   const models = [];
   for (let n = 0; n <= last; n++) {
-    const s = await set(page, { tour_step: n });
+    await set(page, { tour_step: n });
+    // a stop on the trained model fetches it (the page does not hold it before): it becomes current on arrival
+    await frames(page, 2);
+    await page.waitForFunction(() => !window.attentionExplainer.getState().loading.active);
+    const s = await set(page, {});
     models.push(s.model);
     if (s.model === TRAINED) {
       assert.equal(s.view, "flow");

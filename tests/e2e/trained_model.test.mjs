@@ -28,19 +28,25 @@ after(async () => {
   await server?.close();
 });
 
-test("the shipped trained model is offered at once and predicts as the CLI does from the same folder", async () => {
+test("the shipped trained model is offered at once, fetched when chosen, and predicts as the CLI does from the same folder", async () => {
   assert.ok(fs.existsSync(path.join(SHIPPED, "model.safetensors")), "the native build trains build/native/trained");
   const { page, context, errors } = await openExplainer(browser, server.url);
   const requests = [];
-  page.on("request", (r) => requests.push(r.url()));
+  page.on("request", (r) => requests.push(new URL(r.url()).pathname));
   let s = await page.evaluate(() => window.attentionExplainer.getState());
-  const info = s.models.find((m) => m.name === NAME);
-  assert.ok(info, `models at load: ${JSON.stringify(s.models.map((m) => m.name))}`);
-  assert.deepEqual([info.layers, info.heads, info.d_model], [1, 2, 32]);
+  assert.deepEqual(s.loading.on_request, [NAME], "offered in the picker");
+  assert.ok(!s.models.some((m) => m.name === NAME), "not loaded before it is chosen");
   assert.equal(s.model, "handmade", "offered, not chosen: the lesson's hand-made model stays first");
 
+  // setState naming it returns a Promise: the folder is fetched once, then the state applies
   s = await page.evaluate((name) => window.attentionExplainer.setState({ model: name, view: "heads" }), NAME);
   assert.equal(s.model, NAME);
+  assert.equal(s.view, "heads");
+  assert.deepEqual(s.loading.on_request, []);
+  const info = s.models.find((m) => m.name === NAME);
+  assert.deepEqual([info.layers, info.heads, info.d_model], [1, 2, 32]);
+  assert.deepEqual(requests.filter((u) => u.includes("/models/trained/")).sort(),
+    ["/models/trained/config.json", "/models/trained/model.safetensors", "/models/trained/tokenizer.json"]);
   for (const [text, referent] of PROBES) {
     const trace = await page.evaluate((t) => window.attentionExplainer.modelTrace({ text: t, top: 3 }), text);
     const r = spawnSync(CLI, ["model", "--dir", SHIPPED, "--text", text, "--top", "3"], { encoding: "utf8" });
@@ -61,7 +67,28 @@ test("the shipped trained model is offered at once and predicts as the CLI does 
   await frames(page, 3);
   const shot = await screenshot(page, "trained-model-heads");
   assert.ok((await distinctColours(page, shot.png)).colours > 20, "the heads view draws the trained model");
-  assert.ok(!requests.some((u) => /safetensors|config\.json|tokenizer\.json/.test(u)), `no download: ${requests.join(" ")}`);
+  assert.equal(requests.filter((u) => /safetensors/.test(u)).length, 1, `fetched once: ${requests.join(" ")}`);
   assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a permalink naming the trained model fetches it before ready; a missing folder is a message, not a broken page", async () => {
+  let { page, context, errors } = await openExplainer(browser, server.url + `?model=${encodeURIComponent(NAME)}&head=1&view=weights`);
+  let s = await page.evaluate(() => window.attentionExplainer.getState());
+  assert.deepEqual([s.model, s.head, s.view], [NAME, 1, "weights"]);
+  assert.deepEqual(errors, []);
+  await context.close();
+
+  ({ page, context, errors } = await openExplainer(browser, server.url));
+  await page.route("**/models/trained/model.safetensors", (route) => route.fulfill({ status: 404, body: "" }));
+  const failure = await page.evaluate((name) => window.attentionExplainer.setState({ model: name }).then(() => null, (e) => e.message), NAME);
+  assert.match(failure, /trained \(built in\): models\/trained\/model\.safetensors: HTTP 404/);
+  s = await page.evaluate(() => window.attentionExplainer.getState());
+  assert.equal(s.model, "handmade", "the current model stays");
+  assert.match(s.loading.error, /HTTP 404/);
+  assert.deepEqual(s.loading.on_request, [NAME], "still offered: it can be tried again");
+  await page.unroute("**/models/trained/model.safetensors");
+  s = await page.evaluate((name) => window.attentionExplainer.setState({ model: name }), NAME);
+  assert.equal(s.model, NAME);
   await context.close();
 });
