@@ -678,6 +678,9 @@
   };
   /** The CLI's `model` JSON for the current model: {model, tokens, token_ids, attention, next}. */
   api.modelTrace = ({ text, top = 5 } = {}) => call("attn_model_trace", JSON.stringify({ text, top })).result;
+  /** The CLI's `model --ablate/--cut/--patch-from/--target …` JSON for the current model, computed without
+   *  drawing: {text, ablate, ablate_kind, cut, patch: {from, heads | resid}, target, against, at, sweep, top}. */
+  api.intervene = (request = {}) => call("attn_model_intervene", JSON.stringify(request)).result;
   /** Benchmark: median ms of the current model's whole forward on T tokens ({ms, flops}). */
   api.benchModel = ({ T = 64, reps = 3 } = {}) => modelCall("attn_model_bench", ["number", "number"], [T, reps]);
 

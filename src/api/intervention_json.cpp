@@ -2,7 +2,9 @@
 // forward, the reruns, the attribution and the sweeps are src/core's.
 #include "intervention_json.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -40,7 +42,86 @@ json attribution_json(const LogitAttribution& a, const TransformerConfig& c) {
           {"before_final_softcap", c.final_softcap > 0}};
 }
 
+int whole(const json& v, const std::string& what) {
+  if (!v.is_number_integer()) bad(what, "must be a whole number");
+  const long long n = v.get<long long>();
+  if (n < -1000000 || n > 1000000) bad(what, "is out of range");
+  return static_cast<int>(n);
+}
+
+// [[a, b], ...] of whole numbers, named `first` and `second` in a refusal.
+std::vector<std::pair<int, int>> pairs_from(const json& v, const std::string& what, const char* first, const char* second) {
+  const std::string form = std::string("must be a list of [") + first + ", " + second + "] pairs";
+  if (!v.is_array()) bad(what, form);
+  std::vector<std::pair<int, int>> pairs;
+  for (const json& pair : v) {
+    if (!pair.is_array() || pair.size() != 2) bad(what, form);
+    pairs.emplace_back(whole(pair[0], what + " " + first), whole(pair[1], what + " " + second));
+  }
+  return pairs;
+}
+std::vector<HeadRef> heads_from(const json& v, const std::string& what) {
+  std::vector<HeadRef> heads;
+  for (const auto& [layer, head] : pairs_from(v, what, "layer", "head")) heads.push_back({layer, head});
+  return heads;
+}
+
 }  // namespace
+
+InterventionRequest intervention_request(const LoadedModel& m, const json& q) {
+  if (!q.is_object()) bad("intervene", "takes an object {text, ablate, cut, patch, target, ...}");
+  static const char* const kKeys[] = {"text", "top", "ablate", "ablate_kind", "cut", "patch", "target", "against", "at", "sweep"};
+  for (const auto& item : q.items())
+    if (std::find(std::begin(kKeys), std::end(kKeys), item.key()) == std::end(kKeys)) bad("intervene", "unknown key \"" + item.key() + "\"");
+  const auto text = [&](const json& v, const std::string& what) {
+    if (!v.is_string() || v.get<std::string>().empty()) bad(what, "must be a non-empty string");
+    return m.tokenizer->encode(v.get<std::string>(), /*add_special=*/true);
+  };
+  InterventionRequest r;
+  if (!q.contains("text")) bad("text", "must be a non-empty string");
+  r.ids = text(q["text"], "text");
+  if (q.contains("top")) r.top = whole(q["top"], "top");
+  if (q.contains("ablate")) r.edit.ablate = heads_from(q["ablate"], "ablate");
+  if (q.contains("ablate_kind")) {
+    const json& k = q["ablate_kind"];
+    if (k != "zero" && k != "mean") bad("ablate_kind", "must be \"zero\" or \"mean\"");
+    r.edit.ablate_kind = k == "zero" ? AblateKind::Zero : AblateKind::Mean;
+  }
+  if (q.contains("cut")) {
+    if (!q["cut"].is_array()) bad("cut", "must be a list of {layer, head, query, key}");
+    for (const json& c : q["cut"]) {
+      if (!c.is_object() || !c.contains("layer") || !c.contains("head") || !c.contains("query") || !c.contains("key"))
+        bad("cut", "each entry needs layer, head (a number or \"all\"), query and key");
+      r.edit.cuts.push_back({whole(c["layer"], "cut layer"), c["head"] == "all" ? -1 : whole(c["head"], "cut head"),
+                             whole(c["query"], "cut query"), whole(c["key"], "cut key")});
+      if (r.edit.cuts.back().head < -1) bad("cut head", "must be a head number or \"all\"");
+    }
+  }
+  if (q.contains("patch")) {
+    const json& p = q["patch"];
+    if (!p.is_object() || !p.contains("from")) bad("patch", "must be {from: TEXT, heads: [[l, h]]} or {from: TEXT, resid: [[l, position]]}");
+    for (const auto& item : p.items())
+      if (item.key() != "from" && item.key() != "heads" && item.key() != "resid") bad("patch", "unknown key \"" + item.key() + "\"");
+    r.source_ids = text(p["from"], "patch.from");
+    if (p.contains("heads")) r.patch_heads = heads_from(p["heads"], "patch.heads");
+    if (p.contains("resid")) r.patch_resid = pairs_from(p["resid"], "patch.resid", "layer", "position");
+  }
+  const auto token = [&](const json& v, const std::string& what) {
+    if (v.is_number_integer()) return token_from_spec(m, "#" + std::to_string(v.get<long long>()), what);
+    if (!v.is_string()) bad(what, "must be a token's text or its id");
+    return token_from_spec(m, v.get<std::string>(), what);
+  };
+  if (q.contains("target")) r.target = token(q["target"], "target");
+  if (q.contains("against")) r.against = token(q["against"], "against");
+  if (q.contains("at")) r.at = whole(q["at"], "at");
+  if (r.at < -1) bad("at", "must be a position from 0");
+  if (q.contains("sweep")) {
+    const json& k = q["sweep"];
+    if (k != "heads" && k != "positions") bad("sweep", "must be \"heads\" or \"positions\"");
+    r.sweep = k == "heads" ? SweepKind::Heads : SweepKind::Positions;
+  }
+  return r;
+}
 
 int token_from_spec(const LoadedModel& m, const std::string& spec, const std::string& what) {
   const int V = m.model->config.vocab_size;

@@ -41,4 +41,10 @@ int token_from_spec(const LoadedModel& model, const std::string& spec, const std
 //  values, baseline, source?}}. Throws std::invalid_argument for any bad part of the request.
 nlohmann::json intervention_json(const LoadedModel& model, const InterventionRequest& request);
 
+// The page's form of a request (attentionExplainer.intervene): {text, top?, ablate? [[l, h], ...],
+// ablate_kind? "zero" | "mean", cut? [{layer, head: h | "all", query, key}], patch? {from: TEXT,
+// heads?: [[l, h]], resid?: [[l, position]]}, target?, against? (a token as token_from_spec reads
+// it, or an id), at?, sweep? "heads" | "positions"}. Throws std::invalid_argument naming the key.
+InterventionRequest intervention_request(const LoadedModel& model, const nlohmann::json& request);
+
 }  // namespace attn

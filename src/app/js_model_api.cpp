@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../api/compute_json.h"
+#include "../api/intervention_json.h"
 #include "../api/model_files.h"
 #include "../api/model_json.h"
 #include "../ui/app_state.h"
@@ -287,6 +288,23 @@ JS_EXPORT const char* attn_model_trace(const char* json_text) {
     return reply({{"result", attn::model_trace_json(*model, request["text"].get<std::string>(), top)}});
   } catch (const std::bad_alloc&) {
     return error_reply("modelTrace: the browser refused to give the page enough memory for this text");
+  } catch (const std::exception& e) {
+    return error_reply(e.what());
+  }
+}
+
+// The interventions for the current model without drawing: intervention_request's JSON →
+// {"result": intervention_json's answer} or {"error": ...}.
+JS_EXPORT const char* attn_model_intervene(const char* json_text) {
+  try {
+    attn::AppState* s = state();
+    if (!s) return error_reply("the explainer is not running yet");
+    const attn::LoadedModel* model = attn::find_model(*s, s->inputs.model);
+    if (!model) throw std::invalid_argument("model: the current model is the hand-made one; load a model first (loadModel)");
+    const attn::InterventionRequest request = attn::intervention_request(*model, attn::parse_json_limited(json_text ? json_text : ""));
+    return reply({{"result", attn::intervention_json(*model, request)}});
+  } catch (const std::bad_alloc&) {
+    return error_reply("intervene: the browser refused to give the page enough memory for this text");
   } catch (const std::exception& e) {
     return error_reply(e.what());
   }
