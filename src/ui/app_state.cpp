@@ -328,6 +328,12 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         const LayerDetail detail = layer_detail(*loaded->model, *model.compare_forward, applied.layer);
         model.compare_queries.x = detail.x;
         model.compare = head_trace(c, detail, applied.head, o);
+        key = "compare";
+        const int position = std::clamp(next.token, 0, static_cast<int>(model.token_ids.size()) - 1);
+        const CompareAsk& old_ask = state.model.compare_ask;
+        const bool same_ask = old_ask.shown && model.forward == state.model.forward && model.compare_forward == state.model.compare_forward &&
+                              old_ask.position == position && old_ask.layer == applied.layer;
+        model.compare_ask = same_ask ? old_ask : ask_compare(*loaded->model, *model.forward, *model.compare_forward, position, applied.layer);
       } else {
         model.compare_queries = embed_sentence(next.compare_sentence);
         const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;

@@ -154,6 +154,7 @@ struct AppModel {
   AttentionTrace compare;
   std::shared_ptr<const ModelTrace> compare_forward;  // a loaded model's forward of compare_sentence
   std::shared_ptr<const Transformer> compare_forward_model;
+  CompareAsk compare_ask;  // what the model answers in both (twins of as many tokens; family_views.h)
   // What the views show of the loaded model's family (positions, K/V groups and cache, window, cap,
   // q/k norm) for the chosen layer, head and token; loaded == false for the hand-made model.
   std::shared_ptr<const FamilyViews> family = std::make_shared<const FamilyViews>();

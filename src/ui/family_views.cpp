@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../core/attribution.h"
+
 namespace attn {
 
 std::vector<HeadGroup> head_groups(const TransformerConfig& config) {
@@ -187,6 +189,48 @@ AroundHeadView around_head(const TransformerConfig& config, const TransformerBlo
     a.head_shares.push_back(along > 0 ? static_cast<float>(parts.row(h).dot(joined) / along) : 0.0f);
   }
   return a;
+}
+
+CompareAsk ask_compare(const Transformer& model, const ModelTrace& a, const ModelTrace& b, int position, int layer) {
+  CompareAsk ask;
+  const TransformerConfig& c = model.config;
+  const int T = static_cast<int>(a.token_ids.size());
+  if (T != static_cast<int>(b.token_ids.size()) || position < 0 || position >= T || layer < 0 || layer >= c.n_layer) return ask;
+  ask.shown = true;
+  ask.position = position;
+  ask.layer = layer;
+  const NextToken top_a = next_tokens_at(model, a, position, 1).front(), top_b = next_tokens_at(model, b, position, 1).front();
+  ask.answer_a = top_a.id, ask.p_a = top_a.p;
+  ask.answer_b = top_b.id, ask.p_b = top_b.p;
+  ask.target = top_b.id;
+  ask.against = top_a.id == top_b.id ? -1 : top_a.id;
+  const LogitAttribution la = attribute_logit(model, a, position, ask.target, ask.against);
+  const LogitAttribution lb = attribute_logit(model, b, position, ask.target, ask.against);
+  ask.difference_a = static_cast<float>(la.logit);
+  ask.difference_b = static_cast<float>(lb.logit);
+  ask.rest_a = ask.difference_a, ask.rest_b = ask.difference_b;
+  ask.ablated = 2 * c.n_head * (c.n_layer - layer) <= kAskReruns;
+  ForwardOptions only_stream;  // the LM head on the selected row only, below
+  only_stream.predict_from = T;
+  const auto switched_off = [&](const ModelTrace& run, int h, int own, int& answer, float& delta) {
+    Intervention off;
+    off.ablate = {{layer, h}};
+    const ModelTrace rerun = rerun_forward(model, run, off, only_stream);
+    answer = next_tokens_at(model, rerun, position, 1).front().id;
+    delta = static_cast<float>(token_log_prob(model, rerun, position, own) - token_log_prob(model, run, position, own));
+  };
+  for (int h = 0; h < c.n_head; ++h) {
+    AskedHead head;
+    head.share_a = static_cast<float>(la.heads(layer, h));
+    head.share_b = static_cast<float>(lb.heads(layer, h));
+    ask.rest_a -= head.share_a, ask.rest_b -= head.share_b;
+    if (ask.ablated) {
+      switched_off(a, h, ask.answer_a, head.answer_a, head.delta_a);
+      switched_off(b, h, ask.answer_b, head.answer_b, head.delta_b);
+    }
+    ask.heads.push_back(head);
+  }
+  return ask;
 }
 
 }  // namespace attn

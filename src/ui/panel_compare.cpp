@@ -170,6 +170,58 @@ std::string verdict(const AppState& state, const Comparison& c) {
          "with the adjective." + caution;
 }
 
+// What the model answers in both sentences and what the chosen layer's heads do to it, one line
+// each (drawn under the verdict; view_data.ask for the mirror). Empty where nothing was asked.
+std::vector<std::string> ask_lines(const AppState& state, const Comparison& c) {
+  const CompareAsk& ask = state.model.compare_ask;
+  const LoadedModel* m = find_model(state, state.inputs.model);
+  if (c.tokens || !m || !ask.shown) return {};
+  const auto word = [&](int id) { return quoted(m->tokenizer->display(id)); };
+  const auto signed_number = [](float v) { return (v >= 0 ? "+" : "") + number_text(v, 2); };
+  std::vector<std::string> lines;
+  lines.push_back("Asked at " + quoted(c.a.query_text) + ", the model's likeliest next token is " + word(ask.answer_a) +
+                  " in A (p " + number_text(ask.p_a, 2) + ") and " + word(ask.answer_b) + " in B (p " +
+                  number_text(ask.p_b, 2) + ").");
+  const std::string measured = ask.against >= 0 ? "the logit of " + word(ask.target) + " minus that of " + word(ask.against)
+                                                : "the logit of " + word(ask.target);
+  const bool layers = m->model->config.n_layer > 1;
+  lines.push_back("Measured: " + measured + ", " + signed_number(ask.difference_a) + " in A and " +
+                  signed_number(ask.difference_b) + " in B. Each head's direct share is its output through W_O, the "
+                  "final norm's scale of this run and the unembedding; everything else (the embeddings, b_O, the " +
+                  (layers ? "MLPs, the other layers' heads" : "MLP") + ") adds " + signed_number(ask.rest_a) + " in A and " +
+                  signed_number(ask.rest_b) + " in B.");
+  const std::string L = "L" + std::to_string(ask.layer + 1);
+  for (std::size_t h = 0; h < ask.heads.size(); ++h) {
+    const AskedHead& a = ask.heads[h];
+    std::string line = L + " H" + std::to_string(h + 1) + ": direct share " + signed_number(a.share_a) + " in A, " +
+                       signed_number(a.share_b) + " in B.";
+    if (ask.ablated) {
+      const auto off = [&](const char* side, int answer, int own, float delta) {
+        return std::string(side) + " answers " + word(answer) + (answer == own ? " still" : " instead") +
+               " (log p of " + word(own) + " " + signed_number(delta) + ")";
+      };
+      line += " Switched off: " + off("A", a.answer_a, ask.answer_a, a.delta_a) + ", " +
+              off("B", a.answer_b, ask.answer_b, a.delta_b) + ".";
+    }
+    lines.push_back(line);
+  }
+  if (ask.ablated)
+    lines.push_back("A direct share counts only what a head writes straight into the answer; switching it off also "
+                    "takes away what the MLP and later layers make of it, so the two can disagree: switching off is the "
+                    "test of what the model needs.");
+  else
+    lines.push_back("Switching each head off is computed here only where it takes at most " + std::to_string(kAskReruns) +
+                    " layer runs; for this model the CLI does it: model --dir DIR --text … --sweep heads.");
+  const bool same_query = c.a.query == c.b.query && c.a.query_text == c.b.query_text;
+  if (ask.layer == 0 && same_query)
+    lines.push_back("In a first layer the ratio of a head's weights on two keys is e to the difference of their "
+                    "scores, whatever the other keys are, and each score there comes from two tokens and their "
+                    "places alone: on the words both sentences share, no head of " + L + " can change which one it "
+                    "prefers. The answer changes through the word that differs (its weight and its value) and what "
+                    "comes after the heads.");
+  return lines;
+}
+
 // [SECTION] Drawing
 
 // One row of weights (or differences) as a strip of cells with its key tokens above.
@@ -263,6 +315,27 @@ void compare_controls(const AppState& state, AppInputs& next) {
   publish_item_rect("compare:twins");
 }
 
+// view_data.ask: null, or {position, layer, answer_a, answer_b, p_a, p_b, target, against, difference_a,
+// difference_b, rest_a, rest_b, ablated, heads: [{share_a, share_b, answer_a?, answer_b?, delta_a?,
+// delta_b?}], text} (token ids; text: the lines the view draws).
+nlohmann::json ask_json(const AppState& state, const Comparison& c) {
+  const std::vector<std::string> lines = ask_lines(state, c);
+  if (lines.empty()) return nullptr;
+  const CompareAsk& a = state.model.compare_ask;
+  nlohmann::json heads = nlohmann::json::array();
+  for (const AskedHead& h : a.heads) {
+    nlohmann::json j = {{"share_a", h.share_a}, {"share_b", h.share_b}};
+    if (a.ablated) j.update({{"answer_a", h.answer_a}, {"answer_b", h.answer_b}, {"delta_a", h.delta_a}, {"delta_b", h.delta_b}});
+    heads.push_back(j);
+  }
+  std::string text;
+  for (const std::string& line : lines) text += (text.empty() ? "" : " ") + line;
+  return {{"position", a.position}, {"layer", a.layer}, {"answer_a", a.answer_a}, {"answer_b", a.answer_b},
+          {"p_a", a.p_a}, {"p_b", a.p_b}, {"target", a.target}, {"against", a.against >= 0 ? nlohmann::json(a.against) : nlohmann::json(nullptr)},
+          {"difference_a", a.difference_a}, {"difference_b", a.difference_b}, {"rest_a", a.rest_a}, {"rest_b", a.rest_b},
+          {"ablated", a.ablated}, {"heads", heads}, {"text", text}};
+}
+
 }  // namespace
 
 // [SECTION] The view and its data
@@ -312,6 +385,13 @@ void draw_compare_panel(const AppState& state, AppInputs& next) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotLinesHovered));
   ImGui::TextWrapped("%s", verdict(state, c).c_str());
   ImGui::PopStyleColor();
+  const std::vector<std::string> asked = ask_lines(state, c);
+  if (!asked.empty()) {
+    ImGui::Separator();
+    ImGui::TextUnformatted("Ask the model: its answer, and what each head adds to it");
+    for (const std::string& line : asked) ImGui::TextWrapped("%s", line.c_str());
+    publish_item_rect("compare:ask");
+  }
   if (strips_first) {
     ImGui::Spacing();
     compare_controls(state, next);
@@ -340,7 +420,8 @@ nlohmann::json compare_view_data(const AppState& state) {
                                                                    {"change", c.difference[c.largest_change]}}
                                                    : nlohmann::json(nullptr)},
           {"top_moved", c.top_moved},
-          {"verdict", verdict(state, c)}};
+          {"verdict", verdict(state, c)},
+          {"ask", ask_json(state, c)}};
 }
 
 }  // namespace attn::ui

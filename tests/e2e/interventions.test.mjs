@@ -65,3 +65,40 @@ test("intervene matches PyTorch hooks in the page, and refuses bad requests by n
   assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
   await context.close();
 });
+
+test("Compare asks the trained model: its answers, each head's direct share and each head switched off, as intervene() gives them", async () => {
+  const A = "the animal didn ' t cross the street because it was tired . it refers to the";
+  const B = "the animal didn ' t cross the street because it was wide . it refers to the";
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  const s = await page.evaluate(([a, b]) => window.attentionExplainer.setState(
+    { model: "trained (built in)", view: "compare", sentence: a, compare_sentence: b, token: 16 }), [A, B]);
+  const ask = s.view_data.ask;
+  assert.ok(ask && ask.ablated, "asked, with every head switched off (2 heads: 4 layer runs)");
+  const run = (r) => page.evaluate((q) => window.attentionExplainer.intervene(q), r);
+  const [ra, rb] = [await run({ text: A, target: ask.target, against: ask.against, top: 1 }),
+    await run({ text: B, target: ask.target, against: ask.against, top: 1 })];
+  assert.equal(ask.answer_a, ra.next[16][0].id);
+  assert.equal(ask.answer_b, rb.next[16][0].id);
+  assert.notEqual(ask.answer_a, ask.answer_b, "the twins' answers differ: the logit difference of the two is measured");
+  assert.ok(Math.abs(ask.difference_a - ra.attribution.logit) < 1e-4 && Math.abs(ask.difference_b - rb.attribution.logit) < 1e-4);
+  let rest_a = ask.difference_a, rest_b = ask.difference_b;
+  for (const [h, head] of ask.heads.entries()) {
+    assert.ok(Math.abs(head.share_a - ra.attribution.heads[0][h]) < 1e-4, `head ${h} share in A`);
+    assert.ok(Math.abs(head.share_b - rb.attribution.heads[0][h]) < 1e-4, `head ${h} share in B`);
+    rest_a -= head.share_a, rest_b -= head.share_b;
+    for (const [text, answer, own, delta] of [[A, head.answer_a, ask.answer_a, head.delta_a], [B, head.answer_b, ask.answer_b, head.delta_b]]) {
+      const off = await run({ text, ablate: [[0, h]], target: own, top: 1 });
+      assert.equal(answer, off.intervened.next[16][0].id, `head ${h} off: the answer`);
+      assert.ok(Math.abs(delta - off.intervened.delta_log_prob) < 1e-4, `head ${h} off: Δ log p ${delta} vs ${off.intervened.delta_log_prob}`);
+    }
+  }
+  assert.ok(Math.abs(rest_a - ask.rest_a) < 1e-4 && Math.abs(rest_b - ask.rest_b) < 1e-4, "the parts add up to the measured difference");
+  // The words on screen say what was measured, and the first layer's limit (the ratio of two weights)
+  assert.match(ask.text, /likeliest next token is '[^']+' in A .* and '[^']+' in B/);
+  assert.match(ask.text, /L1 H1: direct share [-+]\d+\.\d\d in A, [-+]\d+\.\d\d in B\. Switched off: A answers/);
+  assert.match(ask.text, /no head of L1 can change which one it prefers/);
+  assert.doesNotMatch(s.view_data.verdict + ask.text, /the referent|the model's answer is the/i);
+  await frames(page, 2);
+  assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});
