@@ -300,7 +300,9 @@ void draw_probe(const AppState& state, AppInputs& next) {
     words.push_back(w);
   }
   ImGui::BeginGroup();
-  hint("Attention from the last \"the\", one column per head (L = layer, H = head).");
+  hint("Attention from the last \"the\", one column per head (L = layer, H = head). Where a head looks is not why "
+       "the model answers: the Compare view asks the model itself, with each head switched off and each head's share "
+       "of the answer (choose this model with Use this model, or \"trained (built in)\").");
   HeatmapStyle style;
   style.show_values = true;
   style.cell_width = ImGui::GetFontSize() * 3.2f;
