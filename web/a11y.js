@@ -98,6 +98,7 @@
     const summary = d.summaries[d.chosen.layer][d.chosen.head];
     return [element("p", `Layers: ${d.layers}, heads per layer: ${d.heads}. The chosen head's pattern: ${summary.label}.` +
       (summary.reading ? ` ${summary.reading}` : "")), list,
+      ...(d.sweep && d.sweep.text ? [element("p", `Each head switched off: ${d.sweep.text}`)] : []),
       ...familyParts(d.family, s)];
   }
 

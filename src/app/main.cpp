@@ -160,6 +160,7 @@ int main(int argc, char** argv) {
   int frame_count = 0;
   float font_scale = scale;  // the scale the atlas was built at
   unsigned announced_revision = state.revision;
+  int announced_sweep_cells = 0;  // the Heads view's sweep reports its progress to subscribers too
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);
     glfwPollEvents();
@@ -188,8 +189,10 @@ int main(int argc, char** argv) {
     ImGui::NewFrame();
     attn::ui::draw_app(state, ImGui::GetTime());
     platform::announce_text_field();
-    if (state.revision != announced_revision) {  // changed by the learner, a URL or the JS API
+    if (state.revision != announced_revision || state.heads_sweep.sweep.done != announced_sweep_cells) {
+      // changed by the learner, a URL or the JS API, or a sweep ran more cells
       announced_revision = state.revision;
+      announced_sweep_cells = state.heads_sweep.sweep.done;
       platform::notify_state_changed(announced_revision);
     }
     ImGui::Render();

@@ -190,19 +190,25 @@ namespace {
 // One rerun of `base` per (layer, column) cell: edit(layer, column, detail) is that cell's change
 // (`detail`: layer `layer` of the source run, when there is one), the cell log p(target) after it
 // less the baseline, or the restored fraction when patching from `source`.
+// `resume`: a sweep of the same request that its progress stopped, continued from its next cell.
 template <class Edit>
 Sweep sweep_cells(const Transformer& model, const ModelTrace& base, const ModelTrace* source, int position, int target,
-                  int columns, const Edit& edit, const SweepProgress& progress, Backend backend) {
+                  int columns, const Edit& edit, const SweepProgress& progress, Backend backend, const Sweep* resume) {
   const int L = model.config.n_layer;
-  Sweep s = start_sweep(L, columns);
-  s.baseline = token_log_prob(model, base, position, target, backend);
-  if (source) {
-    check_pair(*source, base);
-    s.source = token_log_prob(model, *source, position, target, backend);
+  if (resume && (resume->values.rows() != L || resume->values.cols() != columns))
+    bad("sweep", "the sweep to continue has another shape");
+  Sweep s = resume ? *resume : start_sweep(L, columns);
+  s.cancelled = false;
+  if (!resume) {
+    s.baseline = token_log_prob(model, base, position, target, backend);
+    if (source) {
+      check_pair(*source, base);
+      s.source = token_log_prob(model, *source, position, target, backend);
+    }
   }
-  for (int l = 0; l < L; ++l) {
+  for (int l = s.done / columns; l < L; ++l) {
     const LayerDetail detail = source ? layer_detail(model, *source, l, backend) : LayerDetail{};
-    for (int col = 0; col < columns; ++col) {
+    for (int col = l == s.done / columns ? s.done % columns : 0; col < columns; ++col) {
       const ModelTrace run = rerun_forward(model, base, edit(l, col, detail), sweep_options(backend));
       const double after = token_log_prob(model, run, position, target, backend);
       s.values(l, col) = static_cast<float>(source ? restored_fraction(after, s.source, s.baseline) : after - s.baseline);
@@ -215,33 +221,33 @@ Sweep sweep_cells(const Transformer& model, const ModelTrace& base, const ModelT
 }  // namespace
 
 Sweep ablation_sweep(const Transformer& model, const ModelTrace& base, int position, int target, AblateKind kind,
-                     const SweepProgress& progress, Backend backend) {
+                     const SweepProgress& progress, Backend backend, const Sweep* resume) {
   return sweep_cells(model, base, nullptr, position, target, model.config.n_head, [&](int l, int h, const LayerDetail&) {
     Intervention edit;
     edit.ablate = {{l, h}};
     edit.ablate_kind = kind;
     return edit;
-  }, progress, backend);
+  }, progress, backend, resume);
 }
 
 Sweep head_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
-                       int target, const SweepProgress& progress, Backend backend) {
+                       int target, const SweepProgress& progress, Backend backend, const Sweep* resume) {
   const int hd = model.config.head_dim;
   return sweep_cells(model, base, &source, position, target, model.config.n_head, [&](int l, int h, const LayerDetail& d) {
     Intervention edit;
     edit.head_patches.push_back({l, h, d.head_outputs.middleCols(h * hd, hd)});
     return edit;
-  }, progress, backend);
+  }, progress, backend, resume);
 }
 
 Sweep stream_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
-                         int target, const SweepProgress& progress, Backend backend) {
+                         int target, const SweepProgress& progress, Backend backend, const Sweep* resume) {
   return sweep_cells(model, base, &source, position, target, static_cast<int>(base.token_ids.size()),
                      [&](int l, int t, const LayerDetail& d) {
                        Intervention edit;
                        edit.stream_patches.push_back({l, t, d.stream_in.row(t)});
                        return edit;
-                     }, progress, backend);
+                     }, progress, backend, resume);
 }
 
 }  // namespace attn

@@ -58,7 +58,9 @@ constexpr double kMinRestorable = 0.01;
 double restored_fraction(double patched, double a, double b);
 
 // Sweeps: one intervention per cell, each rerun from its layer (rerun_forward). `progress(done,
-// total)` after each cell; it returns false to stop, leaving the cells not reached NaN.
+// total)` after each cell; it returns false to stop, leaving the cells not reached NaN. A stopped
+// sweep passed back as `resume` (same model, runs and request) continues from its next cell, with
+// the same numbers as one uninterrupted sweep (a page runs a few cells per frame so).
 using SweepProgress = std::function<bool(int done, int total)>;
 struct Sweep {
   Matrix values;           // (L, H) for heads, (L, T) for stream positions
@@ -69,13 +71,15 @@ struct Sweep {
 };
 // Each head ablated alone: Δ log p(target) at `position` against the unablated run.
 Sweep ablation_sweep(const Transformer& model, const ModelTrace& base, int position, int target, AblateKind kind,
-                     const SweepProgress& progress = {}, Backend backend = Backend::Simd);
+                     const SweepProgress& progress = {}, Backend backend = Backend::Simd, const Sweep* resume = nullptr);
 // Each head's output (or each layer's stream at each position) copied from `source` (A) into `base`
 // (B), both runs of as many tokens: the fraction of log p_A − log p_B of target it restores.
 Sweep head_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
-                       int target, const SweepProgress& progress = {}, Backend backend = Backend::Simd);
+                       int target, const SweepProgress& progress = {}, Backend backend = Backend::Simd,
+                       const Sweep* resume = nullptr);
 Sweep stream_patch_sweep(const Transformer& model, const ModelTrace& source, const ModelTrace& base, int position,
-                         int target, const SweepProgress& progress = {}, Backend backend = Backend::Simd);
+                         int target, const SweepProgress& progress = {}, Backend backend = Backend::Simd,
+                         const Sweep* resume = nullptr);
 // What a patch copies: head `head`'s output (T, head_dim), or the stream entering `layer` at
 // `position` (C), of the run `source`.
 HeadPatch head_patch_from(const Transformer& model, const ModelTrace& source, int layer, int head,

@@ -365,11 +365,33 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   state.model = std::move(model);
   state.error.clear();
   state.error_key.clear();
+  // The sweep follows the run it is about: a new model, text or position starts it again.
+  HeadSweepRun& sweep = state.heads_sweep;
+  const LoadedModel* loaded = find_model(state, state.inputs.model);
+  const bool same_run = loaded && sweep.model == loaded->model && sweep.base == state.model.forward &&
+                        sweep.position == state.inputs.token;
+  if (!same_run) {
+    sweep = HeadSweepRun{};
+    if (loaded && state.inputs.heads_sweep && state.model.forward && !state.model.next.empty()) {
+      sweep.model = loaded->model;
+      sweep.base = state.model.forward;
+      sweep.position = state.inputs.token;
+      sweep.target = state.model.next.front().id;
+    }
+  }
   if (changed) {
     ++state.revision;
     state.changed_at = now;
   }
   return true;
+}
+
+void heads_sweep_frame(AppState& state, const std::function<bool()>& more) {
+  HeadSweepRun& r = state.heads_sweep;
+  if (!state.inputs.heads_sweep || !r.base || r.finished()) return;
+  const bool started = r.sweep.values.size() > 0;
+  r.sweep = ablation_sweep(*r.model, *r.base, r.position, r.target, AblateKind::Zero,
+                           [&](int, int) { return more(); }, Backend::Simd, started ? &r.sweep : nullptr);
 }
 
 AppState make_initial_state() {

@@ -3,11 +3,13 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "../core/attention.h"
+#include "../core/attribution.h"
 #include "../core/break_experiment.h"
 #include "../api/model_files.h"
 #include "../core/transformer.h"
@@ -85,6 +87,7 @@ struct AppInputs {
   int tour_step = -1;                // the guided tour's stop (index into tour_stops()), -1: no tour
   bool advanced = false;             // the controls show developer internals (backend, GPU, state JSON)
   bool present = false;              // presentation mode: large type, no controls column, explanations on screen
+  bool heads_sweep = false;          // Heads view: switch every head off alone, a few per frame (false: stop)
 
   static constexpr int kDeriveStages = 6;  // Q·Kᵀ, ÷√d, exp, row sums, weights, weighted sums
   static Matrix derive_default_qk();
@@ -194,6 +197,19 @@ struct FontFallbackState {
   unsigned scanned_revision = ~0u;          // the state revision whose text was read last
 };
 
+// The Heads view's sweep (inputs.heads_sweep): every head of the current model switched off alone
+// (zeroed), each cell Δ log p of the likeliest next token after the selected position. It runs a few
+// cells per frame (heads_sweep_frame) so the page keeps drawing; another model, text or position
+// starts it again, and stopping keeps the cells done (turning it on again continues).
+struct HeadSweepRun {
+  std::shared_ptr<const Transformer> model;
+  std::shared_ptr<const ModelTrace> base;  // the run it switches heads off in (no LM head rows kept)
+  int position = -1, target = -1;
+  Sweep sweep;                             // values (L, H), NaN until run; empty before the first cell
+  int total() const { return model ? model->config.n_layer * model->config.n_head : 0; }
+  bool finished() const { return model && sweep.done >= total(); }
+};
+
 struct AppState {
   AppInputs inputs;          // what is on screen now (always the last good inputs)
   AppModel model;            // computed from inputs
@@ -207,11 +223,17 @@ struct AppState {
   // Shared so the state stays copyable; one session per app.
   std::shared_ptr<TrainSession> train = std::make_shared<TrainSession>();
   FontFallbackState fonts;
+  HeadSweepRun heads_sweep;
 };
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)
 // the state keeps its last good inputs and model and records the error. Returns true if accepted.
 bool apply_inputs(AppState& state, const AppInputs& next, double now);
+
+// Runs the Heads view's sweep on while `more()` says there is time left in this frame (at least one
+// cell per call); nothing when inputs.heads_sweep is off or the sweep is done.
+void heads_sweep_frame(AppState& state, const std::function<bool()>& more);
+constexpr double kSweepSliceMs = 8.0;  // the sweep's share of a frame (the page's loop)
 
 // Registers a loaded model (replacing one of the same name); it does not switch to it.
 void add_model(AppState& state, LoadedModel model);

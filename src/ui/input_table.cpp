@@ -343,6 +343,8 @@ std::vector<InputField> make_fields() {
                                             "the controls show developer internals: the backend, the GPU, the state JSON"));
   t.push_back(boolean<&AppInputs::present>("present", G::Setting, U::Permalink,
                                            "presentation mode: large type, no controls column, every explanation on screen without hovering"));
+  t.push_back(boolean<&AppInputs::heads_sweep>("heads_sweep", G::Place, U::None,
+                                               "Heads view: switch every head off alone, a few per frame (getState().view_data.sweep); false stops it"));
   return t;
 }
 

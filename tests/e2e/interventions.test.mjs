@@ -102,3 +102,45 @@ test("Compare asks the trained model: its answers, each head's direct share and 
   assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
   await context.close();
 });
+
+test("Heads view: the sweep switches every head off a few per frame, as intervene({sweep}) computes it; Cancel stops, Continue goes on", async () => {
+  const folder = makeModel({ layers: 3, heads: 4, embd: 36, dtype: "F32", seed: 22 });
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  await page.setInputFiles("#model-files", fs.readdirSync(folder).map((f) => path.join(folder, f)));
+  await page.waitForFunction(() => window.attentionExplainer.getState().model !== "handmade", null, { timeout: 30000 });
+  let s = await page.evaluate((text) => window.attentionExplainer.setState({ view: "heads", sentence: text, token: 6 }), TIRED);
+  assert.equal(s.view_data.sweep, null, "no sweep before it is asked for");
+  // Started and stopped at once: the cells done stay, the rest are null; on again, it continues.
+  s = await page.evaluate(() => { const api = window.attentionExplainer; api.setState({ heads_sweep: true }); return api.setState({ heads_sweep: false }); });
+  await frames(page, 3);
+  s = await page.evaluate(() => window.attentionExplainer.getState());
+  assert.equal(s.view_data.sweep.running, false);
+  assert.equal(s.view_data.sweep.done, 0, "stopped before its first frame: nothing ran");
+  await page.evaluate(() => window.attentionExplainer.setState({ heads_sweep: true }));
+  await page.waitForFunction(() => window.attentionExplainer.getState().view_data.sweep.done > 0);
+  await page.evaluate(() => window.attentionExplainer.setState({ heads_sweep: false }));
+  const part = (await page.evaluate(() => window.attentionExplainer.getState())).view_data.sweep;
+  assert.ok(part.done >= 1 && part.done <= part.total, JSON.stringify(part));
+  assert.equal(part.values.flat().filter((v) => v !== null).length, part.done);
+  await page.evaluate(() => window.attentionExplainer.setState({ heads_sweep: true }));
+  await page.waitForFunction(() => { const w = window.attentionExplainer.getState().view_data.sweep; return w.done === w.total; }, null, { timeout: 60000 });
+  s = await page.evaluate(() => window.attentionExplainer.getState());
+  const sweep = s.view_data.sweep;
+  assert.equal(sweep.total, 12);
+  assert.equal(sweep.target, s.next[0].id, "the likeliest next token after the selected one");
+  const ref = await page.evaluate(([text, target]) => window.attentionExplainer.intervene({ text, at: 6, target, sweep: "heads" }), [TIRED, sweep.target]);
+  // The whole sweep through the one-shot path: the same numbers (one sweep resumed over frames, bit for bit natively)
+  assert.ok(worst(sweep.values, ref.sweep.values) < 1e-5, `sweep: ${JSON.stringify(sweep.values)} vs ${JSON.stringify(ref.sweep.values)}`);
+  assert.ok(Math.abs(sweep.baseline - ref.sweep.baseline) < 1e-5);
+  assert.match(sweep.text, /^12 of 12 heads switched off, each alone\. .* The largest change: L\d H\d off, [-+]\d+\.\d\d\./);
+  // subscribers heard of the last cells: the screen-reader mirror says what the map shows
+  await page.waitForFunction(() => document.getElementById("view-numbers").textContent.includes("Each head switched off: 12 of 12"));
+  // Another position starts it again
+  s = await page.evaluate(() => window.attentionExplainer.setState({ token: 3 }));
+  assert.equal(s.view_data.sweep.done, 0);
+  assert.equal(s.view_data.sweep.position, 3);
+  await page.evaluate(() => window.attentionExplainer.setState({ heads_sweep: false }));
+  await frames(page, 2);
+  assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});

@@ -303,6 +303,21 @@ TEST_CASE("sweeps: each cell is its own rerun, and Cancel stops them") {
   CHECK(stopped.done == 3);
   CHECK(std::isfinite(stopped.values(0, 2)));
   CHECK(std::isnan(stopped.values(1, 0)));
+  // A stopped sweep continues where it stopped, one cell per call here: the same numbers, bit for bit.
+  const attn::Sweep whole = attn::ablation_sweep(m, base, 6, 4, AblateKind::Mean);
+  attn::Sweep resumed = stopped;
+  for (int calls = 0; resumed.done < 9 && calls < 20; ++calls)
+    resumed = attn::ablation_sweep(m, base, 6, 4, AblateKind::Mean, [](int, int) { return false; }, attn::Backend::Simd, &resumed);
+  CHECK(resumed.done == 9);
+  CHECK(resumed.baseline == whole.baseline);
+  CHECK((resumed.values.array() == whole.values.array()).all());
+  const attn::Sweep patched_part = attn::head_patch_sweep(m, run(m, ids_of(7, c.vocab_size, 5)), base, 6, 4,
+                                                          [](int done, int) { return done < 4; });
+  const attn::Sweep patched_rest = attn::head_patch_sweep(m, run(m, ids_of(7, c.vocab_size, 5)), base, 6, 4, {},
+                                                          attn::Backend::Simd, &patched_part);
+  const attn::Sweep patched_whole = attn::head_patch_sweep(m, run(m, ids_of(7, c.vocab_size, 5)), base, 6, 4);
+  CHECK(patched_rest.done == 9);
+  CHECK((patched_rest.values.array() == patched_whole.values.array() || patched_whole.values.array().isNaN()).all());
   // nothing to restore between a run and itself
   const attn::Sweep same = attn::head_patch_sweep(m, base, base, 6, 4);
   CHECK(std::isnan(same.values(2, 2)));
