@@ -481,7 +481,6 @@
     return true;
   }
 
-  // The id, revision, base and token are checked at once (a refusal the loader shows); then the load.
   // The built-in models: folders beside the page (./build_wasm.sh site copies them), fetched when the
   // learner, a tour stop, a link or setState first chooses one, not in the first load.
   const BUILTIN_MODELS = new Map([["trained (built in)", "models/trained/"]]);
@@ -510,6 +509,7 @@
     builtinLoads.set(name, load);
     return load;
   }
+  // The id, revision, base and token are checked at once (a refusal the loader shows); then the load.
   function loadHub({ hub, revision = "main", base = HUB_BASE, token, onProgress, trustedBase = true } = {}) {
     const r = hubRequest(hub, revision, base, { trusted: trustedBase });
     setHubToken(token);

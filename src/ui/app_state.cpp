@@ -331,9 +331,11 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         key = "compare";
         const int position = std::clamp(next.token, 0, static_cast<int>(model.token_ids.size()) - 1);
         const CompareAsk& old_ask = state.model.compare_ask;
-        const bool same_ask = old_ask.shown && model.forward == state.model.forward && model.compare_forward == state.model.compare_forward &&
-                              old_ask.position == position && old_ask.layer == applied.layer;
-        model.compare_ask = same_ask ? old_ask : ask_compare(*loaded->model, *model.forward, *model.compare_forward, position, applied.layer);
+        const bool same_ask = old_ask.shown && model.forward == state.model.forward &&
+                              model.compare_forward == state.model.compare_forward && old_ask.position == position &&
+                              old_ask.layer == applied.layer;
+        model.compare_ask = same_ask ? old_ask
+                                     : ask_compare(*loaded->model, *model.forward, *model.compare_forward, position, applied.layer);
       } else {
         model.compare_queries = embed_sentence(next.compare_sentence);
         const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;

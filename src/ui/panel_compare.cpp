@@ -211,7 +211,7 @@ std::vector<std::string> ask_lines(const AppState& state, const Comparison& c) {
                     "test of what the model needs.");
   else
     lines.push_back("Switching each head off is computed here only where it takes at most " + std::to_string(kAskReruns) +
-                    " layer runs; for this model the CLI does it: model --dir DIR --text … --sweep heads.");
+                    " layer runs; for this model the Heads view's sweep does it, a few heads per frame.");
   const bool same_query = c.a.query == c.b.query && c.a.query_text == c.b.query_text;
   if (ask.layer == 0 && same_query)
     lines.push_back("In a first layer the ratio of a head's weights on two keys is e to the difference of their "
