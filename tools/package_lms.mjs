@@ -190,7 +190,8 @@ export function buildPackage(kind, { dist = path.join(ROOT, "dist"), out = path.
     entries[lib + "page.js"] = strToU8(h5pPage(indexHtml));
     for (const f of site) {
       if (f.endsWith(".html")) continue;  // not on H5P's whitelist (the handout opens from the full site)
-      entries[lib + "explainer/" + f + (f.endsWith(".wasm") ? ".txt" : "")] = fs.readFileSync(path.join(dist, f));
+      // the wasm and the built-in model's weights are not on it either: stored as .txt (the page's data-wasm-suffix)
+      entries[lib + "explainer/" + f + (/\.(wasm|safetensors)$/.test(f) ? ".txt" : "")] = fs.readFileSync(path.join(dist, f));
     }
   } else {
     for (const f of site) entries[f] = fs.readFileSync(path.join(dist, f));

@@ -500,7 +500,7 @@
         return response;
       };
       for (const file of ["config.json", "tokenizer.json"]) h.text(file, new Uint8Array(await (await get(file)).arrayBuffer()));
-      const weights = await get(WEIGHTS_FILE);
+      const weights = await get(WEIGHTS_FILE + wasmSuffix);  // an H5P package stores it as .txt, as the wasm
       const size = Number(weights.headers.get("Content-Length")) || 0;
       h.setTotal(size);
       h.beginWeights(WEIGHTS_FILE, size);
@@ -1301,7 +1301,7 @@
     0, 65, 0, 253, 15, 253, 98, 11]);
   const flavour = WebAssembly.validate(SIMD_PROBE) ? "simd" : "baseline";
   api.build = flavour;
-  // An H5P library may not hold .wasm files: its copy names them NAME.wasm + data-wasm-suffix (".txt").
+  // An H5P library may not hold .wasm (nor .safetensors) files: its copy names them NAME + data-wasm-suffix (".txt").
   const wasmSuffix = document.documentElement.dataset.wasmSuffix || "";
   api.wasmSuffix = wasmSuffix;
   window.Module.locateFile = (file) => flavour + "/" + file + (file.endsWith(".wasm") ? wasmSuffix : "");

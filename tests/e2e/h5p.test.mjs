@@ -158,6 +158,10 @@ test("the teacher's settings: the view, the sentence and which checks count", as
   // the train view's worker starts from the library too (its wasm renamed like the page's)
   await s.frame.evaluate(() => window.attentionExplainer.setState({ view: "train" }));
   await until(() => s.frame.evaluate(() => window.attentionExplainer.getState().train.worker === "ready"), "the train worker", 30000);
+  // and so does the built-in trained model (its weights renamed too)
+  const trained = await s.frame.evaluate(() => window.attentionExplainer.setState({ model: "trained (built in)" }));
+  assert.equal(trained.model, "trained (built in)");
+  await s.frame.evaluate(() => window.attentionExplainer.setState({ model: "handmade" }));
   await s.frame.evaluate(() => window.attentionExplainer.setState({ view: "cost" }));
   await s.frame.evaluate(() => window.attentionExplainer.setState({ checks: { cost: { answer: "1", question: "", right: true, passed: true } } }));
   await frames(s.frame, 6);
