@@ -341,23 +341,27 @@ void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary&
 
 // [SECTION] The sweep: every head switched off alone
 
+// The sweep's cell of the largest |change| (row-major index), -1 before any.
+int largest_cell(const Matrix& values) {
+  int largest = -1;
+  for (int i = 0; i < static_cast<int>(values.size()); ++i)
+    if (std::isfinite(values.data()[i]) && (largest < 0 || std::fabs(values.data()[i]) > std::fabs(values.data()[largest])))
+      largest = i;
+  return largest;
+}
+
 // What the sweep measured, in words (under its map; view_data.sweep.text for the mirror).
 std::string sweep_text(const AppState& state) {
   const HeadSweepRun& r = state.heads_sweep;
   const LoadedModel* m = find_model(state, state.inputs.model);
   if (!m || !r.model || r.sweep.done == 0) return "";
   const std::string word = "'" + m->tokenizer->display(r.target) + "'";
-  int best_l = -1, best_h = -1;
-  for (int l = 0; l < r.sweep.values.rows(); ++l)
-    for (int h = 0; h < r.sweep.values.cols(); ++h) {
-      const float v = r.sweep.values(l, h);
-      if (std::isfinite(v) && (best_l < 0 || std::fabs(v) > std::fabs(r.sweep.values(best_l, best_h)))) best_l = l, best_h = h;
-    }
   std::string text = std::to_string(r.sweep.done) + " of " + std::to_string(r.total()) + " heads switched off, each alone. " +
                      "With every head on, log p of " + word + " is " + number_text(static_cast<float>(r.sweep.baseline), 2) + ".";
-  if (best_l >= 0)
-    text += " The largest change: L" + std::to_string(best_l + 1) + " H" + std::to_string(best_h + 1) + " off, " +
-            (r.sweep.values(best_l, best_h) >= 0 ? "+" : "") + number_text(r.sweep.values(best_l, best_h), 2) + ".";
+  const int H = static_cast<int>(r.sweep.values.cols());
+  if (const int best = largest_cell(r.sweep.values); best >= 0)
+    text += " The largest change: L" + std::to_string(best / H + 1) + " H" + std::to_string(best % H + 1) + " off, " +
+            (r.sweep.values.data()[best] >= 0 ? "+" : "") + number_text(r.sweep.values.data()[best], 2) + ".";
   return text + " Negative: the model needs that head for this answer; near 0: it can do without it alone "
                 "(two heads may stand in for each other, which switching one off at a time cannot show).";
 }
@@ -420,10 +424,8 @@ void draw_heads_sweep(const AppState& state, AppInputs& next) {
   for (int h = 0; h < c.n_head; ++h) cols.push_back("H" + std::to_string(h + 1));
   HeatmapStyle s;
   s.signed_values = true;
-  float range = 0.05f;
-  for (Eigen::Index i = 0; i < r.sweep.values.size(); ++i)
-    if (std::isfinite(r.sweep.values.data()[i])) range = std::max(range, std::fabs(r.sweep.values.data()[i]));
-  s.range = range;
+  const int largest = largest_cell(r.sweep.values);
+  s.range = std::max(0.05f, largest >= 0 ? std::fabs(r.sweep.values.data()[largest]) : 0.0f);
   s.show_values = true;
   s.row_labels = &rows;
   s.col_labels = &cols;
@@ -431,10 +433,6 @@ void draw_heads_sweep(const AppState& state, AppInputs& next) {
   legend("change of log p", s, font * 7.0f);
   const HeatmapHover hover = heatmap("##heads_sweep", r.sweep.values.data(), c.n_layer, c.n_head, s);
   publish_item_rect("heads:sweep_map");
-  int largest = -1;
-  for (int i = 0; i < static_cast<int>(r.sweep.values.size()); ++i)
-    if (std::isfinite(r.sweep.values.data()[i]) && (largest < 0 || std::fabs(r.sweep.values.data()[i]) > std::fabs(r.sweep.values.data()[largest])))
-      largest = i;
   const int hovered = hover.row >= 0 ? hover.row * c.n_head + hover.col : -1;
   explain_parts("##heads_sweep", static_cast<int>(r.sweep.values.size()), hovered, largest, [&](int i) {
     const float v = r.sweep.values.data()[i];
