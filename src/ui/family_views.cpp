@@ -212,12 +212,15 @@ CompareAsk ask_compare(const Transformer& model, const ModelTrace& a, const Mode
   ask.ablated = 2 * c.n_head * (c.n_layer - layer) <= kAskReruns;
   ForwardOptions only_stream;  // the LM head on the selected row only, below
   only_stream.predict_from = T;
-  const auto switched_off = [&](const ModelTrace& run, int h, int own, int& answer, float& delta) {
+  // log p of each sentence's own answer with every head on, once for all the heads below
+  const double own_a = ask.ablated ? token_log_prob(model, a, position, ask.answer_a) : 0;
+  const double own_b = ask.ablated ? token_log_prob(model, b, position, ask.answer_b) : 0;
+  const auto switched_off = [&](const ModelTrace& run, int h, int own, double own_log_prob, int& answer, float& delta) {
     Intervention off;
     off.ablate = {{layer, h}};
     const ModelTrace rerun = rerun_forward(model, run, off, only_stream);
     answer = next_tokens_at(model, rerun, position, 1).front().id;
-    delta = static_cast<float>(token_log_prob(model, rerun, position, own) - token_log_prob(model, run, position, own));
+    delta = static_cast<float>(token_log_prob(model, rerun, position, own) - own_log_prob);
   };
   for (int h = 0; h < c.n_head; ++h) {
     AskedHead head;
@@ -225,8 +228,8 @@ CompareAsk ask_compare(const Transformer& model, const ModelTrace& a, const Mode
     head.share_b = static_cast<float>(lb.heads(layer, h));
     ask.rest_a -= head.share_a, ask.rest_b -= head.share_b;
     if (ask.ablated) {
-      switched_off(a, h, ask.answer_a, head.answer_a, head.delta_a);
-      switched_off(b, h, ask.answer_b, head.answer_b, head.delta_b);
+      switched_off(a, h, ask.answer_a, own_a, head.answer_a, head.delta_a);
+      switched_off(b, h, ask.answer_b, own_b, head.answer_b, head.delta_b);
     }
     ask.heads.push_back(head);
   }
