@@ -78,6 +78,7 @@
   function plainFacts(data, prefix = "") {
     const list = element("ul");
     for (const [key, value] of Object.entries(data || {})) {
+      if (key === "interventions") continue;  // its own list (interventionParts)
       const name = prefix + key.replace(/_/g, " ");
       if (typeof value === "number") list.appendChild(element("li", `${name}: ${figure(value)}`));
       else if (typeof value === "string" || typeof value === "boolean") list.appendChild(element("li", `${name}: ${value}`));
@@ -137,12 +138,25 @@
     return parts;
   }
 
+  // The learner's changes inside the model (switched-off heads, cut links, a patch) and what they did.
+  function interventionParts(d) {
+    if (!d) return [];
+    const list = element("ul", undefined, { "aria-label": "Your changes inside the model" });
+    for (const text of d.entries) list.appendChild(element("li", text));
+    return [element("h3", "Your changes inside the model"), list,
+      ...[d.effect, d.restored, d.note].filter(Boolean).map((text) => element("p", text))];
+  }
+
   function render() {
     const s = api.getState();
     const parts = [element("h2", `${TITLES[s.view] || s.view} view, in numbers`)];
     if (s.view === "flow" || s.view === "weights" || s.view === "mistakes") parts.push(weightTable(s));
     if (s.view === "mistakes" && s.view_data.own_factor) parts.push(element("p", s.view_data.own_factor));
     if (s.view === "weights" && s.view_data.sink) parts.push(element("p", s.view_data.sink));
+    const reading = s.view === "weights" && s.view_data.reading;
+    if (reading) parts.push(matrixTable(reading.kind === "rollout" ? "Rollout: the share of each key token in each query's stream"
+      : "Value-weighted: each weight times the length of what its key sends", s.tokens, s.kv_tokens, reading.values, 3),
+    element("p", reading.text));
     const around = s.view === "flow" && s.view_data.around;
     if (around) parts.push(element("p", `Around this head at "${s.tokens[around.token]}": the stream entering the layer ` +
       `has length ${number(around.stream_in)}, the attention adds ${number(around.attention_update)}, the MLP adds ` +
@@ -152,6 +166,7 @@
     else if (s.view === "derive") parts.push(...deriveParts(s));
     else if (s.view === "heads") parts.push(...headParts(s));
     else if (s.view !== "flow" && s.view !== "weights") parts.push(plainFacts(s.view_data));
+    parts.push(...interventionParts(s.view_data.interventions));
     box.replaceChildren(...parts);
   }
 

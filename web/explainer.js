@@ -107,7 +107,7 @@
   const hubModels = new Map();  // repository → {revision, base}: loaded, offered or kept from the hub
   const pageParams = new URLSearchParams(location.search);
   let urlApplied = null;  // a Promise while a built-in model the link names is fetched
-  let pendingUrlChoice = null;  // {model, layer, head} from the URL, applied once that model is loaded
+  let pendingUrlChoice = null;  // {model, values: {layer, head, ablate...}} from the URL, applied once that model is loaded
   // The learner's access token for gated repositories: in this variable only (never in the state,
   // the URL, storage or a message), sent as Authorization to the hub's origin only.
   let hubToken = "";
@@ -222,12 +222,11 @@
       check();
       const info = modelCall("attn_model_finish").model;
       if (pendingUrlChoice && pendingUrlChoice.model === info.name) {
-        const { layer, head } = pendingUrlChoice;
+        const { values } = pendingUrlChoice;
         pendingUrlChoice = null;
-        for (const [key, value] of Object.entries({ layer, head }))
-          if (value !== undefined) {
-            try { api.setState({ [key]: value }); } catch (e) { console.warn(`attention explainer: URL parameter ignored: ${e.message}`); }
-          }
+        for (const [key, value] of Object.entries(values)) {
+          try { api.setState({ [key]: value }); } catch (e) { console.warn(`attention explainer: URL parameter ignored: ${e.message}`); }
+        }
       }
       return info;
     } catch (e) {
@@ -832,10 +831,13 @@
   // shortest text that reads back as the same float).
   let inputTable = [];
   const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  // inputs whose URL text is their JSON (the interventions: ?ablate=[[0,1]])
+  const JSON_TYPES = ["heads", "cuts", "patch"];
   function urlText(field, value) {
     if (field.type === "boolean") return value ? "1" : "0";
     if (field.type === "matrix") return value.map((row) => row.join(",")).join(";");
     if (field.type === "views") return value.join(",");
+    if (JSON_TYPES.includes(field.type)) return JSON.stringify(value);
     return String(value);
   }
   function permalinkSearch(state) {
@@ -1055,6 +1057,8 @@
   // value only warns.
   // read by the page itself: the embedding page's origin, a repository offered from the hub
   const PAGE_PARAMS = ["origin", "hub", "revision", "hub_base", "tour"];
+  // what only means something once the link's model is loaded (in the table's order)
+  const MODEL_PARAMS = ["layer", "head", "ablate", "ablate_kind", "cut", "patch"];
   function paramValue(field, raw) {
     const key = field.name;
     const number = (text) => {
@@ -1074,7 +1078,9 @@
       case "token": return /^\d+$/.test(raw) ? Number(raw) : raw;
       case "views": return raw.split(",").map((v) => v.trim()).filter(Boolean);
       case "matrix": return raw.split(";").map((row) => row.split(",").map(number));
-      default: return raw;
+      default:
+        if (!JSON_TYPES.includes(field.type)) return raw;
+        try { return JSON.parse(raw); } catch (e) { throw new Error(`${key}: not JSON (${e.message})`); }
     }
   }
   function applyUrlParameters({ fetched = false } = {}) {
@@ -1096,10 +1102,14 @@
     const skip = new Set();
     const held = model !== null && api.getState().models.some((m) => m.name === model);
     if (model !== null && model !== "handmade" && !held) {
-      ["model", "layer", "head"].forEach((key) => skip.add(key));
-      const number = (key) => (/^\d+$/.test(params.get(key) || "") ? Number(params.get(key)) : undefined);
-      if (hub && model === hub) pendingUrlChoice = { model, layer: number("layer"), head: number("head") };
-      else console.warn(`attention explainer: model "${model}" is not loaded; the hand-made model stays ` +
+      ["model", ...MODEL_PARAMS].forEach((key) => skip.add(key));
+      if (hub && model === hub) {
+        pendingUrlChoice = { model, values: {} };
+        for (const key of MODEL_PARAMS.filter((k) => params.has(k))) {
+          try { pendingUrlChoice.values[key] = paramValue(inputTable.find((f) => f.name === key), params.get(key)); }
+          catch (e) { console.warn(`attention explainer: URL parameter ignored: ${e.message}`); }
+        }
+      } else console.warn(`attention explainer: model "${model}" is not loaded; the hand-made model stays ` +
         `(?hub=${model} would offer it for download)`);
     }
     for (const key of ordered) {

@@ -22,12 +22,6 @@ json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr
 
 json token_json(const LoadedModel& m, int id) { return {{"token", m.tokenizer->decode({id})}, {"id", id}}; }
 
-json heads_json(const std::vector<HeadRef>& heads) {
-  json out = json::array();
-  for (const HeadRef& h : heads) out.push_back({h.layer, h.head});
-  return out;
-}
-
 json attribution_json(const LogitAttribution& a, const TransformerConfig& c) {
   json heads = json::array();
   for (int l = 0; l < c.n_layer; ++l) {
@@ -60,13 +54,79 @@ std::vector<std::pair<int, int>> pairs_from(const json& v, const std::string& wh
   }
   return pairs;
 }
-std::vector<HeadRef> heads_from(const json& v, const std::string& what) {
+}  // namespace
+
+json heads_json(const std::vector<HeadRef>& heads) {
+  json out = json::array();
+  for (const HeadRef& h : heads) out.push_back({h.layer, h.head});
+  return out;
+}
+
+std::vector<HeadRef> heads_from_json(const json& v, const std::string& what) {
   std::vector<HeadRef> heads;
   for (const auto& [layer, head] : pairs_from(v, what, "layer", "head")) heads.push_back({layer, head});
   return heads;
 }
 
-}  // namespace
+AblateKind ablate_kind_from_json(const json& v, const std::string& what) {
+  if (v != "zero" && v != "mean") bad(what, "must be \"zero\" or \"mean\"");
+  return v == "zero" ? AblateKind::Zero : AblateKind::Mean;
+}
+
+json cuts_json(const std::vector<LinkCut>& cuts) {
+  json out = json::array();
+  for (const LinkCut& cut : cuts)
+    out.push_back({{"layer", cut.layer}, {"head", cut.head < 0 ? json("all") : json(cut.head)}, {"query", cut.query}, {"key", cut.key}});
+  return out;
+}
+
+std::vector<LinkCut> cuts_from_json(const json& v, const std::string& what) {
+  if (!v.is_array()) bad(what, "must be a list of {layer, head, query, key}");
+  std::vector<LinkCut> cuts;
+  for (const json& c : v) {
+    if (!c.is_object() || !c.contains("layer") || !c.contains("head") || !c.contains("query") || !c.contains("key") || c.size() != 4)
+      bad(what, "each entry is {layer, head (a number or \"all\"), query, key}");
+    cuts.push_back({whole(c["layer"], what + " layer"), c["head"] == "all" ? -1 : whole(c["head"], what + " head"),
+                    whole(c["query"], what + " query"), whole(c["key"], what + " key")});
+    if (cuts.back().head < -1) bad(what + " head", "must be a head number or \"all\"");
+  }
+  return cuts;
+}
+
+json patch_json(const PatchSpec& p) {
+  if (p.from.empty()) return nullptr;
+  json out = {{"from", p.from}};
+  if (!p.heads.empty()) out["heads"] = heads_json(p.heads);
+  if (!p.resid.empty()) out["resid"] = p.resid;
+  return out;
+}
+
+PatchSpec patch_from_json(const json& v, const std::string& what) {
+  PatchSpec p;
+  if (v.is_null()) return p;
+  if (!v.is_object() || !v.contains("from")) bad(what, "must be {from: TEXT, heads: [[l, h]]} or {from: TEXT, resid: [[l, position]]}");
+  for (const auto& item : v.items())
+    if (item.key() != "from" && item.key() != "heads" && item.key() != "resid") bad(what, "unknown key \"" + item.key() + "\"");
+  if (!v["from"].is_string() || v["from"].get<std::string>().empty()) bad(what + ".from", "must be a non-empty string");
+  p.from = v["from"].get<std::string>();
+  if (v.contains("heads")) p.heads = heads_from_json(v["heads"], what + ".heads");
+  if (v.contains("resid")) p.resid = pairs_from(v["resid"], what + ".resid", "layer", "position");
+  return p;
+}
+
+Intervention with_patches(const Transformer& model, Intervention edit, const ModelTrace& source,
+                          const std::vector<HeadRef>& heads, const std::vector<std::pair<int, int>>& resid) {
+  const int L = model.config.n_layer;
+  for (const HeadRef& h : heads) {
+    if (h.layer < 0 || h.layer >= L) bad("patch " + std::to_string(h.layer) + "." + std::to_string(h.head), "layer outside the model");
+    edit.head_patches.push_back(head_patch_from(model, source, h.layer, h.head));
+  }
+  for (const auto& [layer, position] : resid) {
+    if (layer < 0 || layer >= L) bad("patch-resid " + std::to_string(layer) + "@" + std::to_string(position), "layer outside the model");
+    edit.stream_patches.push_back(stream_patch_from(model, source, layer, position));
+  }
+  return edit;
+}
 
 InterventionRequest intervention_request(const LoadedModel& m, const json& q) {
   if (!q.is_object()) bad("intervene", "takes an object {text, ablate, cut, patch, target, ...}");
@@ -81,30 +141,14 @@ InterventionRequest intervention_request(const LoadedModel& m, const json& q) {
   if (!q.contains("text")) bad("text", "must be a non-empty string");
   r.ids = text(q["text"], "text");
   if (q.contains("top")) r.top = whole(q["top"], "top");
-  if (q.contains("ablate")) r.edit.ablate = heads_from(q["ablate"], "ablate");
-  if (q.contains("ablate_kind")) {
-    const json& k = q["ablate_kind"];
-    if (k != "zero" && k != "mean") bad("ablate_kind", "must be \"zero\" or \"mean\"");
-    r.edit.ablate_kind = k == "zero" ? AblateKind::Zero : AblateKind::Mean;
-  }
-  if (q.contains("cut")) {
-    if (!q["cut"].is_array()) bad("cut", "must be a list of {layer, head, query, key}");
-    for (const json& c : q["cut"]) {
-      if (!c.is_object() || !c.contains("layer") || !c.contains("head") || !c.contains("query") || !c.contains("key"))
-        bad("cut", "each entry needs layer, head (a number or \"all\"), query and key");
-      r.edit.cuts.push_back({whole(c["layer"], "cut layer"), c["head"] == "all" ? -1 : whole(c["head"], "cut head"),
-                             whole(c["query"], "cut query"), whole(c["key"], "cut key")});
-      if (r.edit.cuts.back().head < -1) bad("cut head", "must be a head number or \"all\"");
-    }
-  }
+  if (q.contains("ablate")) r.edit.ablate = heads_from_json(q["ablate"], "ablate");
+  if (q.contains("ablate_kind")) r.edit.ablate_kind = ablate_kind_from_json(q["ablate_kind"], "ablate_kind");
+  if (q.contains("cut")) r.edit.cuts = cuts_from_json(q["cut"], "cut");
   if (q.contains("patch")) {
-    const json& p = q["patch"];
-    if (!p.is_object() || !p.contains("from")) bad("patch", "must be {from: TEXT, heads: [[l, h]]} or {from: TEXT, resid: [[l, position]]}");
-    for (const auto& item : p.items())
-      if (item.key() != "from" && item.key() != "heads" && item.key() != "resid") bad("patch", "unknown key \"" + item.key() + "\"");
-    r.source_ids = text(p["from"], "patch.from");
-    if (p.contains("heads")) r.patch_heads = heads_from(p["heads"], "patch.heads");
-    if (p.contains("resid")) r.patch_resid = pairs_from(p["resid"], "patch.resid", "layer", "position");
+    const PatchSpec p = patch_from_json(q["patch"], "patch");
+    r.source_ids = text(json(p.from), "patch.from");
+    r.patch_heads = p.heads;
+    r.patch_resid = p.resid;
   }
   const auto token = [&](const json& v, const std::string& what) {
     if (v.is_number_integer()) return token_from_spec(m, "#" + std::to_string(v.get<long long>()), what);
@@ -172,15 +216,7 @@ json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
   Intervention edit = r.edit;
   if (patching) {
     source = transformer_forward(model, r.source_ids, options);
-    for (const HeadRef& h : r.patch_heads) {
-      if (h.layer < 0 || h.layer >= c.n_layer) bad("patch " + std::to_string(h.layer) + "." + std::to_string(h.head), "layer outside the model");
-      edit.head_patches.push_back(head_patch_from(model, source, h.layer, h.head));
-    }
-    for (const auto& [layer, position] : r.patch_resid) {
-      if (layer < 0 || layer >= c.n_layer)
-        bad("patch-resid " + std::to_string(layer) + "@" + std::to_string(position), "layer outside the model");
-      edit.stream_patches.push_back(stream_patch_from(model, source, layer, position));
-    }
+    edit = with_patches(model, edit, source, r.patch_heads, r.patch_resid);
   }
   json tokens = json::array();
   for (int id : r.ids) tokens.push_back(m.tokenizer->decode({id}));
@@ -195,11 +231,8 @@ json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
     changed = rerun_forward(model, base, edit, options);
     shown = &changed;
     const double after = token_log_prob(model, changed, at, target);
-    json cuts = json::array();
-    for (const LinkCut& cut : edit.cuts)
-      cuts.push_back({{"layer", cut.layer}, {"head", cut.head < 0 ? json("all") : json(cut.head)}, {"query", cut.query}, {"key", cut.key}});
     out["intervened"] = {{"ablate", heads_json(edit.ablate)}, {"ablate_kind", ablate_kind_name(edit.ablate_kind)},
-                         {"cuts", cuts}, {"next", next_json(m, changed, r.top)}, {"log_prob", after},
+                         {"cuts", cuts_json(edit.cuts)}, {"next", next_json(m, changed, r.top)}, {"log_prob", after},
                          {"delta_log_prob", after - log_prob}};
     if (patching) {
       const double a = token_log_prob(model, source, at, target);

@@ -15,6 +15,33 @@ namespace attn {
 
 enum class SweepKind { None, Heads, Positions };
 
+// A patch as the page and the JS API name it: the text A to copy from (empty: no patch), and what
+// is copied from A's run into this one: heads' outputs, or the stream entering a layer at a position.
+struct PatchSpec {
+  std::string from;
+  std::vector<HeadRef> heads;
+  std::vector<std::pair<int, int>> resid;  // (layer, position)
+  bool operator==(const PatchSpec& o) const { return from == o.from && heads == o.heads && resid == o.resid; }
+  bool operator!=(const PatchSpec& o) const { return !(*this == o); }
+};
+
+// The JSON forms the page, the JS API and the permalinks share, each checked for its shape only
+// (std::invalid_argument "<what>: …"); whether an entry fits a model and a text is
+// validate_intervention's: [[l, h], ...]; "zero" | "mean"; [{layer, head: h | "all", query, key}];
+// {from: TEXT, heads?: [[l, h]], resid?: [[l, position]]}.
+nlohmann::json heads_json(const std::vector<HeadRef>& heads);
+std::vector<HeadRef> heads_from_json(const nlohmann::json& v, const std::string& what);
+AblateKind ablate_kind_from_json(const nlohmann::json& v, const std::string& what);
+nlohmann::json cuts_json(const std::vector<LinkCut>& cuts);
+std::vector<LinkCut> cuts_from_json(const nlohmann::json& v, const std::string& what);
+nlohmann::json patch_json(const PatchSpec& patch);  // null when there is none
+PatchSpec patch_from_json(const nlohmann::json& v, const std::string& what);
+
+// `edit` with what a patch copies from A's run (`source`) into a run of as many tokens; throws
+// std::invalid_argument naming a layer outside the model.
+Intervention with_patches(const Transformer& model, Intervention edit, const ModelTrace& source,
+                          const std::vector<HeadRef>& heads, const std::vector<std::pair<int, int>>& resid);
+
 struct InterventionRequest {
   std::vector<int> ids;                          // the text the model reads (B when patching)
   Intervention edit;                             // ablate, ablate_kind, cuts; patches come from `source_ids`

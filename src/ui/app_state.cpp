@@ -218,6 +218,85 @@ std::shared_ptr<const ModelTrace> handmade_forward(const AttentionTrace& trace) 
   return forward;
 }
 
+// [SECTION] Asking the model why: which interventions fit the model and the text
+
+constexpr const char* kHandmadeTakesCuts =
+    "the hand-made model has one head, no W_O and no next-token head, so there is no answer for switching a head off "
+    "or patching it to change: cut links instead (its weights renormalise without them)";
+
+// Keeps the entries of `list` that `fits` accepts, checked one by one with the ones kept before them
+// (cuts together may leave a query no key). A list the learner just changed (`fresh`) is refused at
+// its first entry that does not fit; a list kept from before (the model or the text changed under it)
+// loses such entries, each named in `dropped`.
+template <class Entry, class Fits>
+void keep_fitting(std::vector<Entry>& list, bool fresh, std::vector<std::string>& dropped, const Fits& fits) {
+  std::vector<Entry> kept;
+  for (const Entry& entry : list) {
+    kept.push_back(entry);
+    try {
+      fits(kept);
+    } catch (const std::invalid_argument& e) {
+      if (fresh) throw;
+      kept.pop_back();
+      dropped.push_back(e.what());
+    }
+  }
+  list = std::move(kept);
+}
+
+// The interventions of `next` that fit the model (null: the hand-made one, whose only layer and head
+// are computed with `handmade`'s mask) and a text of T queries and Tk keys; `patch_T`: how many tokens
+// the patch's text reads as. `key` names the input a refusal is about; `note` what was dropped.
+void fit_edits(const TransformerConfig* c, int T, int Tk, int patch_T, const AttentionOptions& handmade,
+               const AppInputs& before, AppInputs& next, std::string& key, std::string& note) {
+  std::vector<std::string> dropped;
+  key = "ablate";
+  keep_fitting(next.ablate, next.ablate != before.ablate, dropped, [&](const std::vector<HeadRef>& heads) {
+    if (!c) throw std::invalid_argument(std::string("ablate: ") + kHandmadeTakesCuts);
+    Intervention edit;
+    edit.ablate = heads;
+    validate_intervention(*c, T, edit);
+  });
+  key = "cut";
+  keep_fitting(next.cuts, next.cuts != before.cuts, dropped, [&](const std::vector<LinkCut>& cuts) {
+    Intervention edit;
+    edit.cuts = cuts;
+    if (c) return validate_intervention(*c, T, edit);
+    for (const LinkCut& cut : cuts)
+      if (cut.layer != 0 || cut.head > 0)
+        throw std::invalid_argument("cut " + std::to_string(cut.layer) + "." + std::to_string(cut.head) +
+                                    ": the hand-made model has one layer and one head (0.0)");
+    AttentionOptions o = handmade;
+    o.cuts = head_cuts(edit, 0, 0);
+    validate_cuts(o, T, Tk, "cut");
+  });
+  key = "patch";
+  if (!next.patch.from.empty()) {
+    std::vector<PatchSpec> patch = {next.patch};
+    keep_fitting(patch, next.patch != before.patch, dropped, [&](const std::vector<PatchSpec>& p) {
+      if (!c) throw std::invalid_argument(std::string("patch: ") + kHandmadeTakesCuts);
+      if (patch_T != T)
+        throw std::invalid_argument("patch: \"" + p[0].from + "\" reads as " + std::to_string(patch_T) +
+                                    " tokens and the sentence as " + std::to_string(T) +
+                                    ": a patch copies between texts of as many tokens");
+      if (p[0].heads.empty() && p[0].resid.empty()) throw std::invalid_argument("patch: say what to copy: heads or resid");
+      for (const HeadRef& h : p[0].heads)
+        if (h.layer < 0 || h.layer >= c->n_layer || h.head < 0 || h.head >= c->n_head)
+          throw std::invalid_argument("patch " + std::to_string(h.layer) + "." + std::to_string(h.head) +
+                                      ": not a head of this model (" + std::to_string(c->n_layer) + " layers × " +
+                                      std::to_string(c->n_head) + " heads)");
+      for (const auto& [layer, position] : p[0].resid)
+        if (layer < 0 || layer >= c->n_layer || position < 0 || position >= T)
+          throw std::invalid_argument("patch " + std::to_string(layer) + "@" + std::to_string(position) +
+                                      ": not a layer and position of this model and text");
+    });
+    next.patch = patch.empty() ? PatchSpec{} : patch[0];
+  }
+  note.clear();
+  for (const std::string& d : dropped)
+    note += (note.empty() ? "Dropped, as the new model or text no longer fits it: " : "; ") + d;
+}
+
 }  // namespace
 
 void add_model(AppState& state, LoadedModel model) {
@@ -243,6 +322,15 @@ json current_model_info(const AppState& state) {
           {"params", w.wq.size() + w.wk.size() + w.wv.size()}};
 }
 
+const char* weights_show_name(WeightsShow w) {
+  switch (w) {
+    case WeightsShow::Weights: return "weights";
+    case WeightsShow::ValueWeighted: return "value_weighted";
+    case WeightsShow::Rollout: return "rollout";
+  }
+  return "weights";
+}
+
 bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   AppModel model;
   AppInputs applied = next;
@@ -264,45 +352,125 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       applied.layer = std::clamp(next.layer, 0, c.n_layer - 1);
       applied.head = std::clamp(next.head, 0, c.n_head - 1);
       key = "sentence";
-      const bool same_forward = state.model.forward && state.model.forward_model == loaded->model &&
+      const bool same_forward = state.model.base_forward && state.model.forward_model == loaded->model &&
                                 state.inputs.sentence == next.sentence;
       model.token_ids = same_forward ? state.model.token_ids : model_token_ids(*loaded, next.sentence);
+      const int T = static_cast<int>(model.token_ids.size());
       ForwardOptions only_heads;  // the LM head only where the page shows predictions: below
-      only_heads.predict_from = static_cast<int>(model.token_ids.size());
-      model.forward = same_forward ? state.model.forward
-                                   : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, model.token_ids, only_heads));
+      only_heads.predict_from = T;
+      model.base_forward = same_forward ? state.model.base_forward
+                                        : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, model.token_ids, only_heads));
       model.forward_model = loaded->model;
-      model.forward_revision = same_forward ? state.model.forward_revision : state.revision + 1;
       model.queries.tokens = same_forward ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
       model.queries.unknown.assign(model.queries.tokens.size(), false);
+      // The interventions: the changed run again from its first changed layer (rerun_forward), the
+      // patch's text once per text.
+      const bool same_source = state.model.patch_forward && state.model.forward_model == loaded->model &&
+                               state.inputs.patch.from == next.patch.from;
+      std::vector<int> source_ids;
+      if (!same_source && !next.patch.from.empty()) {
+        key = "patch";
+        source_ids = model_token_ids(*loaded, next.patch.from);
+      }
+      const int patch_T = same_source ? static_cast<int>(state.model.patch_forward->token_ids.size())
+                                      : static_cast<int>(source_ids.size());
+      fit_edits(&c, T, T, patch_T, {}, state.inputs, applied, key, model.edit_note);
+      Intervention edit;
+      edit.ablate = applied.ablate;
+      edit.ablate_kind = applied.ablate_kind;
+      edit.cuts = applied.cuts;
+      if (!applied.patch.from.empty()) {
+        ForwardOptions source_options;
+        source_options.predict_from = T;
+        model.patch_forward = same_source ? state.model.patch_forward
+                                          : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, source_ids, source_options));
+        edit = with_patches(*loaded->model, edit, *model.patch_forward, applied.patch.heads, applied.patch.resid);
+        validate_intervention(c, T, edit);  // a head both switched off and patched
+      }
+      const bool same_edit = same_forward && (same_source || applied.patch.from.empty()) &&
+                             state.inputs.ablate == applied.ablate && state.inputs.ablate_kind == applied.ablate_kind &&
+                             state.inputs.cuts == applied.cuts && state.inputs.patch == applied.patch;
+      key = "ablate";
+      model.forward = same_edit ? state.model.forward
+                      : edit.empty() ? model.base_forward
+                                     : std::make_shared<const ModelTrace>(rerun_forward(*loaded->model, *model.base_forward, edit, only_heads));
+      const bool same_shown = model.forward == state.model.forward;
+      model.forward_revision = same_shown ? state.model.forward_revision : state.revision + 1;
       key = "options";
       o = model_layer_options(c, applied.layer, next);
-      const bool same_layer = same_forward && state.model.layer && state.inputs.layer == applied.layer;
+      const bool same_layer = same_shown && state.model.layer && state.inputs.layer == applied.layer;
       model.layer = same_layer ? state.model.layer
                                : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
       model.queries.x = model.layer->x;
       model.keys = model.queries;
-      const int token = std::clamp(next.token, 0, static_cast<int>(model.token_ids.size()) - 1);
-      model.next = same_forward && state.inputs.token == token ? state.model.next
-                                                               : next_tokens_at(*loaded->model, *model.forward, token, kShownNextTokens);
-      model.trace = head_trace(c, *model.layer, applied.head, o);
+      const int token = std::clamp(next.token, 0, T - 1);
+      const bool same_token = same_shown && state.inputs.token == token;
+      model.next = same_token ? state.model.next : next_tokens_at(*loaded->model, *model.forward, token, kShownNextTokens);
+      if (same_token) model.effect = state.model.effect;
+      else if (!edit.empty()) {
+        EditEffect& e = model.effect;
+        e.shown = true;
+        e.position = token;
+        e.base_next = next_tokens_at(*loaded->model, *model.base_forward, token, kShownNextTokens);
+        e.target = e.base_next.front().id;
+        e.base_log_prob = token_log_prob(*loaded->model, *model.base_forward, token, e.target);
+        e.log_prob = token_log_prob(*loaded->model, *model.forward, token, e.target);
+        e.patched = !applied.patch.from.empty();
+        if (e.patched) {
+          e.source_log_prob = token_log_prob(*loaded->model, *model.patch_forward, token, e.target);
+          e.restored = restored_fraction(e.log_prob, e.source_log_prob, e.base_log_prob);
+        }
+      }
+      AttentionOptions shown = o;
+      shown.cuts = head_cuts(edit, applied.layer, applied.head);
+      model.trace = head_trace(c, *model.layer, applied.head, shown);
       const TransformerBlock& block0 = loaded->model->blocks.front();
       model.family = std::make_shared<const FamilyViews>(family_views(
           c, *model.layer, model.trace, applied.layer, applied.head, next.token,
           static_cast<int>(dtype_bytes(block0.qkv.dtype))));
       model.around = around_head(c, loaded->model->blocks[static_cast<std::size_t>(applied.layer)], *model.layer,
                                  applied.head, token);
+      key = "weights_show";
+      const bool same_influence = same_layer && state.model.influence && state.inputs.weights_show == applied.weights_show &&
+                                  (applied.weights_show == WeightsShow::Rollout || state.inputs.head == applied.head);
+      if (same_influence) model.influence = state.model.influence;
+      else if (applied.weights_show == WeightsShow::ValueWeighted) {
+        const ValueWeighted vw = value_weighted(c, loaded->model->blocks[static_cast<std::size_t>(applied.layer)],
+                                                *model.layer, applied.head);
+        model.influence = std::make_shared<const AppModel::Influence>(AppModel::Influence{vw.weighted, vw.value_norms});
+      } else if (applied.weights_show == WeightsShow::Rollout) {
+        std::vector<Matrix> means;
+        for (int l = 0; l < applied.layer; ++l) means.push_back(head_mean_weights(layer_detail(*loaded->model, *model.forward, l)));
+        means.push_back(head_mean_weights(*model.layer));
+        model.influence = std::make_shared<const AppModel::Influence>(AppModel::Influence{attention_rollout(means).back(), {}});
+      }
     } else {
       applied.layer = applied.head = 0;
       key = "sentence";
       model.queries = embed_sentence(next.sentence);
       key = "kv_sentence";
       model.keys = next.cross ? embed_sentence(next.kv_sentence) : model.queries;
+      const int Tq = static_cast<int>(model.queries.tokens.size()), Tk = static_cast<int>(model.keys.tokens.size());
+      fit_edits(nullptr, Tq, Tk, 0, o, state.inputs, applied, key, model.edit_note);
       key = "options";
       const WorkedModel& w = worked_model();
-      model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, o);
-      model.forward = handmade_forward(model.trace);
+      AttentionOptions shown = o;
+      Intervention edit;
+      edit.cuts = applied.cuts;
+      shown.cuts = head_cuts(edit, 0, 0);
+      model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, shown);
+      model.forward = model.base_forward = handmade_forward(model.trace);
       model.forward_revision = state.revision + 1;
+      key = "weights_show";
+      if (applied.weights_show == WeightsShow::Rollout)
+        throw std::invalid_argument("rollout multiplies the weights through a model's layers and the hand-made model has "
+                                    "one: load a model, or show the value-weighted reading");
+      if (applied.weights_show == WeightsShow::ValueWeighted) {  // no W_O here: the value itself is what is sent
+        const Vector norms = model.trace.value.rowwise().norm().transpose();
+        Matrix weighted = model.trace.weights;
+        for (Eigen::Index j = 0; j < weighted.cols(); ++j) weighted.col(j) *= norms[j];
+        model.influence = std::make_shared<const AppModel::Influence>(AppModel::Influence{weighted, norms});
+      }
     }
     // The Mistakes view's "correct": the same head without the mistake ("Forget √d" is set beside
     // the divided scores whatever the controls' switch says: the switch changes every view).
@@ -331,11 +499,11 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         key = "compare";
         const int position = std::clamp(next.token, 0, static_cast<int>(model.token_ids.size()) - 1);
         const CompareAsk& old_ask = state.model.compare_ask;
-        const bool same_ask = old_ask.shown && model.forward == state.model.forward &&
+        const bool same_ask = old_ask.shown && model.base_forward == state.model.base_forward &&
                               model.compare_forward == state.model.compare_forward && old_ask.position == position &&
                               old_ask.layer == applied.layer;
         model.compare_ask = same_ask ? old_ask
-                                     : ask_compare(*loaded->model, *model.forward, *model.compare_forward, position, applied.layer);
+                                     : ask_compare(*loaded->model, *model.base_forward, *model.compare_forward, position, applied.layer);
       } else {
         model.compare_queries = embed_sentence(next.compare_sentence);
         const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;
@@ -370,15 +538,15 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   // The sweep follows the run it is about: a new model, text or position starts it again.
   HeadSweepRun& sweep = state.heads_sweep;
   const LoadedModel* loaded = find_model(state, state.inputs.model);
-  const bool same_run = loaded && sweep.model == loaded->model && sweep.base == state.model.forward &&
+  const bool same_run = loaded && sweep.model == loaded->model && sweep.base == state.model.base_forward &&
                         sweep.position == state.inputs.token;
   if (!same_run) {
     sweep = HeadSweepRun{};
-    if (loaded && state.inputs.heads_sweep && state.model.forward && !state.model.next.empty()) {
+    if (loaded && state.inputs.heads_sweep && state.model.base_forward && !state.model.next.empty()) {
       sweep.model = loaded->model;
-      sweep.base = state.model.forward;
+      sweep.base = state.model.base_forward;
       sweep.position = state.inputs.token;
-      sweep.target = state.model.next.front().id;
+      sweep.target = state.model.unchanged_next().front().id;
     }
   }
   if (changed) {
@@ -419,6 +587,23 @@ json inputs_to_json(const AppState& s) {
   j["tokens"] = token_texts(s.model.queries);
   j["kv_tokens"] = token_texts(s.model.keys);
   j["unknown"] = unknown;
+  // what the interventions did (inputs ablate, cut, patch): the answer before and after
+  const EditEffect& e = s.model.effect;
+  json intervention = {{"active", !in.ablate.empty() || !in.cuts.empty() || !in.patch.from.empty()}, {"note", s.model.edit_note}};
+  if (const LoadedModel* m = find_model(s, in.model); m && e.shown) {
+    json base_next = json::array();
+    for (const NextToken& n : e.base_next) base_next.push_back({{"token", m->tokenizer->display(n.id)}, {"id", n.id}, {"p", n.p}});
+    intervention["at"] = e.position;
+    intervention["target"] = {{"token", m->tokenizer->display(e.target)}, {"id", e.target}};
+    intervention["base_log_prob"] = e.base_log_prob;
+    intervention["log_prob"] = e.log_prob;
+    intervention["delta_log_prob"] = e.delta();
+    intervention["base_next"] = std::move(base_next);
+    if (e.patched)
+      intervention["patch"] = {{"source_log_prob", e.source_log_prob},
+                               {"restored", std::isfinite(e.restored) ? json(e.restored) : json(nullptr)}};
+  }
+  j["intervention"] = std::move(intervention);
   j["error"] = s.error;
   j["revision"] = s.revision;
   return j;
@@ -465,6 +650,7 @@ void apply_state_json(AppState& s, const json& partial, double now) {
     const std::string key = s.error_key, why = s.error;
     s.error.clear();
     s.error_key.clear();
+    if (why.rfind(key, 0) == 0) throw std::invalid_argument(why);  // it names its input already ("cut 0.1:5-4: …")
     bad(key, why);
   }
 }

@@ -11,6 +11,7 @@
 #include "../core/attention.h"
 #include "../core/attribution.h"
 #include "../core/break_experiment.h"
+#include "../api/intervention_json.h"
 #include "../api/model_files.h"
 #include "../core/transformer.h"
 #include "../core/model.h"
@@ -46,6 +47,13 @@ constexpr const char* kBuiltInTrainedModel = "trained (built in)";
 
 // What a learner can change. Plain values, so it can be copied, compared and serialised. Every
 // member is a row of the table of inputs (input_table.cpp): its name, domain, URL use and Reset.
+// The Weights view's reading of the chosen head (input weights_show): its weights α; what each key
+// sends once its value's size is counted, α_ij · ‖v_j W_O‖ (Kobayashi et al., 2020; the hand-made
+// model has no W_O: ‖v_j‖); or the attention rollout through the layers up to the chosen one (Abnar
+// and Zuidema, 2020; a loaded model).
+enum class WeightsShow { Weights, ValueWeighted, Rollout };
+const char* weights_show_name(WeightsShow w);  // "weights" | "value_weighted" | "rollout"
+
 struct AppInputs {
   std::string sentence = kLessonSentence;
   bool cross = false;                // cross-attention: keys and values come from kv_sentence
@@ -88,6 +96,14 @@ struct AppInputs {
   bool advanced = false;             // the controls show developer internals (backend, GPU, state JSON)
   bool present = false;              // presentation mode: large type, no controls column, explanations on screen
   bool heads_sweep = false;          // Heads view: switch every head off alone, a few per frame (false: stop)
+  // Asking the model why (0-based, as the layer and head inputs): heads switched off, links cut
+  // (head −1: every head of the layer), a patch from a text of as many tokens. A loaded model takes
+  // all of them; the hand-made model (one head, no W_O, no next-token head) takes cuts only.
+  WeightsShow weights_show = WeightsShow::Weights;
+  std::vector<HeadRef> ablate;
+  AblateKind ablate_kind = AblateKind::Zero;
+  std::vector<LinkCut> cuts;
+  PatchSpec patch;
 
   static constexpr int kDeriveStages = 6;  // Q·Kᵀ, ÷√d, exp, row sums, weights, weighted sums
   static Matrix derive_default_qk();
@@ -128,6 +144,19 @@ BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts
 
 constexpr int kShownNextTokens = 5;  // the likeliest next tokens a view shows after the selected token
 
+// What the learner's interventions (inputs ablate, cut, patch) did to a loaded model's answer at the
+// selected position: the unchanged run's likeliest next token, its log-probability before and after,
+// and for a patch A's (the text copied from) and the share of the A/B difference restored.
+struct EditEffect {
+  bool shown = false;                   // a loaded model with an intervention
+  int position = 0, target = 0;         // the selected token; the unchanged run's top next token there
+  double base_log_prob = 0, log_prob = 0;
+  bool patched = false;
+  double source_log_prob = 0, restored = 0;  // restored NaN: |A − B| < kMinRestorable, nothing to restore
+  std::vector<NextToken> base_next;     // the unchanged run's next tokens (the strip draws both)
+  double delta() const { return log_prob - base_log_prob; }
+};
+
 // What the core computed for the current inputs.
 struct AppModel {
   // The sentence the queries come from. With a loaded model: its tokens as the learner reads them
@@ -139,6 +168,20 @@ struct AppModel {
   // probabilities). Shared: recomputed only when the model or the text changes.
   std::shared_ptr<const ModelTrace> forward;
   std::shared_ptr<const Transformer> forward_model;  // which loaded model computed `forward` (null: hand-made)
+  // With interventions, `forward` is the changed run and `base_forward` the model as it is (the same
+  // pointer without); `patch_forward` the run of inputs.patch.from that a patch copies from.
+  std::shared_ptr<const ModelTrace> base_forward, patch_forward;
+  EditEffect effect;
+  // inputs.weights_show's matrix for the chosen head ((Tq, Tk); null for the weights themselves), and
+  // for the value-weighted reading the size of what each key sends.
+  struct Influence {
+    Matrix values;
+    Vector value_norms;
+  };
+  std::shared_ptr<const Influence> influence;
+  std::string edit_note;  // interventions a new model or text no longer fits, dropped ("" when none)
+  // The next tokens after the selected one of the model as it is (without the interventions).
+  const std::vector<NextToken>& unchanged_next() const { return effect.shown ? effect.base_next : next; }
   unsigned forward_revision = 0;  // the state revision `forward` was computed for (its pictures' version)
   // The chosen layer (inputs.layer) of `forward` in full (q, k, v at every step): recomputed when the
   // layer or the forward changes; null for the hand-made model.

@@ -215,6 +215,12 @@ nlohmann::json view_data(const AppState& state) {
   j["controls"] = control_texts_json(state);  // what the controls column says of its switches
   if (const NextStripTexts strip = next_strip_texts(state); !strip.title.empty())
     j["next_strip"] = {{"title", strip.title}, {"note", strip.note}, {"trained_here", strip.trained_here}};
+  // The learner's changes inside the model and what they did, as the strip (or the Weights view) says it.
+  if (const InterventionTexts edits = intervention_texts(state); !edits.entries.empty() || !edits.note.empty()) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const InterventionEntry& e : edits.entries) entries.push_back(e.text);
+    j["interventions"] = {{"entries", entries}, {"effect", edits.effect}, {"restored", edits.restored}, {"note", edits.note}};
+  }
   // Where the toy fails on this sentence, the views that show its attention say so.
   const std::vector<ModelNote> notes = toy_model_notes(state);
   if (!notes.empty() && kPanels[static_cast<int>(state.inputs.view)].banner) {
@@ -233,6 +239,11 @@ nlohmann::json view_data(const AppState& state) {
 bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col) {
   if (!std::isfinite(trace.masked_scores(row, col))) return true;
   return trace.options.causal && trace.options.mistake == Mistake::MaskAfterSoftmax && col > row;
+}
+
+bool link_cut(const AttentionTrace& trace, int row, int col) {
+  const auto& cuts = trace.options.cuts;
+  return std::find(cuts.begin(), cuts.end(), std::make_pair(row, col)) != cuts.end();
 }
 
 Matrix weights_for_display(const AttentionTrace& t) {

@@ -47,8 +47,6 @@ std::string grouped(double whole) {
   return (whole < 0 ? "-" : "") + out;
 }
 
-std::string in_quotes(const std::string& word) { return "'" + word + "'"; }
-
 // A word as a choice: its text, with its position when the sentence has it more than once.
 std::string word_choice(const std::vector<std::string>& words, int index) {
   const bool repeated = std::count(words.begin(), words.end(), words[index]) > 1;

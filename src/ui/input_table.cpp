@@ -272,6 +272,45 @@ std::vector<InputField> make_fields() {
   };
   t.push_back(mistake);
 
+  InputField weights_show = row<&AppInputs::weights_show>(
+      "weights_show", "choice", G::Lesson, U::Permalink,
+      "Weights view: the weights, each times the size of what its key sends (value_weighted), or the rollout "
+      "through the layers (a loaded model)");
+  weights_show.choices = {"weights", "value_weighted", "rollout"};
+  weights_show.get = [](const AppInputs& in) { return json(weights_show_name(in.weights_show)); };
+  weights_show.set = [](const InputField& f, const AppState&, AppInputs& next, const json& v) {
+    next.weights_show = static_cast<WeightsShow>(choice_index(f, v));
+  };
+  t.push_back(weights_show);
+
+  // Asking the model why: the shapes are checked here, whether they fit the model and the text when
+  // the inputs apply (app_state.cpp: an entry asked for now is refused, one a new model or text no
+  // longer fits is dropped with a note).
+  InputField ablate = row<&AppInputs::ablate>("ablate", "heads", G::Lesson, U::Permalink,
+                                              "heads switched off, [[layer, head], ...] (a loaded model)");
+  ablate.get = [](const AppInputs& in) { return heads_json(in.ablate); };
+  ablate.set = [](const InputField& f, const AppState&, AppInputs& next, const json& v) { next.ablate = heads_from_json(v, f.name); };
+  t.push_back(ablate);
+  InputField ablate_kind = row<&AppInputs::ablate_kind>("ablate_kind", "choice", G::Lesson, U::Permalink,
+                                                        "what a switched-off head gives: zero, or its mean output over the positions up to each query");
+  ablate_kind.choices = {"zero", "mean"};
+  ablate_kind.get = [](const AppInputs& in) { return json(ablate_kind_name(in.ablate_kind)); };
+  ablate_kind.set = [](const InputField& f, const AppState&, AppInputs& next, const json& v) {
+    next.ablate_kind = choice_index(f, v) == 0 ? AblateKind::Zero : AblateKind::Mean;
+  };
+  t.push_back(ablate_kind);
+  InputField cut = row<&AppInputs::cuts>("cut", "cuts", G::Lesson, U::Permalink,
+                                         "links cut, [{layer, head (or \"all\"), query, key}, ...]: the key hidden from the query");
+  cut.get = [](const AppInputs& in) { return cuts_json(in.cuts); };
+  cut.set = [](const InputField& f, const AppState&, AppInputs& next, const json& v) { next.cuts = cuts_from_json(v, f.name); };
+  t.push_back(cut);
+  InputField patch = row<&AppInputs::patch>("patch", "patch", G::Lesson, U::Permalink,
+                                            "{from: TEXT, heads: [[layer, head]]} or {from: TEXT, resid: [[layer, position]]}: "
+                                            "copied from TEXT's run into the sentence's (as many tokens; null: none)");
+  patch.get = [](const AppInputs& in) { return patch_json(in.patch); };
+  patch.set = [](const InputField& f, const AppState&, AppInputs& next, const json& v) { next.patch = patch_from_json(v, f.name); };
+  t.push_back(patch);
+
   t.push_back(boolean<&AppInputs::library_best_only>("library_best_only", G::Lesson, U::Permalink,
                                                      "Library view: read only the best-matching book"));
   t.push_back(integer<&AppInputs::step>("step", 0, 6, G::Lesson, U::Permalink, "Steps view: which of the 7 steps (0-based)"));

@@ -33,7 +33,8 @@ enum class UrlUse {
 
 struct InputField {
   const char* name;      // the public name: JSON key of getState/setState, ?NAME=, data-NAME
-  const char* type;      // "boolean", "integer", "number", "string", "choice", "views", "matrix", "token"
+  const char* type;      // "boolean", "integer", "number", "string", "choice", "views", "matrix", "token",
+                         // "heads", "cuts", "patch" (the interventions' JSON; in a URL as JSON text)
   double min = 0, max = 0;            // integer and number: the inclusive domain
   std::vector<std::string> choices;   // choice and views: the names accepted
   int rows = 0, cols = 0;             // matrix: its shape

@@ -62,13 +62,34 @@ std::string score_formula(const AppState& state, bool matrix);
 float score_softcap(const AppState& state);
 
 // The strip: "Next token after ·it, by the whole model" and five bars with probabilities. Draws
-// nothing for the hand-made model.
-void next_token_strip(const AppState& state);
+// nothing for the hand-made model. Below it the learner's changes inside the model (intervention_list).
+void next_token_strip(const AppState& state, AppInputs& next);
 // The strip's title, what its bars are and, for the trained model, whether it was trained to predict
 // here; all empty for the hand-made model.
 struct NextStripTexts {
   std::string title, note, trained_here;
 };
 NextStripTexts next_strip_texts(const AppState& state);
+
+// [SECTION] Asking the model why: what the learner changed inside it (inputs ablate, cut, patch)
+
+struct InterventionEntry {
+  enum Kind { Ablate, Cut, Patch } kind;
+  int index = 0;     // in inputs.ablate or inputs.cuts (Patch: 0)
+  std::string text;  // "L1 H2 switched off (its output set to zero)"
+};
+// Each change in words, what it did to the answer at the selected token (loaded models), and what a
+// new model or text dropped; all empty when nothing is changed.
+struct InterventionTexts {
+  std::vector<InterventionEntry> entries;
+  std::string effect, restored, note;
+};
+InterventionTexts intervention_texts(const AppState& state);
+// The changes with a button each to undo it, and Undo all: under the next-token strip (a loaded
+// model) and the Weights view (the hand-made model, whose only change is a cut link).
+void intervention_list(const AppState& state, AppInputs& next);
+bool head_ablated(const AppInputs& in, int layer, int head);
+// next without entry `e` of the learner's changes
+void remove_intervention(AppInputs& next, const InterventionEntry& e);
 
 }  // namespace attn::ui

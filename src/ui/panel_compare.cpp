@@ -116,21 +116,20 @@ Comparison compare(const AppState& state) {
   return c;
 }
 
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 // "'animal' (0.65)", or "a tie of 2 keys at 0.33".
 std::string best_text(const CompareSide& s) {
   if (s.tied > 1) return "no single key: " + std::to_string(s.tied) + " tie at " + number_text(s.weights[s.best], 2);
-  return quoted(s.keys[s.best]) + " (" + number_text(s.weights[s.best], 2) + ")";
+  return in_quotes(s.keys[s.best]) + " (" + number_text(s.weights[s.best], 2) + ")";
 }
 
 std::string verdict(const AppState& state, const Comparison& c) {
-  const std::string qa = quoted(c.a.query_text), qb = quoted(c.b.query_text);
+  const std::string qa = in_quotes(c.a.query_text), qb = in_quotes(c.b.query_text);
   std::string text = c.tokens ? qa + " attends most to " + best_text(c.a) + ", " + qb + " to " + best_text(c.b) + "."
                               : "In A, " + qa + " attends most to " + best_text(c.a) + "; in B, " + qb + " to " +
                                     best_text(c.b) + ".";
   if (c.largest_change >= 0)
-    text += " The largest change: " + quoted(c.difference_keys[c.largest_change]) + " " +
+    text += " The largest change: " + in_quotes(c.difference_keys[c.largest_change]) + " " +
             (c.difference[c.largest_change] >= 0 ? "+" : "") + number_text(c.difference[c.largest_change], 2) + ".";
   else if (!c.difference.empty())
     text += " Not one weight changes (to two decimals).";
@@ -148,7 +147,7 @@ std::string verdict(const AppState& state, const Comparison& c) {
       " A weight says where this head looks, not what the model concludes: a large weight on a key whose value "
       "is small changes little.";
   if (c.top_moved) {
-    text += " The top weight moves from " + quoted(c.a.keys[c.a.best]) + " to " + quoted(c.b.keys[c.b.best]) + ".";
+    text += " The top weight moves from " + in_quotes(c.a.keys[c.a.best]) + " to " + in_quotes(c.b.keys[c.b.best]) + ".";
     // In a first layer every query and key is its token at its place, so two keys both sentences share at the
     // same places keep the ratio of their weights: the top can move only onto or off a word that differs.
     const bool first_layer = !real_model(state) || state.inputs.layer == 0;
@@ -176,10 +175,10 @@ std::vector<std::string> ask_lines(const AppState& state, const Comparison& c) {
   const CompareAsk& ask = state.model.compare_ask;
   const LoadedModel* m = find_model(state, state.inputs.model);
   if (c.tokens || !m || !ask.shown) return {};
-  const auto word = [&](int id) { return quoted(m->tokenizer->display(id)); };
+  const auto word = [&](int id) { return in_quotes(m->tokenizer->display(id)); };
   const auto signed_number = [](float v) { return (v >= 0 ? "+" : "") + number_text(v, 2); };
   std::vector<std::string> lines;
-  lines.push_back("Asked at " + quoted(c.a.query_text) + ", the model's likeliest next token is " + word(ask.answer_a) +
+  lines.push_back("Asked at " + in_quotes(c.a.query_text) + ", the model's likeliest next token is " + word(ask.answer_a) +
                   " in A (p " + number_text(ask.p_a, 2) + ") and " + word(ask.answer_b) + " in B (p " +
                   number_text(ask.p_b, 2) + ").");
   const std::string measured = ask.against >= 0 ? "the logit of " + word(ask.target) + " minus that of " + word(ask.against)
@@ -340,6 +339,39 @@ nlohmann::json ask_json(const AppState& state, const Comparison& c) {
 
 // [SECTION] The view and its data
 
+// Patching: one part of B's run (the chosen head's output, or the stream entering the chosen layer
+// at the query) copied into A's, and how much of B's answer comes with it (the next-token strip and
+// intervention_texts say it). Sentences of as many tokens only: position i of one is position i of the other.
+void draw_patch_control(const AppState& state, AppInputs& next, const Comparison& c) {
+  if (c.tokens || !current_loaded_model(state) || !state.model.compare_forward) return;
+  ImGui::Separator();
+  ImGui::TextUnformatted("Patch B into A: copy one part of B's run into A's, and see how much of B's answer comes with it");
+  const std::size_t ta = state.model.token_ids.size(), tb = state.model.compare_forward->token_ids.size();
+  if (ta != tb) {
+    hint(("Patching copies position by position, so it needs two sentences of as many tokens: A has " + std::to_string(ta) +
+          " and B " + std::to_string(tb) + ".").c_str());
+    return;
+  }
+  const int layer = state.inputs.layer, head = state.inputs.head, token = state.inputs.token;
+  const std::string name = "L" + std::to_string(layer + 1) + " H" + std::to_string(head + 1);
+  if (ImGui::Button(("Copy " + name + "'s output from B").c_str()))
+    next.patch = PatchSpec{state.inputs.compare_sentence, {{layer, head}}, {}};
+  publish_item_rect("compare:patch_head");
+  ImGui::SameLine();
+  if (ImGui::Button(("Copy the stream entering L" + std::to_string(layer + 1) + " at " + in_quotes(c.a.query_text) + " from B").c_str()))
+    next.patch = PatchSpec{state.inputs.compare_sentence, {}, {{layer, token}}};
+  publish_item_rect("compare:patch_stream");
+  explain_item("The measure: (patched − A) ÷ (B − A) of log p of A's likeliest next token. 100% means this part alone "
+               "carries the difference between the sentences; 0% that it carries none of it.");
+  if (!state.inputs.patch.from.empty()) {
+    const InterventionTexts t = intervention_texts(state);
+    for (const InterventionEntry& e : t.entries)
+      if (e.kind == InterventionEntry::Patch) hint(e.text.c_str());
+    if (!t.restored.empty()) paragraph(t.restored.c_str());
+    if (ImGui::SmallButton("Undo the patch")) next.patch = PatchSpec{};
+  }
+}
+
 void draw_compare_panel(const AppState& state, AppInputs& next) {
   panel_intro("Attention depends on the input: the same query word in two sentences, or two query words of one "
               "sentence, each with its row of weights, and where they differ.");
@@ -392,6 +424,7 @@ void draw_compare_panel(const AppState& state, AppInputs& next) {
     for (const std::string& line : asked) ImGui::TextWrapped("%s", line.c_str());
     publish_item_rect("compare:ask");
   }
+  draw_patch_control(state, next, c);
   if (strips_first) {
     ImGui::Spacing();
     compare_controls(state, next);

@@ -498,7 +498,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   hint("or the keyboard's [ and ] keys");
   if (real) {
     ImGui::Spacing();
-    next_token_strip(state);
+    next_token_strip(state, next);
   }
   ImGui::Separator();
   const ControlTexts texts = control_texts(state);

@@ -219,6 +219,10 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
                                              : nullptr;
       if (image) dl->AddImage(image, a, b);
       else if (w.size() > 0) draw_thumbnail_cells(dl, w, a, L.thumb);
+      if (real && head_ablated(state.inputs, l, h)) {  // switched off: dimmed and struck through
+        dl->AddRectFilled(a, b, IM_COL32(0, 0, 0, 150));
+        dl->AddLine(a, b, ImGui::GetColorU32(warning_color()), std::max(2.0f, L.thumb * 0.06f));
+      }
       const bool chosen = l == chosen_layer && h == chosen_head;
       if (chosen) dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), accent, 0, 0, std::max(2.0f, L.gap));
       if (hovered) {
@@ -233,6 +237,7 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
     const HeadSummary& s = sums[static_cast<std::size_t>(part)];
     ImGui::Text("Layer %d, head %d: %s", l + 1, h + 1, summary_label(state, s).c_str());
     ImGui::TextDisabled("%s", summary_numbers(s).c_str());
+    if (real && head_ablated(state.inputs, l, h)) ImGui::TextDisabled("Switched off: its weights are drawn, its output is not used.");
     if (real && !(l == chosen_layer && h == chosen_head)) ImGui::TextDisabled("Click to show this head in every view.");
   });
   ImGui::SetCursorScreenPos(origin);
@@ -240,6 +245,30 @@ void draw_thumbnails(const AppState& state, AppInputs& next, const HeadGrid& g, 
 }
 
 // [SECTION] Lines from the selected token (the head view)
+
+// Switching the chosen head off (input ablate) and what "off" means (ablate_kind).
+void draw_ablate_control(const AppState& state, AppInputs& next) {
+  const int layer = state.inputs.layer, head = state.inputs.head;
+  const std::string name = "L" + std::to_string(layer + 1) + " H" + std::to_string(head + 1);
+  const bool off = head_ablated(state.inputs, layer, head);
+  if (ImGui::Button(((off ? "Switch " + name + " back on" : "Switch " + name + " off") + "##ablate").c_str())) {
+    if (off) next.ablate.erase(std::find(next.ablate.begin(), next.ablate.end(), HeadRef{layer, head}));
+    else next.ablate.push_back({layer, head});
+  }
+  publish_item_rect("heads:ablate");
+  explain_item("The model runs again from this layer without this head's output: the next-token strip, and every "
+               "later layer's weights, show the answer without it.");
+  const char* kinds[] = {"as zero", "as its mean so far"};
+  int kind = state.inputs.ablate_kind == AblateKind::Zero ? 0 : 1;
+  const float width = ImGui::CalcTextSize(kinds[1]).x + ImGui::GetFrameHeight() * 2.0f;
+  same_line_if_fits(width);
+  ImGui::SetNextItemWidth(width);
+  if (ImGui::Combo("##ablate_kind", &kind, kinds, 2)) next.ablate_kind = kind == 0 ? AblateKind::Zero : AblateKind::Mean;
+  publish_item_rect("heads:ablate_kind");
+  explain_item("As zero: as if the head were not there. As its mean so far: at each position its average output over "
+               "that position and the ones before it, so what the head always adds stays and what it says about this "
+               "token goes (never a later position: the model still cannot see the future).");
+}
 
 // The chosen head's weights from the selected query token (left column) to every key (right
 // column): line thickness and opacity = weight; masked keys get no line.
@@ -335,6 +364,7 @@ void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary&
     list += (list.empty() ? "" : ",  ") + key_text(state, j) + " " + number_text(t.weights(row, j), 2);
   }
   ImGui::TextWrapped("%s", list.c_str());
+  if (real_model(state)) draw_ablate_control(state, next);
   ImGui::Spacing();
   draw_head_lines(state, next, width);
 }
@@ -394,9 +424,10 @@ void draw_heads_sweep(const AppState& state, AppInputs& next) {
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::TextUnformatted("Switch each head off: which heads does this answer need?");
-  const std::string word = "'" + m->tokenizer->display(state.model.next.front().id) + "'";
+  const std::string word = "'" + m->tokenizer->display(state.model.unchanged_next().front().id) + "'";
   const std::string at = "'" + state.model.queries.tokens[static_cast<std::size_t>(state.inputs.token)].text + "'";
-  paragraph(("After " + at + " the model's likeliest next token is " + word + ". Each head in turn is switched off (its "
+  const std::string as_it_is = state.model.effect.shown ? " (as it is, without your changes)" : "";
+  paragraph(("After " + at + " the model's" + as_it_is + " likeliest next token is " + word + ". Each head in turn is switched off (its "
              "output set to zero) and the model runs again from that head's layer: each square of the map is how much "
              "log p of " + word + " changes (blue: down, so the answer needs that head), " +
              std::to_string(c.n_layer * c.n_head) + " runs in all, a few per frame.")
@@ -463,7 +494,7 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
   head_banner(state);
   draw_head_groups_line(state);
   draw_layer_strip(state, next);
-  if (state.inputs.embed) next_token_strip(state);  // elsewhere the controls column shows it
+  if (state.inputs.embed) next_token_strip(state, next);  // elsewhere the controls column shows it
 
   // Pattern counts: how many heads the rule names each way.
   if (real) {

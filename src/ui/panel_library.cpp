@@ -29,8 +29,6 @@ namespace {
 
 // [SECTION] Small helpers
 
-std::string in_quotes(const std::string& token) { return "'" + token + "'"; }
-
 // A token as running text names it: quoted, a very long word shortened rather than wrapped mid-word.
 std::string token_name(const std::string& token) { return in_quotes(fit_text(token, ImGui::GetFontSize() * 10.0f)); }
 
@@ -71,7 +69,6 @@ void vector_strip(ImDrawList* dl, ImVec2 at, float width, float height, const st
   }
   dl->AddLine(ImVec2(at.x, mid), ImVec2(at.x + width, mid), ImGui::GetColorU32(ImGuiCol_TextDisabled));
 }
-
 
 // [SECTION] What the reader does (the weights row, the best match, both take-homes)
 

@@ -212,7 +212,8 @@ NextStripTexts next_strip_texts(const AppState& state) {
   if (!current_loaded_model(state)) return t;
   const auto& tokens = state.model.queries.tokens;
   const int at = state.inputs.token;
-  t.title = "Next token after " + tokens[static_cast<std::size_t>(at)].text + ", by the whole model";
+  t.title = "Next token after " + tokens[static_cast<std::size_t>(at)].text + ", by the whole model" +
+            (state.model.effect.shown ? " with your changes" : "");
   t.note = "Each bar: the probability the model gives this token as the next one, from the text up to here (every "
            "layer and head, not the chosen head alone).";
   if (state.inputs.model == kBuiltInTrainedModel) {
@@ -228,7 +229,94 @@ NextStripTexts next_strip_texts(const AppState& state) {
   return t;
 }
 
-void next_token_strip(const AppState& state) {
+// [SECTION] Asking the model why
+
+bool head_ablated(const AppInputs& in, int layer, int head) {
+  return std::find(in.ablate.begin(), in.ablate.end(), HeadRef{layer, head}) != in.ablate.end();
+}
+
+void remove_intervention(AppInputs& next, const InterventionEntry& e) {
+  if (e.kind == InterventionEntry::Ablate) next.ablate.erase(next.ablate.begin() + e.index);
+  else if (e.kind == InterventionEntry::Cut) next.cuts.erase(next.cuts.begin() + e.index);
+  else next.patch = PatchSpec{};
+}
+
+InterventionTexts intervention_texts(const AppState& state) {
+  InterventionTexts t;
+  const AppInputs& in = state.inputs;
+  const auto head_name = [](int layer, int head) { return "L" + std::to_string(layer + 1) + " H" + std::to_string(head + 1); };
+  const auto word = [&](const EmbeddedSentence& s, int i) {
+    return i < static_cast<int>(s.tokens.size()) ? in_quotes(s.tokens[static_cast<std::size_t>(i)].text) : std::to_string(i);
+  };
+  const char* kind = in.ablate_kind == AblateKind::Zero ? "its output set to zero"
+                                                        : "its output replaced by its mean over the positions so far";
+  for (std::size_t i = 0; i < in.ablate.size(); ++i)
+    t.entries.push_back({InterventionEntry::Ablate, static_cast<int>(i),
+                         head_name(in.ablate[i].layer, in.ablate[i].head) + " switched off (" + kind + ")"});
+  for (std::size_t i = 0; i < in.cuts.size(); ++i) {
+    const LinkCut& c = in.cuts[i];
+    const std::string where = current_loaded_model(state)
+        ? (c.head < 0 ? "every head of L" + std::to_string(c.layer + 1) : head_name(c.layer, c.head))
+        : std::string("the head");
+    t.entries.push_back({InterventionEntry::Cut, static_cast<int>(i),
+                         word(state.model.queries, c.query) + " cannot see " + word(state.model.keys, c.key) + " in " + where});
+  }
+  if (!in.patch.from.empty()) {
+    std::string what;
+    for (const HeadRef& h : in.patch.heads) what += (what.empty() ? "" : ", ") + head_name(h.layer, h.head) + "'s output";
+    for (const auto& [layer, position] : in.patch.resid)
+      what += (what.empty() ? "the stream entering L" : ", the stream entering L") + std::to_string(layer + 1) + " at " +
+              word(state.model.queries, position);
+    t.entries.push_back({InterventionEntry::Patch, 0, what + " copied from the run of " + in_quotes(in.patch.from)});
+  }
+  t.note = state.model.edit_note;
+  const EditEffect& e = state.model.effect;
+  const LoadedModel* m = current_loaded_model(state);
+  if (!e.shown || !m) return t;
+  const std::string target = in_quotes(m->tokenizer->display(e.target));
+  t.effect = "The unchanged model's likeliest next token after " + word(state.model.queries, e.position) + " is " + target +
+             ": p " + number_text(static_cast<float>(std::exp(e.base_log_prob)), 3) + " before your changes, " +
+             number_text(static_cast<float>(std::exp(e.log_prob)), 3) + " with them (log p " +
+             number_text(static_cast<float>(e.base_log_prob), 2) + " → " + number_text(static_cast<float>(e.log_prob), 2) +
+             ", a change of " + number_text(static_cast<float>(e.delta()), 2) + ").";
+  if (e.patched)
+    t.restored = std::isfinite(e.restored)
+        ? "In the run of the text copied from, log p of " + target + " is " + number_text(static_cast<float>(e.source_log_prob), 2) +
+              ": the patch restores " + number_text(static_cast<float>(e.restored * 100.0), 0) +
+              "% of the difference, (patched − this) ÷ (that − this)."
+        : "Both texts give " + target + " almost the same log p (they differ by under " + number_text(kMinRestorable, 2) +
+              "): no difference to restore.";
+  return t;
+}
+
+void intervention_list(const AppState& state, AppInputs& next) {
+  const InterventionTexts t = intervention_texts(state);
+  if (t.entries.empty() && t.note.empty()) return;
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Your changes inside the model");
+  publish_item_rect("interventions");
+  for (const InterventionEntry& e : t.entries) {
+    ImGui::PushID(static_cast<int>(e.kind) * 1000 + e.index);
+    if (ImGui::SmallButton("undo")) remove_intervention(next, e);
+    ImGui::PopID();
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", e.text.c_str());
+  }
+  if (t.entries.size() > 1 && ImGui::SmallButton("Undo all")) {
+    next.ablate.clear();
+    next.cuts.clear();
+    next.patch = PatchSpec{};
+  }
+  if (!t.effect.empty()) paragraph(t.effect.c_str());
+  if (!t.restored.empty()) paragraph(t.restored.c_str());
+  if (!t.note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, warning_color());
+    paragraph(t.note.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+void next_token_strip(const AppState& state, AppInputs& next) {
   const std::vector<NextTokenRow> rows = next_tokens(state);
   if (rows.empty()) return;
   const NextStripTexts texts = next_strip_texts(state);
@@ -263,6 +351,7 @@ void next_token_strip(const AppState& state) {
     const NextTokenRow& row = rows[static_cast<std::size_t>(i)];
     ImGui::Text("Token %d, “%s”: probability %.4f", row.id, row.text.c_str(), static_cast<double>(row.p));
   });
+  intervention_list(state, next);
 }
 
 }  // namespace attn::ui

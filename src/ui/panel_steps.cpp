@@ -53,8 +53,6 @@ constexpr StepText kSteps[kStepCount] = {
     {"The causal mask: no looking ahead", "score_ij = −∞ for every key j after query i, before the softmax"},
 };
 
-std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
-
 std::string shape_text(long long rows, long long cols) {
   return "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
 }

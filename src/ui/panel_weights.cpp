@@ -4,6 +4,8 @@
 // [SECTION] Cell arithmetic (the hover tooltip)
 // [SECTION] Layout helpers
 // [SECTION] The pieces of the view: row sums, selected row as bars
+// [SECTION] Weights are not influence: the value-weighted and rollout readings
+// [SECTION] Cutting a link
 // [SECTION] The view
 #include <imgui.h>
 
@@ -47,12 +49,7 @@ SoftmaxLine softmax_line(const Matrix& masked_scores, int index, bool along_colu
   return line;
 }
 
-std::string in_quotes(const std::string& token) { return "'" + token + "'"; }
-
 std::string num(double v, int decimals = 3) { return number_text(static_cast<float>(v), decimals); }
-
-// The theme's warning red (it reads on either theme: tests/unit/test_palette.cpp).
-ImVec4 warning_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().warning)); }
 
 // One line of a tooltip's arithmetic table: the step's name, then its numbers.
 void step_row(const char* name, const std::string& arithmetic, bool is_mistake = false) {
@@ -98,6 +95,14 @@ void cell_explanation(const AppState& state, int row, int col) {
   ImGui::PushTextWrapPos(wrap);
 
   const double raw = t.raw_scores(row, col), scaled = t.scaled_scores(row, col), seen = t.masked_scores(row, col);
+  if (link_cut(t, row, col)) {
+    ImGui::Text("Cut by you: %s may not look at %s here. Its score becomes −∞ before the softmax, as a mask would "
+                "make it, so its weight is exactly 0 and the row's other weights grow to sum to 1 again.",
+                query.c_str(), key.c_str());
+    ImGui::TextDisabled("(Its raw score q·k = %s; undo the cut below the matrix.)", num(raw).c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
   if (!std::isfinite(seen)) {
     ImGui::Text(
         "Hidden by the causal mask: %s comes after %s, so its score becomes −∞ before the softmax. "
@@ -287,7 +292,8 @@ void selected_row_bars(const AppState& state, const std::vector<std::string>& ke
     const float w = t.weights(row, j);
     if (key_hidden_by_mask(t, row, j)) {
       draw_masked_cell(dl, track, ImVec2(track.x + font * 1.5f, track_end.y));
-      dl->AddText(ImVec2(track.x + font * 2.0f, p.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), "hidden (masked)");
+      dl->AddText(ImVec2(track.x + font * 2.0f, p.y), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                  link_cut(t, row, j) ? "cut by you" : "hidden (masked)");
     } else {
       dl->AddRectFilled(track, track_end, ImGui::GetColorU32(ImGuiCol_FrameBg));
       dl->AddRectFilled(track, ImVec2(track.x + bar_width * std::clamp(w, 0.0f, 1.0f), track_end.y),
@@ -323,11 +329,153 @@ std::string sink_note(const AppState& state) {
   return text;
 }
 
+// [SECTION] Weights are not influence: the value-weighted and rollout readings
+
+// Which matrix the view draws (input weights_show); rollout only for a loaded model.
+void draw_reading_switch(const AppState& state, AppInputs& next) {
+  const bool real = current_loaded_model(state) != nullptr;
+  const char* names[] = {"weights α", real ? "α × ‖v·W_O‖ (value-weighted)" : "α × ‖v‖ (value-weighted)",
+                         "rollout to this layer"};
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Show:");
+  for (int k = 0; k < (real ? 3 : 2); ++k) {
+    same_line_if_fits(button_width(names[k]) + ImGui::GetFrameHeight());
+    if (ImGui::RadioButton(names[k], state.inputs.weights_show == static_cast<WeightsShow>(k)))
+      next.weights_show = static_cast<WeightsShow>(k);
+    publish_item_rect(k == 0 ? "weights:show_weights" : k == 1 ? "weights:show_value_weighted" : "weights:show_rollout");
+  }
+  explain_item("A weight says where a query looks, not what it takes: a large weight on a key whose value is small "
+               "sends little. Value-weighted: each weight times the length of what its key sends. Rollout: how much of "
+               "each token can reach each position through all the layers so far.");
+}
+
+// What the reading shows and assumes, and where it disagrees with the weights on the selected row.
+std::string reading_text(const AppState& state) {
+  const AppModel::Influence* influence = state.model.influence.get();
+  if (!influence) return "";
+  const AttentionTrace& t = state.model.trace;
+  const int row = state.inputs.token, cols = static_cast<int>(t.weights.cols());
+  const std::vector<std::string> keys = key_labels(state);
+  const bool real = current_loaded_model(state) != nullptr;
+  int by_weight = -1, by_reading = -1;
+  for (int j = 0; j < cols; ++j) {
+    if (key_hidden_by_mask(t, row, j)) continue;
+    if (by_weight < 0 || t.weights(row, j) > t.weights(row, by_weight)) by_weight = j;
+    if (by_reading < 0 || influence->values(row, j) > influence->values(row, by_reading)) by_reading = j;
+  }
+  const std::string query = in_quotes(state.model.queries.tokens[static_cast<std::size_t>(row)].text);
+  const auto key = [&](int j) { return in_quotes(keys[static_cast<std::size_t>(j)]); };
+  if (state.inputs.weights_show == WeightsShow::Rollout) {
+    std::string text = "Rollout: each layer's weights averaged over its heads, with half of every token kept by the "
+                       "residual stream (0.5·A + 0.5·I, rows summing to 1), multiplied through layers 1 to " +
+                       std::to_string(state.inputs.layer + 1) + ". It assumes mixing is all a layer does: no W_O, no "
+                       "value sizes, no MLP; a rough map of where information can have come from, not a measurement.";
+    const int top = static_cast<int>(std::max_element(influence->values.row(row).data(),
+                                                      influence->values.row(row).data() + cols) - influence->values.row(row).data());
+    return text + " By it, " + query + "'s stream holds most of " + key(top) + " (" + number_text(influence->values(row, top), 2) + ").";
+  }
+  const std::string sent = real ? "‖v·W_O‖, the length of what the key's value adds to the stream through this head's "
+                                  "rows of W_O"
+                                : "‖v‖, the length of the key's value (this model has no W_O)";
+  std::string text = "Value-weighted (Kobayashi et al., 2020): each weight times " + sent + ". It assumes length is "
+                     "effect; it ignores the direction a value points and what later layers do with it.";
+  if (by_weight < 0) return text;
+  if (by_weight == by_reading)
+    return text + " Here both agree: " + query + " gives " + key(by_weight) + " the most weight and takes the most from it.";
+  double mean = 0;
+  for (Eigen::Index j = 0; j < influence->value_norms.size(); ++j) mean += influence->value_norms[j];
+  mean /= std::max<Eigen::Index>(1, influence->value_norms.size());
+  return text + " Here they disagree: " + query + " gives " + key(by_weight) + " the most weight (" +
+         number_text(t.weights(row, by_weight), 2) + ") but its value is short (" +
+         number_text(influence->value_norms[by_weight], 2) + " against " + number_text(static_cast<float>(mean), 2) +
+         " on average), so by what is sent " + key(by_reading) + " leads.";
+}
+
+// The hovered cell of a reading: its number and where it comes from.
+void reading_cell(const AppState& state, int row, int col) {
+  const AppModel::Influence& influence = *state.model.influence;
+  const AttentionTrace& t = state.model.trace;
+  const std::string query = in_quotes(state.model.queries.tokens[static_cast<std::size_t>(row)].text);
+  const std::string key = in_quotes(key_labels(state)[static_cast<std::size_t>(col)]);
+  ImGui::Text("%s (row %d) and %s (column %d)", query.c_str(), row + 1, key.c_str(), col + 1);
+  ImGui::Separator();
+  if (state.inputs.weights_show == WeightsShow::Rollout)
+    ImGui::Text("Share of %s in %s's stream after layer %d, by rollout: %s", key.c_str(), query.c_str(),
+                state.inputs.layer + 1, number_text(influence.values(row, col), 3).c_str());
+  else
+    ImGui::Text("weight %s × value length %s = %s", number_text(t.weights(row, col), 3).c_str(),
+                number_text(influence.value_norms[col], 3).c_str(), number_text(influence.values(row, col), 3).c_str());
+}
+
+// [SECTION] Cutting a link
+
+// A link cut by hand: a cross over the cell's hatching, in the warning colour.
+void draw_cut_mark(ImDrawList* dl, ImVec2 a, ImVec2 b) {
+  const float side = std::min(b.x - a.x, b.y - a.y), inset = side * 0.2f;
+  const ImVec2 c((a.x + b.x) * 0.5f, (a.y + b.y) * 0.5f), r(side * 0.5f - inset, side * 0.5f - inset);
+  const ImU32 red = ImGui::GetColorU32(warning_color());
+  const float thick = std::max(1.5f, side * 0.08f);
+  dl->AddLine(ImVec2(c.x - r.x, c.y - r.y), ImVec2(c.x + r.x, c.y + r.y), red, thick);
+  dl->AddLine(ImVec2(c.x - r.x, c.y + r.y), ImVec2(c.x + r.x, c.y - r.y), red, thick);
+}
+
+// The selected query loses one key: in the chosen head, or (a loaded model) in every head of its layer.
+// The model answers without the link; the cell is crossed out.
+void draw_cut_control(const AppState& state, AppInputs& next, const std::vector<std::string>& queries,
+                      const std::vector<std::string>& keys) {
+  const AttentionTrace& t = state.model.trace;
+  const int row = state.inputs.token, cols = static_cast<int>(t.weights.cols());
+  const bool real = current_loaded_model(state) != nullptr;
+  if (state.inputs.mistake != Mistake::None) return;  // the cuts are for the right attention
+  const int layer = real ? state.inputs.layer : 0;
+  ImGui::Spacing();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(("Cut a link: hide a key from " + in_quotes(queries[static_cast<std::size_t>(row)])).c_str());
+  const std::string here = real ? "in L" + std::to_string(layer + 1) + " H" + std::to_string(state.inputs.head + 1) : "in this head";
+  const std::string all = "in every head of L" + std::to_string(layer + 1);
+  for (int scope = 0; scope < (real ? 2 : 1); ++scope) {
+    const std::string& label = scope == 0 ? here : all;
+    const float width = ImGui::CalcTextSize(label.c_str()).x + ImGui::GetFrameHeight() * 1.5f;
+    same_line_if_fits(width);  // (a phone: under the words)
+    ImGui::SetNextItemWidth(width);
+    ImGui::PushID(scope);
+    if (ImGui::BeginCombo("##cut", label.c_str())) {
+      for (int j = 0; j < cols; ++j) {
+        if (key_hidden_by_mask(t, row, j)) continue;
+        ImGui::PushID(j);
+        if (ImGui::Selectable(in_quotes(keys[static_cast<std::size_t>(j)]).c_str()))
+          next.cuts.push_back({layer, scope == 0 && real ? state.inputs.head : scope == 0 ? 0 : -1, row, j});
+        ImGui::PopID();
+      }
+      ImGui::EndCombo();
+    }
+    ImGui::PopID();
+    publish_item_rect(scope == 0 ? "weights:cut" : "weights:cut_layer");
+  }
+  explain_item("The key's score becomes −∞ before the softmax, as the causal mask does it, and the row shares its "
+               "weight among the keys left. With a loaded model the whole model then answers without the link (the "
+               "next-token strip). A row's last key cannot be cut: a query must see something.");
+  if (!real) intervention_list(state, next);
+}
+
 }  // namespace
 
 nlohmann::json weights_view_data(const AppState& state) {
   const std::string sink = sink_note(state);
-  return {{"sink", sink.empty() ? nlohmann::json(nullptr) : nlohmann::json(sink)}};
+  nlohmann::json reading = nullptr;
+  if (const AppModel::Influence* influence = state.model.influence.get()) {
+    nlohmann::json values = nlohmann::json::array();
+    for (Eigen::Index i = 0; i < influence->values.rows(); ++i) {
+      nlohmann::json row = nlohmann::json::array();
+      for (Eigen::Index j = 0; j < influence->values.cols(); ++j) row.push_back(exact_float(influence->values(i, j)));
+      values.push_back(std::move(row));
+    }
+    nlohmann::json norms = nlohmann::json::array();
+    for (Eigen::Index j = 0; j < influence->value_norms.size(); ++j) norms.push_back(exact_float(influence->value_norms[j]));
+    reading = {{"kind", weights_show_name(state.inputs.weights_show)}, {"values", values}, {"value_norms", norms},
+               {"text", reading_text(state)}};
+  }
+  return {{"sink", sink.empty() ? nlohmann::json(nullptr) : nlohmann::json(sink)}, {"reading", reading}};
 }
 
 // [SECTION] The view
@@ -349,9 +497,18 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   if (explain) hint("Click a row or a cell to select its token; hover a cell to see how its number was computed.");
   if (const std::string sink = sink_note(state); !sink.empty()) hint(sink.c_str());
 
+  const AppModel::Influence* influence = state.model.influence.get();
+  const WeightsShow reading = influence ? state.inputs.weights_show : WeightsShow::Weights;
+  draw_reading_switch(state, next);
   HeatmapStyle heat;
   heat.range = 1.0f;
-  legend("weight", heat, font * 8.0f);
+  if (reading == WeightsShow::ValueWeighted) {
+    heat.range = 1e-6f;
+    for (Eigen::Index i = 0; i < influence->values.size(); ++i)
+      if (std::isfinite(influence->values.data()[i])) heat.range = std::max(heat.range, influence->values.data()[i]);
+  }
+  legend(reading == WeightsShow::ValueWeighted ? "weight × value size" : reading == WeightsShow::Rollout ? "share reaching" : "weight",
+         heat, font * 8.0f);
   // the axes in the query and key hues of every view
   const Palette& p = palette();
   // (not in a small embed: there the matrix must fit the height, and its labels carry the hues)
@@ -365,6 +522,17 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   if (causal_shown(state)) {
     ImGui::SameLine(0, font * 1.5f);
     masked_legend("hidden by the causal mask");
+  }
+  if (!t.options.cuts.empty()) {
+    const char* caption = "cut by you";
+    const float h = ImGui::GetTextLineHeight();
+    same_line_if_fits(h * 1.5f + style.ItemSpacing.x + ImGui::CalcTextSize(caption).x, font * 1.5f);
+    const ImVec2 at = ImGui::GetCursorScreenPos(), end(at.x + h * 1.5f, at.y + h);
+    draw_masked_cell(ImGui::GetWindowDrawList(), at, end);
+    draw_cut_mark(ImGui::GetWindowDrawList(), at, end);
+    ImGui::Dummy(ImVec2(h * 1.5f, h));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(caption);
   }
 
   // Sizes: the cells share what is left of the width once labels and the sums column are placed.
@@ -391,10 +559,12 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
                                 font * 0.4f, font * 2.8f);
 
   // Masked cells go to the heatmap as −∞ so it hatches them instead of printing a 0.00 look-alike.
-  Matrix shown = t.weights;
+  // (Rollout mixes through every layer: only the causal mask's future stays out of reach.)
+  Matrix shown = influence ? influence->values : t.weights;
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
-      if (key_hidden_by_mask(t, i, j)) shown(i, j) = -std::numeric_limits<float>::infinity();
+      if (reading == WeightsShow::Rollout ? causal_shown(state) && j > i : key_hidden_by_mask(t, i, j))
+        shown(i, j) = -std::numeric_limits<float>::infinity();
 
   const std::vector<std::string> row_labels = spaced_labels(queries, cell, max_label, selected);
   const std::vector<std::string> col_labels = spaced_labels(keys, cell, max_label, -1);
@@ -429,14 +599,23 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
     if (shown(token, j) > shown(token, strongest)) strongest = j;
   explain_parts("##weights", cells + rows, hover.row >= 0 ? hover.row * cols + hover.col : on_label ? cells + row : -1,
                 token * cols + strongest, [&](int part) {
-                  if (part < cells) cell_explanation(state, part / cols, part % cols);
+                  if (part < cells && reading != WeightsShow::Weights) reading_cell(state, part / cols, part % cols);
+                  else if (part < cells) cell_explanation(state, part / cols, part % cols);
                   else ImGui::Text("Click to select %s", in_quotes(queries[part - cells]).c_str());
                 });
   if (matrix_hovered && row >= 0) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
   if (matrix_clicked && row >= 0) next.token = row;
 
-  row_sums_column(state, ImVec2(origin.x + size.x, origin.y), header_height, sums_width, cell, next);
+  // the links cut by hand, crossed out over their hatching
+  for (const auto& [i, j] : t.options.cuts) {
+    const ImVec2 a(origin.x + label_width + cell * static_cast<float>(j), grid_top + cell * static_cast<float>(i));
+    draw_cut_mark(ImGui::GetWindowDrawList(), a, ImVec2(a.x + cell - 1.0f, a.y + cell - 1.0f));
+  }
+  if (reading == WeightsShow::Weights)  // (the other readings' rows need not sum to 1)
+    row_sums_column(state, ImVec2(origin.x + size.x, origin.y), header_height, sums_width, cell, next);
   ImGui::SetCursorScreenPos(after_matrix);
+  if (reading != WeightsShow::Weights) paragraph(reading_text(state).c_str());
+  draw_cut_control(state, next, queries, keys);
 
   if (state.inputs.mistake != Mistake::None) {
     ImGui::PushStyleColor(ImGuiCol_Text, warning_color());

@@ -120,6 +120,8 @@ std::vector<std::string> key_labels(const AppState& state);
 // or (the "mask after softmax" mistake) its weight was zeroed afterwards. Under "mask with 0" the
 // key is not hidden at all: it keeps a weight, and views must show that honestly.
 bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
+// Whether the learner cut this link (input cut): hidden as the mask hides, but by hand.
+bool link_cut(const AttentionTrace& trace, int row, int col);
 // The weights as a heatmap should show them: hidden keys become −∞ (hatched), never a 0 that looks
 // like a tiny weight.
 Matrix weights_for_display(const AttentionTrace& trace);

@@ -639,4 +639,8 @@ void hint(const char* text) {
   ImGui::PopStyleColor();
 }
 
+std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
+
+ImVec4 warning_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().warning)); }
+
 }  // namespace attn::ui

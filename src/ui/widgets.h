@@ -146,5 +146,9 @@ const ShownExplanation& shown_explanation();
 
 // Text of a number: "−∞" for -inf, "NaN" never reaches the screen as a number.
 std::string number_text(float v, int decimals);
+// A token or word as the texts quote it: 'it'.
+std::string in_quotes(const std::string& text);
+// The theme's warning red, for a warning line (it reads on either theme: tests/unit/test_palette.cpp).
+ImVec4 warning_color();
 
 }  // namespace attn::ui

@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { serveStatic, launchBrowser, openExplainer, frames } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, shown, screenshot, distinctColours } from "./harness.mjs";
 import { makeModel, torchInterventions } from "../models/fixtures.mjs";
 
 const TIRED = "The animal didn't cross the street because it was tired";
@@ -142,5 +142,98 @@ test("Heads view: the sweep switches every head off a few per frame, as interven
   await page.evaluate(() => window.attentionExplainer.setState({ heads_sweep: false }));
   await frames(page, 2);
   assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});
+
+test("the interventions as inputs: setState's numbers are intervene()'s, they round-trip through getState and a permalink, bad entries are refused by name", async () => {
+  const folder = makeModel({ layers: 3, heads: 4, embd: 36, dtype: "F32", seed: 23 });
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  await page.setInputFiles("#model-files", fs.readdirSync(folder).map((f) => path.join(folder, f)));
+  await page.waitForFunction(() => window.attentionExplainer.getState().model !== "handmade", null, { timeout: 30000 });
+  const api = (fn, arg) => page.evaluate(fn, arg);
+  const edits = { ablate: [[2, 3], [0, 1]], ablate_kind: "mean", cut: [{ layer: 1, head: "all", query: 8, key: 1 }] };
+  let s = await api((e) => window.attentionExplainer.setState({ view: "heads", sentence: e.text, token: 8, ...e.edits }), { text: TIRED, edits });
+  assert.deepEqual([s.ablate, s.ablate_kind, s.cut, s.patch], [edits.ablate, "mean", edits.cut, null], "getState gives them back");
+  const shown = s.intervention;
+  assert.equal(shown.active, true);
+  assert.equal(shown.at, 8);
+  const ref = await api((r) => window.attentionExplainer.intervene(r), { text: TIRED, at: 8, target: shown.target.id, ...edits });
+  assert.ok(Math.abs(shown.base_log_prob - ref.log_prob) < 1e-5 && Math.abs(shown.log_prob - ref.intervened.log_prob) < 1e-5,
+    `page ${shown.base_log_prob} → ${shown.log_prob}, intervene ${ref.log_prob} → ${ref.intervened.log_prob}`);
+  assert.equal(shown.target.id, ref.next[8][0].id, "the target: the unchanged run's likeliest next token");
+  assert.equal(s.next[0].id, ref.intervened.next[8][0].id, "the strip shows the changed run");
+  assert.ok(Math.abs(s.next[0].p - ref.intervened.next[8][0].p) < 1e-5);
+  // the shown head's weights are the changed run's (layer 1: every head cut from key 1 at query 8)
+  s = await api(() => window.attentionExplainer.setState({ view: "weights", layer: 1, head: 2 }));
+  assert.equal(s.weights[8][1], 0);
+  assert.equal(s.scores[8][1], null, "a cut key's score is −∞, as a masked one");
+  assert.ok(Math.abs(s.weights[8].reduce((a, b) => a + b, 0) - 1) < 1e-6);
+  for (const [h, row] of ref.intervened.attention[1].entries()) assert.equal(row[8][1], 0, `intervene: head ${h} cut too`);
+  assert.ok(worst(s.weights, ref.intervened.attention[1][2]) < 1e-5);
+  // the readings beside the weights: value-weighted and rollout, of the changed run, as intervene gives them
+  s = await api(() => window.attentionExplainer.setState({ weights_show: "value_weighted" }));
+  assert.equal(s.view_data.reading.kind, "value_weighted");
+  assert.ok(worst(s.view_data.reading.values, ref.value_weighted[1][2]) < 1e-5);
+  assert.ok(worst(s.view_data.reading.value_norms, ref.value_norms[1][2]) < 1e-5);
+  assert.match(s.view_data.reading.text, /^Value-weighted \(Kobayashi et al\., 2020\).* Here (both agree|they disagree)/);
+  s = await api(() => window.attentionExplainer.setState({ weights_show: "rollout" }));
+  assert.ok(worst(s.view_data.reading.values, ref.rollout[1]) < 1e-5);
+  await page.waitForFunction(() => document.getElementById("view-numbers").textContent.includes("Rollout: the share of each key token"));
+  s = await api(() => window.attentionExplainer.setState({ weights_show: "weights" }));
+  assert.equal(s.view_data.reading, null);
+  assert.match(s.view_data.interventions.entries.join(" | "), /L3 H4 switched off .* \| L1 H2 switched off .* \| '·it' cannot see '·animal' in every head of L2/);
+  assert.match(s.view_data.interventions.effect, /before your changes, .* with them \(log p -?\d+\.\d\d → -?\d+\.\d\d, a change of/);
+  // a patch from the twin sentence: the share it restores, as intervene computes it
+  s = await api((w) => window.attentionExplainer.setState({ ablate: [], cut: [], patch: { from: w, heads: [[1, 2]] } }), WIDE);
+  const pref = await api((r) => window.attentionExplainer.intervene(r), { text: TIRED, at: 8, target: s.intervention.target.id, patch: { from: WIDE, heads: [[1, 2]] } });
+  assert.ok(Math.abs(s.intervention.log_prob - pref.patch.patched_log_prob) < 1e-5);
+  assert.ok(Math.abs(s.intervention.patch.source_log_prob - pref.patch.source_log_prob) < 1e-5);
+  assert.ok(pref.patch.restored === null ? s.intervention.patch.restored === null : Math.abs(s.intervention.patch.restored - pref.patch.restored) < 1e-4);
+  // Refused with one line naming the input; nothing changes
+  const before = JSON.stringify((({ ablate, cut, patch }) => ({ ablate, cut, patch }))(await api(() => window.attentionExplainer.getState())));
+  for (const [bad, words] of [
+    [{ ablate: [[0, 9]] }, "ablate"], [{ ablate: [[0]] }, "ablate"], [{ ablate_kind: "half" }, "ablate_kind"],
+    [{ cut: [{ layer: 0, head: 0, query: 2, key: 5 }] }, "cut"], [{ cut: [{ layer: 0, head: 0, query: 0, key: 0 }] }, "cut"],
+    [{ cut: [{ layer: 0, query: 2, key: 1 }] }, "cut"], [{ patch: { from: "The animal", heads: [[0, 0]] } }, "as many tokens"],
+    [{ patch: { from: WIDE } }, "patch"],
+  ]) {
+    const message = await api((b) => { try { window.attentionExplainer.setState(b); return "no error"; } catch (e) { return e.message; } }, bad);
+    assert.ok(message.includes(words) && !message.includes("\n"), `${JSON.stringify(bad)}: '${message}' names '${words}'`);
+  }
+  const after = await api(() => window.attentionExplainer.getState());
+  assert.equal(JSON.stringify({ ablate: after.ablate, cut: after.cut, patch: after.patch }), before);
+  // A shorter text drops what it no longer fits, with a note; the page says so.
+  s = await api(() => window.attentionExplainer.setState({ patch: null, ablate: [[1, 1]], cut: [{ layer: 0, head: 1, query: 9, key: 3 }] }));
+  s = await api(() => window.attentionExplainer.setState({ sentence: "The animal was tired" }));
+  assert.deepEqual([s.ablate, s.cut], [[[1, 1]], []]);
+  assert.match(s.intervention.note, /^Dropped, as the new model or text no longer fits it: cut 0\.1:9-3/);
+  await page.waitForFunction(() => document.getElementById("view-numbers").textContent.includes("Your changes inside the model"));
+  await frames(page, 2);
+  assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});
+
+test("a permalink carries the interventions: the trained model opens with the same head switched off and the same patch", async () => {
+  const A = "the animal didn ' t cross the street because it was tired . it refers to the";
+  const B = "the animal didn ' t cross the street because it was wide . it refers to the";
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  const s = await page.evaluate(([a, b]) => window.attentionExplainer.setState({ model: "trained (built in)", view: "heads",
+    sentence: a, token: 16, ablate: [[0, 1]], patch: { from: b, heads: [[0, 0]] } }), [A, B]);
+  const link = await page.evaluate(() => window.attentionExplainer.permalink());
+  assert.match(link, /ablate=%5B%5B0%2C1%5D%5D/);
+  assert.match(link, /patch=%7B/);
+  const other = await openExplainer(browser, link);
+  await other.page.waitForFunction(() => window.attentionExplainer.getState().intervention.active, null, { timeout: 60000 });
+  const t = await other.page.evaluate(() => window.attentionExplainer.getState());
+  assert.deepEqual([t.model, t.ablate, t.patch, t.token], [s.model, s.ablate, s.patch, 16]);
+  assert.equal(t.intervention.log_prob, s.intervention.log_prob, "the same numbers, exactly");
+  assert.equal(t.intervention.patch.restored, s.intervention.patch.restored);
+  // the Heads view marks the switched-off head and offers it back; the controls list the changes
+  await shown(other.page, "heads:ablate");
+  const png = await screenshot(other.page, "interventions-heads");
+  assert.ok((await distinctColours(other.page, png.png)).colours > 20);
+  for (const p of [page, other.page]) await frames(p, 2);
+  assert.deepEqual([...errors, ...other.errors].filter((e) => !/favicon/.test(e)), []);
+  await other.context.close();
   await context.close();
 });

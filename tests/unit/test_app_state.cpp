@@ -10,6 +10,8 @@
 
 #include "../../src/ui/app_state.h"
 #include "../../src/ui/input_table.h"
+#include "../../src/api/trained_model_bytes.h"
+#include "../../src/core/corpus.h"
 
 using namespace attn;
 
@@ -130,6 +132,9 @@ nlohmann::json other_value(const InputField& f, const nlohmann::json& fallback) 
   if (type == "choice") return f.choices[0] == fallback ? f.choices[1] : f.choices[0];
   if (type == "views") return {"weights", "cost"};
   if (type == "matrix") return {{1, 2}, {3, 4}, {5, 6.5}};
+  if (type == "cuts") return {{{"layer", 0}, {"head", 0}, {"query", 7}, {"key", 1}}};  // 'it' cannot see 'animal'
+  if (type == "heads") return {{0, 0}};
+  if (type == "patch") return {{"from", "The animal didn't cross the street because it was wide"}, {"heads", {{0, 0}}}};
   if (std::string(f.name) == "checks")  // the answers: one to the Flow view's question
     return {{"flow", {{"answer", "100"}, {"question", "How many scores?"}, {"right", true}, {"passed", true}}}};
   if (type == "object") {  // the train view's form: another seed
@@ -152,6 +157,12 @@ TEST_CASE("every input of the table: set by its name, read back the same, seen b
       // the hand-made model: one layer, one head; anything else is refused with the key named
       CHECK_THROWS_WITH_AS(apply_state_json(s, {{f.name, std::string(f.name) == "model" ? nlohmann::json("gpt9") : nlohmann::json(1)}}, 0.0),
                            doctest::Contains(f.name), std::invalid_argument);
+      continue;
+    }
+    if (std::string(f.name) == "ablate" || std::string(f.name) == "patch") {
+      // no W_O and no next-token head to switch off or patch: refused, saying why (the cuts apply)
+      CHECK_THROWS_WITH_AS(apply_state_json(s, {{f.name, value}}, 0.0), doctest::Contains("cut links instead"), std::invalid_argument);
+      CHECK(f.equal(s.inputs, defaults));
       continue;
     }
     REQUIRE_FALSE(value.is_null());
@@ -278,4 +289,179 @@ TEST_CASE("a tour stop opens its view and the model its prompt is about, where t
   CHECK(next.tour_step == -1);
   CHECK(next.view == stops[0].view);
   for (const TourStop& t : stops) CHECK((t.model == std::string(kHandmadeModel) || t.model == std::string(kBuiltInTrainedModel)));
+}
+
+// [SECTION] Asking the model why, as inputs (ablate, ablate_kind, cut, patch)
+
+namespace {
+// The app with a random GPT-2 model "toy" of `layers` × 2 heads on the Train view's corpus (its
+// tokenizer reads the lesson's sentences), loaded through the page's loader.
+AppState with_toy_model(int layers, std::uint64_t seed) {
+  const Corpus corpus = make_corpus(1);
+  const Transformer model = random_transformer(gpt2_config(layers, 2, 16, 32, static_cast<int>(corpus.vocab.size())), seed,
+                                               Dtype::F32, WeightLayout::InOut, 0.3);
+  AppState s = make_initial_state();
+  add_model(s, load_model_files("toy", trained_model_files(model, corpus)));
+  return s;
+}
+}  // namespace
+
+TEST_CASE("interventions as inputs: the page's run is the core's, none is the model as it is, a new text drops what no longer fits") {
+  AppState s = with_toy_model(2, 5);
+  const std::string a = "the animal didn't cross the street because it was tired";
+  const std::string b = "the animal didn't cross the street because it was wide";
+  apply_state_json(s, {{"model", "toy"}, {"sentence", a}}, 0.0);
+  const Transformer& m = *find_model(s, "toy")->model;
+  const std::vector<int> ids = s.model.token_ids;
+  const int T = static_cast<int>(ids.size()), last = T - 1;
+  apply_state_json(s, {{"token", last}}, 0.0);
+  ForwardOptions opts;
+  opts.predict_from = T;  // as the page: the LM head on the shown row only
+  const auto base = s.model.base_forward;
+  CHECK(s.model.forward == base);
+  CHECK_FALSE(s.model.effect.shown);
+  CHECK(inputs_to_json(s)["intervention"]["active"] == false);
+
+  // Each change against transformer_forward with that intervention: the same numbers, bit for bit.
+  const auto same_as = [&](const Intervention& edit) {
+    ForwardOptions with = opts;
+    with.intervention = &edit;
+    const ModelTrace expected = transformer_forward(m, ids, with);
+    REQUIRE(s.model.forward->layers.size() == expected.layers.size());
+    for (std::size_t l = 0; l < expected.layers.size(); ++l)
+      for (std::size_t h = 0; h < expected.layers[l].thumbnails.size(); ++h)
+        CHECK((s.model.forward->layers[l].thumbnails[h].array() == expected.layers[l].thumbnails[h].array()).all());
+    CHECK((s.model.forward->final_normed.array() == expected.final_normed.array()).all());
+    const LayerDetail shown = layer_detail(m, expected, s.inputs.layer);
+    // (the view's head recomputed by the attention kernel from the layer's q, k, v: float rounding apart)
+    CHECK((s.model.trace.weights - shown.weights[static_cast<std::size_t>(s.inputs.head)]).cwiseAbs().maxCoeff() < 1e-6f);
+    const EditEffect& e = s.model.effect;
+    REQUIRE(e.shown);
+    CHECK(e.position == last);
+    CHECK(e.target == next_tokens_at(m, *base, last, 1).front().id);
+    CHECK(e.base_log_prob == token_log_prob(m, *base, last, e.target));
+    CHECK(e.log_prob == token_log_prob(m, expected, last, e.target));
+    CHECK(s.model.next.front().p == next_tokens_at(m, expected, last, 1).front().p);
+  };
+  apply_state_json(s, {{"ablate", {{1, 0}}}}, 0.0);
+  Intervention edit;
+  edit.ablate = {{1, 0}};
+  same_as(edit);
+  CHECK(s.model.effect.delta() != 0.0);
+  const nlohmann::json shown = inputs_to_json(s)["intervention"];
+  CHECK(shown["active"] == true);
+  CHECK(shown["delta_log_prob"].get<double>() == doctest::Approx(s.model.effect.delta()));
+  CHECK(state_to_json(s)["ablate"] == nlohmann::json{{1, 0}});
+
+  apply_state_json(s, {{"ablate_kind", "mean"}}, 0.0);
+  edit.ablate_kind = AblateKind::Mean;
+  same_as(edit);
+
+  // A cut in every head of layer 0: the shown head's cell is 0, its row still sums to 1.
+  apply_state_json(s, {{"cut", {{{"layer", 0}, {"head", "all"}, {"query", last}, {"key", 1}}}}}, 0.0);
+  edit.cuts = {{0, -1, last, 1}};
+  same_as(edit);
+  CHECK(s.model.trace.weights(last, 1) == 0.0f);
+  CHECK(s.model.trace.weights.row(last).sum() == doctest::Approx(1.0).epsilon(1e-6));
+
+  // A patch of head 0.1 from the twin sentence: its output there, and the share it restores.
+  apply_state_json(s, {{"ablate", nlohmann::json::array()}, {"cut", nlohmann::json::array()},
+                       {"patch", {{"from", b}, {"heads", {{0, 1}}}}}},
+                   0.0);
+  const ModelTrace source = transformer_forward(m, find_model(s, "toy")->tokenizer->encode(b, true), opts);
+  const Intervention patch = with_patches(m, Intervention{}, source, {{0, 1}}, {});
+  same_as(patch);
+  const EditEffect& e = s.model.effect;
+  CHECK(e.patched);
+  CHECK(e.source_log_prob == token_log_prob(m, source, last, e.target));
+  CHECK(e.restored == restored_fraction(e.log_prob, e.source_log_prob, e.base_log_prob));
+
+  // Refused, naming the input, with nothing changed: a head the model lacks, a query's last key,
+  // a patch from a text of another length.
+  const AppInputs before = s.inputs;
+  for (const nlohmann::json& bad :
+       {nlohmann::json{{"ablate", {{2, 0}}}}, nlohmann::json{{"ablate", {{0}}}},
+        nlohmann::json{{"cut", {{{"layer", 0}, {"head", 0}, {"query", 0}, {"key", 0}}}}},
+        nlohmann::json{{"cut", {{{"layer", 0}, {"head", 0}, {"query", 1}, {"key", 2}}}}},
+        nlohmann::json{{"patch", {{"from", "the animal was tired"}, {"heads", {{0, 0}}}}}},
+        nlohmann::json{{"patch", {{"from", b}}}}}) {
+    CAPTURE(bad.dump());
+    CHECK_THROWS_WITH_AS(apply_state_json(s, bad, 0.0), doctest::Contains(bad.begin().key().c_str()), std::invalid_argument);
+    CHECK(s.inputs == before);
+  }
+
+  // Undone: the model as it is again, the very same run.
+  apply_state_json(s, {{"patch", nullptr}}, 0.0);
+  CHECK(s.model.forward == base);
+  CHECK_FALSE(s.model.effect.shown);
+
+  // A shorter text: the cut of its last query no longer fits and is dropped with a note; the
+  // switched-off head stays.
+  apply_state_json(s, {{"ablate", {{1, 1}}}, {"cut", {{{"layer", 1}, {"head", 0}, {"query", last}, {"key", 2}}}}}, 0.0);
+  apply_state_json(s, {{"sentence", "the animal was tired"}}, 0.0);
+  CHECK(s.inputs.cuts.empty());
+  CHECK(s.inputs.ablate == std::vector<HeadRef>{{1, 1}});
+  CHECK(s.model.edit_note.find("Dropped") == 0);
+  CHECK(inputs_to_json(s)["intervention"]["note"] == s.model.edit_note);
+  // The hand-made model takes no switched-off head: dropped too when the learner goes back to it.
+  apply_state_json(s, {{"model", "handmade"}}, 0.0);
+  CHECK(s.inputs.ablate.empty());
+  CHECK(s.model.edit_note.find("cut links instead") != std::string::npos);
+}
+
+TEST_CASE("the hand-made model takes cut links: its one head renormalises without them") {
+  AppState s = make_initial_state();
+  const AttentionTrace plain = s.model.trace;
+  apply_state_json(s, {{"cut", {{{"layer", 0}, {"head", 0}, {"query", 7}, {"key", 1}}}}}, 0.0);
+  CHECK(s.model.trace.weights(7, 1) == 0.0f);
+  // the row's other weights, in the ratios they had: the softmax's own renormalisation
+  const float rest = 1.0f - plain.weights(7, 1);
+  for (int j = 0; j < plain.weights.cols(); ++j)
+    if (j != 1) CHECK(s.model.trace.weights(7, j) == doctest::Approx(plain.weights(7, j) / rest).epsilon(1e-5));
+  for (int i = 0; i < plain.weights.rows(); ++i)
+    if (i != 7) CHECK((s.model.trace.weights.row(i).array() == plain.weights.row(i).array()).all());
+  CHECK_THROWS_WITH_AS(apply_state_json(s, {{"cut", {{{"layer", 1}, {"head", 0}, {"query", 7}, {"key", 1}}}}}, 0.0),
+                       doctest::Contains("one layer and one head"), std::invalid_argument);
+}
+
+TEST_CASE("the Weights view's readings: value-weighted is each weight times what its key sends, rollout multiplies through the layers") {
+  AppState s = with_toy_model(3, 7);
+  apply_state_json(s, {{"model", "toy"}, {"sentence", "the animal was tired"}, {"layer", 2}, {"head", 1}}, 0.0);
+  CHECK(s.model.influence == nullptr);
+  apply_state_json(s, {{"weights_show", "value_weighted"}}, 0.0);
+  REQUIRE(s.model.influence);
+  const Transformer& m = *find_model(s, "toy")->model;
+  const LayerDetail detail = layer_detail(m, *s.model.forward, 2);
+  // ‖v_j W_O^h‖ by hand: head 1's value columns times its rows of W_O
+  const int hd = m.config.head_dim;
+  const Weights& o = m.blocks[2].o;  // F32, stored (in, out): x·W
+  REQUIRE((o.dtype == Dtype::F32 && !o.transposed));
+  const Matrix wo = Eigen::Map<const Matrix>(o.f32.data(), o.rows, o.cols);
+  for (int j = 0; j < static_cast<int>(detail.value.rows()); ++j) {
+    const Vector sent = detail.value.row(j).segment(hd, hd) * wo.middleRows(hd, hd);
+    CHECK(s.model.influence->value_norms[j] == doctest::Approx(sent.norm()).epsilon(1e-5));
+    for (int i = 0; i < static_cast<int>(detail.value.rows()); ++i)
+      CHECK(s.model.influence->values(i, j) == doctest::Approx(detail.weights[1](i, j) * sent.norm()).epsilon(1e-5));
+  }
+  // Rollout to layer 3: (0.5·A + 0.5·I) of each layer's head mean, rows renormalised, multiplied.
+  apply_state_json(s, {{"weights_show", "rollout"}}, 0.0);
+  const int T = static_cast<int>(s.model.token_ids.size());
+  Matrix expected = Matrix::Identity(T, T);
+  for (int l = 0; l < 3; ++l) {
+    const LayerDetail d = layer_detail(m, *s.model.forward, l);
+    Matrix mean = Matrix::Zero(T, T);
+    for (const Matrix& w : d.weights) mean += w / static_cast<float>(d.weights.size());
+    Matrix mixed = 0.5f * mean + 0.5f * Matrix::Identity(T, T);
+    for (int i = 0; i < T; ++i) mixed.row(i) /= mixed.row(i).sum();
+    expected = mixed * expected;
+  }
+  CHECK((s.model.influence->values - expected).cwiseAbs().maxCoeff() < 1e-5f);
+  for (int i = 0; i < T; ++i) CHECK(s.model.influence->values.row(i).sum() == doctest::Approx(1.0).epsilon(1e-5));
+  // The hand-made model: no W_O, so the value's own length; no layers to roll out through.
+  AppState h = make_initial_state();
+  apply_state_json(h, {{"weights_show", "value_weighted"}}, 0.0);
+  REQUIRE(h.model.influence);
+  for (int j = 0; j < static_cast<int>(h.model.trace.value.rows()); ++j)
+    CHECK(h.model.influence->values(3, j) == doctest::Approx(h.model.trace.weights(3, j) * h.model.trace.value.row(j).norm()));
+  CHECK_THROWS_WITH_AS(apply_state_json(h, {{"weights_show", "rollout"}}, 0.0), doctest::Contains("weights_show"), std::invalid_argument);
 }
