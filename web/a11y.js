@@ -100,6 +100,9 @@
     return [element("p", `Layers: ${d.layers}, heads per layer: ${d.heads}. The chosen head's pattern: ${summary.label}.` +
       (summary.reading ? ` ${summary.reading}` : "")), list,
       ...(d.sweep && d.sweep.text ? [element("p", `Each head switched off: ${d.sweep.text}`)] : []),
+      ...(d.attribution ? [matrixTable(`What each head adds to the logit of ${d.attribution.target.token}`,
+        d.attribution.heads.map((_, l) => `layer ${l + 1}`), d.attribution.heads[0].map((_, h) => `head ${h + 1}`), d.attribution.heads, 3),
+      element("p", d.attribution.text)] : []),
       ...familyParts(d.family, s)];
   }
 

@@ -430,6 +430,16 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
           static_cast<int>(dtype_bytes(block0.qkv.dtype))));
       model.around = around_head(c, loaded->model->blocks[static_cast<std::size_t>(applied.layer)], *model.layer,
                                  applied.head, token);
+      key = "attribution";
+      if (next.view == View::Heads && !model.unchanged_next().empty()) {
+        const int target = model.unchanged_next().front().id;
+        const std::shared_ptr<const LogitAttribution>& old = state.model.attribution;
+        const bool stream_patched = std::any_of(edit.stream_patches.begin(), edit.stream_patches.end(),
+                                                [&](const StreamPatch& p) { return p.position == token; });
+        if (same_token && old && old->target == target) model.attribution = old;
+        else if (!stream_patched)
+          model.attribution = std::make_shared<const LogitAttribution>(attribute_logit(*loaded->model, *model.forward, token, target));
+      }
       key = "weights_show";
       const bool same_influence = same_layer && state.model.influence && state.inputs.weights_show == applied.weights_show &&
                                   (applied.weights_show == WeightsShow::Rollout || state.inputs.head == applied.head);

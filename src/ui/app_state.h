@@ -179,6 +179,10 @@ struct AppModel {
     Vector value_norms;
   };
   std::shared_ptr<const Influence> influence;
+  // The Heads view's "what each head adds to the answer": the direct logit attribution of the shown
+  // run at the selected token, for the unchanged run's likeliest next token (null elsewhere, and where
+  // a patch replaced the stream at that position: its parts before the patch are not in the sum).
+  std::shared_ptr<const LogitAttribution> attribution;
   std::string edit_note;  // interventions a new model or text no longer fits, dropped ("" when none)
   // The next tokens after the selected one of the model as it is (without the interventions).
   const std::vector<NextToken>& unchanged_next() const { return effect.shown ? effect.base_next : next; }

@@ -474,6 +474,87 @@ void draw_heads_sweep(const AppState& state, AppInputs& next) {
   paragraph(sweep_text(state).c_str());
 }
 
+// [SECTION] What each head adds to the answer (direct logit attribution)
+
+// The attribution in words: what the map shows, the parts beside the heads and that they add up.
+std::string attribution_text(const AppState& state) {
+  const LogitAttribution* a = state.model.attribution.get();
+  const LoadedModel* m = find_model(state, state.inputs.model);
+  if (!a || !m) return "";
+  const auto sum_of = [](const auto& v) {
+    double total = 0;
+    for (Eigen::Index i = 0; i < v.size(); ++i) total += v.data()[i];
+    return total;
+  };
+  const std::string word = "'" + m->tokenizer->display(a->target) + "'";
+  const auto n = [](double v) { return number_text(static_cast<float>(v), 2); };
+  std::string text = "Each square: what one head writes straight into the logit of " + word + " at '" +
+                     state.model.queries.tokens[static_cast<std::size_t>(a->position)].text +
+                     "' (its output through its rows of W_O, the final norm's scale of this run, the unembedding). "
+                     "Beside the heads: the embeddings " + n(a->embeddings) + ", the b_O biases " + n(sum_of(a->biases)) +
+                     ", the MLPs " + n(sum_of(a->mlps)) + ", the heads together " + n(sum_of(a->heads)) +
+                     (a->offset != 0 ? ", the final norm's bias " + n(a->offset) : std::string()) + "; in all " +
+                     n(a->sum()) + ", the logit itself " + n(a->logit) + ".";
+  if (a->post_norms_frozen)
+    text += " This family normalises each head's update before adding it; those scales are frozen from this run "
+            "too, so the split is exact for this run only.";
+  if (m->model->config.final_softcap > 0) text += " (The logit before the final soft-cap.)";
+  text += " A direct share is not the head's whole effect: what later layers make of its output counts only when "
+          "the head is switched off.";
+  return text;
+}
+
+// view_data.attribution: null, or {position, target {token, id}, logit, offset, embeddings, heads [L][H],
+// biases [L], mlps [L], sum, text}
+nlohmann::json attribution_json(const AppState& state) {
+  const LogitAttribution* a = state.model.attribution.get();
+  const LoadedModel* m = find_model(state, state.inputs.model);
+  if (!a || !m) return nullptr;
+  nlohmann::json heads = nlohmann::json::array(), biases = nlohmann::json::array(), mlps = nlohmann::json::array();
+  for (Eigen::Index l = 0; l < a->heads.rows(); ++l) {
+    nlohmann::json row = nlohmann::json::array();
+    for (Eigen::Index h = 0; h < a->heads.cols(); ++h) row.push_back(exact_float(a->heads(l, h)));
+    heads.push_back(std::move(row));
+    biases.push_back(exact_float(a->biases[l]));
+    mlps.push_back(exact_float(a->mlps[l]));
+  }
+  return {{"position", a->position}, {"target", {{"token", m->tokenizer->display(a->target)}, {"id", a->target}}},
+          {"logit", a->logit}, {"offset", a->offset}, {"embeddings", a->embeddings}, {"heads", heads},
+          {"biases", biases}, {"mlps", mlps}, {"sum", a->sum()}, {"text", attribution_text(state)}};
+}
+
+void draw_attribution(const AppState& state) {
+  const LogitAttribution* a = state.model.attribution.get();
+  const LoadedModel* m = find_model(state, state.inputs.model);
+  if (!a || !m) return;
+  const TransformerConfig& c = m->model->config;
+  const float font = ImGui::GetFontSize();
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::TextUnformatted("What each head adds to the answer");
+  publish_item_rect("heads:attribution");
+  std::vector<std::string> rows, cols;
+  for (int l = 0; l < c.n_layer; ++l) rows.push_back("L" + std::to_string(l + 1));
+  for (int h = 0; h < c.n_head; ++h) cols.push_back("H" + std::to_string(h + 1));
+  HeatmapStyle s;
+  s.signed_values = true;
+  s.range = std::max(0.05f, a->heads.cwiseAbs().maxCoeff());
+  s.show_values = true;
+  s.row_labels = &rows;
+  s.col_labels = &cols;
+  s.cell = std::clamp((ImGui::GetContentRegionAvail().x - font * 3.0f) / static_cast<float>(c.n_head), font * 1.2f, font * 3.2f);
+  legend("share of the logit", s, font * 7.0f);
+  const HeatmapHover hover = heatmap("##attribution", a->heads.data(), c.n_layer, c.n_head, s);
+  const int hovered = hover.row >= 0 ? hover.row * c.n_head + hover.col : -1;
+  int largest = 0;
+  for (int i = 1; i < static_cast<int>(a->heads.size()); ++i)
+    if (std::fabs(a->heads.data()[i]) > std::fabs(a->heads.data()[largest])) largest = i;
+  explain_parts("##attribution", static_cast<int>(a->heads.size()), hovered, largest, [&](int i) {
+    ImGui::Text("L%d H%d writes %s into the logit", i / c.n_head + 1, i % c.n_head + 1, number_text(a->heads.data()[i], 3).c_str());
+  });
+  paragraph(attribution_text(state).c_str());
+}
+
 }  // namespace
 
 // [SECTION] The view and its data
@@ -544,6 +625,7 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
   HeatmapStyle heat;
   legend("weight", heat, font * 6.0f);
   draw_heads_sweep(state, next);
+  draw_attribution(state);
   draw_family_sections(state, next);
 }
 
@@ -586,6 +668,7 @@ nlohmann::json heads_view_data(const AppState& state) {
           {"top_weights", top},
           {"next", next},
           {"sweep", sweep_json(state)},
+          {"attribution", attribution_json(state)},
           {"family", family_view_data(state)}};
 }
 

@@ -162,6 +162,12 @@ test("the interventions as inputs: setState's numbers are intervene()'s, they ro
     `page ${shown.base_log_prob} → ${shown.log_prob}, intervene ${ref.log_prob} → ${ref.intervened.log_prob}`);
   assert.equal(shown.target.id, ref.next[8][0].id, "the target: the unchanged run's likeliest next token");
   assert.equal(s.next[0].id, ref.intervened.next[8][0].id, "the strip shows the changed run");
+  // what each head adds to the answer, in the Heads view: the changed run's direct logit attribution
+  const a = s.view_data.attribution;
+  assert.equal(a.target.id, shown.target.id);
+  for (const k of ["logit", "offset", "embeddings", "heads", "biases", "mlps"]) assert.ok(worst(a[k], ref.attribution[k]) < 1e-4, k);
+  assert.ok(Math.abs(a.sum - a.logit) < 1e-4 * Math.max(1, Math.abs(a.logit)), "the parts add up to the logit");
+  assert.match(a.text, /^Each square: what one head writes straight into the logit of .* in all -?\d+\.\d\d, the logit itself/);
   assert.ok(Math.abs(s.next[0].p - ref.intervened.next[8][0].p) < 1e-5);
   // the shown head's weights are the changed run's (layer 1: every head cut from key 1 at query 8)
   s = await api(() => window.attentionExplainer.setState({ view: "weights", layer: 1, head: 2 }));

@@ -343,7 +343,12 @@ TEST_CASE("interventions as inputs: the page's run is the core's, none is the mo
     CHECK(e.log_prob == token_log_prob(m, expected, last, e.target));
     CHECK(s.model.next.front().p == next_tokens_at(m, expected, last, 1).front().p);
   };
-  apply_state_json(s, {{"ablate", {{1, 0}}}}, 0.0);
+  apply_state_json(s, {{"ablate", {{1, 0}}}, {"view", "heads"}}, 0.0);
+  // the Heads view's attribution: of the changed run, for the unchanged run's answer, adding up
+  REQUIRE(s.model.attribution);
+  const LogitAttribution direct = attribute_logit(m, *s.model.forward, last, s.model.unchanged_next().front().id);
+  CHECK((s.model.attribution->heads.array() == direct.heads.array()).all());
+  CHECK(s.model.attribution->sum() == doctest::Approx(s.model.attribution->logit).epsilon(1e-5));
   Intervention edit;
   edit.ablate = {{1, 0}};
   same_as(edit);
