@@ -189,10 +189,11 @@ int main(int argc, char** argv) {
     ImGui::NewFrame();
     attn::ui::draw_app(state, ImGui::GetTime());
     platform::announce_text_field();
-    if (state.revision != announced_revision || state.heads_sweep.sweep.done != announced_sweep_cells) {
+    const int sweep_cells = state.heads_sweep.sweep.done + state.patch_sweep.sweep.done;
+    if (state.revision != announced_revision || sweep_cells != announced_sweep_cells) {
       // changed by the learner, a URL or the JS API, or a sweep ran more cells
       announced_revision = state.revision;
-      announced_sweep_cells = state.heads_sweep.sweep.done;
+      announced_sweep_cells = sweep_cells;
       platform::notify_state_changed(announced_revision);
     }
     ImGui::Render();

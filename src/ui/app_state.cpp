@@ -545,20 +545,32 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   state.model = std::move(model);
   state.error.clear();
   state.error_key.clear();
-  // The sweep follows the run it is about: a new model, text or position starts it again.
-  HeadSweepRun& sweep = state.heads_sweep;
+  // The sweeps follow the runs they are about: a new model, text or position starts them again.
   const LoadedModel* loaded = find_model(state, state.inputs.model);
-  const bool same_run = loaded && sweep.model == loaded->model && sweep.base == state.model.base_forward &&
-                        sweep.position == state.inputs.token;
-  if (!same_run) {
-    sweep = HeadSweepRun{};
-    if (loaded && state.inputs.heads_sweep && state.model.base_forward && !state.model.next.empty()) {
+  const auto follow = [&](SweepRun& sweep, bool on, SweepOver over, const std::shared_ptr<const ModelTrace>& source) {
+    const bool same_run = loaded && sweep.model == loaded->model && sweep.base == state.model.base_forward &&
+                          sweep.source == source && sweep.over == over && sweep.position == state.inputs.token;
+    if (same_run) return;
+    sweep = SweepRun{};
+    if (loaded && on && state.model.base_forward && !state.model.next.empty()) {
+      sweep.over = over;
       sweep.model = loaded->model;
       sweep.base = state.model.base_forward;
+      sweep.source = source;
       sweep.position = state.inputs.token;
       sweep.target = state.model.unchanged_next().front().id;
     }
-  }
+  };
+  follow(state.heads_sweep, state.inputs.heads_sweep, SweepOver::Ablate, nullptr);
+  const bool can_patch = state.model.compare_forward && state.model.compare_forward_model == state.model.forward_model &&
+                         state.model.compare_forward->token_ids.size() == state.model.token_ids.size();
+  using PS = AppInputs::PatchSweep;
+  // (stopped, it keeps what it swept over: on again, it continues)
+  const SweepOver patch_over = state.inputs.patch_sweep == PS::Positions ? SweepOver::PatchPositions
+                               : state.inputs.patch_sweep == PS::Heads || !state.patch_sweep.model ? SweepOver::PatchHeads
+                                                                                                   : state.patch_sweep.over;
+  follow(state.patch_sweep, can_patch && state.inputs.patch_sweep != PS::None, patch_over,
+         can_patch ? state.model.compare_forward : nullptr);
   if (changed) {
     ++state.revision;
     state.changed_at = now;
@@ -566,12 +578,19 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   return true;
 }
 
-void heads_sweep_frame(AppState& state, const std::function<bool()>& more) {
-  HeadSweepRun& r = state.heads_sweep;
-  if (!state.inputs.heads_sweep || !r.base || r.finished()) return;
-  const bool started = r.sweep.values.size() > 0;
-  r.sweep = ablation_sweep(*r.model, *r.base, r.position, r.target, AblateKind::Zero,
-                           [&](int, int) { return more(); }, Backend::Simd, started ? &r.sweep : nullptr);
+void sweeps_frame(AppState& state, const std::function<bool()>& more) {
+  for (SweepRun* r : {&state.heads_sweep, &state.patch_sweep}) {
+    const bool on = r == &state.heads_sweep ? state.inputs.heads_sweep : state.inputs.patch_sweep != AppInputs::PatchSweep::None;
+    if (!on || !r->base || r->finished()) continue;
+    const Sweep* resume = r->sweep.values.size() > 0 ? &r->sweep : nullptr;
+    const SweepProgress progress = [&](int, int) { return more(); };
+    if (r->over == SweepOver::Ablate)
+      r->sweep = ablation_sweep(*r->model, *r->base, r->position, r->target, AblateKind::Zero, progress, Backend::Simd, resume);
+    else if (r->over == SweepOver::PatchHeads)
+      r->sweep = head_patch_sweep(*r->model, *r->source, *r->base, r->position, r->target, progress, Backend::Simd, resume);
+    else
+      r->sweep = stream_patch_sweep(*r->model, *r->source, *r->base, r->position, r->target, progress, Backend::Simd, resume);
+  }
 }
 
 AppState make_initial_state() {

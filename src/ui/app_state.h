@@ -96,6 +96,7 @@ struct AppInputs {
   bool advanced = false;             // the controls show developer internals (backend, GPU, state JSON)
   bool present = false;              // presentation mode: large type, no controls column, explanations on screen
   bool heads_sweep = false;          // Heads view: switch every head off alone, a few per frame (false: stop)
+  enum class PatchSweep { None, Heads, Positions } patch_sweep = PatchSweep::None;  // Compare: patch each from B alone
   // Asking the model why (0-based, as the layer and head inputs): heads switched off, links cut
   // (head −1: every head of the layer), a patch from a text of as many tokens. A loaded model takes
   // all of them; the hand-made model (one head, no W_O, no next-token head) takes cuts only.
@@ -244,16 +245,25 @@ struct FontFallbackState {
   unsigned scanned_revision = ~0u;          // the state revision whose text was read last
 };
 
-// The Heads view's sweep (inputs.heads_sweep): every head of the current model switched off alone
-// (zeroed), each cell Δ log p of the likeliest next token after the selected position. It runs a few
-// cells per frame (heads_sweep_frame) so the page keeps drawing; another model, text or position
-// starts it again, and stopping keeps the cells done (turning it on again continues).
-struct HeadSweepRun {
+// A sweep over the current model, a few cells per frame (sweeps_frame) so the page keeps drawing;
+// another model, text or position starts it again, and stopping keeps the cells done (turning it on
+// again continues). The Heads view's (inputs.heads_sweep): every head switched off alone (zeroed),
+// each cell Δ log p of the likeliest next token after the selected position. Compare's
+// (inputs.patch_sweep): every head's output, or the stream entering every layer at every position,
+// copied alone from the second sentence's run into the first's, each cell the share of the two
+// sentences' difference in that log p it restores.
+enum class SweepOver { Ablate, PatchHeads, PatchPositions };
+struct SweepRun {
+  SweepOver over = SweepOver::Ablate;
   std::shared_ptr<const Transformer> model;
-  std::shared_ptr<const ModelTrace> base;  // the run it switches heads off in (no LM head rows kept)
+  std::shared_ptr<const ModelTrace> base;    // the run it changes (no LM head rows kept)
+  std::shared_ptr<const ModelTrace> source;  // patching: the run it copies from
   int position = -1, target = -1;
-  Sweep sweep;                             // values (L, H), NaN until run; empty before the first cell
-  int total() const { return model ? model->config.n_layer * model->config.n_head : 0; }
+  Sweep sweep;                               // values (L, H) or (L, T), NaN until run; empty before the first cell
+  int total() const {
+    if (!model) return 0;
+    return model->config.n_layer * (over == SweepOver::PatchPositions ? static_cast<int>(base->token_ids.size()) : model->config.n_head);
+  }
   bool finished() const { return model && sweep.done >= total(); }
 };
 
@@ -270,7 +280,7 @@ struct AppState {
   // Shared so the state stays copyable; one session per app.
   std::shared_ptr<TrainSession> train = std::make_shared<TrainSession>();
   FontFallbackState fonts;
-  HeadSweepRun heads_sweep;
+  SweepRun heads_sweep, patch_sweep;
 };
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)
@@ -279,7 +289,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now);
 
 // Runs the Heads view's sweep on while `more()` says there is time left in this frame (at least one
 // cell per call); nothing when inputs.heads_sweep is off or the sweep is done.
-void heads_sweep_frame(AppState& state, const std::function<bool()>& more);
+void sweeps_frame(AppState& state, const std::function<bool()>& more);
 constexpr double kSweepSliceMs = 8.0;  // the sweep's share of a frame (the page's loop)
 
 // Registers a loaded model (replacing one of the same name); it does not switch to it.

@@ -293,9 +293,9 @@ void draw_app(AppState& state, double now) {
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
   // Training runs between frames in slices of a fixed budget, whichever view is open.
   train_frame(*state.train, state.inputs.train, kTrainSliceMs);
-  // So does the Heads view's sweep: cells until its slice of this frame is used.
+  // So do the Heads and Compare views' sweeps: cells until their slice of this frame is used.
   const auto sweep_start = std::chrono::steady_clock::now();
-  heads_sweep_frame(state, [&] {
+  sweeps_frame(state, [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sweep_start).count() < kSweepSliceMs;
   });
   const bool present = state.inputs.present;

@@ -384,6 +384,19 @@ std::vector<InputField> make_fields() {
                                            "presentation mode: large type, no controls column, every explanation on screen without hovering"));
   t.push_back(boolean<&AppInputs::heads_sweep>("heads_sweep", G::Place, U::None,
                                                "Heads view: switch every head off alone, a few per frame (getState().view_data.sweep); false stops it"));
+  InputField patch_sweep = row<&AppInputs::patch_sweep>(
+      "patch_sweep", "choice", G::Place, U::None,
+      "Compare view: copy every head's output (heads), or the stream at every layer and position (positions), from the "
+      "second sentence's run into the first's alone, a few per frame (getState().view_data.patch_sweep); none stops it");
+  patch_sweep.choices = {"none", "heads", "positions"};
+  patch_sweep.get = [](const AppInputs& in) {
+    const char* const names[] = {"none", "heads", "positions"};
+    return json(names[static_cast<int>(in.patch_sweep)]);
+  };
+  patch_sweep.set = [](const InputField& f, const AppState&, AppInputs& next, const json& v) {
+    next.patch_sweep = static_cast<AppInputs::PatchSweep>(choice_index(f, v));
+  };
+  t.push_back(patch_sweep);
   return t;
 }
 

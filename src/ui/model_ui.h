@@ -2,6 +2,7 @@
 // layer and head in words, column names that exist only for the hand-made model, the next-token
 // strip. Not AppState (the lead's) and not the loader: it only reads what apply_inputs computed.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,21 @@ struct NextStripTexts {
   std::string title, note, trained_here;
 };
 NextStripTexts next_strip_texts(const AppState& state);
+
+// [SECTION] Sweeps (the Heads view's and Compare's, app_state.h's SweepRun)
+
+// The cell of the largest |value| (row-major index), -1 before any.
+int largest_cell(const Matrix& values);
+// Its progress bar and Cancel while it runs, else its start (or Continue) button; returns whether it
+// runs from the next frame (`on` when nothing was pressed). `id` names the published rects
+// (ID_progress, ID_cancel, ID).
+bool sweep_controls(const SweepRun& r, bool on, const char* start, const std::string& id);
+// Its map, signed cells of rows × cols labelled, the hovered (or the largest) cell in words.
+void sweep_map(const std::string& id, const SweepRun& r, const std::vector<std::string>& rows,
+               const std::vector<std::string>& cols, const char* caption, float min_range,
+               const std::function<std::string(int row, int col, float value)>& cell_text);
+// Its values as [rows][cols] (null: not run yet, or nothing to restore).
+nlohmann::json sweep_values_json(const SweepRun& r);
 
 // [SECTION] Asking the model why: what the learner changed inside it (inputs ablate, cut, patch)
 

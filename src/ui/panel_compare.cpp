@@ -335,9 +335,78 @@ nlohmann::json ask_json(const AppState& state, const Comparison& c) {
           {"ablated", a.ablated}, {"heads", heads}, {"text", text}};
 }
 
-}  // namespace
+// [SECTION] Patching every part alone (input patch_sweep)
 
-// [SECTION] The view and its data
+// What the patching sweep measured, in words (under its map; view_data.patch_sweep.text).
+std::string patch_sweep_text(const AppState& state) {
+  const SweepRun& r = state.patch_sweep;
+  const LoadedModel* m = find_model(state, state.inputs.model);
+  if (!m || !r.model || r.sweep.done == 0) return "";
+  const std::string word = "'" + m->tokenizer->display(r.target) + "'";
+  const bool heads = r.over == SweepOver::PatchHeads;
+  std::string text = std::to_string(r.sweep.done) + " of " + std::to_string(r.total()) +
+                     (heads ? " heads' outputs" : " streams (layer, position)") + " copied from B into A, each alone. " +
+                     "log p of " + word + " is " + number_text(static_cast<float>(r.sweep.baseline), 2) + " in A and " +
+                     number_text(static_cast<float>(r.sweep.source), 2) + " in B.";
+  if (std::fabs(r.sweep.source - r.sweep.baseline) < kMinRestorable)
+    return text + " The two differ by under " + number_text(kMinRestorable, 2) + ": no difference to restore.";
+  const int cols = static_cast<int>(r.sweep.values.cols());
+  if (const int best = largest_cell(r.sweep.values); best >= 0) {
+    const std::string where = heads ? "L" + std::to_string(best / cols + 1) + " H" + std::to_string(best % cols + 1)
+                                    : "the stream entering L" + std::to_string(best / cols + 1) + " at '" +
+                                          state.model.queries.tokens[static_cast<std::size_t>(best % cols)].text + "'";
+    text += " The most: " + where + ", " + number_text(r.sweep.values.data()[best] * 100.0f, 0) + "% of the difference.";
+  }
+  return text + " 100%: that part alone carries the difference between the sentences; 0%: none of it; two parts "
+                "may each carry it, which patching one at a time shows as two high cells.";
+}
+
+// view_data.patch_sweep: null before one, else {running, over: "heads" | "positions", done, total,
+// position, target, baseline (A's log p), source (B's), values [L][H or T] (null: not run, or nothing
+// to restore), text}.
+nlohmann::json patch_sweep_json(const AppState& state) {
+  const SweepRun& r = state.patch_sweep;
+  if (!r.model) return nullptr;
+  return {{"running", state.inputs.patch_sweep != AppInputs::PatchSweep::None && !r.finished()},
+          {"over", r.over == SweepOver::PatchPositions ? "positions" : "heads"}, {"done", r.sweep.done},
+          {"total", r.total()}, {"position", r.position}, {"target", r.target}, {"baseline", r.sweep.baseline},
+          {"source", r.sweep.source}, {"values", sweep_values_json(r)}, {"text", patch_sweep_text(state)}};
+}
+
+void draw_patch_sweep(const AppState& state, AppInputs& next) {
+  using PS = AppInputs::PatchSweep;
+  const SweepRun& r = state.patch_sweep;
+  const LoadedModel* m = current_loaded_model(state);
+  const SweepOver over = r.model ? r.over : SweepOver::PatchHeads;
+  const auto label = [](SweepOver o) {
+    return o == SweepOver::PatchHeads ? "Patch every head from B, one at a time" : "Patch every layer and position from B";
+  };
+  const bool on = state.inputs.patch_sweep != PS::None;
+  const bool now = sweep_controls(r, on, label(over), "compare:patch_sweep");
+  if (now != on) next.patch_sweep = !now ? PS::None : over == SweepOver::PatchPositions ? PS::Positions : PS::Heads;
+  if (!on || r.finished()) {
+    const SweepOver other = over == SweepOver::PatchHeads ? SweepOver::PatchPositions : SweepOver::PatchHeads;
+    same_line_if_fits(button_width(label(other)));
+    if (ImGui::Button(label(other))) next.patch_sweep = other == SweepOver::PatchPositions ? PS::Positions : PS::Heads;
+    publish_item_rect("compare:patch_sweep_other");
+  }
+  if (!m || r.sweep.done == 0) return;
+  const TransformerConfig& c = m->model->config;
+  std::vector<std::string> rows, cols;
+  for (int l = 0; l < c.n_layer; ++l) rows.push_back("L" + std::to_string(l + 1));
+  if (r.over == SweepOver::PatchHeads)
+    for (int h = 0; h < c.n_head; ++h) cols.push_back("H" + std::to_string(h + 1));
+  else
+    for (const Token& t : state.model.queries.tokens) cols.push_back(fit_text(t.text, ImGui::GetFontSize() * 4.0f));
+  sweep_map("compare:patch_sweep_map", r, rows, cols, "share restored", 1.0f, [&](int row, int col, float v) {
+    const std::string part = r.over == SweepOver::PatchHeads
+        ? "L" + std::to_string(row + 1) + " H" + std::to_string(col + 1) + "'s output"
+        : "the stream entering L" + std::to_string(row + 1) + " at '" + state.model.queries.tokens[static_cast<std::size_t>(col)].text + "'";
+    if (std::isnan(v)) return part + ": not patched yet, or nothing to restore";
+    return part + " from B restores " + number_text(v * 100.0f, 1) + "% of the difference";
+  });
+  paragraph(patch_sweep_text(state).c_str());
+}
 
 // Patching: one part of B's run (the chosen head's output, or the stream entering the chosen layer
 // at the query) copied into A's, and how much of B's answer comes with it (the next-token strip and
@@ -363,6 +432,7 @@ void draw_patch_control(const AppState& state, AppInputs& next, const Comparison
   publish_item_rect("compare:patch_stream");
   explain_item("The measure: (patched − A) ÷ (B − A) of log p of A's likeliest next token. 100% means this part alone "
                "carries the difference between the sentences; 0% that it carries none of it.");
+  draw_patch_sweep(state, next);
   if (!state.inputs.patch.from.empty()) {
     const InterventionTexts t = intervention_texts(state);
     for (const InterventionEntry& e : t.entries)
@@ -371,6 +441,10 @@ void draw_patch_control(const AppState& state, AppInputs& next, const Comparison
     if (ImGui::SmallButton("Undo the patch")) next.patch = PatchSpec{};
   }
 }
+
+}  // namespace
+
+// [SECTION] The view and its data
 
 void draw_compare_panel(const AppState& state, AppInputs& next) {
   panel_intro("Attention depends on the input: the same query word in two sentences, or two query words of one "
@@ -454,7 +528,8 @@ nlohmann::json compare_view_data(const AppState& state) {
                                                    : nlohmann::json(nullptr)},
           {"top_moved", c.top_moved},
           {"verdict", verdict(state, c)},
-          {"ask", ask_json(state, c)}};
+          {"ask", ask_json(state, c)},
+          {"patch_sweep", patch_sweep_json(state)}};
 }
 
 }  // namespace attn::ui

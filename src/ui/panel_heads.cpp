@@ -371,18 +371,9 @@ void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary&
 
 // [SECTION] The sweep: every head switched off alone
 
-// The sweep's cell of the largest |change| (row-major index), -1 before any.
-int largest_cell(const Matrix& values) {
-  int largest = -1;
-  for (int i = 0; i < static_cast<int>(values.size()); ++i)
-    if (std::isfinite(values.data()[i]) && (largest < 0 || std::fabs(values.data()[i]) > std::fabs(values.data()[largest])))
-      largest = i;
-  return largest;
-}
-
 // What the sweep measured, in words (under its map; view_data.sweep.text for the mirror).
 std::string sweep_text(const AppState& state) {
-  const HeadSweepRun& r = state.heads_sweep;
+  const SweepRun& r = state.heads_sweep;
   const LoadedModel* m = find_model(state, state.inputs.model);
   if (!m || !r.model || r.sweep.done == 0) return "";
   const std::string word = "'" + m->tokenizer->display(r.target) + "'";
@@ -399,28 +390,18 @@ std::string sweep_text(const AppState& state) {
 // view_data.sweep: null before a sweep, else {running, done, total, position, target, baseline,
 // values [L][H] (null: not run yet), text}.
 nlohmann::json sweep_json(const AppState& state) {
-  const HeadSweepRun& r = state.heads_sweep;
+  const SweepRun& r = state.heads_sweep;
   if (!r.model) return nullptr;
-  nlohmann::json values = nlohmann::json::array();
-  for (int l = 0; l < r.model->config.n_layer; ++l) {
-    nlohmann::json row = nlohmann::json::array();
-    for (int h = 0; h < r.model->config.n_head; ++h) {
-      const float v = r.sweep.values.size() ? r.sweep.values(l, h) : std::nanf("");
-      row.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
-    }
-    values.push_back(row);
-  }
   return {{"running", state.inputs.heads_sweep && !r.finished()}, {"done", r.sweep.done}, {"total", r.total()},
-          {"position", r.position}, {"target", r.target}, {"baseline", r.sweep.baseline}, {"values", values},
+          {"position", r.position}, {"target", r.target}, {"baseline", r.sweep.baseline}, {"values", sweep_values_json(r)},
           {"text", sweep_text(state)}};
 }
 
 void draw_heads_sweep(const AppState& state, AppInputs& next) {
   const LoadedModel* m = find_model(state, state.inputs.model);
   if (!m || state.model.next.empty()) return;
-  const HeadSweepRun& r = state.heads_sweep;
+  const SweepRun& r = state.heads_sweep;
   const TransformerConfig& c = m->model->config;
-  const float font = ImGui::GetFontSize();
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::TextUnformatted("Switch each head off: which heads does this answer need?");
@@ -432,44 +413,14 @@ void draw_heads_sweep(const AppState& state, AppInputs& next) {
              "log p of " + word + " changes (blue: down, so the answer needs that head), " +
              std::to_string(c.n_layer * c.n_head) + " runs in all, a few per frame.")
                 .c_str());
-  const bool running = state.inputs.heads_sweep && !r.finished();
-  if (running) {
-    const float fraction = r.total() > 0 ? static_cast<float>(r.sweep.done) / static_cast<float>(r.total()) : 0.0f;
-    const std::string overlay = std::to_string(r.sweep.done) + " of " + std::to_string(r.total()) + " heads";
-    ImGui::ProgressBar(fraction, ImVec2(std::min(ImGui::GetContentRegionAvail().x, font * 20.0f), 0), overlay.c_str());
-    publish_item_rect("heads:sweep_progress");
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel")) next.heads_sweep = false;
-    publish_item_rect("heads:sweep_cancel");
-  } else if (!r.finished()) {
-    if (ImGui::Button(r.sweep.done > 0 ? "Continue the sweep" : "Switch every head off, one at a time")) next.heads_sweep = true;
-    publish_item_rect("heads:sweep");
-    if (r.sweep.done > 0) {
-      ImGui::SameLine();
-      hint(("Stopped after " + std::to_string(r.sweep.done) + " of " + std::to_string(r.total()) + ".").c_str());
-    }
-  }
+  next.heads_sweep = sweep_controls(r, state.inputs.heads_sweep, "Switch every head off, one at a time", "heads:sweep");
   if (r.sweep.done == 0) return;
   std::vector<std::string> rows, cols;
   for (int l = 0; l < c.n_layer; ++l) rows.push_back("L" + std::to_string(l + 1));
   for (int h = 0; h < c.n_head; ++h) cols.push_back("H" + std::to_string(h + 1));
-  HeatmapStyle s;
-  s.signed_values = true;
-  const int largest = largest_cell(r.sweep.values);
-  s.range = std::max(0.05f, largest >= 0 ? std::fabs(r.sweep.values.data()[largest]) : 0.0f);
-  s.show_values = true;
-  s.row_labels = &rows;
-  s.col_labels = &cols;
-  s.cell = std::clamp((ImGui::GetContentRegionAvail().x - font * 3.0f) / static_cast<float>(c.n_head), font * 1.2f, font * 3.2f);
-  legend("change of log p", s, font * 7.0f);
-  const HeatmapHover hover = heatmap("##heads_sweep", r.sweep.values.data(), c.n_layer, c.n_head, s);
-  publish_item_rect("heads:sweep_map");
-  const int hovered = hover.row >= 0 ? hover.row * c.n_head + hover.col : -1;
-  explain_parts("##heads_sweep", static_cast<int>(r.sweep.values.size()), hovered, largest, [&](int i) {
-    const float v = r.sweep.values.data()[i];
-    const std::string cell = "L" + std::to_string(i / c.n_head + 1) + " H" + std::to_string(i % c.n_head + 1);
-    if (std::isnan(v)) ImGui::Text("%s: not switched off yet", cell.c_str());
-    else ImGui::Text("%s off: log p of %s changes by %s", cell.c_str(), word.c_str(), number_text(v, 3).c_str());
+  sweep_map("heads:sweep_map", r, rows, cols, "change of log p", 0.05f, [&](int l, int h, float v) {
+    const std::string cell = "L" + std::to_string(l + 1) + " H" + std::to_string(h + 1);
+    return std::isnan(v) ? cell + ": not switched off yet" : cell + " off: log p of " + word + " changes by " + number_text(v, 3);
   });
   paragraph(sweep_text(state).c_str());
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -227,6 +228,80 @@ NextStripTexts next_strip_texts(const AppState& state) {
                                     "\"it\" refers to); here its guesses were never trained.";
   }
   return t;
+}
+
+// [SECTION] Sweeps
+
+int largest_cell(const Matrix& values) {
+  int largest = -1;
+  for (int i = 0; i < static_cast<int>(values.size()); ++i)
+    if (std::isfinite(values.data()[i]) && (largest < 0 || std::fabs(values.data()[i]) > std::fabs(values.data()[largest])))
+      largest = i;
+  return largest;
+}
+
+bool sweep_controls(const SweepRun& r, bool on, const char* start, const std::string& id) {
+  const float font = ImGui::GetFontSize();
+  if (on && !r.finished()) {
+    const float fraction = r.total() > 0 ? static_cast<float>(r.sweep.done) / static_cast<float>(r.total()) : 0.0f;
+    const std::string overlay = std::to_string(r.sweep.done) + " of " + std::to_string(r.total()) + " runs";
+    ImGui::ProgressBar(fraction, ImVec2(std::min(ImGui::GetContentRegionAvail().x, font * 20.0f), 0), overlay.c_str());
+    publish_item_rect((id + "_progress").c_str());
+    ImGui::SameLine();
+    ImGui::PushID(id.c_str());
+    if (ImGui::Button("Cancel")) on = false;
+    ImGui::PopID();
+    publish_item_rect((id + "_cancel").c_str());
+  } else if (!r.finished()) {
+    ImGui::PushID(id.c_str());
+    if (ImGui::Button(r.sweep.done > 0 ? "Continue the sweep" : start)) on = true;
+    ImGui::PopID();
+    publish_item_rect(id.c_str());
+    if (r.sweep.done > 0) {
+      ImGui::SameLine();
+      hint(("Stopped after " + std::to_string(r.sweep.done) + " of " + std::to_string(r.total()) + ".").c_str());
+    }
+  }
+  return on;
+}
+
+void sweep_map(const std::string& id, const SweepRun& r, const std::vector<std::string>& rows,
+               const std::vector<std::string>& cols, const char* caption, float min_range,
+               const std::function<std::string(int, int, float)>& cell_text) {
+  const float font = ImGui::GetFontSize();
+  const int n_rows = static_cast<int>(r.sweep.values.rows()), n_cols = static_cast<int>(r.sweep.values.cols());
+  HeatmapStyle s;
+  s.signed_values = true;
+  const int largest = largest_cell(r.sweep.values);
+  s.range = std::max(min_range, largest >= 0 ? std::fabs(r.sweep.values.data()[largest]) : 0.0f);
+  s.show_values = true;
+  s.row_labels = &rows;
+  s.col_labels = &cols;
+  s.cell = std::clamp((ImGui::GetContentRegionAvail().x - font * 3.0f) / static_cast<float>(n_cols), font * 1.2f, font * 3.2f);
+  legend(caption, s, font * 7.0f);
+  const std::string hidden = "##" + id;
+  const HeatmapHover hover = heatmap(hidden.c_str(), r.sweep.values.data(), n_rows, n_cols, s);
+  publish_item_rect(id.c_str());
+  const int hovered = hover.row >= 0 ? hover.row * n_cols + hover.col : -1;
+  explain_parts(hidden.c_str(), n_rows * n_cols, hovered, largest, [&](int i) {
+    ImGui::TextUnformatted(cell_text(i / n_cols, i % n_cols, r.sweep.values.data()[i]).c_str());
+  });
+}
+
+nlohmann::json sweep_values_json(const SweepRun& r) {
+  nlohmann::json values = nlohmann::json::array();
+  if (!r.model) return values;
+  const int rows = r.model->config.n_layer, cols = r.total() / rows;
+  const bool started = r.sweep.values.rows() == rows && r.sweep.values.cols() == cols;
+  for (int i = 0; i < rows; ++i) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int j = 0; j < cols; ++j) {
+      const float v = started ? r.sweep.values(i, j) : std::nanf("");
+      row.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+    }
+    values.push_back(std::move(row));
+  }
+  return values;
 }
 
 // [SECTION] Asking the model why

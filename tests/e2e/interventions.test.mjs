@@ -243,3 +243,34 @@ test("a permalink carries the interventions: the trained model opens with the sa
   await other.context.close();
   await context.close();
 });
+
+test("Compare's patching sweeps: every head, then every layer and position, copied from B alone, as intervene({patch, sweep}) computes them", async () => {
+  const folder = makeModel({ layers: 3, heads: 4, embd: 36, dtype: "F32", seed: 24 });
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  await page.setInputFiles("#model-files", fs.readdirSync(folder).map((f) => path.join(folder, f)));
+  await page.waitForFunction(() => window.attentionExplainer.getState().model !== "handmade", null, { timeout: 30000 });
+  let s = await page.evaluate(([a, b]) => window.attentionExplainer.setState({ view: "compare", sentence: a, compare_sentence: b, token: 10 }), [TIRED, WIDE]);
+  assert.equal(s.view_data.patch_sweep, null, "none before it is asked for");
+  for (const [over, kind, total] of [["heads", "patch_heads", 12], ["positions", "patch_positions", 33]]) {
+    await page.evaluate((o) => window.attentionExplainer.setState({ patch_sweep: o }), over);
+    await page.waitForFunction(() => { const w = window.attentionExplainer.getState().view_data.patch_sweep; return w && w.done === w.total; }, null, { timeout: 60000 });
+    s = await page.evaluate(() => window.attentionExplainer.getState());
+    const sweep = s.view_data.patch_sweep;
+    assert.deepEqual([sweep.over, sweep.total, sweep.position], [over, total, 10]);
+    const ref = await page.evaluate(([a, b, target, o]) => window.attentionExplainer.intervene({ text: a, at: 10, target, patch: { from: b }, sweep: o }),
+      [TIRED, WIDE, sweep.target, over]);
+    assert.equal(ref.sweep.kind, kind);
+    assert.ok(Math.abs(sweep.baseline - ref.sweep.baseline) < 1e-5 && Math.abs(sweep.source - ref.sweep.source) < 1e-5);
+    const diff = sweep.values.flat().reduce((m, v, i) => Math.max(m, v === null ? (ref.sweep.values.flat()[i] === null ? 0 : Infinity) : Math.abs(v - ref.sweep.values.flat()[i])), 0);
+    assert.ok(diff < 1e-4, `${over}: ${diff}`);
+    assert.match(sweep.text, new RegExp(`^${total} of ${total} .* copied from B into A, each alone\\. log p of .* in A and .* in B\\.`));
+  }
+  // stopped, it keeps its cells; another sentence B starts it again
+  s = await page.evaluate(() => window.attentionExplainer.setState({ patch_sweep: "none" }));
+  assert.equal(s.view_data.patch_sweep.done, 33);
+  s = await page.evaluate(() => window.attentionExplainer.setState({ compare_sentence: "The animal didn't cross the street because it was old" }));
+  assert.equal(s.view_data.patch_sweep, null);
+  await frames(page, 2);
+  assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});
