@@ -1083,13 +1083,13 @@
         try { return JSON.parse(raw); } catch (e) { throw new Error(`${key}: not JSON (${e.message})`); }
     }
   }
-  function applyUrlParameters({ fetched = false } = {}) {
-    const params = new URLSearchParams(window.location.search);
+  function applyUrlParameters({ fetched = false, params = new URLSearchParams(window.location.search) } = {}) {
     // A built-in model the link names is fetched first (the link chose it), then every parameter
-    // applies (if it could not be fetched, without it).
+    // applies (if it could not be fetched, without it): the parameters as the page opened with them,
+    // since the address bar follows the state in between (the model's arrival rewrites it).
     if (!fetched && builtinNotLoaded(params.get("model")))
       return loadBuiltin(params.get("model")).catch((e) => console.warn(`attention explainer: ${e.message}`))
-        .then(() => applyUrlParameters({ fetched: true }));
+        .then(() => applyUrlParameters({ fetched: true, params }));
     // In the table's order: the sentence and the model before the token, the layer and the head.
     const rank = (key) => { const i = inputTable.findIndex((f) => f.name === key); return i < 0 ? inputTable.length : i; };
     const ordered = [...params.keys()].sort((a, b) => rank(a) - rank(b));

@@ -228,8 +228,9 @@ test("a permalink carries the interventions: the trained model opens with the sa
   const link = await page.evaluate(() => window.attentionExplainer.permalink());
   assert.match(link, /ablate=%5B%5B0%2C1%5D%5D/);
   assert.match(link, /patch=%7B/);
+  // ready: once the link's model has arrived and every parameter of the link applied (the address bar,
+  // rewritten by the model's arrival in between, does not lose them)
   const other = await openExplainer(browser, link);
-  await other.page.waitForFunction(() => window.attentionExplainer.getState().intervention.active, null, { timeout: 60000 });
   const t = await other.page.evaluate(() => window.attentionExplainer.getState());
   assert.deepEqual([t.model, t.ablate, t.patch, t.token], [s.model, s.ablate, s.patch, 16]);
   assert.equal(t.intervention.log_prob, s.intervention.log_prob, "the same numbers, exactly");
