@@ -52,6 +52,9 @@ const std::vector<TourStop>& tour_stops() {
       {View::Flow, "A trained model now: a head is one part of a layer. Its output goes through W_O into the residual "
                    "stream, and the MLP adds its own part. Guess which head adds the most at the selected word, then "
                    "read the bars under \"Around this head\".", kBuiltInTrainedModel},
+      {View::Heads, "Weights say where a head looks, not what it does. Ask the model: press \"Switch L1 H1 off\", "
+                    "and it runs again without that head; the next-token strip says what changed. Switch it back on "
+                    "and try H2: which one does the answer need?", kBuiltInTrainedModel},
       {View::Practice, "Last: the four exercises. Try each one before you open its answer.", kHandmadeModel},
   };
   return stops;

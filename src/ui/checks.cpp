@@ -56,7 +56,9 @@ std::string word_choice(const std::vector<std::string>& words, int index) {
 // [SECTION] One question per view
 
 void weights_question(const AppState& state, CheckQuestion& q) {
-  const Matrix& w = state.model.trace.weights;
+  // the matrix the view shows: the weights, or a reading of them (value-weighted, rollout)
+  const AppModel::Influence* reading = state.model.influence.get();
+  const Matrix& w = reading ? reading->values : state.model.trace.weights;
   const int query = state.inputs.token, T = static_cast<int>(w.cols());
   const std::vector<std::string> keys = key_labels(state);
   std::vector<int> order(T);
@@ -67,7 +69,11 @@ void weights_question(const AppState& state, CheckQuestion& q) {
   if (T > 3) shown.push_back(order.back());
   std::sort(shown.begin(), shown.end());
   const float top = w(query, order.front());
-  q.prompt = "Which word does " + in_quotes(query_labels(state)[query]) + " give the most weight to?";
+  const std::string asked = in_quotes(query_labels(state)[query]);
+  q.prompt = !reading ? "Which word does " + asked + " give the most weight to?"
+             : state.inputs.weights_show == WeightsShow::Rollout
+                 ? "By rollout, which word's share is largest in " + asked + "'s stream?"
+                 : "Which word does " + asked + " take the most from, weight × the length of what the word sends?";
   int tied = 0;
   std::string listing;
   for (int j = 0; j < T; ++j) tied += std::fabs(w(query, j) - top) <= 1e-6f * std::max(1.0f, top);
@@ -76,7 +82,7 @@ void weights_question(const AppState& state, CheckQuestion& q) {
     if (std::fabs(w(query, j) - top) <= 1e-6f * std::max(1.0f, top)) q.right.push_back(q.choices.back());
     listing += (listing.empty() ? "" : ", ") + q.choices.back() + " " + fixed(w(query, j), 3);
   }
-  q.why = "Its weights: " + listing + "." +
+  q.why = (reading ? "Its row: " : "Its weights: ") + listing + "." +
           (tied > 1 ? " " + std::to_string(tied) + " words tie for the most: each of them is right." : "");
 }
 

@@ -199,6 +199,7 @@ test(`${STATES} random valid states -> permalink -> a fresh page: the same input
       if (f.type === "boolean") partial[f.name] = rand() < 0.5;
       else if (f.type === "integer") partial[f.name] = f.min + Math.floor(rand() * (f.max - f.min + 1));
       else if (f.type === "number") partial[f.name] = Math.max(f.min, Math.fround(f.min + rand() * (f.max - f.min)));
+      else if (f.name === "weights_show") partial[f.name] = pick(["weights", "value_weighted"]);  // rollout: a loaded model's
       else if (f.type === "choice") partial[f.name] = pick(f.choices);
       else if (f.type === "string") partial[f.name] = pick(SENTENCES);
       else if (f.type === "matrix")  // doubles: the state keeps floats, and the link must carry those exactly

@@ -182,6 +182,7 @@ test("the interventions as inputs: setState's numbers are intervene()'s, they ro
   assert.ok(worst(s.view_data.reading.values, ref.value_weighted[1][2]) < 1e-5);
   assert.ok(worst(s.view_data.reading.value_norms, ref.value_norms[1][2]) < 1e-5);
   assert.match(s.view_data.reading.text, /^Value-weighted \(Kobayashi et al\., 2020\).* Here (both agree|they disagree)/);
+  assert.match(s.view_data.check.prompt, /^Which word does '·it' take the most from, weight × the length of what the word sends\?/);
   s = await api(() => window.attentionExplainer.setState({ weights_show: "rollout" }));
   assert.ok(worst(s.view_data.reading.values, ref.rollout[1]) < 1e-5);
   await page.waitForFunction(() => document.getElementById("view-numbers").textContent.includes("Rollout: the share of each key token"));

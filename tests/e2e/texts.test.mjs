@@ -155,16 +155,19 @@ test("texts: the tour's stops open the model their prompt is about; the trained 
     await page.waitForFunction(() => !window.attentionExplainer.getState().loading.active);
     const s = await set(page, {});
     models.push(s.model);
-    if (s.model === TRAINED) {
-      assert.equal(s.view, "flow");
+    if (s.model === TRAINED && s.view === "flow") {
       assert.ok(s.view_data.around, "the stop shows the part around the head");
       assert.match(s.view_data.check.prompt, /which head of layer 1/);
+    } else if (s.model === TRAINED) {
+      assert.equal(s.view, "heads", "the other trained stop asks the model by switching a head off");
+      const button = await page.evaluate(() => window.attentionExplainer.itemRect("heads:ablate"));
+      assert.ok(button.w > 0, "its button is on screen");
     }
   }
-  assert.equal(models.filter((m) => m === TRAINED).length, 1, JSON.stringify(models));
+  assert.equal(models.filter((m) => m === TRAINED).length, 2, JSON.stringify(models));
   assert.ok(models.every((m) => m === TRAINED || m === "handmade"));
-  // Back from the trained stop: the hand-made model again, whose prompts are about 'it'
-  const at = models.indexOf(TRAINED);
+  // On from the trained stops: the hand-made model again, whose prompts are about 'it'
+  const at = models.lastIndexOf(TRAINED);
   assert.equal((await set(page, { tour_step: at + 1 })).model, "handmade");
   assert.deepEqual(errors, []);
   await context.close();
