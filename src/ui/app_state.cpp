@@ -506,9 +506,27 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         model.compare_forward_model = loaded->model;
         model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
         model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
-        const LayerDetail detail = layer_detail(*loaded->model, *model.compare_forward, applied.layer);
+        // B with the learner's heads switched off and links cut, where they fit its tokens
+        Intervention b_edit;
+        b_edit.ablate = applied.ablate;
+        b_edit.ablate_kind = applied.ablate_kind;
+        b_edit.cuts = applied.cuts;
+        try {
+          validate_intervention(c, static_cast<int>(ids.size()), b_edit);
+        } catch (const std::invalid_argument& e) {
+          model.compare_edit_note = std::string("B runs without your changes: ") + e.what();
+          b_edit = Intervention{};
+        }
+        const bool same_b_edit = same && state.model.compare_edited && state.inputs.ablate == applied.ablate &&
+                                 state.inputs.ablate_kind == applied.ablate_kind && state.inputs.cuts == applied.cuts;
+        model.compare_edited = b_edit.empty() ? model.compare_forward
+                               : same_b_edit  ? state.model.compare_edited
+                                              : std::make_shared<const ModelTrace>(rerun_forward(*loaded->model, *model.compare_forward, b_edit, only_heads));
+        const LayerDetail detail = layer_detail(*loaded->model, *model.compare_edited, applied.layer);
         model.compare_queries.x = detail.x;
-        model.compare = head_trace(c, detail, applied.head, o);
+        AttentionOptions b_shown = o;
+        b_shown.cuts = head_cuts(b_edit, applied.layer, applied.head);
+        model.compare = head_trace(c, detail, applied.head, b_shown);
         key = "compare";
         const int position = std::clamp(next.token, 0, static_cast<int>(model.token_ids.size()) - 1);
         const CompareAsk& old_ask = state.model.compare_ask;

@@ -204,6 +204,10 @@ struct AppModel {
   EmbeddedSentence compare_queries;
   AttentionTrace compare;
   std::shared_ptr<const ModelTrace> compare_forward;  // a loaded model's forward of compare_sentence
+  // ... with the learner's switched-off heads and cut links (the same pointer without; a patch is the
+  // first sentence's alone), and why they were left out of it when they do not fit it ("" when they do)
+  std::shared_ptr<const ModelTrace> compare_edited;
+  std::string compare_edit_note;
   std::shared_ptr<const Transformer> compare_forward_model;
   CompareAsk compare_ask;  // what the model answers in both (twins of as many tokens; family_views.h)
   // What the views show of the loaded model's family (positions, K/V groups and cache, window, cap,

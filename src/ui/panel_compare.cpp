@@ -335,6 +335,15 @@ nlohmann::json ask_json(const AppState& state, const Comparison& c) {
           {"ablated", a.ablated}, {"heads", heads}, {"text", text}};
 }
 
+// Whether B runs with the learner's switched-off heads and cut links too ("" when there are none).
+std::string edits_note(const AppState& state) {
+  if (!current_loaded_model(state) || state.inputs.compare_tokens || (state.inputs.ablate.empty() && state.inputs.cuts.empty()))
+    return "";
+  if (!state.model.compare_edit_note.empty()) return state.model.compare_edit_note;
+  return "Both sentences run with your switched-off heads and cut links (a patch changes A alone); the questions "
+         "below ask the model as it is.";
+}
+
 // [SECTION] Patching every part alone (input patch_sweep)
 
 // What the patching sweep measured, in words (under its map; view_data.patch_sweep.text).
@@ -450,6 +459,7 @@ void draw_compare_panel(const AppState& state, AppInputs& next) {
   panel_intro("Attention depends on the input: the same query word in two sentences, or two query words of one "
               "sentence, each with its row of weights, and where they differ.");
   head_banner(state);
+  if (const std::string note = edits_note(state); !note.empty()) hint(note.c_str());
   // With little height (a small embed, a phone on its side) the rows of weights come first.
   const bool strips_first = layout().short_height;
   if (!strips_first) {
@@ -529,7 +539,8 @@ nlohmann::json compare_view_data(const AppState& state) {
           {"top_moved", c.top_moved},
           {"verdict", verdict(state, c)},
           {"ask", ask_json(state, c)},
-          {"patch_sweep", patch_sweep_json(state)}};
+          {"patch_sweep", patch_sweep_json(state)},
+          {"edits", edits_note(state)}};
 }
 
 }  // namespace attn::ui

@@ -395,6 +395,27 @@ TEST_CASE("interventions as inputs: the page's run is the core's, none is the mo
     CHECK(s.inputs == before);
   }
 
+  // Compare: B runs with the switched-off heads and cut links too (not the patch), where they fit it.
+  apply_state_json(s, {{"view", "compare"}, {"compare_sentence", b}, {"patch", nullptr}, {"ablate", {{1, 0}}},
+                       {"cut", {{{"layer", 0}, {"head", 1}, {"query", last}, {"key", 2}}}}},
+                   0.0);
+  {
+    Intervention both;
+    both.ablate = {{1, 0}};
+    both.ablate_kind = AblateKind::Mean;  // (as set above)
+    both.cuts = {{0, 1, last, 2}};
+    ForwardOptions with = opts;
+    with.intervention = &both;
+    const ModelTrace expected = transformer_forward(m, s.model.compare_forward->token_ids, with);
+    CHECK(s.model.compare_edited != s.model.compare_forward);
+    CHECK((s.model.compare_edited->final_normed.array() == expected.final_normed.array()).all());
+    CHECK(s.model.compare_edit_note.empty());
+    apply_state_json(s, {{"compare_sentence", "the animal was tired"}}, 0.0);  // too short for the cut
+    CHECK(s.model.compare_edited == s.model.compare_forward);
+    CHECK(s.model.compare_edit_note.find("B runs without your changes: cut 0.1") == 0);
+    apply_state_json(s, {{"view", "heads"}, {"ablate", nlohmann::json::array()}, {"cut", nlohmann::json::array()}}, 0.0);
+  }
+
   // Undone: the model as it is again, the very same run.
   apply_state_json(s, {{"patch", nullptr}}, 0.0);
   CHECK(s.model.forward == base);
