@@ -413,7 +413,9 @@ void draw_heads_sweep(const AppState& state, AppInputs& next) {
              "log p of " + word + " changes (blue: down, so the answer needs that head), " +
              std::to_string(c.n_layer * c.n_head) + " runs in all, a few per frame.")
                 .c_str());
-  next.heads_sweep = sweep_controls(r, state.inputs.heads_sweep, "Switch every head off, one at a time", "heads:sweep");
+  if (const bool on = sweep_controls(r, state.inputs.heads_sweep, "Switch every head off, one at a time", "heads:sweep");
+      on != state.inputs.heads_sweep)
+    next.heads_sweep = on;
   if (r.sweep.done == 0) return;
   std::vector<std::string> rows, cols;
   for (int l = 0; l < c.n_layer; ++l) rows.push_back("L" + std::to_string(l + 1));
