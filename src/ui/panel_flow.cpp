@@ -845,8 +845,8 @@ void draw_around_head(const AppState& state) {
   static const char* const kLengthLabels[4] = {"stream in", "+ attention", "+ MLP", "= stream out"};
   static const char* const kLengthMeanings[4] = {
       "The residual stream entering the layer (the embedding plus what every earlier layer added)",
-      "What the attention adds (the heads' outputs side by side, times W_O; plus b_O, and normed again, where the "
-      "model has them)",
+      ("What the attention adds (the heads' outputs side by side, times W_O; plus b_O, and normed again, where the "
+       "model has them)"),
       "What the MLP adds (it reads the stream after the attention's update)",
       "The stream leaving the layer (the next layer's input)"};
   int hovered = -1;
