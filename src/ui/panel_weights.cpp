@@ -338,15 +338,15 @@ void draw_reading_switch(const AppState& state, AppInputs& next) {
                          "rollout to this layer"};
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Show:");
+  explain_item("A weight says where a query looks, not what it takes: a large weight on a key whose value is small "
+               "sends little. Value-weighted: each weight times the length of what its key sends. Rollout: how much of "
+               "each token can reach each position through all the layers so far.");
   for (int k = 0; k < (real ? 3 : 2); ++k) {
     same_line_if_fits(button_width(names[k]) + ImGui::GetFrameHeight());
     if (ImGui::RadioButton(names[k], state.inputs.weights_show == static_cast<WeightsShow>(k)))
       next.weights_show = static_cast<WeightsShow>(k);
     publish_item_rect(k == 0 ? "weights:show_weights" : k == 1 ? "weights:show_value_weighted" : "weights:show_rollout");
   }
-  explain_item("A weight says where a query looks, not what it takes: a large weight on a key whose value is small "
-               "sends little. Value-weighted: each weight times the length of what its key sends. Rollout: how much of "
-               "each token can reach each position through all the layers so far.");
 }
 
 // What the reading shows and assumes, and where it disagrees with the weights on the selected row.
@@ -431,6 +431,9 @@ void draw_cut_control(const AppState& state, AppInputs& next, const std::vector<
   ImGui::Spacing();
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(("Cut a link: hide a key from " + in_quotes(queries[static_cast<std::size_t>(row)])).c_str());
+  explain_item("The key's score becomes −∞ before the softmax, as the causal mask does it, and the row shares its "
+               "weight among the keys left. With a loaded model the whole model then answers without the link (the "
+               "next-token strip). A row's last key cannot be cut: a query must see something.");
   const std::string here = real ? "in L" + std::to_string(layer + 1) + " H" + std::to_string(state.inputs.head + 1) : "in this head";
   const std::string all = "in every head of L" + std::to_string(layer + 1);
   for (int scope = 0; scope < (real ? 2 : 1); ++scope) {
@@ -452,9 +455,6 @@ void draw_cut_control(const AppState& state, AppInputs& next, const std::vector<
     ImGui::PopID();
     publish_item_rect(scope == 0 ? "weights:cut" : "weights:cut_layer");
   }
-  explain_item("The key's score becomes −∞ before the softmax, as the causal mask does it, and the row shares its "
-               "weight among the keys left. With a loaded model the whole model then answers without the link (the "
-               "next-token strip). A row's last key cannot be cut: a query must see something.");
   if (!real) intervention_list(state, next);
 }
 
@@ -499,7 +499,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
 
   const AppModel::Influence* influence = state.model.influence.get();
   const WeightsShow reading = influence ? state.inputs.weights_show : WeightsShow::Weights;
-  draw_reading_switch(state, next);
+  if (!layout().short_height) draw_reading_switch(state, next);  // (a small embed: under the matrix, which comes first)
   HeatmapStyle heat;
   heat.range = 1.0f;
   if (reading == WeightsShow::ValueWeighted) {
@@ -614,6 +614,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   if (reading == WeightsShow::Weights)  // (the other readings' rows need not sum to 1)
     row_sums_column(state, ImVec2(origin.x + size.x, origin.y), header_height, sums_width, cell, next);
   ImGui::SetCursorScreenPos(after_matrix);
+  if (layout().short_height) draw_reading_switch(state, next);
   if (reading != WeightsShow::Weights) paragraph(reading_text(state).c_str());
   draw_cut_control(state, next, queries, keys);
 
