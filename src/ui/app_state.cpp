@@ -446,7 +446,8 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       key = "weights_show";
       const bool same_influence = same_layer && state.model.influence && state.inputs.weights_show == applied.weights_show &&
                                   (applied.weights_show == WeightsShow::Rollout || state.inputs.head == applied.head);
-      if (same_influence) model.influence = state.model.influence;
+      if (next.view != View::Weights) {  // (only that view draws it: rollout reruns every layer before this one)
+      } else if (same_influence) model.influence = state.model.influence;
       else if (applied.weights_show == WeightsShow::ValueWeighted) {
         const ValueWeighted vw = value_weighted(c, loaded->model->blocks[static_cast<std::size_t>(applied.layer)],
                                                 *model.layer, applied.head);
@@ -478,7 +479,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       if (applied.weights_show == WeightsShow::Rollout)
         throw std::invalid_argument("rollout multiplies the weights through a model's layers and the hand-made model has "
                                     "one: load a model, or show the value-weighted reading");
-      if (applied.weights_show == WeightsShow::ValueWeighted) {  // no W_O here: the value itself is what is sent
+      if (applied.weights_show == WeightsShow::ValueWeighted && next.view == View::Weights) {  // no W_O: the value itself is sent
         const Vector norms = model.trace.value.rowwise().norm().transpose();
         Matrix weighted = model.trace.weights;
         for (Eigen::Index j = 0; j < weighted.cols(); ++j) weighted.col(j) *= norms[j];

@@ -452,7 +452,7 @@ TEST_CASE("the hand-made model takes cut links: its one head renormalises withou
 
 TEST_CASE("the Weights view's readings: value-weighted is each weight times what its key sends, rollout multiplies through the layers") {
   AppState s = with_toy_model(3, 7);
-  apply_state_json(s, {{"model", "toy"}, {"sentence", "the animal was tired"}, {"layer", 2}, {"head", 1}}, 0.0);
+  apply_state_json(s, {{"model", "toy"}, {"sentence", "the animal was tired"}, {"layer", 2}, {"head", 1}, {"view", "weights"}}, 0.0);
   CHECK(s.model.influence == nullptr);
   apply_state_json(s, {{"weights_show", "value_weighted"}}, 0.0);
   REQUIRE(s.model.influence);
@@ -483,9 +483,11 @@ TEST_CASE("the Weights view's readings: value-weighted is each weight times what
   }
   CHECK((s.model.influence->values - expected).cwiseAbs().maxCoeff() < 1e-5f);
   for (int i = 0; i < T; ++i) CHECK(s.model.influence->values.row(i).sum() == doctest::Approx(1.0).epsilon(1e-5));
+  apply_state_json(s, {{"view", "heads"}}, 0.0);  // only the Weights view draws it: not computed elsewhere
+  CHECK(s.model.influence == nullptr);
   // The hand-made model: no W_O, so the value's own length; no layers to roll out through.
   AppState h = make_initial_state();
-  apply_state_json(h, {{"weights_show", "value_weighted"}}, 0.0);
+  apply_state_json(h, {{"weights_show", "value_weighted"}, {"view", "weights"}}, 0.0);
   REQUIRE(h.model.influence);
   for (int j = 0; j < static_cast<int>(h.model.trace.value.rows()); ++j)
     CHECK(h.model.influence->values(3, j) == doctest::Approx(h.model.trace.weights(3, j) * h.model.trace.value.row(j).norm()));
