@@ -227,6 +227,16 @@ constexpr const char* kHandmadeTakesCuts =
     "the hand-made model has one head, no W_O and no next-token head, so there is no answer for switching a head off "
     "or patching it to change: cut links instead (its weights renormalise without them)";
 
+// The learner's switched-off heads and cut links as the core takes them (a patch needs its text's run:
+// with_patches adds it).
+Intervention heads_and_cuts(const AppInputs& in) {
+  Intervention edit;
+  edit.ablate = in.ablate;
+  edit.ablate_kind = in.ablate_kind;
+  edit.cuts = in.cuts;
+  return edit;
+}
+
 // Keeps the entries of `list` that `fits` accepts, checked one by one with the ones kept before them
 // (cuts together may leave a query no key). A list the learner just changed (`fresh`) is refused at
 // its first entry that does not fit; a list kept from before (the model or the text changed under it)
@@ -378,10 +388,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       const int patch_T = same_source ? static_cast<int>(state.model.patch_forward->token_ids.size())
                                       : static_cast<int>(source_ids.size());
       fit_edits(&c, T, T, patch_T, {}, state.inputs, applied, key, model.edit_note);
-      Intervention edit;
-      edit.ablate = applied.ablate;
-      edit.ablate_kind = applied.ablate_kind;
-      edit.cuts = applied.cuts;
+      Intervention edit = heads_and_cuts(applied);
       if (!applied.patch.from.empty()) {
         ForwardOptions source_options;
         source_options.predict_from = T;
@@ -469,9 +476,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       key = "options";
       const WorkedModel& w = worked_model();
       AttentionOptions shown = o;
-      Intervention edit;
-      edit.cuts = applied.cuts;
-      shown.cuts = head_cuts(edit, 0, 0);
+      shown.cuts = head_cuts(heads_and_cuts(applied), 0, 0);  // (its only change: fit_edits kept cuts alone)
       model.trace = attend_projected(model.queries.x, model.keys.x, w.wq, w.wk, w.wv, shown);
       model.forward = model.base_forward = handmade_forward(model.trace);
       model.forward_revision = state.revision + 1;
@@ -508,10 +513,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
         model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
         // B with the learner's heads switched off and links cut, where they fit its tokens
-        Intervention b_edit;
-        b_edit.ablate = applied.ablate;
-        b_edit.ablate_kind = applied.ablate_kind;
-        b_edit.cuts = applied.cuts;
+        Intervention b_edit = heads_and_cuts(applied);
         try {
           validate_intervention(c, static_cast<int>(ids.size()), b_edit);
         } catch (const std::invalid_argument& e) {

@@ -370,9 +370,9 @@ std::string reading_text(const AppState& state) {
                        "residual stream (0.5·A + 0.5·I, rows summing to 1), multiplied through layers 1 to " +
                        std::to_string(state.inputs.layer + 1) + ". It assumes mixing is all a layer does: no W_O, no "
                        "value sizes, no MLP; a rough map of where information can have come from, not a measurement.";
-    const int top = static_cast<int>(std::max_element(influence->values.row(row).data(),
-                                                      influence->values.row(row).data() + cols) - influence->values.row(row).data());
-    return text + " By it, " + query + "'s stream holds most of " + key(top) + " (" + number_text(influence->values(row, top), 2) + ").";
+    Eigen::Index top = 0;
+    influence->values.row(row).maxCoeff(&top);
+    return text + " By it, " + query + "'s stream holds most of " + key(static_cast<int>(top)) + " (" + number_text(influence->values(row, top), 2) + ").";
   }
   const std::string sent = real ? "‖v·W_O‖, the length of what the key's value adds to the stream through this head's "
                                   "rows of W_O"
@@ -382,12 +382,10 @@ std::string reading_text(const AppState& state) {
   if (by_weight < 0) return text;
   if (by_weight == by_reading)
     return text + " Here both agree: " + query + " gives " + key(by_weight) + " the most weight and takes the most from it.";
-  double mean = 0;
-  for (Eigen::Index j = 0; j < influence->value_norms.size(); ++j) mean += influence->value_norms[j];
-  mean /= std::max<Eigen::Index>(1, influence->value_norms.size());
+  const float mean = influence->value_norms.mean();
   return text + " Here they disagree: " + query + " gives " + key(by_weight) + " the most weight (" +
          number_text(t.weights(row, by_weight), 2) + ") but its value is short (" +
-         number_text(influence->value_norms[by_weight], 2) + " against " + number_text(static_cast<float>(mean), 2) +
+         number_text(influence->value_norms[by_weight], 2) + " against " + number_text(mean, 2) +
          " on average), so by what is sent " + key(by_reading) + " leads.";
 }
 
@@ -502,11 +500,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
   if (!layout().short_height) draw_reading_switch(state, next);  // (a small embed: under the matrix, which comes first)
   HeatmapStyle heat;
   heat.range = 1.0f;
-  if (reading == WeightsShow::ValueWeighted) {
-    heat.range = 1e-6f;
-    for (Eigen::Index i = 0; i < influence->values.size(); ++i)
-      if (std::isfinite(influence->values.data()[i])) heat.range = std::max(heat.range, influence->values.data()[i]);
-  }
+  if (reading == WeightsShow::ValueWeighted) heat.range = std::max(1e-6f, influence->values.maxCoeff());
   legend(reading == WeightsShow::ValueWeighted ? "weight × value size" : reading == WeightsShow::Rollout ? "share reaching" : "weight",
          heat, font * 8.0f);
   // the axes in the query and key hues of every view
