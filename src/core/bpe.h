@@ -96,6 +96,10 @@ class TextTokenizer {
   int bos_id() const;
   // An added token that the tokenizer treats as special (<s>, <|im_start|>): shown and decoded as is.
   bool is_special(int id) const;
+  // The id of the special added token written `content` ("[MASK]", "<pad>"), or -1.
+  int special_id(const std::string& content) const;
+  // The masked-language model's mask token: the special "[MASK]" (BERT) or "<mask>" (RoBERTa), or -1.
+  int mask_id() const;
   // The raw bytes the token stands for (UTF-8 when whole; a piece of a character when BPE split it).
   std::string token_bytes(int id) const;
   // The token for a learner: a leading space as "·" ("·it"), newlines and tabs visible ("↵", "→"),

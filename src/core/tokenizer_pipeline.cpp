@@ -502,6 +502,16 @@ bool TextTokenizer::is_special(int id) const {
   return pipeline_ && pipeline_->special[static_cast<std::size_t>(id)];
 }
 
+int TextTokenizer::special_id(const std::string& content) const {
+  const auto it = ids_.find(content);
+  return it != ids_.end() && is_special(it->second) ? it->second : -1;
+}
+
+int TextTokenizer::mask_id() const {
+  const int bert = special_id("[MASK]");
+  return bert >= 0 ? bert : special_id("<mask>");
+}
+
 // ---- [SECTION] construction -----------------------------------------------------------------
 
 namespace {
