@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-# Writes the Unicode data that NFC, NFKC and Lowercase need (decompositions, combining classes, simple
-# lowercase) as a compact C++ header, from this Python's unicodedata. Build-time only: never committed.
+# Writes the Unicode data that NFC, NFKC, NFD and Lowercase need (decompositions, combining classes, simple
+# lowercase), and the general categories BERT's normalizer and pre-tokenizer test (marks, punctuation,
+# control / format / private use), as a compact C++ header, from this Python's unicodedata.
+# Build-time only: never committed.
 import sys
 import unicodedata
 
@@ -34,6 +36,31 @@ for cp in range(0x110000):
     lo = chr(cp).lower()
     if lo != chr(cp) and len(lo) == 1:
         lower.append((cp, ord(lo)))
+
+# General-category runs for BERT's pipeline: 1 = Mn (nonspacing mark, what strip_accents drops), 2 = Mc or
+# Me (the other marks, which StripAccents drops too), 3 = P* (punctuation), 4 = Cc, Cf or Co (clean_text
+# drops these). Everything else is 0 and not listed.
+def category_class(cp):
+    c = unicodedata.category(chr(cp))
+    if c == "Mn":
+        return 1
+    if c in ("Mc", "Me"):
+        return 2
+    if c[0] == "P":
+        return 3
+    if c in ("Cc", "Cf", "Co"):
+        return 4
+    return 0
+
+categories = []  # runs [lo, hi, class]
+for cp in range(0x110000):
+    k = category_class(cp)
+    if not k:
+        continue
+    if categories and categories[-1][1] == cp - 1 and categories[-1][2] == k:
+        categories[-1][1] = cp
+    else:
+        categories.append([cp, cp, k])
 
 pool = bytearray()
 out = [
@@ -97,7 +124,18 @@ out.append("constexpr LowerRun kLowerRuns[] = {")
 for i in range(0, len(runs), 6):
     out.append("  " + " ".join("{0x%X, %d, %d, %d}," % (r[0], r[2], r[1], r[3]) for r in runs[i:i + 6]))
 out.append("};")
+out.append("// General-category runs: lo in bits 0-20, the class in bits 21-23 (1 Mn, 2 Mc/Me, 3 P*, 4 Cc/Cf/Co);")
+out.append("// the run's length - 1 in kCategoryLen.")
+out.append("constexpr std::uint32_t kCategoryStart[] = {")
+for i in range(0, len(categories), 10):
+    out.append("  " + ",".join("0x%X" % (lo | (k << 21)) for lo, hi, k in categories[i:i + 10]) + ",")
+out.append("};")
+out.append("constexpr std::uint16_t kCategoryLen[] = {")
+for i in range(0, len(categories), 16):
+    out.append("  " + ",".join(str(hi - lo) for lo, hi, k in categories[i:i + 16]) + ",")
+out.append("};")
 out.append("}  // namespace attn::unicode_norm")
+assert all(hi - lo < 65536 for lo, hi, k in categories)
 assert len(pool) < 65536 and all(hi - lo < 256 for lo, hi, c in ccc)
 with open(sys.argv[1], "w", encoding="ascii") as f:
     f.write("\n".join(out) + "\n")

@@ -1,4 +1,4 @@
-// Reads Hugging Face's tokenizer files (tokenizer.json, vocab.json + merges.txt) into a TextTokenizer,
+// Reads Hugging Face's tokenizer files (tokenizer.json, vocab.json + merges.txt, BERT's vocab.txt) into a TextTokenizer,
 // checking everything a hostile file could get wrong. Not the tokenizer itself (src/core/bpe.cpp).
 #include "tokenizer_files.h"
 
@@ -164,14 +164,26 @@ void read_normalizers(const json& root, const std::string& file, TokenizerPipeli
     using T = TokenizerPipeline::Normalizer::Type;
     if (type == "NFC") n.type = T::NFC;
     else if (type == "NFKC") n.type = T::NFKC;
+    else if (type == "NFD") n.type = T::NFD;
+    else if (type == "NFKD") n.type = T::NFKD;
+    else if (type == "StripAccents") n.type = T::StripAccents;
     else if (type == "Lowercase") n.type = T::Lowercase;
+    else if (type == "BertNormalizer") {
+      n.type = T::Bert;
+      const std::string what = "normalizer BertNormalizer";
+      n.clean_text = flag(*step, "clean_text", true, file, what);
+      n.handle_chinese_chars = flag(*step, "handle_chinese_chars", true, file, what);
+      n.lowercase = flag(*step, "lowercase", true, file, what);
+      n.strip_accents = flag(*step, "strip_accents", n.lowercase, file, what);  // null: as lowercase
+    }
     else if (type == "Prepend") n.type = T::Prepend, n.text = text_field(*step, "prepend", file, "normalizer Prepend");
     else if (type == "Replace") {
       n.type = T::Replace;
       read_pattern(*step, file, "normalizer Replace", &n.text, &n.regex);
       n.content = text_field(*step, "content", file, "normalizer Replace");
     } else {
-      refuse(file, "normalizer '" + printable_excerpt(type) + "' is not supported (NFC, NFKC, Lowercase, Prepend, Replace, Sequence)");
+      refuse(file, "normalizer '" + printable_excerpt(type) +
+                       "' is not supported (NFC, NFKC, NFD, NFKD, Lowercase, StripAccents, BertNormalizer, Prepend, Replace, Sequence)");
     }
     p.normalizers.push_back(std::move(n));
   }
@@ -218,8 +230,13 @@ void read_pre_tokenizers(const json& root, const std::string& file, TokenizerPip
         t.prepend = flag(*step, "add_prefix_space", true, file, "Metaspace") ? P::Always : P::Never;
       }
       t.split = flag(*step, "split", true, file, "Metaspace");
+    } else if (type == "BertPreTokenizer") {
+      t.type = T::Bert;
+    } else if (type == "WhitespaceSplit") {
+      t.type = T::WhitespaceSplit;
     } else {
-      refuse(file, "pre_tokenizer '" + printable_excerpt(type) + "' is not supported (ByteLevel, Split, Metaspace, Sequence)");
+      refuse(file, "pre_tokenizer '" + printable_excerpt(type) +
+                       "' is not supported (ByteLevel, Split, Metaspace, BertPreTokenizer, WhitespaceSplit, Sequence)");
     }
     p.pre_tokenizers.push_back(std::move(t));
   }
@@ -239,20 +256,21 @@ int id_of(const std::unordered_map<std::string, int>& ids, const std::string& to
   refuse(file, what + " '" + printable_excerpt(token) + "' is not a token");
 }
 
-void read_post_processor(const json& root, const std::string& file, const std::vector<std::string>& vocab, TokenizerPipeline& p) {
-  const std::unordered_map<std::string, int> no_ids;
+void read_post_processor(const json& root, const std::string& file, TokenizerPipeline& p) {
   const auto it = root.find("post_processor");
   if (it == root.end() || it->is_null()) return;
   for (const json* step : steps_of(*it, "processors", file, "post_processor")) {
     const std::string type = type_of(*step, file, "post_processor");
     if (type == "ByteLevel") continue;  // it only moves offsets
     if (type == "RobertaProcessing" || type == "BertProcessing") {
+      // [CLS] A [SEP] or <s> A </s>, by the ids the file gives (the library uses them as they are;
+      // trim_offsets and add_prefix_space move offsets only)
       for (const char* name : {"cls", "sep"}) {
         const auto f = step->find(name);
-        if (f == step->end() || !f->is_array() || f->size() != 2 || !(*f)[0].is_string())
-          refuse(file, type + "'s " + name + " must be [token, id]");
-        (name[0] == 'c' ? p.template_before : p.template_after)
-            .push_back(id_of(no_ids, (*f)[0].get<std::string>(), file, type + "'s " + name, p.added, &vocab));
+        if (f == step->end() || !f->is_array() || f->size() != 2 || !(*f)[0].is_string() || !(*f)[1].is_number_integer() ||
+            (*f)[1].get<std::int64_t>() < 0 || (*f)[1].get<std::int64_t>() >= (1 << 24))
+          refuse(file, type + "'s " + name + " must be [token, id] with a whole-number id");
+        (name[0] == 'c' ? p.template_before : p.template_after).push_back(static_cast<int>((*f)[1].get<std::int64_t>()));
       }
       continue;
     }
@@ -333,8 +351,14 @@ void read_decoder(const json& root, const std::string& file, TokenizerPipeline& 
       const bool never = (scheme != step->end() && scheme->is_string() && scheme->get<std::string>() == "never") ||
                          ((scheme == step->end() || scheme->is_null()) && !flag(*step, "add_prefix_space", true, file, "Metaspace"));
       if (!never) p.decoder.strip_start = 1;
+    } else if (type == "WordPiece") {
+      p.decoder.wordpiece = true;
+      const auto prefix = step->find("prefix");
+      if (prefix != step->end() && !prefix->is_null()) p.decoder.wordpiece_prefix = text_field(*step, "prefix", file, "decoder WordPiece");
+      p.decoder.cleanup = flag(*step, "cleanup", true, file, "decoder WordPiece");
     } else {
-      refuse(file, "decoder '" + printable_excerpt(type) + "' is not supported (ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip)");
+      refuse(file, "decoder '" + printable_excerpt(type) +
+                       "' is not supported (ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, WordPiece)");
     }
   }
 }
@@ -360,6 +384,15 @@ void read_added_tokens(const json& root, const std::string& file, TokenizerPipel
     a.normalized = flag(token, "normalized", !a.special, file, what);
     p.added.push_back(std::move(a));
   }
+}
+
+// The parts around the model: added tokens, normalizers, pre-tokenizers, post-processor, decoder.
+void read_steps(const json& root, const std::string& file, TokenizerPipeline& p) {
+  read_added_tokens(root, file, p);
+  read_normalizers(root, file, p);
+  read_pre_tokenizers(root, file, p);
+  read_post_processor(root, file, p);
+  read_decoder(root, file, p);
 }
 
 TokenizerPipeline read_bpe(const json& root, const json& model, std::vector<std::string> vocab, const std::string& file) {
@@ -400,11 +433,34 @@ TokenizerPipeline read_bpe(const json& root, const json& model, std::vector<std:
       refuse(file, where + ": expected \"a b\" or [\"a\", \"b\"], got " + printable_excerpt(m.dump()));
     }
   }
-  read_added_tokens(root, file, p);
-  read_normalizers(root, file, p);
-  read_pre_tokenizers(root, file, p);
-  read_post_processor(root, file, vocab, p);
-  read_decoder(root, file, p);
+  read_steps(root, file, p);
+  p.vocab = std::move(vocab);
+  return p;
+}
+
+// A WordPiece model ({"unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}),
+// BERT's: its unk token must be in the vocabulary.
+TokenizerPipeline read_wordpiece(const json& root, const json& model, std::vector<std::string> vocab, const std::string& file) {
+  TokenizerPipeline p;
+  p.model = TokenizerPipeline::Model::WordPiece;
+  p.continuing_subword_prefix = "##";
+  std::string unk = "[UNK]";
+  const auto unk_it = model.find("unk_token");
+  if (unk_it != model.end() && !unk_it->is_null()) unk = text_field(model, "unk_token", file, "the WordPiece model");
+  const auto prefix = model.find("continuing_subword_prefix");
+  if (prefix != model.end() && !prefix->is_null())
+    p.continuing_subword_prefix = text_field(model, "continuing_subword_prefix", file, "the WordPiece model");
+  const auto max = model.find("max_input_chars_per_word");
+  if (max != model.end() && !max->is_null()) {
+    if (!max->is_number_unsigned()) refuse(file, "the WordPiece model's max_input_chars_per_word must be a whole number of 0 or more");
+    p.max_input_chars_per_word = static_cast<std::size_t>(std::min<std::uint64_t>(max->get<std::uint64_t>(), SIZE_MAX));
+  }
+  const auto v = std::find(vocab.begin(), vocab.end(), unk);
+  if (v == vocab.end())
+    refuse(file, "the WordPiece model's unk_token '" + printable_excerpt(unk) +
+                     "' is not in its vocabulary (a word it cannot split would have no token)");
+  p.unk_id = static_cast<int>(v - vocab.begin());
+  read_steps(root, file, p);
   p.vocab = std::move(vocab);
   return p;
 }
@@ -440,6 +496,69 @@ TextTokenizer tokenizer_from_vocab_merges(const std::string& vocab_json, const s
   return build_or_refuse(vocab_name, [&] { return TextTokenizer::byte_level_bpe(std::move(vocab), std::move(merges)); });
 }
 
+TextTokenizer tokenizer_from_vocab_txt(const std::string& vocab_txt, const std::string& config_json, const std::string& vocab_name,
+                                       const std::string& config_name) {
+  check_size(vocab_txt, vocab_name);
+  // tokenizer_config.json: the options transformers' BertTokenizerFast passes to the pipeline
+  bool lowercase = true, chinese = true;
+  int strip_accents = -1;  // null: as lowercase
+  std::string names[5] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"};
+  if (!config_json.empty()) {
+    const json config = parse_json(config_json, config_name);
+    if (!config.is_object()) refuse(config_name, "expected a JSON object, got " + type_name(config));
+    lowercase = flag(config, "do_lower_case", true, config_name, "the config");
+    chinese = flag(config, "tokenize_chinese_chars", true, config_name, "the config");
+    const auto strip = config.find("strip_accents");
+    if (strip != config.end() && !strip->is_null()) strip_accents = flag(config, "strip_accents", false, config_name, "the config") ? 1 : 0;
+    const char* keys[5] = {"unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
+    for (int k = 0; k < 5; ++k) {
+      const auto f = config.find(keys[k]);
+      if (f == config.end() || f->is_null()) continue;
+      const json& v = f->is_object() && f->contains("content") ? (*f)["content"] : *f;  // "[UNK]" or {"content": "[UNK]", ...}
+      if (!v.is_string() || v.get<std::string>().empty() || !utf8_ok(v.get<std::string>()))
+        refuse(config_name, std::string(keys[k]) + " must be a token (a non-empty string)");
+      names[k] = v.get<std::string>();
+    }
+  }
+  // vocab.txt: one token a line, the line number its id; a trailing newline ends the last line
+  TokenizerPipeline p;
+  for (std::size_t pos = 0; pos < vocab_txt.size();) {
+    std::size_t end = vocab_txt.find('\n', pos);
+    if (end == std::string::npos) end = vocab_txt.size();
+    std::string line = vocab_txt.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    p.vocab.push_back(std::move(line));
+    pos = end + 1;
+  }
+  p.model = TokenizerPipeline::Model::WordPiece;
+  p.continuing_subword_prefix = "##";
+  std::unordered_map<std::string, int> ids;
+  for (std::size_t i = 0; i < p.vocab.size(); ++i) ids.emplace(p.vocab[i], static_cast<int>(i));
+  const auto unk = ids.find(names[0]);
+  if (unk == ids.end()) refuse(vocab_name, "the unknown-word token '" + printable_excerpt(names[0]) + "' is not in the vocabulary");
+  p.unk_id = unk->second;
+  // the special tokens the vocabulary has, matched in the raw text as transformers adds them
+  for (const std::string& name : names) {
+    const auto it = ids.find(name);
+    if (it == ids.end() || std::any_of(p.added.begin(), p.added.end(), [&](const auto& a) { return a.content == name; })) continue;
+    TokenizerPipeline::AddedToken a;
+    a.content = name, a.id = it->second, a.special = true;
+    p.added.push_back(std::move(a));
+  }
+  TokenizerPipeline::Normalizer n;
+  n.type = TokenizerPipeline::Normalizer::Type::Bert;
+  n.clean_text = true, n.handle_chinese_chars = chinese, n.lowercase = lowercase;
+  n.strip_accents = strip_accents < 0 ? lowercase : strip_accents == 1;
+  p.normalizers.push_back(std::move(n));
+  TokenizerPipeline::PreTokenizer bert;
+  bert.type = TokenizerPipeline::PreTokenizer::Type::Bert;
+  p.pre_tokenizers.push_back(std::move(bert));
+  const auto cls = ids.find(names[3]), sep = ids.find(names[1]);
+  if (cls != ids.end() && sep != ids.end()) p.template_before = {cls->second}, p.template_after = {sep->second};
+  p.decoder.wordpiece = true, p.decoder.cleanup = true;
+  return build_or_refuse(vocab_name, [&] { return TextTokenizer::from_pipeline(std::move(p)); });
+}
+
 TextTokenizer tokenizer_from_json(const std::string& text, const std::string& file) {
   const json root = parse_json(text, file);
   if (!root.is_object()) refuse(file, "expected a JSON object, got " + type_name(root));
@@ -449,8 +568,8 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
   const auto type_it = model.find("type");
   if (type_it == model.end() || !type_it->is_string()) refuse(file, "the model has no \"type\" string");
   const std::string type = type_it->get<std::string>();
-  if (type != "BPE" && type != "WordLevel")
-    refuse(file, "model type '" + printable_excerpt(type) + "' is not supported (only BPE and WordLevel)");
+  if (type != "BPE" && type != "WordLevel" && type != "WordPiece")
+    refuse(file, "model type '" + printable_excerpt(type) + "' is not supported (only BPE, WordPiece and WordLevel)");
   // normalizer: none (GPT-2), or Lowercase for a WordLevel model (a trained model's tokenizer.json)
   bool lowercase = false;
   const auto normalizer = root.find("normalizer");
@@ -466,8 +585,8 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
   const auto vocab_it = model.find("vocab");
   if (vocab_it == model.end()) refuse(file, "the model has no \"vocab\"");
   std::vector<std::string> vocab = vocab_from_object(*vocab_it, file, "model.vocab");
-  if (type == "BPE") {
-    TokenizerPipeline pipeline = read_bpe(root, model, std::move(vocab), file);
+  if (type == "BPE" || type == "WordPiece") {
+    TokenizerPipeline pipeline = type == "BPE" ? read_bpe(root, model, std::move(vocab), file) : read_wordpiece(root, model, std::move(vocab), file);
     return build_or_refuse(file, [&] { return TextTokenizer::from_pipeline(std::move(pipeline)); });
   }
 

@@ -1,5 +1,5 @@
 // GPT-2's byte-level BPE and a word-level tokenizer: pre-tokenisation, byte-to-unicode map,
-// merges by rank, and readable token text. Not a file parser (src/api/tokenizer_files.cpp is).
+// merges by rank, and readable token text (also of the pipeline's BPE and WordPiece models). Not a file parser (src/api/tokenizer_files.cpp is).
 #include "bpe.h"
 
 #include <algorithm>
@@ -346,7 +346,8 @@ std::string TextTokenizer::display(int id) const {
   if (id >= vocab_size()) return "<unused " + std::to_string(id) + ">";
   check_id(id);
   if (is_special(id)) return vocab_[static_cast<std::size_t>(id)];  // <s>, <|im_start|>: as they are written
-  const std::string& bytes = bytes_[static_cast<std::size_t>(id)];
+  // WordPiece: the vocabulary's spelling ("##ing"), which has no byte alphabet to undo
+  const std::string& bytes = (kind_ == Kind::WordPiece ? vocab_ : bytes_)[static_cast<std::size_t>(id)];
   std::string out, loose;  // loose: bytes that are not whole characters, shown as <F0 9F>
   const auto flush_loose = [&] {
     if (loose.empty()) return;
@@ -382,6 +383,8 @@ std::string TextTokenizer::display(int id) const {
 }
 
 std::string TextTokenizer::decode(const std::vector<int>& ids) const {
+  std::string wordpiece;
+  if (kind_ == Kind::WordPiece && decode_wordpiece(ids, wordpiece)) return wordpiece;
   const bool spaced = kind_ == Kind::WordLevel || decode_joins_with_spaces();
   std::string out;
   for (std::size_t k = 0; k < ids.size(); ++k) {

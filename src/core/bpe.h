@@ -1,6 +1,6 @@
 // Text → token ids for real models: GPT-2's byte-level BPE (its pre-tokenisation rule, byte-to-
 // unicode map and merges), Hugging Face's tokenizer.json pipeline for BPE models (Llama, Qwen, Mistral,
-// Gemma) and a word-level vocabulary. Not a file parser: src/api/tokenizer_files.h reads vocab.json /
+// Gemma, RoBERTa) and WordPiece models (BERT, DistilBERT), and a word-level vocabulary. Not a file parser: src/api/tokenizer_files.h reads vocab.json /
 // merges.txt / tokenizer.json and builds these.
 #pragma once
 #include <cstddef>
@@ -15,8 +15,9 @@ namespace attn {
 
 class TokenRegex;
 
-// Hugging Face's tokenizer pipeline as a tokenizer.json describes it, for BPE models: added tokens,
-// normalizers, pre-tokenizers, the BPE model's options, the post-processor's template and the decoder.
+// Hugging Face's tokenizer pipeline as a tokenizer.json describes it, for BPE and WordPiece models:
+// added tokens, normalizers, pre-tokenizers, the model's options, the post-processor's template and the
+// decoder.
 // src/api/tokenizer_files.cpp reads it from the file; TextTokenizer::from_pipeline checks and runs it.
 struct TokenizerPipeline {
   struct AddedToken {
@@ -25,14 +26,21 @@ struct TokenizerPipeline {
     bool special = false, single_word = false, lstrip = false, rstrip = false, normalized = false;
   };
   struct Normalizer {
-    enum class Type { NFC, NFKC, Lowercase, Prepend, Replace } type = Type::NFC;
+    enum class Type { NFC, NFKC, NFD, NFKD, Lowercase, Prepend, Replace, StripAccents, Bert } type = Type::NFC;
     std::string text;     // Prepend's text, Replace's String pattern
     std::string content;  // what Replace puts instead
     std::shared_ptr<const TokenRegex> regex;  // Replace with a Regex pattern
+    // BertNormalizer, in this order: clean_text drops NUL, U+FFFD and control / format / private-use
+    // characters (not tab, newline, CR) and makes every whitespace a ' '; handle_chinese_chars puts
+    // spaces around CJK ideographs; strip_accents is NFD then every nonspacing mark (Mn) dropped (the
+    // file's null means "as lowercase", resolved by the reader); lowercase as the Lowercase normalizer.
+    bool clean_text = true, handle_chinese_chars = true, strip_accents = true, lowercase = true;
   };
   enum class Behavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
   struct PreTokenizer {
-    enum class Type { ByteLevel, Split, Metaspace } type = Type::ByteLevel;
+    // Bert: split at whitespace (removed) and around each punctuation character (kept alone);
+    // WhitespaceSplit: split at whitespace only. Whitespace is Unicode's White_Space (Rust's).
+    enum class Type { ByteLevel, Split, Metaspace, Bert, WhitespaceSplit } type = Type::ByteLevel;
     bool add_prefix_space = false, use_regex = true;  // ByteLevel
     std::string pattern;                              // Split with a String pattern
     std::shared_ptr<const TokenRegex> regex;          // Split with a Regex pattern
@@ -49,7 +57,17 @@ struct TokenizerPipeline {
     bool join_with_spaces = false;  // no decoder at all: Hugging Face joins the tokens with spaces
     std::uint32_t strip_char = ' ';
     int strip_start = 0, strip_stop = 0;  // Strip after Fuse: characters off both ends of the text
+    // WordPiece: a token after the first loses its wordpiece_prefix ("##") or gains a leading space;
+    // cleanup then joins " ." " ," " n't" " 's" and the like, token by token, as the library does.
+    bool wordpiece = false, cleanup = false;
+    std::string wordpiece_prefix = "##";
   };
+
+  // BPE (merges) or WordPiece (greedy longest-match-first over the vocabulary: a word's first piece as
+  // spelled, each later piece with continuing_subword_prefix; a word with any piece not found, or longer
+  // than max_input_chars_per_word characters, is the one unk_id).
+  enum class Model { BPE, WordPiece } model = Model::BPE;
+  std::size_t max_input_chars_per_word = 100;
 
   std::vector<std::string> vocab;  // the model's vocabulary, vocab[id]
   std::vector<std::pair<std::string, std::string>> merges;
@@ -68,7 +86,8 @@ constexpr std::size_t kMaxModelTextBytes = 1u << 20;
 
 class TextTokenizer {
  public:
-  enum class Kind { ByteLevelBpe, WordLevel };  // every BPE tokenizer is ByteLevelBpe, as before
+  // every BPE tokenizer is ByteLevelBpe, as before; WordPiece is a tokenizer.json WordPiece model
+  enum class Kind { ByteLevelBpe, WordLevel, WordPiece };
 
   // GPT-2's tokenizer. vocab[id] is the token in the byte-to-unicode alphabet ("Ġit"); merges in
   // priority order, each a pair of such strings. Throws std::invalid_argument naming what is wrong.
@@ -81,7 +100,8 @@ class TextTokenizer {
   static TextTokenizer word_level(std::vector<std::string> vocab, int unk_id, bool lowercase = false);
 
   // Hugging Face's pipeline (tokenizer.json): added tokens, normalizers, pre-tokenizers, BPE with
-  // byte fallback and unk, a template. Throws std::invalid_argument naming what is wrong.
+  // byte fallback and unk or WordPiece, a template. Throws std::invalid_argument naming what is wrong
+  // (a WordPiece model without its unk token among them).
   static TextTokenizer from_pipeline(TokenizerPipeline pipeline);
 
   Kind kind() const { return kind_; }
@@ -101,15 +121,18 @@ class TextTokenizer {
   // The masked-language model's mask token: the special "[MASK]" (BERT) or "<mask>" (RoBERTa), or -1.
   int mask_id() const;
   // The raw bytes the token stands for (UTF-8 when whole; a piece of a character when BPE split it).
+  // A WordPiece continuation ("##ing") stands for "ing" when the decoder is WordPiece's.
   std::string token_bytes(int id) const;
   // The token for a learner: a leading space as "·" ("·it"), newlines and tabs visible ("↵", "→"),
-  // bytes that are not whole characters as <F0 9F>.
+  // bytes that are not whole characters as <F0 9F>. WordPiece tokens are shown as the vocabulary spells
+  // them, as bertviz shows BERT's: a word's first piece as the word ("play"), a continuation with its
+  // prefix ("##ing"), so a learner sees where a word was cut; [CLS] [SEP] [MASK] as written.
   // An id past the vocabulary (a model's padded rows) is "<unused N>"; a negative one throws.
   std::string display(int id) const;
   std::string decode(const std::vector<int>& ids) const;
   // The vocabulary's own spelling of a token ("Ġit" for byte-level BPE, the word for WordLevel).
   const std::string& vocab_token(int id) const;
-  int unk_id() const { return unk_id_; }  // WordLevel's unknown-word id; -1 for byte-level BPE
+  int unk_id() const { return unk_id_; }  // WordLevel's and WordPiece's unknown-word id; -1 for byte-level BPE
   bool lowercase() const { return lowercase_; }
 
  private:
@@ -122,6 +145,9 @@ class TextTokenizer {
   void bpe_piece(const std::string& piece, std::vector<int>& out) const;
   void encode_pipeline(const std::string& text, std::vector<int>& ids) const;
   void bpe_word(const std::vector<std::uint32_t>& word, std::vector<int>& out) const;
+  void wordpiece_word(const std::vector<std::uint32_t>& word, std::vector<int>& out) const;
+  // The WordPiece decoder's text into out; false (out untouched) when the file's decoder is another.
+  bool decode_wordpiece(const std::vector<int>& ids, std::string& out) const;
   bool decode_joins_with_spaces() const;
   void decode_strip(std::string& text) const;  // the Strip decoder, when the file has one
 

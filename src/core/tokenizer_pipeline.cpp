@@ -1,8 +1,10 @@
 // Hugging Face's tokenizer pipeline inside TextTokenizer: added tokens matched first, then per piece
-// the normalizers, the pre-tokenizers and the BPE model, then the template. Not a file parser.
+// the normalizers, the pre-tokenizers and the BPE or WordPiece model, then the template. Not a file parser.
 //
 // [SECTION] the pipeline's built state     [SECTION] added tokens     [SECTION] normalizers
-// [SECTION] pre-tokenizers                 [SECTION] the BPE model    [SECTION] construction
+// [SECTION] pre-tokenizers                 [SECTION] the BPE model    [SECTION] the WordPiece model
+// [SECTION] construction
+#include <algorithm>
 #include <queue>
 #include <stdexcept>
 #include <unordered_map>
@@ -69,6 +71,9 @@ struct TextTokenizer::Pipeline {
   int fallback_ids[256];              // id of <0xHH>, or -1
   std::vector<bool> special;          // per id
   std::shared_ptr<const TokenRegex> gpt2;
+  // WordPiece: every token of the model (a word's first piece), and the continuations without their
+  // prefix ("##ing" as "ing"); a node's index is the token's id.
+  Trie word_starts, word_pieces;
 
   int char_id(std::uint32_t cp) const {
     if (cp < 0x10000) return char_ids_bmp[cp];
@@ -87,6 +92,26 @@ struct Piece {
 };
 
 long long regex_budget(std::size_t n) { return 400LL * static_cast<long long>(n) + 100000; }
+
+// Each non-overlapping occurrence of from (left to right) replaced by to, as Rust's str::replace.
+std::string replace_text(std::string s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s;
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s.compare(i, from.size(), from) == 0) {
+      out += to;
+      i += from.size();
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+// Rust's char::is_ascii_punctuation: ! to /, : to @, [ to `, { to ~ (symbols such as $ + < = > ^ | ~ too).
+bool is_ascii_punctuation(std::uint32_t c) {
+  return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
+}
 
 // ---- [SECTION] added tokens -----------------------------------------------------------------
 
@@ -194,13 +219,61 @@ Codes replace_all(const Codes& text, const Codes& from, const Codes& to) {
   return out;
 }
 
+// BertNormalizer's CJK ideographs (the CJK Unified Ideographs blocks and extensions A-E, the
+// compatibility ideographs): each gets a space on both sides. Not Hangul, kana or CJK punctuation.
+bool is_cjk_ideograph(std::uint32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+// Rust's char::is_whitespace (Unicode White_Space), with tab, newline and CR named as BERT's code does.
+bool is_bert_space(std::uint32_t cp) { return cp == '\t' || cp == '\n' || cp == '\r' || is_unicode_white_space(cp); }
+
+Codes bert_normalize(const Codes& text, const Pipeline::Normalizer& step) {
+  Codes out;
+  out.reserve(text.size());
+  for (std::uint32_t cp : text) {
+    if (step.clean_text) {
+      // dropped: NUL, the replacement character, and Cc / Cf / Co but tab, newline and CR
+      if (cp == 0 || cp == 0xFFFD) continue;
+      if (cp != '\t' && cp != '\n' && cp != '\r' && char_category(cp) == CharCategory::Control) continue;
+      if (is_bert_space(cp)) cp = ' ';
+    }
+    if (step.handle_chinese_chars && is_cjk_ideograph(cp)) {
+      check_growth(out.size() + 3);
+      out.insert(out.end(), {' ', cp, ' '});
+    } else {
+      out.push_back(cp);
+    }
+  }
+  if (step.strip_accents) {
+    out = to_nfd(out);
+    out.erase(std::remove_if(out.begin(), out.end(), [](std::uint32_t c) { return char_category(c) == CharCategory::NonspacingMark; }),
+              out.end());
+  }
+  if (step.lowercase) out = to_lowercase(out);
+  return out;
+}
+
 Codes normalize(Codes text, const std::vector<Pipeline::Normalizer>& steps, long long* budget) {
   for (const auto& step : steps) {
     using T = Pipeline::Normalizer::Type;
     switch (step.type) {
       case T::NFC: text = to_nfc(text); break;
       case T::NFKC: text = to_nfkc(text); break;
+      case T::NFD: text = to_nfd(text); break;
+      case T::NFKD: text = to_nfkd(text); break;
       case T::Lowercase: text = to_lowercase(text); break;
+      case T::StripAccents:  // every mark (Mn, Mc, Me), as the library's is_combining_mark
+        text.erase(std::remove_if(text.begin(), text.end(),
+                                  [](std::uint32_t c) {
+                                    const CharCategory k = char_category(c);
+                                    return k == CharCategory::NonspacingMark || k == CharCategory::OtherMark;
+                                  }),
+                   text.end());
+        break;
+      case T::Bert: text = bert_normalize(text, step); break;
       case T::Prepend:
         if (!text.empty()) {
           const Codes p = utf8::decode_valid(step.text);
@@ -342,6 +415,25 @@ void pre_tokenize(const Pipeline::PreTokenizer& step, const TokenRegex* gpt2, st
         cut(piece, split_by(piece.cps.size(), found, step.behavior, step.invert), out);
         break;
       }
+      case T::Bert:
+      case T::WhitespaceSplit: {
+        // whitespace runs are removed; with Bert each punctuation character is a piece of its own
+        // (ASCII's punctuation, which counts $ + < = > ^ ` | ~ too, and Unicode's P* categories)
+        const bool bert = step.type == T::Bert;
+        Spans spans;
+        std::size_t begin = 0;
+        for (std::size_t i = 0; i <= piece.cps.size(); ++i) {
+          const std::uint32_t c = i < piece.cps.size() ? piece.cps[i] : ' ';
+          const bool space = is_unicode_white_space(c);
+          const bool punct = bert && !space && (is_ascii_punctuation(c) || char_category(c) == CharCategory::Punctuation);
+          if (!space && !punct) continue;
+          if (i > begin) spans.emplace_back(begin, i);
+          if (punct) spans.emplace_back(i, i + 1);
+          begin = i + 1;
+        }
+        cut(piece, spans, out);
+        break;
+      }
       case T::Metaspace: {
         for (std::uint32_t& c : piece.cps)
           if (c == ' ') c = step.replacement;
@@ -455,6 +547,59 @@ void TextTokenizer::bpe_word(const Codes& word, std::vector<int>& out) const {
     if (id >= 0) out.push_back(id);
 }
 
+// ---- [SECTION] the WordPiece model ---------------------------------------------------------
+
+// Hugging Face's WordPiece on one pre-token: from the word's start, the longest token that the text
+// there begins with (a word start as spelled; later, a continuation, found without its prefix), again
+// and again to the end. A word with no such token at some point, or longer than max_input_chars_per_word
+// characters, is the unknown token as a whole. The tries find the longest match in one walk, so a long
+// word costs (length × the longest token), not a lookup for every substring.
+void TextTokenizer::wordpiece_word(const Codes& word, std::vector<int>& out) const {
+  const Pipeline& p = *pipeline_;
+  const TokenizerPipeline& spec = p.spec;
+  if (word.empty()) return;
+  if (word.size() > spec.max_input_chars_per_word) {
+    out.push_back(spec.unk_id);
+    return;
+  }
+  const std::string text = utf8::encode(word.data(), word.size());
+  const std::size_t first = out.size();
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t len = 0;
+    const int id = (i == 0 ? p.word_starts : p.word_pieces).longest_at(text, i, &len);
+    if (id < 0) {
+      out.resize(first);
+      out.push_back(spec.unk_id);
+      return;
+    }
+    out.push_back(id);
+    i += len;
+  }
+}
+
+bool TextTokenizer::decode_wordpiece(const std::vector<int>& ids, std::string& out) const {
+  if (!pipeline_ || !pipeline_->spec.decoder.wordpiece) return false;
+  const TokenizerPipeline::Decoder& decoder = pipeline_->spec.decoder;
+  const std::string& prefix = decoder.wordpiece_prefix;
+  // the library's cleanup, applied to each token (with its leading space) on its own
+  static const std::pair<const char*, const char*> kCleanup[] = {
+      {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+      {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  std::string text;
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    std::string token = vocab_token(ids[k]);
+    if (k > 0) {
+      if (!prefix.empty() && token.compare(0, prefix.size(), prefix) == 0) token.erase(0, prefix.size());
+      else token.insert(0, " ");
+    }
+    if (decoder.cleanup)
+      for (const auto& [from, to] : kCleanup) token = replace_text(token, from, to);
+    text += token;
+  }
+  out = std::move(text);
+  return true;
+}
+
 void TextTokenizer::encode_pipeline(const std::string& text, std::vector<int>& ids) const {
   const Pipeline& p = *pipeline_;
   const TokenizerPipeline& spec = p.spec;
@@ -478,7 +623,8 @@ void TextTokenizer::encode_pipeline(const std::string& text, std::vector<int>& i
       pieces.clear();
       pieces.push_back({utf8::decode_valid(normalized_text.substr(seg.begin, seg.end - seg.begin)), raw.begin == 0 && seg.begin == 0});
       for (const auto& step : spec.pre_tokenizers) pre_tokenize(step, p.gpt2.get(), pieces, &budget);
-      for (const Piece& piece : pieces) bpe_word(piece.cps, ids);
+      const bool wordpiece = spec.model == TokenizerPipeline::Model::WordPiece;
+      for (const Piece& piece : pieces) wordpiece ? wordpiece_word(piece.cps, ids) : bpe_word(piece.cps, ids);
     }
   }
 }
@@ -515,20 +661,6 @@ int TextTokenizer::mask_id() const {
 // ---- [SECTION] construction -----------------------------------------------------------------
 
 namespace {
-
-std::string replace_text(std::string s, const std::string& from, const std::string& to) {
-  if (from.empty()) return s;
-  std::string out;
-  for (std::size_t i = 0; i < s.size();) {
-    if (s.compare(i, from.size(), from) == 0) {
-      out += to;
-      i += from.size();
-    } else {
-      out += s[i++];
-    }
-  }
-  return out;
-}
 
 // What a token stands for in decoded text, by the decoder's per-token steps.
 std::string decoded_bytes(const std::string& token, const TokenizerPipeline::Decoder& decoder) {
@@ -572,7 +704,8 @@ void TextTokenizer::decode_strip(std::string& text) const {
 
 TextTokenizer TextTokenizer::from_pipeline(TokenizerPipeline spec) {
   TextTokenizer t;
-  t.kind_ = Kind::ByteLevelBpe;
+  const bool wordpiece = spec.model == TokenizerPipeline::Model::WordPiece;
+  t.kind_ = wordpiece ? Kind::WordPiece : Kind::ByteLevelBpe;
   auto p = std::make_shared<Pipeline>();
   // the model's vocabulary (checked by the same rules as GPT-2's), then the added tokens past it
   std::unordered_map<std::string, int> model_ids;
@@ -635,6 +768,18 @@ TextTokenizer TextTokenizer::from_pipeline(TokenizerPipeline spec) {
     p->fallback_ids[b] = it == all_ids.end() || it->second >= p->model_size ? -1 : it->second;
   }
   if (spec.unk_id >= p->model_size) throw std::invalid_argument("the unk_token is not in the model's vocabulary");
+  if (wordpiece) {
+    // the library looks the unk token up only when a word fails; refused here, before any text
+    if (spec.unk_id < 0) throw std::invalid_argument("the WordPiece model's unk_token is not in its vocabulary");
+    if (!spec.merges.empty()) throw std::invalid_argument("a WordPiece model has no merges");
+    const std::string& prefix = spec.continuing_subword_prefix;
+    for (int id = 0; id < p->model_size; ++id) {
+      const std::string& token = t.vocab_[static_cast<std::size_t>(id)];
+      p->word_starts.add(token, id);
+      if (token.size() > prefix.size() && token.compare(0, prefix.size(), prefix) == 0) p->word_pieces.add(token.substr(prefix.size()), id);
+    }
+    t.unk_id_ = spec.unk_id;
+  }
 
   // merges: parts and result in the model's vocabulary (a continuing_subword_prefix comes off the right part)
   if (spec.merges.size() > (1u << 24))
@@ -658,7 +803,16 @@ TextTokenizer TextTokenizer::from_pipeline(TokenizerPipeline spec) {
   }
 
   t.bytes_.reserve(t.vocab_.size());
-  for (const std::string& token : t.vocab_) t.bytes_.push_back(decoded_bytes(token, spec.decoder));
+  for (std::size_t id = 0; id < t.vocab_.size(); ++id) {
+    const std::string& token = t.vocab_[id];
+    // a WordPiece continuation stands for its text without the prefix; a word start for itself
+    const std::string& prefix = spec.decoder.wordpiece_prefix;
+    if (wordpiece && spec.decoder.wordpiece && static_cast<int>(id) < p->model_size && !prefix.empty() &&
+        token.compare(0, prefix.size(), prefix) == 0)
+      t.bytes_.push_back(token.substr(prefix.size()));
+    else
+      t.bytes_.push_back(decoded_bytes(token, spec.decoder));
+  }
   for (int b = 0; b < 256; ++b) t.byte_ids_[b] = -1;
   for (int id : spec.template_before) t.check_id(id);
   for (int id : spec.template_after) t.check_id(id);

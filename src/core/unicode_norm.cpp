@@ -112,7 +112,7 @@ bool compose_pair(std::uint32_t a, std::uint32_t b, std::uint32_t* out) {
   return true;
 }
 
-std::vector<std::uint32_t> normalize(const std::vector<std::uint32_t>& text, bool compat) {
+std::vector<std::uint32_t> normalize(const std::vector<std::uint32_t>& text, bool compat, bool compose = true) {
   if (std::all_of(text.begin(), text.end(), [](std::uint32_t c) { return c < 0xA0; })) return text;
   // pass 1: full decomposition
   std::vector<std::uint32_t> d;
@@ -134,6 +134,7 @@ std::vector<std::uint32_t> normalize(const std::vector<std::uint32_t>& text, boo
     for (std::size_t k = i; k < j; ++k) ccc[k] = run[k - i].first, d[k] = run[k - i].second;
     i = j;
   }
+  if (!compose) return d;
   // pass 3: canonical composition: each mark joins the last starter unless blocked
   std::vector<std::uint32_t> out;
   out.reserve(d.size());
@@ -164,6 +165,19 @@ std::vector<std::uint32_t> normalize(const std::vector<std::uint32_t>& text, boo
 
 std::vector<std::uint32_t> to_nfc(const std::vector<std::uint32_t>& text) { return normalize(text, false); }
 std::vector<std::uint32_t> to_nfkc(const std::vector<std::uint32_t>& text) { return normalize(text, true); }
+std::vector<std::uint32_t> to_nfd(const std::vector<std::uint32_t>& text) { return normalize(text, false, false); }
+std::vector<std::uint32_t> to_nfkd(const std::vector<std::uint32_t>& text) { return normalize(text, true, false); }
+
+CharCategory char_category(std::uint32_t cp) {
+  constexpr std::uint32_t kLoMask = 0x1FFFFF;
+  const auto* begin = std::begin(tables::kCategoryStart);
+  const auto* it = std::upper_bound(begin, std::end(tables::kCategoryStart), cp,
+                                    [](std::uint32_t c, std::uint32_t start) { return c < (start & kLoMask); });
+  if (it == begin) return CharCategory::Other;
+  --it;
+  if (cp - (*it & kLoMask) > tables::kCategoryLen[it - begin]) return CharCategory::Other;
+  return static_cast<CharCategory>(*it >> 21);
+}
 
 std::vector<std::uint32_t> to_lowercase(const std::vector<std::uint32_t>& text) {
   std::vector<std::uint32_t> out;
