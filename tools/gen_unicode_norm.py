@@ -40,7 +40,38 @@ for cp in range(0x110000):
 # General-category runs for BERT's pipeline: 1 = Mn (nonspacing mark, what strip_accents drops), 2 = Mc or
 # Me (the other marks, which StripAccents drops too), 3 = P* (punctuation), 4 = Cc, Cf or Co (clean_text
 # drops these). Everything else is 0 and not listed.
+#
+# Hugging Face's tokenizers asks these of the unicode_categories crate, whose tables are Unicode 8.0's:
+# a mark, punctuation or format character assigned since then is an ordinary character there (not
+# split off, not dropped). So are they here. The code points below are those of Unicode's DerivedAge
+# (9.0 to 15.0) that this Python's Unicode 14.0 puts in classes 1-4; with a newer Python, its newest
+# characters are not listed and would count (rare scripts only). Checked against the library code
+# point by code point (tests/cli/tokenizer_wordpiece.test.mjs, ATTN_FULL=1).
+ASSIGNED_AFTER_8_0 = """
+61D 7FD 890-891 898-89F 8CA-8E2 9FD-9FE A76 AFA-AFF B55 C04 C3C C77 C84 D00 D3B-D3C D81 EBA 1715
+180F 1ABF-1ACE 1B7D-1B7E 1CF7 1DF6-1DFB 2E43-2E4F 2E52-2E5D A82C A8C5 A8FF 10D24-10D27 10EAB-10EAD
+10F46-10F50 10F55-10F59 10F82-10F89 11070 11073-11074 110C2 110CD 11145-11146 111CE-111CF 1123E
+1133B 11435-11446 1144B-1144F 1145A-1145B 1145D-1145E 11660-1166C 116B9 1182C-1183B 11930-11935
+11937-11938 1193B-1193E 11940 11942-11946 119D1-119D7 119DA-119E0 119E2 119E4 11A01-11A0A
+11A33-11A39 11A3B-11A47 11A51-11A5B 11A8A-11A9C 11A9E-11AA2 11C2F-11C36 11C38-11C3F 11C41-11C45
+11C70-11C71 11C92-11CA7 11CA9-11CB6 11D31-11D36 11D3A 11D3C-11D3D 11D3F-11D45 11D47 11D8A-11D8E
+11D90-11D91 11D93-11D97 11EF3-11EF8 11FFF 12FF1-12FF2 13430-13438 16E97-16E9A 16F4F 16F7F-16F87
+16FE2 16FE4 16FF0-16FF1 1CF00-1CF2D 1CF30-1CF46 1E000-1E006 1E008-1E018 1E01B-1E021 1E023-1E024
+1E026-1E02A 1E130-1E136 1E2AE 1E2EC-1E2EF 1E944-1E94A 1E95E-1E95F
+"""
+after_8_0 = set()
+for item in ASSIGNED_AFTER_8_0.split():
+    lo, _, hi = item.partition("-")
+    after_8_0.update(range(int(lo, 16), int(hi or lo, 16) + 1))
+# Characters whose category has changed since Unicode 8.0, with the class they had then: two Po (now Mn
+# and So), a Mn (now Mc), three Mc (now Mn, Lo, Lo) and two Mongolian letters (Lo then, Mn now).
+CLASS_IN_8_0 = {0x111C9: 3, 0x166D: 3, 0x1734: 1, 0xA9BD: 2, 0x1CF2: 2, 0x1CF3: 2, 0x1885: 0, 0x1886: 0}
+
 def category_class(cp):
+    if cp in CLASS_IN_8_0:
+        return CLASS_IN_8_0[cp]
+    if cp in after_8_0:
+        return 0
     c = unicodedata.category(chr(cp))
     if c == "Mn":
         return 1

@@ -310,3 +310,69 @@ test("a WordPiece tokenizer.json whose vocabulary lacks its unk_token is refused
   assert.equal(lines.length, 1, r.stderr);
   assert.match(lines[0], /no-unk\.json: the WordPiece model's unk_token '\[UNK\]' is not in its vocabulary/);
 });
+
+// ---- BERT's character classes, code point by code point ---------------------------------------
+// Each code point c as "a" c "b" through the BertNormalizer (one option at a time) and the
+// BertPreTokenizer into a byte-level model with no merges, so the ids spell exactly what came out:
+// which characters are dropped (control, format, private use), made a space, split off as punctuation,
+// spaced as CJK, or lose their marks. The library's categories are Unicode 8.0's (its
+// unicode_categories crate); tools/gen_unicode_norm.py takes out what was assigned later. The BMP in the
+// quick tier, every plane with ATTN_FULL. Not compared: U+11938, whose NFD the library's normalization
+// tables (older than Unicode 13) do not have; and lowercase, where Rust's std knows Unicode 16's newest
+// case pairs (55 code points) and this build's Python tables do not.
+const BYTE_VOCAB = (() => {
+  const bs = [];
+  for (let b = 33; b <= 126; ++b) bs.push(b);
+  for (let b = 161; b <= 172; ++b) bs.push(b);
+  for (let b = 174; b <= 255; ++b) bs.push(b);
+  const vocab = {};
+  let n = 0;
+  for (let b = 0; b < 256; ++b) vocab[String.fromCodePoint(bs.includes(b) ? b : 256 + n++)] = b;
+  return vocab;
+})();
+const SWEEP = {
+  clean_text: { clean_text: true, handle_chinese_chars: false, strip_accents: false, lowercase: false },
+  handle_chinese_chars: { clean_text: false, handle_chinese_chars: true, strip_accents: false, lowercase: false },
+  strip_accents: { clean_text: false, handle_chinese_chars: false, strip_accents: true, lowercase: false, skip: [0x11938] },
+};
+for (const [name, options] of Object.entries(SWEEP)) {
+  test(`BertNormalizer ${name} + BertPreTokenizer agree on every code point${FULL ? "" : " of the BMP"}`, { skip: !HF }, async () => {
+    const { skip = [], ...normalizer } = options;
+    const file = write(`sweep-${name}.json`, {
+      normalizer: { type: "BertNormalizer", ...normalizer },
+      pre_tokenizer: { type: "Sequence", pretokenizers: [{ type: "BertPreTokenizer" },
+        { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: false }] },
+      decoder: null,
+      model: { type: "BPE", vocab: BYTE_VOCAB, merges: [] },
+    });
+    const end = FULL ? 0x110000 : 0x10000, per = 1000;
+    const chunks = [];
+    for (let c = 0; c < end; c += per) {
+      const cps = [];
+      for (let k = c; k < Math.min(c + per, end); ++k) if ((k < 0xd800 || k > 0xdfff) && !skip.includes(k)) cps.push(k);
+      chunks.push(cps);
+    }
+    const probe = (cp) => "a" + String.fromCodePoint(cp) + "b ";
+    const r = spawnSync(CLI, ["tokenize", "--tokenizer-json", file, "--batch"], { input: JSON.stringify(chunks.map((cps) => cps.map(probe).join(""))),
+      encoding: "utf8", timeout: 300000, maxBuffer: 1 << 30 });
+    assert.equal(r.status, 0, r.stderr);
+    const ours = JSON.parse(r.stdout);
+    const hf = HF.fromFile(file);
+    let count = 0;
+    for (let t = 0; t < chunks.length; ++t) {
+      const theirs = Array.from((await hf.encode(chunks[t].map(probe).join(""), null, { addSpecialTokens: false })).getIds());
+      if (JSON.stringify(theirs) !== JSON.stringify(ours[t].ids)) {
+        // name the first code point of the chunk that differs
+        for (const cp of chunks[t]) {
+          const one = spawnSync(CLI, ["tokenize", "--tokenizer-json", file, "--text", probe(cp)], { encoding: "utf8" });
+          const mine = JSON.parse(one.stdout).ids;
+          const e = Array.from((await hf.encode(probe(cp), null, { addSpecialTokens: false })).getIds());
+          assert.deepEqual(mine, e, `U+${cp.toString(16).toUpperCase()} with ${name}`);
+        }
+        assert.fail(`chunk ${t} differs`);
+      }
+      count += chunks[t].length;
+    }
+    console.log(`# BertNormalizer ${name}: ${count} code points agree`);
+  });
+}
