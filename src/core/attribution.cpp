@@ -75,6 +75,11 @@ double LogitAttribution::sum() const {
 LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
                                  int against, Backend backend) {
   const TransformerConfig& c = model.config;
+  if (!c.has_lm_head) bad("attribution", "this model has no LM head, so there is no logit to attribute");
+  if (c.post_norm || c.head_transform)
+    bad("attribution", "direct logit attribution needs the logit to be a sum of parts: this model norms after each "
+                       "add (post-norm blocks) and its masked-LM head is not linear (dense, GELU, LayerNorm), so no "
+                       "part's share can be read off alone");
   check_position(trace, position);
   check_token(c, target, "target");
   if (against >= 0) check_token(c, against, "against");

@@ -27,8 +27,10 @@ struct LogitAttribution {
   bool post_norms_frozen = false;
   double sum() const;     // offset + embeddings + heads + biases + mlps
 };
-// Throws std::invalid_argument for a position or token outside the model, or a run whose stream at
-// `position` was patched (its parts before the patch are not in the sum).
+// Throws std::invalid_argument for a position or token outside the model, a run whose stream at
+// `position` was patched (its parts before the patch are not in the sum), or a model whose logit is not
+// such a sum (post-norm blocks or a masked-LM head's transform: an encoder's; or no LM head), with one
+// line saying why.
 LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
                                  int against = -1, Backend backend = Backend::Simd);
 

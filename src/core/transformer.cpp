@@ -1,4 +1,4 @@
-// The one forward pass of every decoder family (see transformer.h), one function per layer type as
+// The one forward pass of every family, decoder or encoder (see transformer.h), one function per layer type as
 // llm.c writes it. Not the trainer and not a loader: inference over named tensors, keeping what the
 // views show.
 #include "transformer.h"
@@ -155,7 +155,9 @@ bool TransformerConfig::operator==(const TransformerConfig& o) const {
          layers == o.layers && qkv_bias == o.qkv_bias && o_bias == o.o_bias && mlp_bias == o.mlp_bias &&
          qk_norm == o.qk_norm && attn_softcap == o.attn_softcap && final_softcap == o.final_softcap &&
          score_scale == o.score_scale && embed_scale == o.embed_scale && gated_mlp == o.gated_mlp &&
-         activation == o.activation && causal == o.causal;
+         activation == o.activation && causal == o.causal && post_norm == o.post_norm && embed_norm == o.embed_norm &&
+         n_token_types == o.n_token_types && position_offset == o.position_offset && has_lm_head == o.has_lm_head &&
+         head_transform == o.head_transform && head_bias == o.head_bias;
 }
 
 void validate_config(const TransformerConfig& c, const std::string& what) {
@@ -171,6 +173,12 @@ void validate_config(const TransformerConfig& c, const std::string& what) {
     bad(what, std::to_string(c.n_head) + " query heads cannot share " + std::to_string(c.n_kv_head) +
                   " key/value heads evenly (heads must be a multiple of key/value heads)");
   if (c.positions == PositionKind::Learned) check_range(what, "the position table's rows", c.n_positions, 1, kMaxModelPositions);
+  check_range(what, "the token-type table's rows", c.n_token_types, 0, kMaxModelPositions);
+  if (c.positions == PositionKind::Learned)
+    check_range(what, "the first position's row", c.position_offset, 0, c.n_positions - 1);
+  else if (c.position_offset != 0)
+    bad(what, "a position offset needs a learned position table");
+  if ((c.head_transform || c.head_bias) && !c.has_lm_head) bad(what, "a masked-LM head's parts without an LM head");
   if (c.positions == PositionKind::Rope && c.head_dim % 2 != 0)
     bad(what, "rotary positions need an even head width (got " + std::to_string(c.head_dim) + ")");
   if (static_cast<int>(c.layers.size()) != c.n_layer)
@@ -242,6 +250,8 @@ Transformer::Transformer(const TransformerConfig& c, Dtype dtype, WeightLayout l
   const bool transposed = layout == WeightLayout::OutIn;
   embed.allocate(dtype, c.vocab_size, C, true);
   if (c.positions == PositionKind::Learned) position_table.allocate(dtype, c.n_positions, C, true);
+  if (c.n_token_types > 0) token_type_table.allocate(dtype, c.n_token_types, C, true);
+  if (c.embed_norm) embed_norm_w = embed_norm_b = Vector::Zero(C);
   blocks.resize(static_cast<std::size_t>(c.n_layer));
   for (TransformerBlock& b : blocks) {
     b.attn_norm_w = Vector::Zero(C);
@@ -259,12 +269,21 @@ Transformer::Transformer(const TransformerConfig& c, Dtype dtype, WeightLayout l
     if (c.mlp_bias) b.up_b = Vector::Zero(up_out), b.down_b = Vector::Zero(C);
     transposed ? b.down.allocate(dtype, C, F, true) : b.down.allocate(dtype, F, C, false);
   }
-  final_norm_w = Vector::Zero(C);
-  if (layernorm) final_norm_b = Vector::Zero(C);
+  if (!c.post_norm) {
+    final_norm_w = Vector::Zero(C);
+    if (layernorm) final_norm_b = Vector::Zero(C);
+  }
+  if (c.head_transform) {
+    transposed ? head_dense.allocate(dtype, C, C, true) : head_dense.allocate(dtype, C, C, false);
+    head_dense_b = head_norm_w = head_norm_b = Vector::Zero(C);
+  }
+  if (c.head_bias) lm_head_b = Vector::Zero(c.vocab_size);
 }
 
 std::int64_t Transformer::parameter_count() const {
-  std::int64_t n = embed.size() + position_table.size() + final_norm_w.size() + final_norm_b.size() + lm_head.size();
+  std::int64_t n = embed.size() + position_table.size() + final_norm_w.size() + final_norm_b.size() + lm_head.size() +
+                  token_type_table.size() + embed_norm_w.size() + embed_norm_b.size() + head_dense.size() +
+                  head_dense_b.size() + head_norm_w.size() + head_norm_b.size() + lm_head_b.size();
   for (const TransformerBlock& b : blocks)
     n += b.attn_norm_w.size() + b.attn_norm_b.size() + b.qkv.size() + b.qkv_b.size() + b.q_norm_w.size() +
          b.k_norm_w.size() + b.o.size() + b.o_b.size() + b.post_attn_norm_w.size() + b.mlp_norm_w.size() +
@@ -273,8 +292,10 @@ std::int64_t Transformer::parameter_count() const {
 }
 
 std::uint64_t Transformer::weight_bytes() const {
-  std::uint64_t n = embed.bytes() + position_table.bytes() + lm_head.bytes() +
-                    4 * static_cast<std::uint64_t>(final_norm_w.size() + final_norm_b.size());
+  std::uint64_t n = embed.bytes() + position_table.bytes() + lm_head.bytes() + token_type_table.bytes() + head_dense.bytes() +
+                    4 * static_cast<std::uint64_t>(final_norm_w.size() + final_norm_b.size() + embed_norm_w.size() +
+                                                   embed_norm_b.size() + head_dense_b.size() + head_norm_w.size() +
+                                                   head_norm_b.size() + lm_head_b.size());
   for (const TransformerBlock& b : blocks)
     n += b.qkv.bytes() + b.o.bytes() + b.up.bytes() + b.down.bytes() +
          4 * static_cast<std::uint64_t>(b.attn_norm_w.size() + b.attn_norm_b.size() + b.qkv_b.size() +
@@ -289,8 +310,10 @@ std::uint64_t transformer_weight_bytes(const TransformerConfig& c, Dtype dtype) 
   const std::uint64_t hd = static_cast<std::uint64_t>(c.head_dim);
   const std::uint64_t H = static_cast<std::uint64_t>(c.n_head), KV = static_cast<std::uint64_t>(c.n_kv_head);
   const std::uint64_t w = dtype_bytes(dtype), norm_vectors = c.norm == NormKind::LayerNorm ? 2 : 1;
-  std::uint64_t matrices = static_cast<std::uint64_t>(c.vocab_size) * C + static_cast<std::uint64_t>(c.n_positions) * C;
-  std::uint64_t vectors = norm_vectors * C;
+  std::uint64_t matrices = static_cast<std::uint64_t>(c.vocab_size) * C + static_cast<std::uint64_t>(c.n_positions) * C +
+                          static_cast<std::uint64_t>(c.n_token_types) * C + (c.head_transform ? C * C : 0);
+  std::uint64_t vectors = (c.post_norm ? 0 : norm_vectors * C) + (c.embed_norm ? 2 * C : 0) + (c.head_transform ? 3 * C : 0) +
+                          (c.head_bias ? static_cast<std::uint64_t>(c.vocab_size) : 0);
   const std::uint64_t per_block_matrices = C * (H + 2 * KV) * hd + H * hd * C + C * F * (c.gated_mlp ? 2 : 1) + F * C;
   std::uint64_t per_block_vectors = 2 * norm_vectors * C + (c.sandwich_norms ? 2 * C : 0) + (c.qk_norm ? 2 * hd : 0) +
                                     (c.qkv_bias ? (H + 2 * KV) * hd : 0) + (c.o_bias ? C : 0) +
@@ -375,8 +398,9 @@ void apply_rope(Matrix& x, int heads, int hd, const RopeConfig& rope, int first_
 namespace {
 
 // A head's output (T, hd) as the intervention has it: the source run's when patched; zeros, or at
-// each query the mean over the positions it may see (0 … i when causal, all otherwise), when ablated.
-void edit_head_output(const Intervention& edit, bool causal, int layer, int head, Matrix& out) {
+// each query the mean over the positions it may see (0 … i when causal, all otherwise; never the
+// last `padding` ones), when ablated.
+void edit_head_output(const Intervention& edit, bool causal, int layer, int head, int padding, Matrix& out) {
   for (const HeadPatch& patch : edit.head_patches)
     if (patch.layer == layer && patch.head == head) {
       out = patch.output;
@@ -387,15 +411,16 @@ void edit_head_output(const Intervention& edit, bool causal, int layer, int head
     out.setZero();
     return;
   }
+  const Eigen::Index seen = out.rows() - padding;  // the rows a mean may read
   if (!causal) {
-    const Eigen::RowVectorXf mean = out.colwise().mean();
+    const Eigen::RowVectorXf mean = out.topRows(seen).colwise().mean();
     out.rowwise() = mean;
     return;
   }
   Eigen::RowVectorXd sum = Eigen::RowVectorXd::Zero(out.cols());  // running sum over 0 … i, in double
   for (Eigen::Index i = 0; i < out.rows(); ++i) {
-    sum += out.row(i).cast<double>();
-    out.row(i) = (sum / static_cast<double>(i + 1)).cast<float>();
+    if (i < seen) sum += out.row(i).cast<double>();
+    out.row(i) = (sum / static_cast<double>(std::min(i + 1, seen))).cast<float>();
   }
 }
 
@@ -412,9 +437,11 @@ void patch_stream(const Intervention* edit, int layer, Matrix& x) {
 // `detail` (layer_detail): keep q and k before the norm and the rotation and every head's weights;
 // otherwise one weights buffer serves every head, and `keep` (when given) gets each head's summary
 // and thumbnail. `edit` (may be null) is the run's intervention, applied to layer `layer`: cut links
-// hidden before each head's softmax, ablated or patched heads' outputs replaced after it.
+// hidden before each head's softmax, ablated or patched heads' outputs replaced after it. The last
+// `padding` keys are hidden from every query.
 void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, const Matrix& x,
-                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep, const Intervention* edit, int layer) {
+                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep, const Intervention* edit, int layer,
+                  int padding) {
   const int T = static_cast<int>(x.rows()), H = cfg.n_head, KV = cfg.n_kv_head, hd = cfg.head_dim;
   Matrix qkv;
   linear_forward(x, b.qkv, b.qkv_b, qkv, backend);
@@ -446,16 +473,22 @@ void attend_layer(const TransformerConfig& cfg, const TransformerBlock& b, const
     p.window = spec.window;
     p.softcap = cfg.attn_softcap;
     std::vector<unsigned char> cut;
-    if (edit) {
+    if (edit || padding > 0) {
       AttentionOptions cuts;
-      cuts.cuts = head_cuts(*edit, layer, h);
+      if (edit) cuts.cuts = head_cuts(*edit, layer, h);
       cut = cut_mask(cuts, T, T);
+      if (padding > 0) {
+        // the padding keys (trailing columns) hidden from every query, as the cut links are
+        if (cut.empty()) cut.assign(static_cast<std::size_t>(T) * static_cast<std::size_t>(T), 0);
+        for (int i = 0; i < T; ++i)
+          for (int j = T - padding; j < T; ++j) cut[static_cast<std::size_t>(i) * static_cast<std::size_t>(T) + j] = 1;
+      }
       p.cut = cut.empty() ? nullptr : cut.data();
     }
     Matrix& w = d.weights[detail ? static_cast<std::size_t>(h) : 0];
     w.resize(T, T);
     attention_forward(backend, p, out_h.data(), w.data());
-    if (edit) edit_head_output(*edit, cfg.causal, layer, h, out_h);
+    if (edit) edit_head_output(*edit, cfg.causal, layer, h, padding, out_h);
     d.head_outputs.middleCols(h * hd, hd) = out_h;
     if (keep) {
       keep->summaries.push_back(summarize_head(w, cfg.causal, &v_h));
@@ -478,7 +511,8 @@ Matrix attention_update(const TransformerConfig& cfg, const TransformerBlock& b,
 // rows at a time, so its hidden layer, 2 · d_ff wide when gated, stays (kMlpRows, 2 · d_ff) at any T.
 Matrix mlp_update(const TransformerConfig& cfg, const TransformerBlock& b, const Matrix& x, Backend backend) {
   Matrix normed, projected(x.rows(), x.cols());
-  norm_forward(x, b.mlp_norm_w, b.mlp_norm_b, cfg, normed);
+  if (cfg.post_norm) normed = x;  // post-norm: the MLP reads the stream itself, its norm comes after the add
+  else norm_forward(x, b.mlp_norm_w, b.mlp_norm_b, cfg, normed);
   constexpr Eigen::Index kMlpRows = 128;
   Matrix rows, hidden, out;
   for (Eigen::Index t0 = 0; t0 < x.rows(); t0 += kMlpRows) {
@@ -497,21 +531,36 @@ Matrix mlp_update(const TransformerConfig& cfg, const TransformerBlock& b, const
 // The forward runs it on every layer; layer_detail on the layers between the nearest kept stream and
 // the one asked for. The attention's buffers are gone before the MLP's exist: the forward's memory is
 // the larger of the two, not their sum.
-// The block's attention on the stream x: d.x its norm, then every head (in full with `detail`).
+// The block's attention on the stream x: d.x its norm (the stream itself with post-norm blocks), then
+// every head (in full with `detail`).
 void attend_block(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, const Matrix& x,
-                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep, const Intervention* edit, int layer) {
-  norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, d.x);
-  attend_layer(cfg, b, spec, d.x, detail, backend, d, keep, edit, layer);
+                  bool detail, Backend backend, LayerDetail& d, LayerTrace* keep, const Intervention* edit, int layer,
+                  int padding) {
+  if (cfg.post_norm) d.x = x;
+  else norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, d.x);
+  attend_layer(cfg, b, spec, d.x, detail, backend, d, keep, edit, layer, padding);
 }
 
+// Post-norm blocks (an encoder's) norm after each add: x = attn_norm(x + attn(x)), x = mlp_norm(x + mlp(x)).
 void block_forward(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, Matrix& x,
-                   Backend backend, LayerTrace* keep, const Intervention* edit, int layer) {
+                   Backend backend, LayerTrace* keep, const Intervention* edit, int layer, int padding) {
   {
     LayerDetail d;
-    attend_block(cfg, b, spec, x, false, backend, d, keep, edit, layer);
+    attend_block(cfg, b, spec, x, false, backend, d, keep, edit, layer, padding);
     x += attention_update(cfg, b, d.head_outputs, backend);
+    if (cfg.post_norm) norm_forward(Matrix(x), b.attn_norm_w, b.attn_norm_b, cfg, x);
   }
   x += mlp_update(cfg, b, x, backend);
+  if (cfg.post_norm) norm_forward(Matrix(x), b.mlp_norm_w, b.mlp_norm_b, cfg, x);
+}
+
+// The masked-LM head's transform on rows (R, C), in place: dense (+ bias), the activation, LayerNorm.
+void head_transform_forward(const Transformer& model, Matrix& rows, Backend backend) {
+  const TransformerConfig& cfg = model.config;
+  Matrix dense;
+  linear_forward(rows, model.head_dense, model.head_dense_b, dense, backend);
+  for (Eigen::Index i = 0; i < dense.size(); ++i) dense.data()[i] = activate(cfg.activation, dense.data()[i]);
+  norm_forward(dense, model.head_norm_w, model.head_norm_b, cfg, rows);
 }
 
 // The LM head: its own, or the tied embedding; (V, C) either way.
@@ -522,8 +571,8 @@ const Weights& lm_head(const Transformer& model) { return model.lm_head.empty() 
 // each slice's logits folded into a running softmax (its max and its sum of exponentials) and a
 // running top k, so no (rows, V) block of logits exists: a 262 144-token vocabulary at T = 256 would
 // be 256 MiB of them, SmolLM2's 49 152 is 48 MiB.
-void predict_next(const TransformerConfig& cfg, const Weights& head, const Matrix& rows_in, int k, Backend backend,
-                  std::vector<NextToken>* next) {
+void predict_next(const TransformerConfig& cfg, const Weights& head, const Vector& head_b, const Matrix& rows_in, int k,
+                  Backend backend, std::vector<NextToken>* next) {
   constexpr std::int64_t kLogitFloats = 1 << 18;  // one slice's logits: 1 MiB
   const int R = static_cast<int>(rows_in.rows()), V = cfg.vocab_size, C = cfg.d_model;
   const int slice = static_cast<int>(std::clamp<std::int64_t>(kLogitFloats / std::max(R, 1), 256, V));
@@ -546,6 +595,7 @@ void predict_next(const TransformerConfig& cfg, const Weights& head, const Matri
     const std::size_t offset = static_cast<std::size_t>(v0) * static_cast<std::size_t>(C);
     if (head.dtype == Dtype::F32) p.b = head.f32.data() + offset;
     else p.b16 = head.u16.data() + offset, p.b_dtype = head.dtype;
+    p.bias = head_b.size() ? head_b.data() + v0 : nullptr;  // the head's own bias (a masked-LM head's)
     p.M = R, p.K = C, p.N = n;
     matmul(backend, p, logits.data());
     for (int r = 0; r < R; ++r) {
@@ -589,14 +639,16 @@ void run_layers(const Transformer& model, const ForwardOptions& options, int fro
     patch_stream(edit, l, x);
     if (l % trace.stream_every == 0) trace.streams.push_back(x);
     block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x,
-                  options.backend, &trace.layers[static_cast<std::size_t>(l)], edit, l);
+                  options.backend, &trace.layers[static_cast<std::size_t>(l)], edit, l, trace.padding);
   }
-  norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, trace.final_normed);
+  if (cfg.post_norm) trace.final_normed = x;  // the last block ended with its norm
+  else norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, trace.final_normed);
+  if (cfg.head_transform) head_transform_forward(model, trace.final_normed, options.backend);
   trace.next.resize(static_cast<std::size_t>(T));
   const int first = std::clamp(options.predict_from, 0, T);
-  if (options.top_k <= 0 || first == T) return;
-  predict_next(cfg, lm_head(model), trace.final_normed.bottomRows(T - first), std::min(options.top_k, cfg.vocab_size),
-               options.backend, trace.next.data() + first);
+  if (!cfg.has_lm_head || options.top_k <= 0 || first == T) return;
+  predict_next(cfg, lm_head(model), model.lm_head_b, trace.final_normed.bottomRows(T - first),
+               std::min(options.top_k, cfg.vocab_size), options.backend, trace.next.data() + first);
 }
 
 }  // namespace
@@ -604,7 +656,8 @@ void run_layers(const Transformer& model, const ForwardOptions& options, int fro
 ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
   const TransformerConfig& cfg = model.config;
   const int T = static_cast<int>(token_ids.size()), C = cfg.d_model;
-  const int longest = cfg.positions == PositionKind::Learned ? std::min(cfg.n_positions, kMaxModelTokens) : kMaxModelTokens;
+  const int longest = cfg.positions == PositionKind::Learned ? std::min(cfg.n_positions - cfg.position_offset, kMaxModelTokens)
+                                                             : kMaxModelTokens;
   if (T == 0) throw std::invalid_argument("text: no tokens to read");
   if (T > longest)
     throw std::invalid_argument("text: " + std::to_string(T) + " tokens; this model reads at most " +
@@ -613,10 +666,24 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
     if (id < 0 || id >= cfg.vocab_size)
       throw std::invalid_argument("text: token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
                                   std::to_string(cfg.vocab_size - 1) + ")");
+  if (options.padding < 0 || options.padding >= T)
+    throw std::invalid_argument("padding: " + std::to_string(options.padding) + " of " + std::to_string(T) +
+                                " tokens; it must leave at least one token that is not padding");
+  const std::vector<int>& types = options.token_types;
+  if (!types.empty()) {
+    if (static_cast<int>(types.size()) != T)
+      throw std::invalid_argument("token types: " + std::to_string(types.size()) + " for " + std::to_string(T) + " tokens");
+    for (int type : types)
+      if (type < 0 || type >= std::max(cfg.n_token_types, 1) || (cfg.n_token_types == 0 && type != 0))
+        throw std::invalid_argument("token types: type " + std::to_string(type) + " is not one this model has (" +
+                                    (cfg.n_token_types > 0 ? "0 to " + std::to_string(cfg.n_token_types - 1) : std::string("none")) + ")");
+  }
   const Intervention* edit = options.intervention && !options.intervention->empty() ? options.intervention : nullptr;
-  if (edit) validate_intervention(cfg, T, *edit);
+  if (edit) validate_intervention(cfg, T, *edit, options.padding);
   ModelTrace trace;
   trace.token_ids = token_ids;
+  trace.padding = options.padding;
+  trace.token_types = types;
   if (edit) trace.intervention = *edit;
   trace.layers.resize(static_cast<std::size_t>(cfg.n_layer));
   // every layer's stream while they fit in the budget, else every stream_every-th
@@ -626,12 +693,15 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
   trace.stream_every = static_cast<int>(std::clamp<std::int64_t>(every, 1, std::max(cfg.n_layer, 1)));
 
   // the residual stream starts as the token's embedding (· embed_scale), plus its position's row
-  // for a learned table; x (T, C)
+  // for a learned table (from row position_offset) and its type's row for a token-type table, then
+  // the embedding norm where the model has one; x (T, C)
   Matrix x(T, C);
   for (int t = 0; t < T; ++t) {
     x.row(t) = model.embed.row(token_ids[t]) * cfg.embed_scale;
-    if (cfg.positions == PositionKind::Learned) x.row(t) += model.position_table.row(t);
+    if (cfg.n_token_types > 0) x.row(t) += model.token_type_table.row(types.empty() ? 0 : types[static_cast<std::size_t>(t)]);
+    if (cfg.positions == PositionKind::Learned) x.row(t) += model.position_table.row(t + cfg.position_offset);
   }
+  if (cfg.embed_norm) norm_forward(Matrix(x), model.embed_norm_w, model.embed_norm_b, cfg, x);
   run_layers(model, options, 0, x, trace);
   return trace;
 }
@@ -642,13 +712,19 @@ ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const
   const int T = static_cast<int>(base.token_ids.size());
   if (!base.intervention.empty()) bad("rerun", "the run to start from has an intervention of its own");
   if (static_cast<int>(base.layers.size()) != cfg.n_layer || base.streams.empty()) bad("rerun", "the run is not this model's");
-  validate_intervention(cfg, T, intervention);
-  if (intervention.empty()) return transformer_forward(model, base.token_ids, options);
+  validate_intervention(cfg, T, intervention, base.padding);
+  if (intervention.empty()) {
+    ForwardOptions same = options;
+    same.intervention = nullptr, same.padding = base.padding, same.token_types = base.token_types;
+    return transformer_forward(model, base.token_ids, same);
+  }
   // from the nearest kept stream at or before the first layer it changes; the layers before are base's
   const int from = std::min(intervention.first_layer(), cfg.n_layer - 1) / base.stream_every * base.stream_every;
   ModelTrace trace;
   trace.token_ids = base.token_ids;
   trace.intervention = intervention;
+  trace.padding = base.padding;
+  trace.token_types = base.token_types;
   trace.stream_every = base.stream_every;
   trace.layers.assign(base.layers.begin(), base.layers.begin() + from);
   trace.layers.resize(static_cast<std::size_t>(cfg.n_layer));
@@ -659,9 +735,10 @@ ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const
 }
 
 std::vector<NextToken> next_tokens_at(const Transformer& model, const ModelTrace& trace, int position, int k, Backend backend) {
-  if (position < 0 || position >= trace.final_normed.rows() || k <= 0) return {};
+  if (position < 0 || position >= trace.final_normed.rows() || k <= 0 || !model.config.has_lm_head) return {};
   std::vector<NextToken> next;
-  predict_next(model.config, lm_head(model), trace.final_normed.row(position), std::min(k, model.config.vocab_size), backend, &next);
+  predict_next(model.config, lm_head(model), model.lm_head_b, trace.final_normed.row(position),
+               std::min(k, model.config.vocab_size), backend, &next);
   return next;
 }
 
@@ -691,7 +768,7 @@ std::vector<std::pair<int, int>> head_cuts(const Intervention& edit, int layer, 
   return links;
 }
 
-void validate_intervention(const TransformerConfig& c, int T, const Intervention& edit) {
+void validate_intervention(const TransformerConfig& c, int T, const Intervention& edit, int padding) {
   const auto name = [](int layer, int head) { return std::to_string(layer) + "." + (head < 0 ? "*" : std::to_string(head)); };
   const auto check_head = [&](const std::string& what, int layer, int head, bool all_allowed) {
     if (layer < 0 || layer >= c.n_layer)
@@ -728,7 +805,8 @@ void validate_intervention(const TransformerConfig& c, int T, const Intervention
     for (int h = cut.head < 0 ? 0 : cut.head; h < (cut.head < 0 ? c.n_head : cut.head + 1); ++h) {
       AttentionOptions o = model_attention_options(c, cut.layer);
       o.cuts = head_cuts(edit, cut.layer, h);
-      validate_cuts(o, T, T, cut.head < 0 ? what + " (head " + name(cut.layer, h) + ")" : what);
+      // the padding keys are hidden already: a cut sees keys 0 … T − padding − 1 only
+      validate_cuts(o, T, T - std::clamp(padding, 0, T - 1), cut.head < 0 ? what + " (head " + name(cut.layer, h) + ")" : what);
     }
   }
 }
@@ -757,12 +835,12 @@ LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int 
   for (int l = from; l < layer; ++l) {
     patch_stream(edit, l, x);
     block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x, backend,
-                  nullptr, edit, l);
+                  nullptr, edit, l, trace.padding);
   }
   patch_stream(edit, layer, x);
   LayerDetail d;
   const std::size_t l = static_cast<std::size_t>(layer);
-  attend_block(cfg, model.blocks[l], cfg.layers[l], x, true, backend, d, nullptr, edit, layer);
+  attend_block(cfg, model.blocks[l], cfg.layers[l], x, true, backend, d, nullptr, edit, layer, trace.padding);
   d.stream_in = std::move(x);
   return d;
 }
@@ -773,9 +851,20 @@ StreamUpdates stream_updates(const TransformerConfig& c, const TransformerBlock&
   // every part of the block works row by row: this row alone gives the forward's numbers for it, up to
   // the last bit where the kernels block one row differently from many
   StreamUpdates u;
+  const Matrix in = l.stream_in.row(row);
   u.attention = attention_update(c, b, l.head_outputs.middleRows(row, 1), backend).row(0);
-  const Matrix after = l.stream_in.row(row) + u.attention;
+  Matrix after = in + u.attention;
+  if (c.post_norm) {
+    // post-norm: the update is what the add and the norm together change
+    norm_forward(Matrix(after), b.attn_norm_w, b.attn_norm_b, c, after);
+    u.attention = (after - in).row(0);
+  }
   u.mlp = mlp_update(c, b, after, backend).row(0);
+  if (c.post_norm) {
+    Matrix out = after + u.mlp;
+    norm_forward(Matrix(out), b.mlp_norm_w, b.mlp_norm_b, c, out);
+    u.mlp = (out - after).row(0);
+  }
   return u;
 }
 
@@ -801,8 +890,9 @@ Matrix through_head_output(const TransformerConfig& c, const TransformerBlock& b
 
 Vector logits_at(const Transformer& model, const ModelTrace& trace, int position, bool capped, Backend backend) {
   if (position < 0 || position >= trace.final_normed.rows()) bad("position", "outside the text");
+  if (!model.config.has_lm_head) bad("logits", "this model was read without its LM head (no predictions)");
   Matrix logits;
-  linear_forward(trace.final_normed.row(position), lm_head(model), Vector(), logits, backend);
+  linear_forward(trace.final_normed.row(position), lm_head(model), model.lm_head_b, logits, backend);
   const float cap = model.config.final_softcap;
   if (capped && cap > 0) logits = ((logits / cap).array().tanh() * cap).matrix();
   return logits.row(0);
@@ -810,6 +900,7 @@ Vector logits_at(const Transformer& model, const ModelTrace& trace, int position
 
 Vector unembedding(const Transformer& model, int token) {
   if (token < 0 || token >= model.config.vocab_size) bad("token", "outside the vocabulary");
+  if (!model.config.has_lm_head) bad("unembedding", "this model was read without its LM head (no predictions)");
   return lm_head(model).row(token);
 }
 
@@ -882,7 +973,8 @@ Transformer random_transformer(const TransformerConfig& config, std::uint64_t se
     }
   };
   const float unit = config.norm_plus_one ? 0.0f : 1.0f;  // (1 + w) norms start at w = 0
-  fill(m.embed), fill(m.position_table);
+  fill(m.embed), fill(m.position_table), fill(m.token_type_table), fill(m.head_dense);
+  for (Vector* v : {&m.embed_norm_w, &m.head_norm_w}) v->setConstant(unit);
   for (TransformerBlock& b : m.blocks) {
     for (Vector* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.post_attn_norm_w, &b.post_mlp_norm_w, &b.q_norm_w, &b.k_norm_w})
       v->setConstant(unit);

@@ -1,5 +1,5 @@
-// Decoder transformers of every family the explainer opens (GPT-2, Llama, Mistral, Qwen, Gemma) as
-// ONE configuration of what a block is made of, one set of named tensors and one forward pass that
+// Transformers of every family the explainer opens (the decoders GPT-2, Llama, Mistral, Qwen, Gemma
+// and the encoders BERT, DistilBERT, RoBERTa) as ONE configuration of what a block is made of, one set of named tensors and one forward pass that
 // keeps what the views show. Not a loader: src/api/model_files.h turns files (and family names)
 // into this; nothing here knows a family's name or its tensor names.
 #pragma once
@@ -72,7 +72,17 @@ struct TransformerConfig {
   float embed_scale = 1;        // the token embedding is multiplied by it (Gemma: √d_model)
   bool gated_mlp = false;       // act(x·W_gate) ⊙ (x·W_up), then ·W_down; else act(x·W_up)·W_down
   Activation activation = Activation::GeluTanh;
-  bool causal = true;           // a decoder: query i never sees a later key
+  bool causal = true;           // a decoder: query i never sees a later key; false: an encoder, every query sees every key
+  // What an encoder's blocks and head do (all off for a decoder):
+  bool post_norm = false;       // x = norm(x + attn(x)); x = norm(x + mlp(x)) with the attention's and the MLP's norm
+                                // weights, nothing normed before a sublayer, and no final norm (the last block ends with one)
+  bool embed_norm = false;      // a LayerNorm on the embeddings' sum before layer 0 (its own weight and bias)
+  int n_token_types = 0;        // rows of the token-type table added to the embedding (0: none)
+  int position_offset = 0;      // learned positions: token t reads row t + offset (RoBERTa: padding_idx + 1)
+  bool has_lm_head = true;      // false: no LM head (an encoder whose file has no masked-LM head): no predictions
+  bool head_transform = false;  // before the LM head: a dense layer (C → C, with bias), the activation and a
+                                // LayerNorm (the masked-LM head's transform)
+  bool head_bias = false;       // the LM head adds its own bias (V) to the logits
 
   int kv_group() const { return n_kv_head > 0 ? n_head / n_kv_head : 0; }  // query heads per K/V head
   int kv_head_of(int head) const { return kv_group() > 0 ? head / kv_group() : 0; }
@@ -120,7 +130,7 @@ struct Weights {
   bool operator==(const Weights& o) const;
 };
 
-// One block. With sandwich norms: x += post_attn(attn(attn_norm(x))); x += post_mlp(mlp(mlp_norm(x)));
+// One block. Post-norm (an encoder): x = attn_norm(x + attn(x)); x = mlp_norm(x + mlp(x)). With sandwich norms: x += post_attn(attn(attn_norm(x))); x += post_mlp(mlp(mlp_norm(x)));
 // without: x += attn(attn_norm(x)); x += mlp(mlp_norm(x)).
 struct TransformerBlock {
   Vector attn_norm_w, attn_norm_b;  // (C); b empty without a bias (RMSNorm)
@@ -147,8 +157,14 @@ struct Transformer {
   Weights embed;                    // (vocab, C), transposed: a row per token; the LM head too unless lm_head is set
   Weights position_table;           // (n_positions, C) learned positions, else empty
   std::vector<TransformerBlock> blocks;
-  Vector final_norm_w, final_norm_b;
+  Vector final_norm_w, final_norm_b;  // empty with post_norm (no final norm)
   Weights lm_head;                  // (vocab, C) transposed when the checkpoint has its own head; empty: tied
+  // encoders
+  Weights token_type_table;         // (n_token_types, C), else empty
+  Vector embed_norm_w, embed_norm_b;  // (C) with embed_norm
+  Weights head_dense;               // C → C with head_transform (stored as the layout says)
+  Vector head_dense_b, head_norm_w, head_norm_b;  // (C) each with head_transform
+  Vector lm_head_b;                 // (vocab) with head_bias
 
   // Allocates every tensor for `config` (zeros, float or `dtype`), so a loader can write in place.
   // Norm weights and biases are always float (small); the matrices take `dtype`.
@@ -232,8 +248,8 @@ struct Intervention {
 // Throws std::invalid_argument naming the entry ("ablate 3.1: …", "cut 2.*:5-4: …") for a layer,
 // head or position outside the model or the text of T tokens, a head both ablated and patched or
 // patched twice, a patch of the wrong shape, a link the mask hides already, or cuts that leave a
-// query no key.
-void validate_intervention(const TransformerConfig& config, int T, const Intervention& intervention);
+// query no key. The last `padding` keys are hidden already (a cut may not name them).
+void validate_intervention(const TransformerConfig& config, int T, const Intervention& intervention, int padding = 0);
 // The (query, key) links the intervention cuts in one head (its own cuts and its layer's "all heads").
 std::vector<std::pair<int, int>> head_cuts(const Intervention& intervention, int layer, int head);
 
@@ -250,7 +266,10 @@ struct ModelTrace {
   // next[t]: the most likely next tokens after position t, best first (empty: the model has no
   // LM head here, as the hand-made one, or the position was not asked for).
   std::vector<std::vector<NextToken>> next;
-  Matrix final_normed;  // (T, C) the final norm's output, the LM head's input (next_tokens_at reads it)
+  Matrix final_normed;  // (T, C) the LM head's input (next_tokens_at reads it): the final norm's output, or with a
+                        // head transform its output (dense, activation, LayerNorm); post-norm without it: the last stream
+  int padding = 0;      // the last `padding` tokens were padding (ForwardOptions::padding)
+  std::vector<int> token_types;  // each token's type as given (empty: every token type 0)
 };
 
 struct ForwardOptions {
@@ -259,20 +278,30 @@ struct ForwardOptions {
   int predict_from = 0;     // the LM head runs for positions predict_from … T − 1 only
   std::int64_t stream_bytes = 4 << 20;  // the residual stream kept in the trace, at most (one layer's at least)
   const Intervention* intervention = nullptr;  // applied when given (validated first)
+  // The last `padding` tokens are padding (Hugging Face's attention_mask 0): hidden as keys from every
+  // query, so the other tokens' numbers are those of the text without them; a mean ablation averages
+  // over the other tokens only. 0 … T − 1.
+  int padding = 0;
+  // Each token's type (the token-type table's row), empty: type 0 for every token. Refused unless the
+  // model has a token-type table and every entry is one of its rows.
+  std::vector<int> token_types;
 };
 
 // The whole forward pass. Throws std::invalid_argument for no tokens, too many (> kMaxModelTokens,
-// or the learned position table) or an id outside the vocabulary.
+// or the learned position table past its offset) or an id outside the vocabulary, padding that leaves
+// no token, or token types the model has no row for.
 ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids,
                                const ForwardOptions& options = {});
 
 // The forward again on base's tokens with `intervention` (validated), reusing every layer of `base`
 // before the first one it changes (from the nearest kept stream): the same numbers as
 // transformer_forward with options.intervention = &intervention, for less. base must be a run with
-// no intervention of its own.
+// no intervention of its own. Its padding and token types are base's (options' are not read).
 ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const Intervention& intervention,
                          const ForwardOptions& options = {});
 
+// For an encoder with a masked-LM head the "next tokens" at a position are its masked-LM predictions
+// for that position: the same machinery, the head's numbers (empty everywhere without an LM head).
 // The top next tokens after `position` that the forward kept (empty when it kept none there).
 std::vector<NextToken> top_next_tokens(const ModelTrace& trace, int position, int k);
 // The k most likely next tokens after `position`, by the LM head on that row of the trace's
@@ -287,7 +316,8 @@ std::vector<NextToken> next_tokens_at(const Transformer& model, const ModelTrace
 LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int layer, Backend backend = Backend::Simd);
 // Around the heads at one position: what the attention adds to the stream there (W_O over the joined
 // head outputs, + b_O, then the post-attention norm where the model has sandwich norms) and what the
-// MLP then adds; stream_in + attention + mlp is the next layer's stream_in at that row. Computed for
+// MLP then adds; stream_in + attention + mlp is the next layer's stream_in at that row (with post-norm
+// blocks each is what its add and norm change: norm(x + attn(x)) − x, norm(y + mlp(y)) − y). Computed for
 // the row alone with the block's own functions (each works row by row), so a layer's detail keeps no
 // (T, C) copies of them.
 struct StreamUpdates {
@@ -305,7 +335,7 @@ Matrix through_head_output(const TransformerConfig& config, const TransformerBlo
                            Backend backend = Backend::Simd);
 
 // The logits after `position` (V) as the model computes them, from the trace's final_normed row,
-// after any final soft-cap (`capped` false: before it).
+// + the LM head's bias, after any final soft-cap (`capped` false: before it). Throws without an LM head.
 Vector logits_at(const Transformer& model, const ModelTrace& trace, int position, bool capped = true,
                  Backend backend = Backend::Simd);
 // One token's row of the LM head (C): its logit is final_normed · this.
