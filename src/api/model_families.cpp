@@ -1,7 +1,9 @@
 // Each family's config.json fields and tensor-name table (see model_families.h). A family is a
 // configuration of the one core plus its names: GPT-2, then the Llama-style families as the diff
 // from Llama (Mistral: a window; Qwen 2: q/k/v biases; Qwen 3: q/k norm; Gemma 2 / 3: sandwich norms,
-// (1 + w), √d embedding, query_pre_attn_scalar, caps, local / global layers).
+// (1 + w), √d embedding, query_pre_attn_scalar, caps, local / global layers); the encoders BERT,
+// DistilBERT and RoBERTa as GPT-2's LayerNorm block turned bidirectional and post-norm, with a norm on
+// the embeddings, token types and a masked-LM head.
 #include "model_families.h"
 
 #include <algorithm>
@@ -289,6 +291,87 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
   return out;
 }
 
+// [SECTION] the encoders: BERT, DistilBERT, RoBERTa ---------------------------------------------
+
+// What every encoder here is: learned positions, LayerNorm after each add (and on the embeddings),
+// biases everywhere, every query sees every key, the exact GELU, and a masked-LM head (dense, GELU,
+// LayerNorm, the decoder tied to the embedding with its own bias) when the file has one.
+TransformerConfig encoder_config(const Fields& f, int C, int L, int H, int F, int V, int P, float eps, const char* act_key,
+                                 const std::string& act) {
+  if (C % H != 0)
+    bad(f.file, "the width " + std::to_string(C) + " is not divisible by the " + std::to_string(H) +
+                    " heads (every head needs the same width)");
+  if (act != "gelu")
+    bad(f.file, f.name(act_key) + " " + quoted_name(act) +
+                    " is not supported: the encoders here use the exact (erf) GELU, \"gelu\"");
+  TransformerConfig c;
+  c.d_model = C, c.n_layer = L, c.n_head = c.n_kv_head = H, c.head_dim = C / H, c.d_ff = F, c.vocab_size = V;
+  c.n_positions = P;
+  c.norm = NormKind::LayerNorm, c.norm_eps = eps;
+  c.positions = PositionKind::Learned;
+  c.layers.assign(static_cast<std::size_t>(L), LayerSpec{});
+  c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.score_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  c.activation = Activation::GeluErf;
+  c.causal = false;
+  c.post_norm = true;
+  c.embed_norm = true;
+  c.has_lm_head = c.head_transform = c.head_bias = true;  // the loader drops the head when the file has none
+  return c;
+}
+
+ModelConfigFile encoder_from(const Fields& f, const std::string& type) {
+  ModelConfigFile out;
+  out.layout = WeightLayout::OutIn;
+  out.tied_head = f.flag("tie_word_embeddings", true);
+  if (type == "distilbert") {
+    // DistilBERT: BERT with fewer layers, no token types, its own field names; its LayerNorms' epsilon
+    // is fixed at 1e-12, and sinusoidal positions (sinusoidal_pos_embds) are a table in the file like
+    // learned ones.
+    const int C = static_cast<int>(f.integer("dim", 1, kMaxModelWidth, -1));
+    const int L = static_cast<int>(f.integer("n_layers", 1, kMaxModelLayers, -1));
+    const int H = static_cast<int>(f.integer("n_heads", 1, kMaxModelHeads, -1));
+    const int F = static_cast<int>(f.integer("hidden_dim", 1, kMaxModelFfWidth, -1));
+    const int V = static_cast<int>(f.integer("vocab_size", 1, kMaxVocab, -1));
+    const int P = static_cast<int>(f.integer("max_position_embeddings", 1, kMaxModelPositions, 512));
+    f.flag("sinusoidal_pos_embds", false);  // checked for its type only: the table is in the file either way
+    out.config = encoder_config(f, C, L, H, F, V, P, 1e-12f, "activation", f.text("activation", "gelu"));
+  } else {
+    // BERT, and RoBERTa = BERT whose positions start at pad_token_id + 1.
+    if (f.flag("is_decoder", false)) bad(f.file, f.name("is_decoder") + " true is not supported (a BERT used as a decoder)");
+    if (f.flag("add_cross_attention", false)) bad(f.file, f.name("add_cross_attention") + " true is not supported");
+    const std::string positions = f.text("position_embedding_type", "absolute");
+    if (positions != "absolute")
+      bad(f.file, f.name("position_embedding_type") + " " + quoted_name(positions) +
+                      " is not supported: only absolute (a learned position table) is");
+    const int C = static_cast<int>(f.integer("hidden_size", 1, kMaxModelWidth, -1));
+    const int L = static_cast<int>(f.integer("num_hidden_layers", 1, kMaxModelLayers, -1));
+    const int H = static_cast<int>(f.integer("num_attention_heads", 1, kMaxModelHeads, -1));
+    const int F = static_cast<int>(f.integer("intermediate_size", 1, kMaxModelFfWidth, -1));
+    const int V = static_cast<int>(f.integer("vocab_size", 1, kMaxVocab, -1));
+    const int P = static_cast<int>(f.integer("max_position_embeddings", 1, kMaxModelPositions, 512));
+    const long long types = f.integer("type_vocab_size", 0, kMaxModelPositions, 2);
+    if (types == 0)
+      bad(f.file, f.name("type_vocab_size") + " is 0: " + type +
+                      " adds a token-type embedding to every token (type 0 at least), so its table needs a row");
+    const float eps = static_cast<float>(f.number("layer_norm_eps", 1e-12, 1, 1e-12));
+    out.config = encoder_config(f, C, L, H, F, V, P, eps, "hidden_act", f.text("hidden_act", "gelu"));
+    out.config.n_token_types = static_cast<int>(types);
+    if (type == "roberta") {
+      // positions count from padding_idx + 1 (the pad token's own row is padding_idx)
+      const long long pad = f.integer("pad_token_id", 0, kMaxModelPositions, 1);
+      if (pad + 1 >= P)
+        bad(f.file, f.name("pad_token_id") + " " + std::to_string(pad) + " leaves no position: positions start at pad_token_id + 1 = " +
+                        std::to_string(pad + 1) + " of max_position_embeddings " + std::to_string(P));
+      out.config.position_offset = static_cast<int>(pad + 1);
+    }
+  }
+  out.config.family = type;
+  return out;
+}
+
+bool is_encoder(const std::string& type) { return type == "bert" || type == "distilbert" || type == "roberta"; }
+
 const std::vector<std::string> kLlamaStyle = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text"};
 
 bool is_llama_style(const std::string& type) {
@@ -303,8 +386,9 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"gpt2",   "llama",  "mistral",     "qwen2",
-                                                 "qwen3",  "gemma2", "gemma3_text", "gemma3"};
+  static const std::vector<std::string> types = {"gpt2",   "llama",  "mistral",     "qwen2", "qwen3",
+                                                 "gemma2", "gemma3_text", "gemma3", "bert",  "distilbert",
+                                                 "roberta"};
   return types;
 }
 
@@ -314,13 +398,20 @@ ModelConfigFile parse_model_config(const std::string& text, const std::string& f
   if (root.is_discarded()) bad(file_name, "not valid JSON");
   if (!root.is_object()) bad(file_name, "not a JSON object");
   const auto type_it = root.find("model_type");
-  std::string list;
-  for (const std::string& t : supported_model_types()) list += (list.empty() ? "" : ", ") + t;
-  if (type_it == root.end() || !type_it->is_string()) bad(file_name, "no model_type (one of " + list + ")");
+  std::string list, encoders;  // the decoders, then the encoders
+  for (const std::string& t : supported_model_types())
+    (is_encoder(t) ? encoders : list) += ((is_encoder(t) ? encoders : list).empty() ? "" : ", ") + t;
+  if (type_it == root.end() || !type_it->is_string())
+    bad(file_name, "no model_type (one of " + list + "; or the encoders " + encoders + ")");
   const std::string type = type_it->get<std::string>();
+  if (type == "modernbert")
+    bad(file_name, "model_type \"modernbert\" is not supported: its local layers see a window on both sides of each "
+                   "token (keys i − w/2 … i + w/2; the core's windows look back only) and its first layer has no "
+                   "attention norm");
   const auto& types = supported_model_types();
   if (std::find(types.begin(), types.end(), type) == types.end())
-    bad(file_name, "model_type " + quoted_name(type) + " is not supported (the families here: " + list + ")");
+    bad(file_name, "model_type " + quoted_name(type) + " is not supported (the families here: " + list +
+                       "); the encoders: " + encoders);
   const Fields top{root, file_name, ""};
   ModelConfigFile out;
   if (type == "gpt2") {
@@ -334,6 +425,8 @@ ModelConfigFile parse_model_config(const std::string& text, const std::string& f
     out.config.family = "gemma3";
     out.wrapper = "gemma3";
     if (!text_config->contains("tie_word_embeddings")) out.tied_head = top.flag("tie_word_embeddings", true);
+  } else if (is_encoder(type)) {
+    out = encoder_from(top, type);
   } else {
     out = llama_style_from(top, type);
   }
@@ -346,7 +439,35 @@ ModelConfigFile parse_model_config(const std::string& text, const std::string& f
 const char kHeadTensor[] = "lm_head.weight";
 
 std::string embedding_tensor(const std::string& model_type) {
+  if (is_encoder(model_type)) return "embeddings.word_embeddings.weight";
   return model_type == "gpt2" ? "wte.weight" : "embed_tokens.weight";
+}
+
+std::string head_tensor(const std::string& model_type) {
+  if (model_type == "bert") return "cls.predictions.decoder.weight";
+  if (model_type == "distilbert") return "vocab_projector.weight";
+  if (model_type == "roberta") return "lm_head.decoder.weight";
+  return kHeadTensor;
+}
+
+bool family_head_part(const std::string& model_type, const std::string& name) {
+  if (model_type == "bert") return starts_with(name, "cls.predictions.");
+  if (model_type == "distilbert") return starts_with(name, "vocab_");
+  if (model_type == "roberta") return starts_with(name, "lm_head.");
+  return name == kHeadTensor;
+}
+
+std::string family_alias(const std::string& model_type, const std::string& name) {
+  if (!is_encoder(model_type)) return name;
+  // the decoder's bias is the head's bias (Hugging Face ties them; files may carry either or both)
+  if (name == "cls.predictions.decoder.bias") return "cls.predictions.bias";
+  if (name == "lm_head.decoder.bias") return "lm_head.bias";
+  // older BERT checkpoints name a LayerNorm's weight and bias gamma and beta
+  if (name.find("LayerNorm.") != std::string::npos || name.find("layer_norm.") != std::string::npos) {
+    if (ends_with(name, ".gamma")) return name.substr(0, name.size() - 6) + ".weight";
+    if (ends_with(name, ".beta")) return name.substr(0, name.size() - 5) + ".bias";
+  }
+  return name;
 }
 
 std::vector<TensorSlot> family_tensors(Transformer& m, bool lm_head) {
@@ -365,7 +486,56 @@ std::vector<TensorSlot> family_tensors(Transformer& m, bool lm_head) {
     Weights& w = m.lm_head.empty() ? m.embed : m.lm_head;
     matrix(name, w, 0, w.rows);
   };
-  if (c.family == "gpt2") {
+  if (is_encoder(c.family)) {
+    const bool distil = c.family == "distilbert";
+    matrix(embedding_tensor(c.family), m.embed, 0, m.embed.rows);
+    matrix("embeddings.position_embeddings.weight", m.position_table, 0, m.position_table.rows);
+    if (c.n_token_types > 0) matrix("embeddings.token_type_embeddings.weight", m.token_type_table, 0, m.token_type_table.rows);
+    vector("embeddings.LayerNorm.weight", m.embed_norm_w, 0, C);
+    vector("embeddings.LayerNorm.bias", m.embed_norm_b, 0, C);
+    for (std::size_t i = 0; i < m.blocks.size(); ++i) {
+      TransformerBlock& b = m.blocks[i];
+      const std::string p = (distil ? "transformer.layer." : "encoder.layer.") + std::to_string(i) + ".";
+      // role → name: q, k, v, the attention's output and its norm, the MLP's two layers and its norm
+      const std::string q = distil ? "attention.q_lin" : "attention.self.query";
+      const std::string k = distil ? "attention.k_lin" : "attention.self.key";
+      const std::string v = distil ? "attention.v_lin" : "attention.self.value";
+      const std::string o = distil ? "attention.out_lin" : "attention.output.dense";
+      const std::string attn_norm = distil ? "sa_layer_norm" : "attention.output.LayerNorm";
+      const std::string up = distil ? "ffn.lin1" : "intermediate.dense";
+      const std::string down = distil ? "ffn.lin2" : "output.dense";
+      const std::string mlp_norm = distil ? "output_layer_norm" : "output.LayerNorm";
+      matrix(p + q + ".weight", b.qkv, 0, C);
+      vector(p + q + ".bias", b.qkv_b, 0, C);
+      matrix(p + k + ".weight", b.qkv, C, C);
+      vector(p + k + ".bias", b.qkv_b, C, C);
+      matrix(p + v + ".weight", b.qkv, 2 * C, C);
+      vector(p + v + ".bias", b.qkv_b, 2 * C, C);
+      matrix(p + o + ".weight", b.o, 0, C);
+      vector(p + o + ".bias", b.o_b, 0, C);
+      vector(p + attn_norm + ".weight", b.attn_norm_w, 0, C);
+      vector(p + attn_norm + ".bias", b.attn_norm_b, 0, C);
+      matrix(p + up + ".weight", b.up, 0, F);
+      vector(p + up + ".bias", b.up_b, 0, F);
+      matrix(p + down + ".weight", b.down, 0, C);
+      vector(p + down + ".bias", b.down_b, 0, C);
+      vector(p + mlp_norm + ".weight", b.mlp_norm_w, 0, C);
+      vector(p + mlp_norm + ".bias", b.mlp_norm_b, 0, C);
+    }
+    if (c.head_transform) {
+      // the masked-LM head: transform (dense, GELU, LayerNorm), the decoder's bias, the decoder (tied
+      // unless the file has its own)
+      const std::string dense = c.family == "bert" ? "cls.predictions.transform.dense" : distil ? "vocab_transform" : "lm_head.dense";
+      const std::string norm = c.family == "bert" ? "cls.predictions.transform.LayerNorm" : distil ? "vocab_layer_norm" : "lm_head.layer_norm";
+      const std::string bias = c.family == "bert" ? "cls.predictions.bias" : distil ? "vocab_projector.bias" : "lm_head.bias";
+      matrix(dense + ".weight", m.head_dense, 0, C);
+      vector(dense + ".bias", m.head_dense_b, 0, C);
+      vector(norm + ".weight", m.head_norm_w, 0, C);
+      vector(norm + ".bias", m.head_norm_b, 0, C);
+      vector(bias, m.lm_head_b, 0, c.vocab_size);
+      head(head_tensor(c.family));
+    }
+  } else if (c.family == "gpt2") {
     matrix(embedding_tensor(c.family), m.embed, 0, m.embed.rows);
     matrix("wpe.weight", m.position_table, 0, m.position_table.rows);
     for (std::size_t i = 0; i < m.blocks.size(); ++i) {
@@ -437,8 +607,12 @@ const std::vector<std::string>& family_prefixes(const std::string& type) {
   static const std::vector<std::string> llama = {"model."};
   static const std::vector<std::string> gemma3 = {"model.language_model.", "language_model.model.", "language_model.",
                                                   "model."};
+  static const std::vector<std::string> bert = {"bert."}, distilbert = {"distilbert."}, roberta = {"roberta."};
   static const std::vector<std::string> none;
   if (type == "gpt2") return gpt2;
+  if (type == "bert") return bert;
+  if (type == "distilbert") return distilbert;
+  if (type == "roberta") return roberta;
   if (type == "gemma3") return gemma3;
   return is_llama_style(type) ? llama : none;
 }
@@ -451,6 +625,12 @@ std::string strip_family_prefix(const std::string& type, const std::string& name
 
 bool family_ignores_tensor(const std::string& type, const std::string& name) {
   if (type == "gpt2") return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias");
+  if (is_encoder(type)) {
+    // buffers of the position and type ids, the pooler (BertModel's), the next-sentence head (BertForPreTraining)
+    const std::string n = strip_family_prefix(type, name);
+    return n == "embeddings.position_ids" || n == "embeddings.token_type_ids" || starts_with(n, "pooler.") ||
+           starts_with(n, "cls.seq_relationship.");
+  }
   if (type == "gemma3")
     for (const char* p : {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."})
       if (starts_with(name, p)) return true;

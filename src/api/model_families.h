@@ -41,9 +41,20 @@ struct TensorSlot {
 // prefixed: it sits beside the base model) and the token embedding's in `model_type`'s table.
 extern const char kHeadTensor[];
 std::string embedding_tensor(const std::string& model_type);
+// The LM head's own weight (a decoder's lm_head.weight; an encoder's masked-LM decoder:
+// cls.predictions.decoder.weight, vocab_projector.weight, lm_head.decoder.weight), optional when tied.
+std::string head_tensor(const std::string& model_type);
+// Whether a name (prefix removed) is part of the LM head, which sits beside the base model unprefixed
+// (lm_head.weight; an encoder's masked-LM head: cls.predictions.*, vocab_*, lm_head.*).
+bool family_head_part(const std::string& model_type, const std::string& name);
+// The table's name for a name some files use instead (prefix removed): an encoder's decoder bias
+// (cls.predictions.decoder.bias, lm_head.decoder.bias: tied to the head's bias) and older LayerNorm
+// gamma / beta; other names as they are.
+std::string family_alias(const std::string& model_type, const std::string& name);
 // Every tensor of `model`'s family, in the family's file order. `lm_head`: include the head's slot
 // (points at model.lm_head, which the caller allocates when the file has one; or at the embedding
-// when writing a tied head).
+// when writing a tied head). An encoder's masked-LM head's transform and bias are in the table when
+// its config has them (has_lm_head).
 std::vector<TensorSlot> family_tensors(Transformer& model, bool lm_head);
 // The prefixes files put before the table's names ("transformer." for GPT-2 from GPT2LMHeadModel,
 // "model." for Llama-style models, the wrapper's for Gemma 3), longest first.

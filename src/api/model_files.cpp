@@ -157,7 +157,10 @@ void ModelAssembler::begin_weights(const std::string& file_name, std::uint64_t f
   } else {
     // The smallest file that can hold the config's tensors (all 2-byte): refuse before allocating,
     // so a hostile config cannot ask for gigabytes with a tiny file.
-    const std::uint64_t needed = transformer_weight_bytes(config_->config, Dtype::F32) / 2;  // every number 16-bit
+    // every number 16-bit; an encoder's masked-LM head not counted (a file may leave it out)
+    TransformerConfig least_config = config_->config;
+    least_config.has_lm_head = least_config.head_transform = least_config.head_bias = false;
+    const std::uint64_t needed = transformer_weight_bytes(least_config, Dtype::F32) / 2;
     if (file_size != 0 && file_size < needed)
       bad(n, "the file's " + std::to_string(file_size) + " bytes are too few for the model config.json describes (" +
                  megabytes(needed) + " as 16-bit numbers)");
@@ -171,11 +174,24 @@ void ModelAssembler::begin_weights(const std::string& file_name, std::uint64_t f
 }
 
 void ModelAssembler::allocate(Dtype dtype) {
-  const TransformerConfig& c = config_->config;
+  TransformerConfig c = config_->config;
+  const auto table_name = [&](const std::string& name) { return family_alias(c.family, strip_family_prefix(c.family, name)); };
+  // An encoder's file may come without its masked-LM head (BertModel's): then the model has none and
+  // makes no predictions. Any part of the head in the files means the whole head must be there.
+  if (c.head_transform) {
+    bool any_head_part = false;
+    const auto check = [&](const std::string& name) {
+      any_head_part = any_head_part || (!family_ignores_tensor(c.family, name) && family_head_part(c.family, table_name(name)));
+    };
+    if (index_)
+      for (const auto& entry : *index_) check(entry.first);
+    for (const TensorInfo& t : reader_->tensors()) check(t.name);
+    if (!any_head_part) c.has_lm_head = c.head_transform = c.head_bias = false;
+  }
   // An own head: an untied model's, or one a tied model's files carry anyway (GPT2LMHeadModel saves
   // it; finish() keeps one copy when it equals the embedding).
-  bool own_head = !config_->tied_head;
-  const auto is_head = [&](const std::string& name) { return strip_family_prefix(c.family, name) == kHeadTensor; };
+  bool own_head = c.has_lm_head && !config_->tied_head;
+  const auto is_head = [&](const std::string& name) { return c.has_lm_head && table_name(name) == head_tensor(c.family); };
   if (index_)
     for (const auto& entry : *index_) own_head = own_head || is_head(entry.first);
   for (const TensorInfo& t : reader_->tensors()) own_head = own_head || is_head(t.name);
@@ -191,7 +207,7 @@ void ModelAssembler::allocate(Dtype dtype) {
     bad(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
   }
   for (TensorSlot& slot : family_tensors(*model_, own_head)) {
-    if (slot.name == kHeadTensor) slot.optional = config_->tied_head;
+    if (slot.name == head_tensor(c.family)) slot.optional = config_->tied_head;
     const std::string name = slot.name;
     slots_[name] = Slot{std::move(slot), ""};
     slot_order_.push_back(name);
@@ -205,8 +221,9 @@ TensorTarget ModelAssembler::destination(const TensorInfo& info) {
     ++skipped_tensors_;
     return {};
   }
-  const std::string name = strip_family_prefix(type, info.name);
-  if (name != kHeadTensor) file_prefix_ = info.name.substr(0, info.name.size() - name.size());
+  const std::string stripped = strip_family_prefix(type, info.name);
+  const std::string name = family_alias(type, stripped);
+  if (!family_head_part(type, name)) file_prefix_ = info.name.substr(0, info.name.size() - stripped.size());
   const std::string what = "tensor " + quoted_name(info.name);
   if (index_) {
     const auto it = index_->find(info.name);
@@ -238,6 +255,8 @@ TensorTarget ModelAssembler::destination(const TensorInfo& info) {
     bad(weights_name_, what + " is not part of a " + type + " model as config.json describes it" + hint);
   }
   Slot& slot = it->second;
+  // a tied copy under its other name (an encoder's decoder bias beside the head's bias): one is read
+  if (!slot.seen_as.empty() && (stripped != name || strip_family_prefix(type, slot.seen_as) != name)) return {};
   if (!slot.seen_as.empty())
     bad(weights_name_, "tensor " + quoted_name(name) + " appears twice (as " + quoted_name(slot.seen_as) + " and " +
                            quoted_name(info.name) + ")");
@@ -278,7 +297,7 @@ LoadedModel ModelAssembler::finish() {
   std::vector<std::string> missing;
   for (const std::string& name : slot_order_)
     if (slots_[name].seen_as.empty() && !slots_[name].where.optional)
-      missing.push_back(name == kHeadTensor ? name : file_prefix_ + name);  // as the files name them
+      missing.push_back(family_head_part(model_->config.family, name) ? name : file_prefix_ + name);  // as the files name them
   if (!missing.empty()) {
     std::string list;
     for (std::size_t i = 0; i < missing.size() && i < 4; ++i) list += (i ? ", " : "") + missing[i];
@@ -398,7 +417,7 @@ std::vector<NamedTensor> model_named_tensors(const Transformer& m, const ModelSa
   const std::string p = options.transformer_prefix ? family_prefixes(m.config.family).front() : "";
   std::vector<NamedTensor> t;
   for (const TensorSlot& slot : family_tensors(model, own_head || options.lm_head)) {
-    const bool head = slot.name == kHeadTensor;  // never prefixed: it sits beside the base model
+    const bool head = family_head_part(m.config.family, slot.name);  // never prefixed: it sits beside the base model
     t.push_back({head ? slot.name : p + slot.name, slot.shape, static_cast<const float*>(slot.data)});
   }
   return t;
