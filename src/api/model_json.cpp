@@ -2,6 +2,7 @@
 // Not the forward itself: src/core/transformer.cpp computes, this only formats.
 #include "model_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -43,6 +44,11 @@ json model_info_json(const LoadedModel& m) {
                {"weight_bytes", m.model->weight_bytes()},
                {"params", m.model->parameter_count()}};
   if (c.positions == PositionKind::Learned) info["n_positions"] = c.n_positions;
+  if (c.post_norm) info["post_norm"] = true;
+  if (c.embed_norm) info["embed_norm"] = true;
+  if (c.n_token_types > 0) info["token_types"] = c.n_token_types;
+  if (c.position_offset > 0) info["position_offset"] = c.position_offset;
+  if (!c.causal) info["mlm_head"] = c.has_lm_head;  // an encoder: whether it can fill in a mask
   if (c.positions == PositionKind::Rope) {
     json rope = json::array();
     for (const LayerSpec& l : c.layers)
@@ -53,9 +59,14 @@ json model_info_json(const LoadedModel& m) {
   return info;
 }
 
-json model_trace_json(const LoadedModel& m, const std::string& text, int top) {
+json model_trace_json(const LoadedModel& m, const std::string& text, int top, int padding, const Intervention* edit) {
   if (text.empty()) throw std::invalid_argument("text: is empty; give the model something to read");
-  return model_trace_json(m, m.tokenizer->encode(text, /*add_special=*/true), top);  // what the model reads
+  if (!m.model->config.causal && m.tokenizer->mask_id() < 0)
+    for (const char* mask : {"[MASK]", "<mask>"})
+      if (text.find(mask) != std::string::npos)
+        throw std::invalid_argument(std::string("text: has ") + mask +
+                                    " but this model's tokenizer has no mask token, so there is no word to fill in");
+  return model_trace_json(m, m.tokenizer->encode(text, /*add_special=*/true), top, padding, edit);  // what the model reads
 }
 
 void check_attention_size(const TransformerConfig& c, long long T) {
@@ -99,17 +110,56 @@ json next_json(const LoadedModel& m, const ModelTrace& trace, int top) {
   return next;
 }
 
-json model_trace_json(const LoadedModel& m, const std::vector<int>& ids, int top) {
+json masked_json(const LoadedModel& m, const ModelTrace& trace, int top) {
+  json masked = json::array();
+  const int mask = m.tokenizer->mask_id();
+  const int real = static_cast<int>(trace.token_ids.size()) - trace.padding;
+  const json next = next_json(m, trace, top);
+  for (int t = 0; t < real && mask >= 0; ++t)
+    if (trace.token_ids[static_cast<std::size_t>(t)] == mask) masked.push_back({{"position", t}, {"top", next[static_cast<std::size_t>(t)]}});
+  return masked;
+}
+
+int padding_token(const LoadedModel& m) {
+  for (const char* pad : {"[PAD]", "<pad>"})
+    if (m.tokenizer->special_id(pad) >= 0) return m.tokenizer->special_id(pad);
+  throw std::invalid_argument("padding: this model's tokenizer has no [PAD] or <pad> token to pad with");
+}
+
+json model_trace_json(const LoadedModel& m, const std::vector<int>& ids_in, int top, int padding, const Intervention* edit) {
   if (top < 1 || top > 100) throw std::invalid_argument("top: must be a whole number from 1 to 100");
-  check_attention_size(m.model->config, static_cast<long long>(ids.size()));
+  if (padding < 0 || padding > kMaxModelTokens)
+    throw std::invalid_argument("padding: must be a whole number from 0 to " + std::to_string(kMaxModelTokens));
+  const TransformerConfig& c = m.model->config;
+  std::vector<int> ids = ids_in;
+  if (padding > 0) ids.insert(ids.end(), static_cast<std::size_t>(padding), padding_token(m));
+  check_attention_size(c, static_cast<long long>(ids.size()));
+  const int mask = m.tokenizer->mask_id();
+  if (!c.causal && !c.has_lm_head && mask >= 0 && std::find(ids_in.begin(), ids_in.end(), mask) != ids_in.end())
+    throw std::invalid_argument("text: has a mask token but the model's file has no masked-LM head, so it cannot fill it in");
   ForwardOptions options;
   options.top_k = top;
+  options.padding = padding;
+  options.intervention = edit;
   options.stream_bytes = std::numeric_limits<std::int64_t>::max();  // every layer's detail follows: none run twice
   const ModelTrace trace = transformer_forward(*m.model, ids, options);
   json tokens = json::array();
   for (int id : ids) tokens.push_back(m.tokenizer->decode({id}));
-  return {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", ids},
-          {"attention", attention_json(*m.model, trace)}, {"next", next_json(m, trace, top)}};
+  json out = {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", ids},
+              {"attention", attention_json(*m.model, trace)}};
+  // an encoder fills in its mask tokens; a decoder predicts the next token everywhere
+  if (c.causal) out["next"] = next_json(m, trace, top);
+  else out["masked"] = masked_json(m, trace, top);
+  if (padding > 0) out["padding"] = padding;
+  if (edit && !edit->empty()) {
+    json cuts = json::array();
+    for (const LinkCut& cut : edit->cuts)
+      cuts.push_back({{"layer", cut.layer}, {"head", cut.head < 0 ? json("all") : json(cut.head)}, {"query", cut.query}, {"key", cut.key}});
+    json ablate = json::array();
+    for (const HeadRef& h : edit->ablate) ablate.push_back({h.layer, h.head});
+    out["intervention"] = {{"ablate", ablate}, {"ablate_kind", ablate_kind_name(edit->ablate_kind)}, {"cuts", cuts}};
+  }
+  return out;
 }
 
 }  // namespace attn

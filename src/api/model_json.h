@@ -17,11 +17,21 @@ namespace attn {
 nlohmann::json model_info_json(const LoadedModel& model);
 
 // {model, tokens (each token's text as decoded), token_ids, attention [layer][head][query][key]
-// (entries above the diagonal exactly 0), next [position] → up to `top` of {token, id, p}}.
-// Throws std::invalid_argument for empty text, too many tokens or top outside 1…100.
-nlohmann::json model_trace_json(const LoadedModel& model, const std::string& text, int top);
+// (entries the mask hides exactly 0: above the diagonal for a decoder), next [position] → up to `top`
+// of {token, id, p}}. An encoder (model.causal false) has no `next`: `masked`, one {position, top: [{token,
+// id, p}]} per mask token of the text (its masked-LM head's predictions there; [] without mask tokens).
+// `padding` > 0: that many of the tokenizer's [PAD] / <pad> tokens are appended with attention mask 0
+// (hidden as keys from every query; `padding` in the result; tokens and attention include them).
+// Throws std::invalid_argument for empty text, too many tokens, top outside 1…100, and for an
+// encoder: a [MASK] / <mask> typed when its tokenizer has no mask token, or a mask token when the
+// model has no masked-LM head.
+// `edit` (validated): the run with that intervention (an encoder's ablations and cuts from the CLI;
+// `intervention` in the result).
+nlohmann::json model_trace_json(const LoadedModel& model, const std::string& text, int top, int padding = 0,
+                                const Intervention* edit = nullptr);
 // The same for token ids given directly (ids outside the vocabulary are refused by the forward).
-nlohmann::json model_trace_json(const LoadedModel& model, const std::vector<int>& ids, int top);
+nlohmann::json model_trace_json(const LoadedModel& model, const std::vector<int>& ids, int top, int padding = 0,
+                                const Intervention* edit = nullptr);
 
 // The parts both traces and interventions print: a refusal when layers × heads × T × T numbers would
 // be too many for JSON; a matrix as rows (non-finite entries null); every layer's and head's weights
@@ -32,5 +42,8 @@ nlohmann::json matrix_json(const Matrix& m);
 nlohmann::json layer_attention_json(const LayerDetail& detail);  // [H][T][T]
 nlohmann::json attention_json(const Transformer& model, const ModelTrace& trace);
 nlohmann::json next_json(const LoadedModel& model, const ModelTrace& trace, int top);
+// An encoder's mask tokens (the tokenizer's mask_id, padding excluded) and its predictions at each:
+// [{position, top: up to `top` of {token, id, p}}].
+nlohmann::json masked_json(const LoadedModel& model, const ModelTrace& trace, int top);
 
 }  // namespace attn

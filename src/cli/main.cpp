@@ -50,14 +50,17 @@ const char* const kUsage =
     "                               PyTorch) with its matrices written out, as the app's Build\n"
     "                               view shows it; --kv-sentence makes it cross-attention;\n"
     "                               --json-input prints the same problem as a compute request\n"
-    "  model --dir DIR (--text TEXT | --ids 1,2,3) [--top K]\n"
+    "  model --dir DIR (--text TEXT | --ids 1,2,3) [--top K] [--pad K]\n"
     "                               open a model folder (GPT-2, Llama, Mistral, Qwen 2 / 3,\n"
     "                               Gemma 2 / 3: config.json, model.safetensors or its index\n"
     "                               + shards, tokenizer.json or vocab.json + merges.txt) and\n"
     "                               print its shape, the tokens, the attention of every layer\n"
     "                               and head [layer][head][query][key] and the K (default 5)\n"
     "                               likeliest next tokens at every position; --ids reads the\n"
-    "                               given token ids instead of tokenising TEXT\n"
+    "                               given token ids instead of tokenising TEXT; an encoder\n"
+    "                               (BERT, DistilBERT, RoBERTa) prints masked: its predictions\n"
+    "                               for each [MASK] / <mask> instead of next; --pad K appends K\n"
+    "                               padding tokens hidden as keys (attention mask 0)\n"
     "  tokenize (--dir DIR | --vocab FILE --merges FILE | --tokenizer-json FILE) [--text TEXT]\n"
     "           [--add-special-tokens] [--batch]\n"
     "                               a real model's tokenizer (BPE: GPT-2, Llama, Qwen, Mistral, Gemma;\n"
@@ -269,11 +272,12 @@ std::vector<attn::HeadRef> parse_heads(const std::string& list, const std::strin
 int run_model(const std::vector<std::string>& args) {
   const auto flags = parse_flags(args,
                                  {"--dir", "--text", "--ids", "--top", "--ablate", "--ablate-kind", "--cut", "--patch-from",
-                                  "--patch", "--patch-resid", "--target", "--against", "--at", "--sweep"},
+                                  "--patch", "--patch-resid", "--target", "--against", "--at", "--sweep", "--pad"},
                                  {});
   if (!flags.count("--dir")) throw UsageError("model needs --dir");
   if (flags.count("--text") + flags.count("--ids") != 1) throw UsageError("model needs one of --text TEXT or --ids 1,2,3");
   const int top = flags.count("--top") ? static_cast<int>(parse_integer(flags.at("--top"), "--top", 1, 100)) : 5;
+  const int pad = flags.count("--pad") ? static_cast<int>(parse_integer(flags.at("--pad"), "--pad", 0, attn::kMaxModelTokens)) : 0;
   std::vector<int> ids;
   if (flags.count("--ids"))
     for (const std::string& item : split_list(flags.at("--ids"), attn::kMaxModelTokens))
@@ -327,8 +331,19 @@ int run_model(const std::vector<std::string>& args) {
       throw UsageError("--ids: token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
                        std::to_string(model.model->config.vocab_size - 1) + ")");
   nlohmann::json result;
-  if (!intervening) {
-    result = flags.count("--ids") ? attn::model_trace_json(model, ids, top) : attn::model_trace_json(model, flags.at("--text"), top);
+  const bool encoder = !model.model->config.causal;
+  if (pad > 0 && intervening && !encoder) throw UsageError("--pad goes with a plain run, or an encoder's --ablate and --cut");
+  if (!intervening || encoder) {
+    // An encoder's interventions: the run with its heads ablated and links cut (the attribution and
+    // patching reports read a decoder's logit as a sum of parts, which an encoder's is not).
+    if (encoder && (flags.count("--patch-from") || flags.count("--target") || flags.count("--against") ||
+                    flags.count("--at") || flags.count("--sweep")))
+      throw UsageError("on an encoder only --ablate, --ablate-kind and --cut apply: its logits are not a sum of "
+                       "parts (post-norm blocks, a non-linear masked-LM head), so the attribution, patching and "
+                       "sweep reports are a decoder's");
+    const attn::Intervention* edit = intervening ? &request.edit : nullptr;
+    result = flags.count("--ids") ? attn::model_trace_json(model, ids, top, pad, edit)
+                                  : attn::model_trace_json(model, flags.at("--text"), top, pad, edit);
   } else {
     const auto read = [&](const std::string& text, const char* flag) {
       if (text.empty()) throw UsageError(std::string(flag) + " is empty; give the model something to read");
@@ -480,7 +495,7 @@ int run_scale_experiment(const std::map<std::string, std::string>& flags) {
 int run_train(const std::vector<std::string>& args) {
   const auto flags = parse_flags(args,
                                  {"--seed", "--steps", "--out", "--layers", "--heads", "--d-model", "--lr", "--batch", "--grad-clip",
-                                  "--weight-decay", "--eval-every", "--until-accuracy", "--init-out", "--experiment"},
+                                  "--weight-decay", "--eval-every", "--until-accuracy", "--init-out", "--experiment", "--recipe"},
                                  {"--no-scale", "--all-tokens"});
   if (flags.count("--experiment")) return run_scale_experiment(flags);
   for (const char* needed : {"--seed", "--steps", "--out"})
@@ -496,7 +511,11 @@ int run_train(const std::vector<std::string>& args) {
   const auto integer = [&](const char* flag, long long lo, long long hi, long long fallback) {
     return flags.count(flag) ? parse_integer(flags.at(flag), flag, lo, hi) : fallback;
   };
-  attn::TrainSettings s;
+  // --recipe described: the second built-in recipe (the described corpus, attention only, its shape and lr);
+  // the flags below still override its numbers
+  const std::string recipe = flags.count("--recipe") ? flags.at("--recipe") : "default";
+  if (recipe != "default" && recipe != "described") throw UsageError("--recipe must be default or described, got '" + recipe + "'");
+  attn::TrainSettings s = recipe == "described" ? attn::described_recipe_settings() : attn::TrainSettings{};
   s.seed = static_cast<std::uint64_t>(integer("--seed", 0, 1LL << 53, 0));
   const int steps = static_cast<int>(integer("--steps", 1, 1000000, 0));
   // 0 and negatives go through to validate_train_settings, which names the setting
@@ -549,6 +568,15 @@ int run_train(const std::vector<std::string>& args) {
                            {"any_head_share_per_layer", e.layer_any_head_share}, {"heldout_sentences", e.sentences},
                            {"scale", s.scale}, {"head_dim", s.n_embd / s.n_head}};
   if (until <= 1) result["reached_accuracy_at"] = reached < 0 ? nlohmann::json(nullptr) : nlohmann::json(reached);
+  result["recipe"] = recipe, result["corpus"] = attn::corpus_kind_name(s.corpus), result["attention_only"] = s.attention_only;
+  result["twin_pairs"] = e.twin_pairs, result["follow_share"] = e.follow_share, result["follow_head"] = e.follow_head;
+  if (recipe == "described") {  // the ablation check: held-out accuracy with each last-layer head zeroed
+    const attn::Transformer model = trainer.model();
+    std::vector<double> ablated;
+    for (int h = 0; h < s.n_head; ++h) ablated.push_back(attn::ablated_accuracy(model, trainer.corpus(), {{s.n_layer - 1, h}}));
+    result["accuracy_by_inference"] = attn::ablated_accuracy(model, trainer.corpus(), {});
+    result["accuracy_last_layer_head_ablated"] = ablated;
+  }
   std::cout << result.dump() << "\n";
   return 0;
 }
