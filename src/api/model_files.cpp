@@ -52,6 +52,7 @@ ModelFileRole model_file_role(const std::string& file_name) {
   if (n == "tokenizer.json") return ModelFileRole::Tokenizer;
   if (n == "vocab.json") return ModelFileRole::Vocab;
   if (n == "merges.txt") return ModelFileRole::Merges;
+  if (n == "vocab.txt") return ModelFileRole::VocabTxt;
   if (n == "model.safetensors.index.json") return ModelFileRole::Index;
   if (ends_with(n, ".safetensors")) return ModelFileRole::Weights;
   static const char* const companions[] = {
@@ -83,6 +84,10 @@ ModelAssembler::~ModelAssembler() = default;
 void ModelAssembler::add_text_file(const std::string& file_name, const std::string& bytes) {
   const std::string n = base_name(file_name);
   const ModelFileRole role = model_file_role(n);
+  if (role == ModelFileRole::Ignored && n == "tokenizer_config.json" && bytes.size() <= kMaxModelTextFileBytes) {
+    tokenizer_config_ = bytes;  // read only with a vocab.txt (its do_lower_case)
+    return;
+  }
   if (role == ModelFileRole::Ignored) return;
   if (role == ModelFileRole::Unknown) refuse_unknown_file(n);
   if (role == ModelFileRole::Weights) bad(n, "is a weights file: stream it (begin_weights), not as text");
@@ -105,6 +110,10 @@ void ModelAssembler::add_text_file(const std::string& file_name, const std::stri
     case ModelFileRole::Merges:
       if (merges_text_) bad(n, "given twice");
       merges_text_ = bytes;
+      break;
+    case ModelFileRole::VocabTxt:
+      if (vocab_txt_) bad(n, "given twice");
+      vocab_txt_ = bytes;
       break;
     case ModelFileRole::Index: {
       if (index_) bad(n, "given twice");
@@ -318,8 +327,12 @@ LoadedModel ModelAssembler::finish() {
       bad("merges.txt", "missing (vocab.json needs it, or give tokenizer.json)");
     } else if (merges_text_) {
       bad("vocab.json", "missing (merges.txt needs it, or give tokenizer.json)");
+    } else if (vocab_txt_) {
+      tokenizer = std::make_shared<const TextTokenizer>(
+          tokenizer_from_vocab_txt(*vocab_txt_, tokenizer_config_.value_or(""), "vocab.txt", "tokenizer_config.json"));
+      tokenizer_name = "vocab.txt";
     } else {
-      bad("tokenizer.json", "missing (or vocab.json + merges.txt): the model needs its tokenizer");
+      bad("tokenizer.json", "missing (or vocab.json + merges.txt, or a BERT's vocab.txt): the model needs its tokenizer");
     }
   }
   if (tokenizer->vocab_size() > config_->config.vocab_size)
@@ -374,6 +387,11 @@ LoadedModel load_model_dir(const std::string& dir) {
   } else {
     if (has("vocab.json")) assembler.add_text_file("vocab.json", read_text_file(root / "vocab.json"));
     if (has("merges.txt")) assembler.add_text_file("merges.txt", read_text_file(root / "merges.txt"));
+    if (!has("vocab.json") && has("vocab.txt")) {
+      assembler.add_text_file("vocab.txt", read_text_file(root / "vocab.txt"));
+      if (has("tokenizer_config.json"))
+        assembler.add_text_file("tokenizer_config.json", read_text_file(root / "tokenizer_config.json"));
+    }
   }
   const auto stream = [&](const std::string& file) {
     const fs::path weights = root / file;

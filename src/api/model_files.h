@@ -38,6 +38,7 @@ enum class ModelFileRole {
   Ignored,    // companions that change nothing here: generation_config.json, tokenizer_config.json,
               // special_tokens_map.json, added_tokens.json, README.md, .gitattributes, LICENSE...
   Unknown,    // anything else (pytorch_model.bin, ...): refused by name
+  VocabTxt,   // vocab.txt: a BERT folder's WordPiece vocabulary (with tokenizer_config.json, when no tokenizer.json)
 };
 ModelFileRole model_file_role(const std::string& file_name);
 
@@ -54,9 +55,9 @@ class ModelAssembler {
  public:
   explicit ModelAssembler(std::string name);
   ~ModelAssembler();
-  // config.json, tokenizer.json, vocab.json, merges.txt, model.safetensors.index.json; companions
-  // (ModelFileRole::Ignored) are accepted and ignored; other names are refused by name. A file given
-  // twice is refused.
+  // config.json, tokenizer.json, vocab.json, merges.txt, vocab.txt, model.safetensors.index.json;
+  // companions (ModelFileRole::Ignored) are accepted and ignored, except tokenizer_config.json, kept for
+  // a vocab.txt; other names are refused by name. A file given twice is refused.
   void add_text_file(const std::string& file_name, const std::string& bytes);
   // A weights file, streamed: begin, feed chunks in order, then the next file or finish().
   // file_size 0: unknown. model.safetensors alone, or each shard the index names, once. The model is
@@ -65,7 +66,8 @@ class ModelAssembler {
   void begin_weights(const std::string& file_name, std::uint64_t file_size);
   void feed_weights(const std::uint8_t* data, std::size_t n);
   // Checks that every file, shard and tensor is there and builds the tokenizer (tokenizer.json
-  // preferred over vocab.json + merges.txt; its vocabulary no larger than config's vocab_size).
+  // preferred over vocab.json + merges.txt, then vocab.txt (+ tokenizer_config.json); its vocabulary
+  // no larger than config's vocab_size).
   LoadedModel finish();
   // The configuration once config.json was given (null before).
   const ModelConfigFile* config() const { return config_ ? &*config_ : nullptr; }
@@ -85,6 +87,7 @@ class ModelAssembler {
   std::optional<ModelConfigFile> config_;
   std::shared_ptr<const TextTokenizer> json_tokenizer_;  // from tokenizer.json (read when given)
   std::optional<std::string> vocab_text_, merges_text_;  // read at finish() when no tokenizer.json
+  std::optional<std::string> vocab_txt_, tokenizer_config_;  // a BERT folder's vocab.txt, tokenizer_config.json
   std::optional<std::unordered_map<std::string, std::string>> index_;  // tensor (as in the files) → shard
   std::vector<std::string> shard_order_;
   std::vector<std::string> shards_done_;
@@ -101,7 +104,8 @@ class ModelAssembler {
 
 // A folder on disk through the same assembler (the CLI and the desktop app): config.json,
 // model.safetensors or model.safetensors.index.json + its shards (read in 1 MiB chunks),
-// tokenizer.json or else vocab.json + merges.txt. The model's name is the folder's base name.
+// tokenizer.json or else vocab.json + merges.txt, or else vocab.txt (+ tokenizer_config.json). The
+// model's name is the folder's base name.
 LoadedModel load_model_dir(const std::string& dir);
 
 // How save_model_dir and write_model_safetensors write the weights (a float-held model's).
