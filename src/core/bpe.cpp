@@ -1,5 +1,6 @@
 // GPT-2's byte-level BPE and a word-level tokenizer: pre-tokenisation, byte-to-unicode map,
-// merges by rank, and readable token text (also of the pipeline's BPE and WordPiece models). Not a file parser (src/api/tokenizer_files.cpp is).
+// merges by rank, and readable token text (also of the pipeline's BPE and WordPiece models). Not a
+// file parser (src/api/tokenizer_files.cpp is).
 #include "bpe.h"
 
 #include <algorithm>

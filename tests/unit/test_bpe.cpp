@@ -217,12 +217,12 @@ TEST_CASE("tokenizer files: every refusal names the file (and the line of merges
                        "tokens - 1)",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(tokenizer_from_json(R"({"model": {"type": "Unigram"}})", "t.json"),
-                       "t.json: model type 'Unigram' is not supported (only BPE and WordLevel)", std::invalid_argument);
+                       "t.json: model type 'Unigram' is not supported (only BPE, WordPiece and WordLevel)", std::invalid_argument);
   CHECK_THROWS_AS(tokenizer_from_json(std::string(kMaxTokenizerFileBytes + 1, ' '), "t.json"), std::invalid_argument);
   CHECK_THROWS_AS(tokenizer_from_json("{\"model\": ", "t.json"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(tokenizer_from_json(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
                                                "pre_tokenizer": {"type": "Whitespace"}})", "t.json"),
-                       "t.json: pre_tokenizer 'Whitespace' is not supported (ByteLevel, Split, Metaspace, Sequence)", std::invalid_argument);
+                       "t.json: pre_tokenizer 'Whitespace' is not supported (ByteLevel, Split, Metaspace, BertPreTokenizer, WhitespaceSplit, Sequence)", std::invalid_argument);
 }
 
 TEST_CASE("error messages quote hostile text safely") {

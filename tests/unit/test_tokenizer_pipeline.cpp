@@ -221,8 +221,9 @@ TEST_CASE("tokenizer.json refusals: one line naming the file and the part") {
     return std::string("accepted");
   };
   const std::string model = R"j("model": {"type": "BPE", "vocab": {"a": 0}, "merges": []})j";
-  CHECK(refused(R"j({"normalizer": {"type": "NFD"}, )j" + model + "}") ==
-        "t.json: normalizer 'NFD' is not supported (NFC, NFKC, Lowercase, Prepend, Replace, Sequence)");
+  CHECK(refused(R"j({"normalizer": {"type": "Precompiled"}, )j" + model + "}") ==
+        "t.json: normalizer 'Precompiled' is not supported (NFC, NFKC, NFD, NFKD, Lowercase, StripAccents, BertNormalizer, Prepend, "
+        "Replace, Sequence)");
   CHECK(refused(R"j({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?<=a)"}, "behavior": "Isolated"}, )j" + model + "}") ==
         "t.json: pre_tokenizer Split: regex '(?<=a)': this kind of group (?<= is not supported (at byte 2)");
   CHECK(refused(R"j({"pre_tokenizer": {"type": "Split", "pattern": {"String": "a"}, "behavior": "Sideways"}, )j" + model + "}") ==
@@ -233,8 +234,8 @@ TEST_CASE("tokenizer.json refusals: one line naming the file and the part") {
   CHECK(refused(R"j({"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>"}},
                   {"Sequence": {"id": "A"}}], "special_tokens": {}}, )j" + model + "}") ==
         "t.json: TemplateProcessing's special token '<s>' is not in its special_tokens");
-  CHECK(refused(R"j({"decoder": {"type": "WordPiece"}, )j" + model + "}") ==
-        "t.json: decoder 'WordPiece' is not supported (ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip)");
+  CHECK(refused(R"j({"decoder": {"type": "CTC"}, )j" + model + "}") ==
+        "t.json: decoder 'CTC' is not supported (ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, WordPiece)");
   CHECK(refused(R"j({"model": {"type": "BPE", "dropout": 0.1, "vocab": {"a": 0}, "merges": []}})j") ==
         "t.json: a BPE model with dropout is not supported (it samples; only null)");
   CHECK(refused(R"j({"model": {"type": "BPE", "unk_token": "<unk>", "vocab": {"a": 0}, "merges": []}})j") ==
