@@ -145,7 +145,7 @@ class TextTokenizer {
   void bpe_piece(const std::string& piece, std::vector<int>& out) const;
   void encode_pipeline(const std::string& text, std::vector<int>& ids) const;
   void bpe_word(const std::vector<std::uint32_t>& word, std::vector<int>& out) const;
-  void wordpiece_word(const std::vector<std::uint32_t>& word, std::vector<int>& out) const;
+  void wordpiece_word(const std::vector<std::uint32_t>& word, std::vector<int>& out, long long* budget) const;
   // The WordPiece decoder's text into out; false (out untouched) when the file's decoder is another.
   bool decode_wordpiece(const std::vector<int>& ids, std::string& out) const;
   bool decode_joins_with_spaces() const;

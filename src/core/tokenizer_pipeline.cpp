@@ -44,9 +44,11 @@ struct Trie {
     if (token[node] < 0) token[node] = index;  // the first of two equal texts wins
   }
   // The longest token starting at s[i]: its index, and *len its length in bytes; -1 when none.
-  int longest_at(const std::string& s, std::size_t i, std::size_t* len) const {
+  // *steps (when given) grows by the bytes walked.
+  int longest_at(const std::string& s, std::size_t i, std::size_t* len, long long* steps = nullptr) const {
     int node = 0, best = -1;
     for (std::size_t k = i; k < s.size(); ++k) {
+      if (steps) ++*steps;
       const auto it = edges.find((static_cast<std::uint64_t>(node) << 8) | static_cast<unsigned char>(s[k]));
       if (it == edges.end()) break;
       node = it->second;
@@ -553,8 +555,9 @@ void TextTokenizer::bpe_word(const Codes& word, std::vector<int>& out) const {
 // there begins with (a word start as spelled; later, a continuation, found without its prefix), again
 // and again to the end. A word with no such token at some point, or longer than max_input_chars_per_word
 // characters, is the unknown token as a whole. The tries find the longest match in one walk, so a long
-// word costs (length × the longest token), not a lookup for every substring.
-void TextTokenizer::wordpiece_word(const Codes& word, std::vector<int>& out) const {
+// word costs (length × the longest token), not a lookup for every substring; the walks draw on the
+// text's step budget, so a hostile file (a huge max_input_chars_per_word and a huge token) cannot hang.
+void TextTokenizer::wordpiece_word(const Codes& word, std::vector<int>& out, long long* budget) const {
   const Pipeline& p = *pipeline_;
   const TokenizerPipeline& spec = p.spec;
   if (word.empty()) return;
@@ -566,7 +569,11 @@ void TextTokenizer::wordpiece_word(const Codes& word, std::vector<int>& out) con
   const std::size_t first = out.size();
   for (std::size_t i = 0; i < text.size();) {
     std::size_t len = 0;
-    const int id = (i == 0 ? p.word_starts : p.word_pieces).longest_at(text, i, &len);
+    long long steps = 0;
+    const int id = (i == 0 ? p.word_starts : p.word_pieces).longest_at(text, i, &len, &steps);
+    if ((*budget -= steps) < 0)
+      throw std::invalid_argument("text: the WordPiece model needs too many steps for a word of " + std::to_string(word.size()) +
+                                  " characters");
     if (id < 0) {
       out.resize(first);
       out.push_back(spec.unk_id);
@@ -624,7 +631,7 @@ void TextTokenizer::encode_pipeline(const std::string& text, std::vector<int>& i
       pieces.push_back({utf8::decode_valid(normalized_text.substr(seg.begin, seg.end - seg.begin)), raw.begin == 0 && seg.begin == 0});
       for (const auto& step : spec.pre_tokenizers) pre_tokenize(step, p.gpt2.get(), pieces, &budget);
       const bool wordpiece = spec.model == TokenizerPipeline::Model::WordPiece;
-      for (const Piece& piece : pieces) wordpiece ? wordpiece_word(piece.cps, ids) : bpe_word(piece.cps, ids);
+      for (const Piece& piece : pieces) wordpiece ? wordpiece_word(piece.cps, ids, &budget) : bpe_word(piece.cps, ids);
     }
   }
 }

@@ -248,3 +248,13 @@ TEST_CASE("StripAccents and NFD as normalizers, WhitespaceSplit as the pre-token
   CHECK(t.encode("cr\u00e8me  a,b\u3000creme") == Ids{1, 2, 3, 1});
   CHECK(t.encode("cre\u0903me") == Ids{1});  // Mc is a mark too for StripAccents
 }
+
+TEST_CASE("WordPiece: a hostile file (no word limit, a huge token) is refused for the text, not hung on") {
+  // every position walks 20 000 bytes of the long token's path to find only "##a": budgeted
+  const std::string json = R"({"model": {"type": "WordPiece", "max_input_chars_per_word": 100000000,
+    "vocab": {"[UNK]": 0, "a": 1, "##a": 2, "##)" + std::string(20000, 'a') + R"(b": 3}}})";
+  const TextTokenizer t = tokenizer_from_json(json);
+  CHECK(t.encode("aaaa") == Ids{1, 2, 2, 2});
+  CHECK_THROWS_WITH_AS(t.encode(std::string(200000, 'a')), "text: the WordPiece model needs too many steps for a word of 200000 characters",
+                       std::invalid_argument);
+}
