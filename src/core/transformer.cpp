@@ -806,7 +806,7 @@ void validate_intervention(const TransformerConfig& c, int T, const Intervention
       AttentionOptions o = model_attention_options(c, cut.layer);
       o.cuts = head_cuts(edit, cut.layer, h);
       // the padding keys are hidden already: a cut sees keys 0 … T − padding − 1 only
-      validate_cuts(o, T, T - std::clamp(padding, 0, T - 1), cut.head < 0 ? what + " (head " + name(cut.layer, h) + ")" : what);
+      validate_cuts(o, T, T - std::max(0, std::min(padding, T - 1)), cut.head < 0 ? what + " (head " + name(cut.layer, h) + ")" : what);
     }
   }
 }

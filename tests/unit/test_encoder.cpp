@@ -277,6 +277,10 @@ TEST_CASE("encoder: attribution refuses with its reason; without a masked-LM hea
   CHECK_THROWS_AS(attn::logits_at(h, t, 1), std::invalid_argument);
   // the parameter count: the head's dense, norm and bias counted, the tied decoder not
   CHECK(m.parameter_count() - h.parameter_count() == 4 * 4 + 4 + 4 + 4 + 9);
+  // the bytes the loader plans with are the bytes the model takes, with and without the head
+  CHECK(attn::transformer_weight_bytes(m.config, attn::Dtype::F32) == m.weight_bytes());
+  CHECK(attn::transformer_weight_bytes(h.config, attn::Dtype::F32) == h.weight_bytes());
+  CHECK(m.weight_bytes() - h.weight_bytes() == 4 * (4 * 4 + 4 + 4 + 4 + 9));
 }
 
 TEST_CASE("encoder configs: bert, distilbert, roberta read; refusals name the field") {
