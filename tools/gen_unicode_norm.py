@@ -6,9 +6,20 @@
 import sys
 import unicodedata
 
+# Hugging Face's tokenizers normalizes with tables of Unicode 11 (its unicode-normalization-alignments
+# crate): the characters with a decomposition that were assigned later (Unicode 12.0 to 14.0) stay as
+# they are there, in NFC, NFKC, NFD and NFKD alike, and so they do here. Checked against the library.
+ASSIGNED_AFTER_11_0_DECOMPOSABLE = """
+32FF A7F2-A7F4 AB69 10781-10785 10787-107B0 107B2-107BA 11938 1F16C 1FBF0-1FBF9
+"""
+not_decomposed = set()
+for item in ASSIGNED_AFTER_11_0_DECOMPOSABLE.split():
+    lo, _, hi = item.partition("-")
+    not_decomposed.update(range(int(lo, 16), int(hi or lo, 16) + 1))
+
 decomp = []      # (cp, compat, excluded, mapping as UTF-8 bytes)
 for cp in range(0x110000):
-    if 0xAC00 <= cp <= 0xD7A3:
+    if 0xAC00 <= cp <= 0xD7A3 or cp in not_decomposed:
         continue  # Hangul syllables decompose by formula
     d = unicodedata.decomposition(chr(cp))
     if not d:
@@ -39,7 +50,7 @@ for cp in range(0x110000):
 
 # General-category runs for BERT's pipeline: 1 = Mn (nonspacing mark, what strip_accents drops), 2 = Mc or
 # Me (the other marks, which StripAccents drops too), 3 = P* (punctuation), 4 = Cc, Cf or Co (clean_text
-# drops these). Everything else is 0 and not listed.
+# drops these), 5 = a mark only since Unicode 9.0 (below). Everything else is 0 and not listed.
 #
 # Hugging Face's tokenizers asks these of the unicode_categories crate, whose tables are Unicode 8.0's:
 # a mark, punctuation or format character assigned since then is an ordinary character there (not
@@ -63,13 +74,25 @@ after_8_0 = set()
 for item in ASSIGNED_AFTER_8_0.split():
     lo, _, hi = item.partition("-")
     after_8_0.update(range(int(lo, 16), int(hi or lo, 16) + 1))
+# The StripAccents normalizer asks its normalization crate instead, whose marks are Unicode 9.0's: the
+# marks assigned in 9.0 (and two Mongolian letters that became marks then) are class 5.
+MARKS_OF_9_0 = """
+8D4-8E1 1DFB A8C5 1123E 11435-11446 11C2F-11C36 11C38-11C3F 11C92-11CA7 11CA9-11CB6 1E000-1E006 1E008-1E018
+1E01B-1E021 1E023-1E024 1E026-1E02A 1E944-1E94A
+"""
+marks_of_9_0 = set()
+for item in MARKS_OF_9_0.split():
+    lo, _, hi = item.partition("-")
+    marks_of_9_0.update(range(int(lo, 16), int(hi or lo, 16) + 1))
 # Characters whose category has changed since Unicode 8.0, with the class they had then: two Po (now Mn
-# and So), a Mn (now Mc), three Mc (now Mn, Lo, Lo) and two Mongolian letters (Lo then, Mn now).
-CLASS_IN_8_0 = {0x111C9: 3, 0x166D: 3, 0x1734: 1, 0xA9BD: 2, 0x1CF2: 2, 0x1CF3: 2, 0x1885: 0, 0x1886: 0}
+# and So), a Mn (now Mc), three Mc (now Mn, Lo, Lo) and two Mongolian letters (Lo then, Mn since 9.0).
+CLASS_IN_8_0 = {0x111C9: 3, 0x166D: 3, 0x1734: 1, 0xA9BD: 2, 0x1CF2: 2, 0x1CF3: 2, 0x1885: 5, 0x1886: 5}
 
 def category_class(cp):
     if cp in CLASS_IN_8_0:
         return CLASS_IN_8_0[cp]
+    if cp in marks_of_9_0:
+        return 5
     if cp in after_8_0:
         return 0
     c = unicodedata.category(chr(cp))
@@ -155,7 +178,8 @@ out.append("constexpr LowerRun kLowerRuns[] = {")
 for i in range(0, len(runs), 6):
     out.append("  " + " ".join("{0x%X, %d, %d, %d}," % (r[0], r[2], r[1], r[3]) for r in runs[i:i + 6]))
 out.append("};")
-out.append("// General-category runs: lo in bits 0-20, the class in bits 21-23 (1 Mn, 2 Mc/Me, 3 P*, 4 Cc/Cf/Co);")
+out.append("// General-category runs: lo in bits 0-20, the class in bits 21-23 (1 Mn, 2 Mc/Me, 3 P*, 4 Cc/Cf/Co,")
+out.append("// 5 a mark of Unicode 9.0 that the category tables of 8.0 do not have);")
 out.append("// the run's length - 1 in kCategoryLen.")
 out.append("constexpr std::uint32_t kCategoryStart[] = {")
 for i in range(0, len(categories), 10):

@@ -267,11 +267,11 @@ Codes normalize(Codes text, const std::vector<Pipeline::Normalizer>& steps, long
       case T::NFD: text = to_nfd(text); break;
       case T::NFKD: text = to_nfkd(text); break;
       case T::Lowercase: text = to_lowercase(text); break;
-      case T::StripAccents:  // every mark (Mn, Mc, Me), as the library's is_combining_mark
+      case T::StripAccents:  // every mark (Mn, Mc, Me) of Unicode 9.0, as the library's is_combining_mark
         text.erase(std::remove_if(text.begin(), text.end(),
                                   [](std::uint32_t c) {
                                     const CharCategory k = char_category(c);
-                                    return k == CharCategory::NonspacingMark || k == CharCategory::OtherMark;
+                                    return k == CharCategory::NonspacingMark || k == CharCategory::OtherMark || k == CharCategory::LaterMark;
                                   }),
                    text.end());
         break;

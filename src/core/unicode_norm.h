@@ -17,14 +17,15 @@ std::vector<std::uint32_t> to_nfkd(const std::vector<std::uint32_t>& text);
 // which Hugging Face's Lowercase uses: no context rule such as Greek final sigma).
 std::vector<std::uint32_t> to_lowercase(const std::vector<std::uint32_t>& text);
 
-// The general categories that BERT's normalizer and pre-tokenizer ask about (Unicode's, from the same
-// Python unicodedata as the tables above); every other category is Other.
+// The general categories that BERT's normalizer and pre-tokenizer ask about, as Hugging Face's
+// tokenizers has them: Unicode 8.0's (tools/gen_unicode_norm.py says how); every other category is Other.
 enum class CharCategory : std::uint8_t {
   Other,
   NonspacingMark,  // Mn: what BertNormalizer's strip_accents drops after NFD
   OtherMark,       // Mc, Me: a mark too (the StripAccents normalizer drops every mark)
   Punctuation,     // Pc, Pd, Ps, Pe, Pi, Pf, Po
   Control,         // Cc, Cf, Co: what BertNormalizer's clean_text drops (but tab, newline, CR)
+  LaterMark,       // a mark since Unicode 9.0: Other to BERT's categories, a mark to StripAccents
 };
 CharCategory char_category(std::uint32_t cp);
 
