@@ -1,5 +1,5 @@
-// Reads Hugging Face's tokenizer files (tokenizer.json, vocab.json + merges.txt, BERT's vocab.txt) into a TextTokenizer,
-// checking everything a hostile file could get wrong. Not the tokenizer itself (src/core/bpe.cpp).
+// Reads Hugging Face's tokenizer files (tokenizer.json, vocab.json + merges.txt, BERT's vocab.txt) into a
+// TextTokenizer, checking everything a hostile file could get wrong. Not the tokenizer itself (src/core/bpe.cpp).
 #include "tokenizer_files.h"
 
 #include <algorithm>
@@ -586,7 +586,8 @@ TextTokenizer tokenizer_from_json(const std::string& text, const std::string& fi
   if (vocab_it == model.end()) refuse(file, "the model has no \"vocab\"");
   std::vector<std::string> vocab = vocab_from_object(*vocab_it, file, "model.vocab");
   if (type == "BPE" || type == "WordPiece") {
-    TokenizerPipeline pipeline = type == "BPE" ? read_bpe(root, model, std::move(vocab), file) : read_wordpiece(root, model, std::move(vocab), file);
+    TokenizerPipeline pipeline =
+        type == "BPE" ? read_bpe(root, model, std::move(vocab), file) : read_wordpiece(root, model, std::move(vocab), file);
     return build_or_refuse(file, [&] { return TextTokenizer::from_pipeline(std::move(pipeline)); });
   }
 

@@ -1,7 +1,7 @@
 // Hugging Face's tokenizer files → TextTokenizer: tokenizer.json (model type BPE or WordPiece with its
 // pipeline of added tokens, normalizers, pre-tokenizers, post-processor and decoder, or WordLevel),
-// vocab.json + merges.txt, or BERT's vocab.txt (+ tokenizer_config.json). Every problem throws std::invalid_argument("<file name>: <what is wrong>",
-// with the line for merges.txt).
+// vocab.json + merges.txt, or BERT's vocab.txt (+ tokenizer_config.json). Every problem throws
+// std::invalid_argument("<file name>: <what is wrong>", with the line for merges.txt).
 #pragma once
 #include <cstddef>
 #include <string>

@@ -1,7 +1,8 @@
 // Text → token ids for real models: GPT-2's byte-level BPE (its pre-tokenisation rule, byte-to-
 // unicode map and merges), Hugging Face's tokenizer.json pipeline for BPE models (Llama, Qwen, Mistral,
-// Gemma, RoBERTa) and WordPiece models (BERT, DistilBERT), and a word-level vocabulary. Not a file parser: src/api/tokenizer_files.h reads vocab.json /
-// merges.txt / tokenizer.json and builds these.
+// Gemma, RoBERTa) and WordPiece models (BERT, DistilBERT), and a word-level vocabulary. Not a file
+// parser: src/api/tokenizer_files.h reads vocab.json / merges.txt / tokenizer.json / vocab.txt and
+// builds these.
 #pragma once
 #include <cstddef>
 #include <cstdint>

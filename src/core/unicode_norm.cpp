@@ -1,5 +1,6 @@
-// NFC, NFKC and lowercase over generated tables: the canonical decomposition, ordering and composition
-// algorithm of Unicode's UAX #15, Hangul by formula. Not a file parser or a tokenizer.
+// NFC, NFKC, NFD, NFKD, lowercase and BERT's categories over generated tables: the canonical
+// decomposition, ordering and composition algorithm of Unicode's UAX #15, Hangul by formula. Not a file
+// parser or a tokenizer.
 #include "unicode_norm.h"
 
 #include <algorithm>

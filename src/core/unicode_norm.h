@@ -1,5 +1,6 @@
 // Unicode normalization forms NFC, NFKC, NFD and NFKD, per-character lowercasing and the few general
-// categories BERT's pipeline tests, for the tokenizer's normalizers. Not a Unicode library: code points in, code points out, from generated tables.
+// categories BERT's pipeline tests, for the tokenizer's normalizers. Not a Unicode library: code points
+// in, code points out, from generated tables.
 #pragma once
 #include <cstdint>
 #include <vector>
