@@ -72,7 +72,7 @@ const char* const kUsage =
     "                               DIR holds tokenizer.json or vocab.json + merges.txt\n"
     "  train --seed S --steps N --out DIR [--no-scale] [--layers L --heads H --d-model D]\n"
     "        [--lr X] [--batch B] [--grad-clip X] [--weight-decay X] [--eval-every K]\n"
-    "        [--until-accuracy A] [--all-tokens] [--init-out DIR0]\n"
+    "        [--until-accuracy A] [--all-tokens] [--init-out DIR0] [--recipe default|roles]\n"
     "                               train a small GPT-2 on the pronoun corpus (defaults: 1 layer,\n"
     "                               2 heads, d_model 32, lr 0.003, batch 16, the loss on the\n"
     "                               referent only; --all-tokens: on every next token); writes\n"
@@ -81,6 +81,10 @@ const char* const kUsage =
     "                               stops once the held-out accuracy (checked every K steps,\n"
     "                               default 50) reaches A;\n"
     "                               --init-out saves the starting model and the first batch\n"
+    "                               --recipe roles: two creatures, the adjective names the one\n"
+    "                               that acts or is acted on (docs/training.md), attention only,\n"
+    "                               2 layers x 1 head, d_model 32, batch 64, lr 0.001; its JSON adds\n"
+    "                               follow_share and accuracy_last_layer_head_ablated\n"
     "  train --experiment scale --steps N [--seed S] [--eval-every K]\n"
     "                               the sqrt(d) experiment: the same seed trained with and without\n"
     "                               the division at d_head 256; for each arm the loss curve in ten\n"
@@ -511,11 +515,11 @@ int run_train(const std::vector<std::string>& args) {
   const auto integer = [&](const char* flag, long long lo, long long hi, long long fallback) {
     return flags.count(flag) ? parse_integer(flags.at(flag), flag, lo, hi) : fallback;
   };
-  // --recipe described: the second built-in recipe (the described corpus, attention only, its shape and lr);
+  // --recipe roles: the roles corpus, attention only, its shape, batch and lr (roles_recipe_settings);
   // the flags below still override its numbers
   const std::string recipe = flags.count("--recipe") ? flags.at("--recipe") : "default";
-  if (recipe != "default" && recipe != "described") throw UsageError("--recipe must be default or described, got '" + recipe + "'");
-  attn::TrainSettings s = recipe == "described" ? attn::described_recipe_settings() : attn::TrainSettings{};
+  if (recipe != "default" && recipe != "roles") throw UsageError("--recipe must be default or roles, got '" + recipe + "'");
+  attn::TrainSettings s = recipe == "roles" ? attn::roles_recipe_settings() : attn::TrainSettings{};
   s.seed = static_cast<std::uint64_t>(integer("--seed", 0, 1LL << 53, 0));
   const int steps = static_cast<int>(integer("--steps", 1, 1000000, 0));
   // 0 and negatives go through to validate_train_settings, which names the setting
@@ -570,7 +574,7 @@ int run_train(const std::vector<std::string>& args) {
   if (until <= 1) result["reached_accuracy_at"] = reached < 0 ? nlohmann::json(nullptr) : nlohmann::json(reached);
   result["recipe"] = recipe, result["corpus"] = attn::corpus_kind_name(s.corpus), result["attention_only"] = s.attention_only;
   result["twin_pairs"] = e.twin_pairs, result["follow_share"] = e.follow_share, result["follow_head"] = e.follow_head;
-  if (recipe == "described") {  // the ablation check: held-out accuracy with each last-layer head zeroed
+  if (recipe == "roles") {  // the ablation check: held-out accuracy with each last-layer head zeroed
     const attn::Transformer model = trainer.model();
     std::vector<double> ablated;
     for (int h = 0; h < s.n_head; ++h) ablated.push_back(attn::ablated_accuracy(model, trainer.corpus(), {{s.n_layer - 1, h}}));

@@ -29,6 +29,26 @@ const char* const kThings[] = {"street", "road", "river", "bridge", "path", "lan
 const char* const kCreatureAdjectives[] = {"tired", "hungry", "scared", "sleepy", "lazy", "weak"};
 const char* const kThingAdjectives[] = {"wide", "busy", "wet", "narrow", "icy", "steep"};
 
+// The roles corpus: two creatures, the first chasing (hunting, attacking) the second or chased by it,
+// and the question repeats the adjective: "... because it was hungry . it refers to the hungry" +
+// the referent. Both voices put the second noun at position 6 and everything after it at the same
+// places, so no position tells which noun acts: only "had just" / "was ... by" does.
+const char* const kRoleFrames[] = {
+    "the {C} had just chased the {T} because it was {A} .",
+    "the {C} had just hunted the {T} because it was {A} .",
+    "the {C} had just attacked the {T} because it was {A} .",
+    "the {C} was chased by the {T} because it was {A} .",
+    "the {C} was hunted by the {T} because it was {A} .",
+    "the {C} was attacked by the {T} because it was {A} .",
+};
+constexpr int kRoleActiveFrames = 3;  // the first three are active: the first noun acts
+const char* const kRoleSuffix = "it refers to the {A}";
+const char* const kRoleCreatures[] = {"dog", "cat", "fox", "wolf", "goat", "horse"};
+// The first four fit the one that acts (a hungry one chases), the rest the one acted on (a slow one is
+// chased); adjective k and k + 4 are twins.
+const char* const kRoleAdjectives[] = {"hungry", "angry", "fierce", "bored", "slow", "small", "weak", "timid"};
+constexpr int kRoleActorAdjectives = 4;
+
 std::vector<std::string> words(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -37,6 +57,8 @@ std::vector<std::string> words(const std::string& text) {
 }
 
 }  // namespace
+
+const char* corpus_kind_name(CorpusKind kind) { return kind == CorpusKind::Roles ? "roles" : "pronoun"; }
 
 bool CorpusSentence::refers_to_creature() const { return answer_id != wrong_id && ids.size() > 1 && creature_pos >= 0 &&
                                                          ids[static_cast<std::size_t>(creature_pos)] == answer_id; }
@@ -61,7 +83,62 @@ std::string Corpus::text(const CorpusSentence& s) const {
   return out;
 }
 
-Corpus make_corpus(std::uint64_t seed) {
+namespace {
+
+Corpus make_roles_corpus(std::uint64_t seed) {
+  Corpus c;
+  c.kind = CorpusKind::Roles;
+  for (int f = 0; f < static_cast<int>(std::size(kRoleFrames)); ++f)
+    c.frames.emplace_back(kRoleFrames[f]), c.frame_first_acts.push_back(f < kRoleActiveFrames);
+  for (const char* w : kRoleCreatures) c.creatures.emplace_back(w), c.things.emplace_back(w);
+  for (const char* w : kRoleAdjectives) c.adjectives.emplace_back(w);
+  c.creature_adjectives = kRoleActorAdjectives;
+  c.vocab.push_back("<unk>");
+  const auto add = [&](const std::string& w) {
+    if (c.id(w) < 0) c.vocab.push_back(w);
+  };
+  for (const auto& f : c.frames)
+    for (const auto& w : words(f + " " + kRoleSuffix))
+      if (w[0] != '{') add(w);
+  for (const auto* list : {&c.creatures, &c.adjectives})
+    for (const auto& w : *list) add(w);
+  const int F = static_cast<int>(c.frames.size()), N = static_cast<int>(c.creatures.size()), A = static_cast<int>(c.adjectives.size());
+  const int k = c.creature_adjectives;
+  for (int f = 0; f < F; ++f) {
+    const std::vector<std::string> frame = words(c.frames[static_cast<std::size_t>(f)] + " " + kRoleSuffix);
+    for (int n1 = 0; n1 < N; ++n1)
+      for (int n2 = 0; n2 < N; ++n2)
+        for (int a = 0; a < A; ++a) {
+          if (n1 == n2) continue;  // two different creatures
+          CorpusSentence s;
+          s.frame = f, s.creature = n1, s.thing = n2, s.adjective = a;
+          s.twin = ((f * N + n1) * N + n2) * k + a % k;
+          for (const auto& w : frame) {
+            const int pos = static_cast<int>(s.ids.size());
+            if (w == "{C}") s.creature_pos = pos, s.ids.push_back(c.id(c.creatures[n1]));
+            else if (w == "{T}") s.thing_pos = pos, s.ids.push_back(c.id(c.things[n2]));
+            else if (w == "{A}") s.ids.push_back(c.id(c.adjectives[a]));
+            else s.ids.push_back(c.id(w));
+          }
+          // an actor adjective names the noun that acts: the first in the active voice, the second in the passive
+          const bool first = (a < k) == c.frame_first_acts[static_cast<std::size_t>(f)];
+          const int first_id = c.id(c.creatures[n1]), second_id = c.id(c.things[n2]);
+          s.answer_id = first ? first_id : second_id;
+          s.wrong_id = first ? second_id : first_id;
+          s.ids.push_back(s.answer_id);
+          c.max_length = std::max(c.max_length, static_cast<int>(s.ids.size()));
+          (corpus_heldout_triple(n1, n2, a, k) ? c.heldout : c.train).push_back(std::move(s));
+        }
+  }
+  Rng rng(seed);
+  for (std::size_t i = c.train.size(); i > 1; --i) std::swap(c.train[i - 1], c.train[rng.next() % i]);
+  return c;
+}
+
+}  // namespace
+
+Corpus make_corpus(std::uint64_t seed, CorpusKind kind) {
+  if (kind == CorpusKind::Roles) return make_roles_corpus(seed);
   Corpus c;
   for (const char* f : kFrames) c.frames.emplace_back(f);
   for (const char* w : kCreatures) c.creatures.emplace_back(w);
@@ -88,6 +165,8 @@ Corpus make_corpus(std::uint64_t seed) {
         for (int a = 0; a < static_cast<int>(c.adjectives.size()); ++a) {
           CorpusSentence s;
           s.frame = f, s.creature = cr, s.thing = th, s.adjective = a;
+          s.twin = ((f * static_cast<int>(c.creatures.size()) + cr) * static_cast<int>(c.things.size()) + th) * c.creature_adjectives +
+                   a % c.creature_adjectives;
           for (const auto& w : frame) {
             const int pos = static_cast<int>(s.ids.size());
             if (w == "{C}") s.creature_pos = pos, s.ids.push_back(c.id(c.creatures[cr]));

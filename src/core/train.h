@@ -168,7 +168,17 @@ struct TrainSettings {
   // instruction tuning); off: on every next token, which learns the frames first and the referent
   // only after thousands of steps (measured: 12% held-out accuracy after 2000 steps).
   bool answer_only = true;
+  CorpusKind corpus = CorpusKind::Pronoun;  // which sentences (corpus.h)
+  // Attention only: every MLP's weights and biases zero and frozen (their gradients dropped before
+  // the norm and AdamW), so each block adds only its attention; the model is still a GPT-2 folder.
+  bool attention_only = false;
 };
+// The roles recipe: the roles corpus, attention only, 2 layers × 1 head, d_model 32, batch 64, lr
+// 1e-3, kRolesTrainSteps steps. Its bar: one last-layer head whose larger noun weight follows the
+// adjective across twin pairs (TrainEvaluation::follow_share), and that carries the answer
+// (ablated_accuracy). Measured in docs/training.md: the second holds, the first for one seed in three.
+TrainSettings roles_recipe_settings(std::uint64_t seed = 1);
+constexpr int kRolesTrainSteps = 2000;
 // The default recipe's length (the train view's form; the shipped model's build rule in
 // CMakeLists.txt passes the same number to `cli train --steps`).
 constexpr int kDefaultTrainSteps = 1500;
@@ -209,12 +219,25 @@ struct TrainEvaluation {
   // there the last layer is layer 0, the head that prefers the referent differs with the adjective.
   double any_head_share = 0;
   std::vector<double> layer_any_head_share;
+  // The twin reading of the heads bar, for one fixed head of the last layer: the share of held-out
+  // twin pairs (the same sentence with the adjective swapped for its twin of the other kind, so the
+  // referent is the other noun) in which the head's larger weight of the two nouns, at the predict
+  // position, is on the referent in both sentences: it moves with the adjective. Per last-layer head;
+  // follow_head is the one with the largest share.
+  std::vector<double> follow_share;
+  int follow_head = 0;
+  int twin_pairs = 0;
   int sentences = 0;
 };
 
 // Whether the top next word of `probs` (vocab entries, after s.predict_pos()) is s's referent; a tie
 // goes to the lower id. The one rule of every held-out accuracy.
 bool predicts_referent(const float* probs, int vocab, const CorpusSentence& s);
+
+// Held-out accuracy of `model` (a trained model of the corpus's vocabulary) by the inference path
+// (transformer_forward) with the given heads' outputs zeroed (none: the model as it is): the
+// ablation check of a head the evaluation points at.
+double ablated_accuracy(const Transformer& model, const Corpus& corpus, const std::vector<HeadRef>& heads);
 
 class Trainer {
  public:
