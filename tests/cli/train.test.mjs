@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ROOT, torchReference } from "../models/fixtures.mjs";
+import { ROOT, readSafetensors, torchReference } from "../models/fixtures.mjs";
 
 const CLI = process.env.ATTN_CLI || path.join(ROOT, "build/native/attention_cli");
 const PYTHON = "/usr/bin/python3";
@@ -183,4 +183,72 @@ test("train: bad settings are refused with the setting's name (exit 2, nothing o
     assert.match(r.stderr, message);
     assert.equal(r.stderr.trim().split("\n").length, 1);
   }
+});
+
+// The roles recipe (docs/training.md): two creatures, the active or the passive voice, an actor or a
+// target adjective; attention only, 2 layers x 1 head. Its bar: the last-layer head's larger noun
+// weight follows the adjective across held-out twin pairs (>= 90%) at >= 95% held-out accuracy, and
+// zeroing that head takes the answer away. Seed 2 meets all of it; seeds 1 and 3 meet the accuracy
+// and the ablation but their head follows in about half the pairs (measured 0.49 and 0.50), so the
+// recipe is not shipped; ATTN_FULL=1 checks those two seeds' accuracy and ablation.
+function trainRoles(seed, out) {
+  const r = cli(["train", "--recipe", "roles", "--seed", String(seed), "--steps", "2000", "--eval-every", "2000", "--out", out]);
+  assert.equal(r.status, 0, r.stderr);
+  const result = JSON.parse(r.stdout);
+  console.log(`roles seed ${seed}:`, JSON.stringify(result));
+  assert.equal(result.recipe, "roles");
+  assert.equal(result.corpus, "roles");
+  assert.equal(result.attention_only, true);
+  assert.equal(result.twin_pairs * 2, result.heldout_sentences);
+  assert.ok(result.heldout_accuracy >= 0.95, `seed ${seed}: held-out accuracy ${result.heldout_accuracy}`);
+  // the trainer's forward and the inference path (transformer_forward) agree
+  assert.ok(Math.abs(result.accuracy_by_inference - result.heldout_accuracy) <= 2 / result.heldout_sentences,
+    `${result.accuracy_by_inference} vs ${result.heldout_accuracy}`);
+  // the one last-layer head carries the answer: without it the model is at chance or below
+  assert.equal(result.accuracy_last_layer_head_ablated.length, 1);
+  assert.ok(result.accuracy_last_layer_head_ablated[0] <= 0.6, `seed ${seed}: ablated ${result.accuracy_last_layer_head_ablated[0]}`);
+  return result;
+}
+
+test("train --recipe roles: seed 2's last-layer head follows the adjective and carries the answer; the folder is a GPT-2 with zero MLPs", () => {
+  const out = tmp("roles");
+  const result = trainRoles(2, out);
+  assert.ok(result.follow_share[0] >= 0.9, `head follows in ${result.follow_share[0]} of the twin pairs`);
+  // attention only: every MLP tensor of the saved GPT-2 folder is zero
+  const st = readSafetensors(path.join(out, "model.safetensors"));
+  const mlp = Object.keys(st.header).filter((k) => k.includes(".mlp."));
+  assert.equal(mlp.length, 8);
+  for (const name of mlp) {
+    const [from, to] = st.header[name].data_offsets;
+    assert.ok(st.data.subarray(from, to).every((b) => b === 0), `${name} is not zero`);
+  }
+  // a held-out twin pair through the loader: the top prediction follows the adjective; zeroing head
+  // 1.0 lowers the referent's probability; PyTorch reads the folder to the same probabilities
+  const base = "the fox was chased by the wolf because it was";
+  for (const [adjective, referent] of [["hungry", "wolf"], ["slow", "fox"]]) {
+    const text = `${base} ${adjective} . it refers to the ${adjective}`;
+    const m = cli(["model", "--dir", out, "--text", text, "--top", "2"]);
+    assert.equal(m.status, 0, m.stderr);
+    const ours = JSON.parse(m.stdout);
+    const last = ours.next.at(-1);
+    assert.equal(last[0].token, referent, `${adjective}: ${JSON.stringify(last)}`);
+    const a = cli(["model", "--dir", out, "--text", text, "--top", "2", "--ablate", "1.0"]);
+    assert.equal(a.status, 0, a.stderr);
+    const ablated = JSON.parse(a.stdout).intervened.next.at(-1).find((n) => n.token === referent);
+    assert.ok(!ablated || ablated.p < last[0].p - 0.2, `${adjective}: ablated ${JSON.stringify(ablated)} vs ${last[0].p}`);
+    const ids = last.map((n) => n.id);
+    const ref = torchReference(out, ours.token_ids, { top: 2, probsAt: ids });
+    last.forEach((n, i) => assert.ok(Math.abs(n.p - ref.probs_at.at(-1)[i]) <= 1e-4, `${n.token}: ${n.p} vs ${ref.probs_at.at(-1)[i]}`));
+  }
+});
+
+test("train --recipe roles: seeds 1 and 3 learn it too, through the one last-layer head", { skip: process.env.ATTN_FULL !== "1" }, () => {
+  for (const seed of [1, 3]) trainRoles(seed, tmp(`roles${seed}`));
+});
+
+test("train --recipe: an unknown recipe is refused by name", () => {
+  const r = cli(["train", "--recipe", "nope", "--seed", "1", "--steps", "1", "--out", tmp("nope")]);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--recipe must be default or roles/);
+  assert.equal(r.stdout, "");
 });
