@@ -574,6 +574,7 @@ int run_train(const std::vector<std::string>& args) {
   if (until <= 1) result["reached_accuracy_at"] = reached < 0 ? nlohmann::json(nullptr) : nlohmann::json(reached);
   result["recipe"] = recipe, result["corpus"] = attn::corpus_kind_name(s.corpus), result["attention_only"] = s.attention_only;
   result["twin_pairs"] = e.twin_pairs, result["follow_share"] = e.follow_share, result["follow_head"] = e.follow_head;
+  result["noun_weight"] = e.noun_weight;
   if (recipe == "roles") {  // the ablation check: held-out accuracy with each last-layer head zeroed
     const attn::Transformer model = trainer.model();
     std::vector<double> ablated;

@@ -934,6 +934,7 @@ TrainEvaluation Trainer::evaluate() {
   std::vector<int> twins(static_cast<std::size_t>(twin_ids), 0);
   // the same key per last-layer head: how many of the pair's two sentences the head weighs right
   std::vector<int> twin_follow(twins.size() * static_cast<std::size_t>(H), 0);
+  std::vector<double> noun_weight(static_cast<std::size_t>(H), 0.0);
   std::vector<std::vector<int>> chunk;
   const auto& held = corpus_.heldout;
   int correct = 0;
@@ -957,7 +958,10 @@ TrainEvaluation Trainer::evaluate() {
           const float* row = graph_->attention_row(l, b, h, t);
           const bool head_is_right = row[right_pos] > row[wrong_pos];
           head_right[static_cast<std::size_t>(l * H + h)] += head_is_right;
-          if (l == last_layer) twin_follow[key * static_cast<std::size_t>(H) + static_cast<std::size_t>(h)] += head_is_right;
+          if (l == last_layer) {
+            twin_follow[key * static_cast<std::size_t>(H) + static_cast<std::size_t>(h)] += head_is_right;
+            noun_weight[static_cast<std::size_t>(h)] += row[right_pos] + row[wrong_pos];
+          }
           any = any || head_is_right;
         }
         any_right[static_cast<std::size_t>(l)] += any;
@@ -985,6 +989,7 @@ TrainEvaluation Trainer::evaluate() {
     int follows = 0;
     for (std::size_t key = 0; key < twins.size(); ++key) follows += twin_follow[key * static_cast<std::size_t>(H) + static_cast<std::size_t>(h)] == 2;
     e.follow_share.push_back(pairs ? static_cast<double>(follows) / pairs : 0);
+    e.noun_weight.push_back(noun_weight[static_cast<std::size_t>(h)] / static_cast<double>(held.size()));
   }
   e.follow_head = static_cast<int>(std::max_element(e.follow_share.begin(), e.follow_share.end()) - e.follow_share.begin());
   return e;

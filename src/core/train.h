@@ -225,6 +225,10 @@ struct TrainEvaluation {
   // position, is on the referent in both sentences: it moves with the adjective. Per last-layer head;
   // follow_head is the one with the largest share.
   std::vector<double> follow_share;
+  // How much of each last-layer head's weight lies on the two nouns at the predict position, the
+  // mean over held-out sentences: follow_share compares the two weights however small they are, so
+  // a head that looks elsewhere can still "follow" by hundredths.
+  std::vector<double> noun_weight;
   int follow_head = 0;
   int twin_pairs = 0;
   int sentences = 0;

@@ -129,6 +129,9 @@ TEST_CASE("roles recipe: attention only keeps every MLP weight at zero while the
   REQUIRE(e.follow_share.size() == 1);
   CHECK(e.follow_share[0] >= 0.0);
   CHECK(e.follow_share[0] <= 1.0);
+  REQUIRE(e.noun_weight.size() == 1);
+  CHECK(e.noun_weight[0] >= 0.0);
+  CHECK(e.noun_weight[0] <= 1.0 + 1e-6);
   // the inference path agrees with the trainer's forward on the held-out accuracy
   CHECK(attn::ablated_accuracy(m, t.corpus(), {}) == doctest::Approx(e.accuracy).epsilon(0.02));
 }
