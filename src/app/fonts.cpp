@@ -38,7 +38,8 @@ constexpr std::size_t kMaxWanted = 8000;  // a pasted book stops growing the atl
 // Every character the panels draw: Latin, Greek, super/subscripts, arrows, maths, blocks, ★ ✓ ✗, �
 // (the same ranges as FONT_UNICODES in cmake/app.cmake, which cuts the font down to them).
 const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x1D40, 0x1D40, 0x1D62, 0x1D62, 0x2010, 0x205E,
-                                0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2580, 0x259F, 0x2605, 0x2605,
+                                0x2070, 0x209F, 0x2190, 0x21AF, 0x21B5, 0x21B5, 0x2200, 0x221E, 0x2223, 0x222B,
+                                0x2248, 0x2248, 0x2260, 0x2265, 0x2299, 0x2299, 0x22C5, 0x22C5, 0x2580, 0x259F, 0x2605, 0x2605,
                                 0x2713, 0x2718, 0x2C7C, 0x2C7C, 0xFFFD, 0xFFFD, 0};
 // What a "U+XXXX" box is written with (a smaller copy of the UI font).
 const ImWchar kHexRanges[] = {'+', '+', '0', '9', 'A', 'F', 'U', 'U', 0};

@@ -11,9 +11,11 @@ namespace attn {
 const char* head_pattern_name(HeadPattern p) {
   switch (p) {
     case HeadPattern::PreviousToken: return "previous_token";
+    case HeadPattern::NextToken: return "next_token";
     case HeadPattern::FirstToken: return "first_token";
     case HeadPattern::Itself: return "itself";
     case HeadPattern::OneToken: return "one_token";
+    case HeadPattern::LooksAhead: return "looks_ahead";
     case HeadPattern::SpreadOut: return "spread_out";
     case HeadPattern::Mixed: return "mixed";
     case HeadPattern::TooFew: return "too_few";
@@ -29,8 +31,8 @@ HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* val
   auto visible = [&](int i) { return causal ? std::min(i + 1, Tk) : Tk; };
   std::vector<double> key_sum(static_cast<std::size_t>(Tk), 0.0);
   std::vector<int> key_rows(static_cast<std::size_t>(Tk), 0);
-  double previous = 0, first = 0, self = 0, spread = 0;
-  int previous_rows = 0, first_rows = 0, self_rows = 0;
+  double previous = 0, first = 0, self = 0, next = 0, ahead = 0, spread = 0;
+  int previous_rows = 0, first_rows = 0, self_rows = 0, next_rows = 0;
   for (int i = 0; i < Tq; ++i) {
     const int n = visible(i);
     if (n < 2) continue;  // no choice: the row says nothing about the head
@@ -55,6 +57,11 @@ HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* val
       self += std::isfinite(weights(i, i)) ? weights(i, i) : 0.0f;
       ++self_rows;
     }
+    if (i + 1 < n) {  // a later key is visible (never under a causal mask)
+      next += std::isfinite(weights(i, i + 1)) ? weights(i, i + 1) : 0.0f;
+      ++next_rows;
+      for (int j = i + 1; j < n; ++j) ahead += std::isfinite(weights(i, j)) ? std::max(0.0f, weights(i, j)) : 0.0f;
+    }
   }
   if (values && values->rows() == Tk && values->cols() > 0) {
     double mean = 0;
@@ -71,6 +78,8 @@ HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* val
   s.previous = previous_rows ? static_cast<float>(previous / previous_rows) : 0.0f;
   s.first = first_rows ? static_cast<float>(first / first_rows) : 0.0f;
   s.self = self_rows ? static_cast<float>(self / self_rows) : 0.0f;
+  s.next = next_rows ? static_cast<float>(next / next_rows) : 0.0f;
+  s.ahead = static_cast<float>(ahead / s.rows_used);  // every row with a choice: the last one has nothing ahead
   // A key counts when at least half the rows see it (and kHeadMinRows): under a mask the last keys
   // are seen by a few rows only, and their choice does not make one "the" token the head looks for.
   const int min_rows = std::max(kHeadMinRows, (s.rows_used + 1) / 2);
@@ -85,12 +94,14 @@ HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* val
   }
   if (s.rows_used < kHeadMinRows) s.pattern = HeadPattern::TooFew;
   else if (previous_rows >= kHeadMinRows && s.previous >= kHeadPatternShare) s.pattern = HeadPattern::PreviousToken;
+  else if (next_rows >= kHeadMinRows && s.next >= kHeadPatternShare) s.pattern = HeadPattern::NextToken;
   else if (s.first >= kHeadPatternShare) s.pattern = HeadPattern::FirstToken;
   else if (s.self >= kHeadPatternShare) s.pattern = HeadPattern::Itself;
   else if (s.top_key >= 0 && s.top_key_share >= kHeadPatternShare) s.pattern = HeadPattern::OneToken;
+  else if (s.ahead >= kHeadPatternShare) s.pattern = HeadPattern::LooksAhead;
   else if (s.spread >= kHeadSpreadEntropy) s.pattern = HeadPattern::SpreadOut;
   s.sink = s.pattern == HeadPattern::FirstToken && s.first_value_ratio >= 0 && s.first_value_ratio < kSinkValueRatio;
-    return s;
+  return s;
 }
 
 }  // namespace attn

@@ -8,9 +8,11 @@ namespace attn {
 
 enum class HeadPattern {
   PreviousToken,  // most weight on the token just before (i − 1)
+  NextToken,      // most weight on the token just after (i + 1): only where later keys are visible
   FirstToken,     // most weight on token 0 (GPT-2's "attention sink")
   Itself,         // most weight on the query's own position (i)
   OneToken,       // most weight on one particular later-than-first token (HeadSummary::top_key)
+  LooksAhead,     // most weight on keys after the query (j > i), no single one: only without a causal mask
   SpreadOut,      // weight spread nearly evenly over every key it may see
   Mixed,          // none of the above passes its threshold
   TooFew,         // fewer than kHeadMinRows rows with a choice: too few tokens to call
@@ -35,6 +37,8 @@ struct HeadSummary {
   float previous = 0;  // weight on key i − 1, over rows 2 … (row 1's previous key is the first key)
   float first = 0;     // weight on key 0 (rows 1 … : row 0's key 0 is itself)
   float self = 0;      // weight on key i
+  float next = 0;      // weight on key i + 1, over rows 0 … Tk − 2 (0 under a causal mask: not visible)
+  float ahead = 0;     // weight on every key j > i together (0 under a causal mask)
   float spread = 0;    // entropy of the row / log(number of visible keys), in [0, 1]
   int top_key = -1;    // the key (other than 0) with the largest mean weight over the rows that see
   float top_key_share = 0;  // it, among keys seen by at least half the rows (and kHeadMinRows)

@@ -68,9 +68,11 @@ std::string key_text(const AppState& state, int key) {
 std::string summary_label(const AppState& state, const HeadSummary& s) {
   switch (s.pattern) {
     case HeadPattern::PreviousToken: return "previous token";
+    case HeadPattern::NextToken: return "next token";
     case HeadPattern::FirstToken: return s.sink ? "first token (a sink)" : "first token";
     case HeadPattern::Itself: return "itself";
     case HeadPattern::OneToken: return "mostly " + key_text(state, s.top_key);
+    case HeadPattern::LooksAhead: return "looks ahead";
     case HeadPattern::SpreadOut: return "spread out";
     case HeadPattern::Mixed: return "no single pattern";
     case HeadPattern::TooFew: return "too few tokens to call";
@@ -84,6 +86,9 @@ std::string summary_reading(const HeadSummary& s) {
     return "A label needs at least " + std::to_string(kHeadMinRows) + " rows that can choose among keys (" +
            std::to_string(kHeadMinRows + 1) + " tokens under the mask, " + std::to_string(kHeadMinRows + 2) +
            " for \"previous token\"); with fewer, a first-token head and a previous-token head look alike.";
+  if (s.pattern == HeadPattern::NextToken || s.pattern == HeadPattern::LooksAhead)
+    return "Most of this head's weight sits right of the diagonal, on words after the query: a model that reads both "
+           "ways (an encoder) can do this; a decoder's causal mask would hide every one of those keys.";
   if (s.pattern != HeadPattern::FirstToken || s.first_value_ratio < 0) return "";
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.2f", static_cast<double>(s.first_value_ratio));
@@ -101,7 +106,13 @@ std::string summary_numbers(const HeadSummary& s) {
   std::snprintf(text, sizeof text, "on the previous token %.0f%%, on the first %.0f%%, on itself %.0f%%; evenness %.2f",
                 static_cast<double>(s.previous) * 100, static_cast<double>(s.first) * 100,
                 static_cast<double>(s.self) * 100, static_cast<double>(s.spread));
-  return text;
+  std::string out = text;
+  if (s.ahead > 0) {  // later keys are visible: no causal mask
+    std::snprintf(text, sizeof text, "; on the next token %.0f%%, on every later one %.0f%%",
+                  static_cast<double>(s.next) * 100, static_cast<double>(s.ahead) * 100);
+    out += text;
+  }
+  return out;
 }
 
 // [SECTION] Thumbnails (the model view)
@@ -532,12 +543,14 @@ void draw_heads_panel(const AppState& state, AppInputs& next) {
 
   // Pattern counts: how many heads the rule names each way.
   if (real) {
-    const HeadPattern order[] = {HeadPattern::PreviousToken, HeadPattern::FirstToken, HeadPattern::Itself,
-                                 HeadPattern::OneToken, HeadPattern::SpreadOut, HeadPattern::Mixed, HeadPattern::TooFew};
-    const char* names[] = {"previous token", "first token", "itself", "one other token", "spread out",
-                           "no single pattern", "too few tokens to call"};
+    const HeadPattern order[] = {HeadPattern::PreviousToken, HeadPattern::NextToken, HeadPattern::FirstToken,
+                                 HeadPattern::Itself, HeadPattern::OneToken, HeadPattern::LooksAhead,
+                                 HeadPattern::SpreadOut, HeadPattern::Mixed, HeadPattern::TooFew};
+    const char* names[] = {"previous token", "next token", "first token", "itself", "one other token", "looks ahead",
+                           "spread out", "no single pattern", "too few tokens to call"};
+    static_assert(sizeof order / sizeof order[0] == sizeof names / sizeof names[0], "one name per pattern");
     std::string counts;
-    for (int k = 0; k < 7; ++k) {
+    for (std::size_t k = 0; k < sizeof order / sizeof order[0]; ++k) {
       const auto n = std::count_if(sums.begin(), sums.end(), [&](const HeadSummary& s) { return s.pattern == order[k]; });
       if (n) counts += (counts.empty() ? "" : ", ") + std::string(names[k]) + " " + std::to_string(n);
     }

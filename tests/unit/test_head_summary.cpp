@@ -117,3 +117,37 @@ TEST_CASE("head summary: a first-token head on a small value is a sink") {
   CHECK(sink.sink);
   CHECK(summarize_head(w, true).first_value_ratio == -1);  // no values given: not known
 }
+
+TEST_CASE("head summary, no causal mask: a next-token head and a head that looks ahead") {
+  // Row i puts 0.7 on key i + 1 (the last row, which has no next key, on itself), the rest evenly.
+  const int T = 6;
+  Matrix next = Matrix::Constant(T, T, 0.3f / (T - 1));
+  for (int i = 0; i < T; ++i) next(i, std::min(i + 1, T - 1)) = 0.7f;
+  const HeadSummary n = summarize_head(next, false);
+  CHECK(n.pattern == HeadPattern::NextToken);
+  CHECK(std::string(head_pattern_name(n.pattern)) == "next_token");
+  CHECK(n.next == doctest::Approx(0.7).epsilon(1e-6));  // rows 0 … 4
+  // ahead: rows 0 … 4 have 0.7 + (T − 2 − i) · 0.06 after them, the last row nothing (mean over 6 rows)
+  double ahead = 0;
+  for (int i = 0; i < T - 1; ++i) ahead += 0.7 + (T - 2 - i) * 0.06;
+  CHECK(n.ahead == doctest::Approx(ahead / T).epsilon(1e-5));
+
+  // Every row spreads 0.8 over all its later keys (no single one wins), 0.2 over itself and earlier ones.
+  Matrix later = Matrix::Zero(T, T);
+  for (int i = 0; i < T; ++i) {
+    const int after = T - 1 - i;
+    for (int j = 0; j < T; ++j)
+      later(i, j) = after == 0 ? 1.0f / T : j > i ? 0.8f / after : 0.2f / (i + 1);
+  }
+  const HeadSummary a = summarize_head(later, false);
+  CHECK(a.pattern == HeadPattern::LooksAhead);
+  CHECK(std::string(head_pattern_name(a.pattern)) == "looks_ahead");
+  CHECK(a.ahead >= kHeadPatternShare);
+  CHECK(a.next < kHeadPatternShare);
+
+  // Under a causal mask the same matrix has nothing ahead: later keys are not visible.
+  const HeadSummary masked = summarize_head(later, true);
+  CHECK(masked.ahead == 0.0f);
+  CHECK(masked.next == 0.0f);
+  CHECK(masked.pattern != HeadPattern::LooksAhead);
+}
