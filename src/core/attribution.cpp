@@ -72,14 +72,19 @@ double LogitAttribution::sum() const {
          static_cast<double>(mlps.sum());
 }
 
+std::string why_no_attribution(const TransformerConfig& c) {
+  if (!c.has_lm_head) return "this model has no LM head, so there is no logit to attribute";
+  if (c.post_norm || c.head_transform)
+    return "direct logit attribution needs the logit to be a sum of parts: this model norms after each add "
+           "(post-norm blocks) and its masked-LM head is not linear (dense, GELU, LayerNorm), so no part's share "
+           "can be read off alone";
+  return "";
+}
+
 LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
                                  int against, Backend backend) {
   const TransformerConfig& c = model.config;
-  if (!c.has_lm_head) bad("attribution", "this model has no LM head, so there is no logit to attribute");
-  if (c.post_norm || c.head_transform)
-    bad("attribution", "direct logit attribution needs the logit to be a sum of parts: this model norms after each "
-                       "add (post-norm blocks) and its masked-LM head is not linear (dense, GELU, LayerNorm), so no "
-                       "part's share can be read off alone");
+  if (const std::string why = why_no_attribution(c); !why.empty()) bad("attribution", why);
   check_position(trace, position);
   check_token(c, target, "target");
   if (against >= 0) check_token(c, against, "against");

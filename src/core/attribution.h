@@ -33,6 +33,9 @@ struct LogitAttribution {
 // line saying why.
 LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
                                  int against = -1, Backend backend = Backend::Simd);
+// Whether a model's logit is a sum of parts that attribute_logit can read (an LM head, pre-norm
+// blocks, a linear head); "" when it is, else the one line saying why not (what attribute_logit throws).
+std::string why_no_attribution(const TransformerConfig& config);
 
 // Weights are not influence (Kobayashi et al., 2020): what key j sends to query i through head h is
 // α_ij · v_j W_O^h, so its size is α_ij · ‖v_j W_O^h‖ — a large weight on a value the head's W_O
