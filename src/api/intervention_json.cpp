@@ -130,12 +130,12 @@ Intervention with_patches(const Transformer& model, Intervention edit, const Mod
 
 InterventionRequest intervention_request(const LoadedModel& m, const json& q) {
   if (!q.is_object()) bad("intervene", "takes an object {text, ablate, cut, patch, target, ...}");
-  static const char* const kKeys[] = {"text", "top", "ablate", "ablate_kind", "cut", "patch", "target", "against", "at", "sweep"};
+  static const char* const kKeys[] = {"text", "top", "ablate", "ablate_kind", "cut", "patch", "target", "against", "at", "sweep", "pad"};
   for (const auto& item : q.items())
     if (std::find(std::begin(kKeys), std::end(kKeys), item.key()) == std::end(kKeys)) bad("intervene", "unknown key \"" + item.key() + "\"");
   const auto text = [&](const json& v, const std::string& what) {
     if (!v.is_string() || v.get<std::string>().empty()) bad(what, "must be a non-empty string");
-    return m.tokenizer->encode(v.get<std::string>(), /*add_special=*/true);
+    return model_text_ids(m, v.get<std::string>(), what);
   };
   InterventionRequest r;
   if (!q.contains("text")) bad("text", "must be a non-empty string");
@@ -158,6 +158,7 @@ InterventionRequest intervention_request(const LoadedModel& m, const json& q) {
   if (q.contains("target")) r.target = token(q["target"], "target");
   if (q.contains("against")) r.against = token(q["against"], "against");
   if (q.contains("at")) r.at = whole(q["at"], "at");
+  if (q.contains("pad")) r.padding = whole(q["pad"], "pad");
   if (r.at < -1) bad("at", "must be a position from 0");
   if (q.contains("sweep")) {
     const json& k = q["sweep"];
@@ -193,36 +194,70 @@ int token_from_spec(const LoadedModel& m, const std::string& spec, const std::st
 json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
   const Transformer& model = *m.model;
   const TransformerConfig& c = model.config;
-  const int T = static_cast<int>(r.ids.size());
   if (r.top < 1 || r.top > 100) bad("top", "must be a whole number from 1 to 100");
+  const std::vector<int> ids = padded_ids(m, r.ids, r.padding);
+  const int T = static_cast<int>(ids.size()), real = static_cast<int>(r.ids.size());
   check_attention_size(c, T);
-  const int at = r.at < 0 ? T - 1 : r.at;
-  if (at >= T) bad("at", "position " + std::to_string(at) + " is outside the text (0 to " + std::to_string(T - 1) + ")");
+  check_mask_tokens(m, r.ids);
   const bool patching = !r.source_ids.empty();
   if (!patching && (!r.patch_heads.empty() || !r.patch_resid.empty())) bad("patch", "needs the text to copy from");
   if (patching && r.patch_heads.empty() && r.patch_resid.empty() && r.sweep == SweepKind::None)
     bad("patch-from", "say what to copy: heads, residual streams, or a sweep");
   if (patching && r.source_ids.size() != r.ids.size())
     bad("patch-from", "the two texts must have the same number of tokens (" + std::to_string(r.source_ids.size()) + " and " +
-                          std::to_string(T) + ")");
+                          std::to_string(real) + ")");
+  if (patching) check_mask_tokens(m, r.source_ids);
   if (r.sweep == SweepKind::Positions && !patching) bad("sweep", "positions patches each stream: it needs the text to copy from");
+
+  // The position measured: a decoder's last token, an encoder's first mask token (or the one asked for).
+  const bool encoder = !c.causal;
+  const int mask = m.tokenizer->mask_id();
+  int at = r.at;
+  if (at < 0 && !encoder) at = real - 1;
+  for (int t = 0; at < 0 && mask >= 0 && t < real; ++t)
+    if (r.ids[static_cast<std::size_t>(t)] == mask) at = t;
+  if (at >= real) bad("at", "position " + std::to_string(at) + " is outside the text (0 to " + std::to_string(real - 1) + ")");
+  std::string unmeasured;  // why nothing is measured ("" when log p(target) at `at` is)
+  if (!c.has_lm_head)
+    unmeasured = "this model has no LM head (its file has no masked-LM head), so there are no predictions to measure";
+  else if (at < 0)
+    unmeasured = "an encoder predicts words at its mask tokens: put " +
+                 (mask >= 0 ? m.tokenizer->vocab_token(mask) : std::string("a mask token")) +
+                 " in the text, or give the position to measure (at)";
+  if (!unmeasured.empty()) {
+    if (r.target >= 0) bad("target", unmeasured);
+    if (r.sweep != SweepKind::None) bad("sweep", "measures log p(target): " + unmeasured);
+    if (r.at >= 0) bad("at", unmeasured);
+  }
+  const std::string no_attribution = why_no_attribution(c);
+  if (r.against >= 0 && !no_attribution.empty())
+    bad("against", "it only changes the logit the attribution reads, and this model has no attribution: " + no_attribution);
+  const bool measured = unmeasured.empty();
 
   ForwardOptions options;
   options.top_k = r.top;
+  options.padding = r.padding;
   options.stream_bytes = std::numeric_limits<std::int64_t>::max();  // every layer's detail follows: none run twice
-  const ModelTrace base = transformer_forward(model, r.ids, options);
-  const int target = r.target >= 0 ? r.target : top_next_tokens(base, at, 1).at(0).id;
+  const ModelTrace base = transformer_forward(model, ids, options);
+  const int target = !measured ? -1 : r.target >= 0 ? r.target : top_next_tokens(base, at, 1).at(0).id;
+  const auto log_prob_of = [&](const ModelTrace& run) { return measured ? token_log_prob(model, run, at, target) : 0.0; };
+  const auto measure = [&](double v) { return measured ? json(v) : json(nullptr); };
+  // an encoder's predictions are at its mask tokens; a decoder's next tokens everywhere
+  const char* predictions = encoder ? "masked" : "next";
+  const auto predictions_json = [&](const ModelTrace& run) { return encoder ? masked_json(m, run, r.top) : next_json(m, run, r.top); };
   ModelTrace source;
   Intervention edit = r.edit;
   if (patching) {
-    source = transformer_forward(model, r.source_ids, options);
+    source = transformer_forward(model, padded_ids(m, r.source_ids, r.padding), options);
     edit = with_patches(model, edit, source, r.patch_heads, r.patch_resid);
   }
   json tokens = json::array();
-  for (int id : r.ids) tokens.push_back(m.tokenizer->decode({id}));
-  const double log_prob = token_log_prob(model, base, at, target);
-  json out = {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", r.ids}, {"at", at},
-              {"target", token_json(m, target)}, {"next", next_json(m, base, r.top)}, {"log_prob", log_prob}};
+  for (int id : ids) tokens.push_back(m.tokenizer->decode({id}));
+  const double log_prob = log_prob_of(base);
+  json out = {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", ids}, {"at", measured ? json(at) : json(nullptr)},
+              {"target", measured ? token_json(m, target) : json(nullptr)}, {predictions, predictions_json(base)},
+              {"log_prob", measure(log_prob)}};
+  if (r.padding > 0) out["padding"] = r.padding;
   if (r.against >= 0) out["against"] = token_json(m, r.against);
 
   const ModelTrace* shown = &base;
@@ -230,20 +265,29 @@ json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
   if (!edit.empty()) {
     changed = rerun_forward(model, base, edit, options);
     shown = &changed;
-    const double after = token_log_prob(model, changed, at, target);
+    const double after = log_prob_of(changed);
     out["intervened"] = {{"ablate", heads_json(edit.ablate)}, {"ablate_kind", ablate_kind_name(edit.ablate_kind)},
-                         {"cuts", cuts_json(edit.cuts)}, {"next", next_json(m, changed, r.top)}, {"log_prob", after},
-                         {"delta_log_prob", after - log_prob}};
+                         {"cuts", cuts_json(edit.cuts)}, {predictions, predictions_json(changed)}, {"log_prob", measure(after)},
+                         {"delta_log_prob", measure(after - log_prob)}};
     if (patching) {
-      const double a = token_log_prob(model, source, at, target);
-      out["patch"] = {{"heads", heads_json(r.patch_heads)}, {"resid", r.patch_resid}, {"source_log_prob", a},
-                      {"base_log_prob", log_prob}, {"patched_log_prob", after},
-                      {"restored", number_or_null(restored_fraction(after, a, log_prob))}};
+      const double a = log_prob_of(source);
+      out["patch"] = {{"heads", heads_json(r.patch_heads)}, {"resid", r.patch_resid}, {"source_log_prob", measure(a)},
+                      {"base_log_prob", measure(log_prob)}, {"patched_log_prob", measure(after)},
+                      {"restored", measured ? number_or_null(restored_fraction(after, a, log_prob)) : json(nullptr)}};
     }
   }
-  bool stream_patched_here = false;
-  for (const StreamPatch& p : shown->intervention.stream_patches) stream_patched_here |= p.position == at;
-  out["attribution"] = stream_patched_here ? json(nullptr) : attribution_json(attribute_logit(model, *shown, at, target, r.against), c);
+  // attribution where the logit is a sum of parts; else null and the one line saying why
+  std::string attribution_note = !no_attribution.empty() ? no_attribution : unmeasured;
+  for (const StreamPatch& p : shown->intervention.stream_patches)
+    if (attribution_note.empty() && p.position == at)
+      attribution_note = "the stream at position " + std::to_string(at) + " is patched at layer " + std::to_string(p.layer) +
+                         ", so what came before the patch is not in its sum";
+  if (attribution_note.empty()) {
+    out["attribution"] = attribution_json(attribute_logit(model, *shown, at, target, r.against), c);
+  } else {
+    out["attribution"] = nullptr;
+    out["attribution_note"] = attribution_note;
+  }
 
   // one pass over the shown run's layers: the intervened weights, value-weighted attention, rollout
   json weighted = json::array(), norms = json::array(), attention = json::array();

@@ -43,35 +43,46 @@ Intervention with_patches(const Transformer& model, Intervention edit, const Mod
                           const std::vector<HeadRef>& heads, const std::vector<std::pair<int, int>>& resid);
 
 struct InterventionRequest {
-  std::vector<int> ids;                          // the text the model reads (B when patching)
+  std::vector<int> ids;                          // the text the model reads (B when patching), without padding
   Intervention edit;                             // ablate, ablate_kind, cuts; patches come from `source_ids`
   std::vector<int> source_ids;                   // A, the run patches copy from (empty: no patching)
   std::vector<HeadRef> patch_heads;              // heads whose output A gives B
   std::vector<std::pair<int, int>> patch_resid;  // (layer, position): streams A gives B
-  int target = -1;                               // −1: the unchanged run's likeliest next token at `at`
-  int against = -1;                              // ≥ 0: attribution of target − against
-  int at = -1;                                   // −1: the last position
+  int target = -1;                               // −1: the unchanged run's likeliest token at `at`
+  int against = -1;                              // ≥ 0: attribution of target − against (models with attribution only)
+  int at = -1;                                   // −1: a decoder's last position, an encoder's first mask token
   SweepKind sweep = SweepKind::None;             // heads: ablate (or patch) each head alone; positions: patch each stream
   int top = 5;
+  int padding = 0;                               // [PAD] / <pad> tokens appended to both texts, attention mask 0
 };
 
 // A token named as the tokenizer's vocabulary writes it ("Ġstreet"), as text that is one token
 // (" street"), or "#id". Throws std::invalid_argument("<what>: …") otherwise.
 int token_from_spec(const LoadedModel& model, const std::string& spec, const std::string& what);
 
-// {model, tokens, token_ids, at, target {token, id}, against?, next [position] (the unchanged run),
-//  log_prob, intervened? {ablate, ablate_kind, cuts, patch?, next, log_prob, delta_log_prob, attention
-//  [L][H][T][T]}, patch? {source_log_prob, base_log_prob, patched_log_prob, restored (null: no
-//  difference to restore)}, attribution {logit, offset, embeddings, heads [L][H], biases [L], mlps [L],
-//  sum, post_norms_frozen, before_final_softcap} of the run shown (intervened when there is a change),
-//  value_weighted [L][H][T][T], value_norms [L][H][T], rollout [L][T][T], sweep? {kind, metric,
-//  values, baseline, source?}}. Throws std::invalid_argument for any bad part of the request.
+// {model, tokens, token_ids, at, target {token, id}, against?, next [position] (the unchanged run;
+//  an encoder: masked [{position, top}] as model_trace_json has it), log_prob, padding?, intervened?
+//  {ablate, ablate_kind, cuts, patch?, next (or masked), log_prob, delta_log_prob, attention [L][H][T][T]},
+//  patch? {source_log_prob, base_log_prob, patched_log_prob, restored (null: no difference to restore)},
+//  attribution {logit, offset, embeddings, heads [L][H], biases [L], mlps [L], sum, post_norms_frozen,
+//  before_final_softcap} of the run shown (intervened when there is a change), value_weighted
+//  [L][H][T][T], value_norms [L][H][T], rollout [L][T][T], sweep? {kind, metric, values, baseline,
+//  source?}}.
+// What is measured: log p(target) at `at`. A decoder's `at` defaults to its last token, an encoder's to
+// its first mask token; an encoder with no mask token and no `at`, or a model without an LM head (an
+// encoder read without its masked-LM head), measures nothing: at, target and every log-prob are null,
+// and a target, a sweep (an `at` too without an LM head) are refused. attribution is null with
+// attribution_note (one line) where it cannot be read: a model whose logit is not a sum of parts
+// (why_no_attribution: an encoder's post-norm blocks and masked-LM head), nothing measured, or the
+// stream at `at` patched; `against` (which feeds only attribution) is refused on a model without it.
+// Throws std::invalid_argument for any bad part of the request.
 nlohmann::json intervention_json(const LoadedModel& model, const InterventionRequest& request);
 
 // The page's form of a request (attentionExplainer.intervene): {text, top?, ablate? [[l, h], ...],
 // ablate_kind? "zero" | "mean", cut? [{layer, head: h | "all", query, key}], patch? {from: TEXT,
 // heads?: [[l, h]], resid?: [[l, position]]}, target?, against? (a token as token_from_spec reads
-// it, or an id), at?, sweep? "heads" | "positions"}. Throws std::invalid_argument naming the key.
+// it, or an id), at?, sweep? "heads" | "positions", pad? (padding tokens)}. The texts are read as
+// model_text_ids reads them. Throws std::invalid_argument naming the key.
 InterventionRequest intervention_request(const LoadedModel& model, const nlohmann::json& request);
 
 }  // namespace attn

@@ -59,14 +59,25 @@ json model_info_json(const LoadedModel& m) {
   return info;
 }
 
-json model_trace_json(const LoadedModel& m, const std::string& text, int top, int padding, const Intervention* edit) {
-  if (text.empty()) throw std::invalid_argument("text: is empty; give the model something to read");
+std::vector<int> model_text_ids(const LoadedModel& m, const std::string& text, const std::string& what) {
+  if (text.empty()) throw std::invalid_argument(what + ": is empty; give the model something to read");
   if (!m.model->config.causal && m.tokenizer->mask_id() < 0)
     for (const char* mask : {"[MASK]", "<mask>"})
       if (text.find(mask) != std::string::npos)
-        throw std::invalid_argument(std::string("text: has ") + mask +
+        throw std::invalid_argument(what + ": has " + mask +
                                     " but this model's tokenizer has no mask token, so there is no word to fill in");
-  return model_trace_json(m, m.tokenizer->encode(text, /*add_special=*/true), top, padding, edit);  // what the model reads
+  return m.tokenizer->encode(text, /*add_special=*/true);  // what the model reads
+}
+
+void check_mask_tokens(const LoadedModel& m, const std::vector<int>& ids) {
+  const TransformerConfig& c = m.model->config;
+  const int mask = m.tokenizer->mask_id();
+  if (!c.causal && !c.has_lm_head && mask >= 0 && std::find(ids.begin(), ids.end(), mask) != ids.end())
+    throw std::invalid_argument("text: has a mask token but the model's file has no masked-LM head, so it cannot fill it in");
+}
+
+json model_trace_json(const LoadedModel& m, const std::string& text, int top, int padding) {
+  return model_trace_json(m, model_text_ids(m, text), top, padding);
 }
 
 void check_attention_size(const TransformerConfig& c, long long T) {
@@ -120,27 +131,30 @@ json masked_json(const LoadedModel& m, const ModelTrace& trace, int top) {
   return masked;
 }
 
+namespace {
 int padding_token(const LoadedModel& m) {
   for (const char* pad : {"[PAD]", "<pad>"})
     if (m.tokenizer->special_id(pad) >= 0) return m.tokenizer->special_id(pad);
   throw std::invalid_argument("padding: this model's tokenizer has no [PAD] or <pad> token to pad with");
 }
+}  // namespace
 
-json model_trace_json(const LoadedModel& m, const std::vector<int>& ids_in, int top, int padding, const Intervention* edit) {
-  if (top < 1 || top > 100) throw std::invalid_argument("top: must be a whole number from 1 to 100");
+std::vector<int> padded_ids(const LoadedModel& m, std::vector<int> ids, int padding) {
   if (padding < 0 || padding > kMaxModelTokens)
     throw std::invalid_argument("padding: must be a whole number from 0 to " + std::to_string(kMaxModelTokens));
-  const TransformerConfig& c = m.model->config;
-  std::vector<int> ids = ids_in;
   if (padding > 0) ids.insert(ids.end(), static_cast<std::size_t>(padding), padding_token(m));
+  return ids;
+}
+
+json model_trace_json(const LoadedModel& m, const std::vector<int>& ids_in, int top, int padding) {
+  if (top < 1 || top > 100) throw std::invalid_argument("top: must be a whole number from 1 to 100");
+  const TransformerConfig& c = m.model->config;
+  const std::vector<int> ids = padded_ids(m, ids_in, padding);
   check_attention_size(c, static_cast<long long>(ids.size()));
-  const int mask = m.tokenizer->mask_id();
-  if (!c.causal && !c.has_lm_head && mask >= 0 && std::find(ids_in.begin(), ids_in.end(), mask) != ids_in.end())
-    throw std::invalid_argument("text: has a mask token but the model's file has no masked-LM head, so it cannot fill it in");
+  check_mask_tokens(m, ids_in);
   ForwardOptions options;
   options.top_k = top;
   options.padding = padding;
-  options.intervention = edit;
   options.stream_bytes = std::numeric_limits<std::int64_t>::max();  // every layer's detail follows: none run twice
   const ModelTrace trace = transformer_forward(*m.model, ids, options);
   json tokens = json::array();
@@ -151,14 +165,6 @@ json model_trace_json(const LoadedModel& m, const std::vector<int>& ids_in, int 
   if (c.causal) out["next"] = next_json(m, trace, top);
   else out["masked"] = masked_json(m, trace, top);
   if (padding > 0) out["padding"] = padding;
-  if (edit && !edit->empty()) {
-    json cuts = json::array();
-    for (const LinkCut& cut : edit->cuts)
-      cuts.push_back({{"layer", cut.layer}, {"head", cut.head < 0 ? json("all") : json(cut.head)}, {"query", cut.query}, {"key", cut.key}});
-    json ablate = json::array();
-    for (const HeadRef& h : edit->ablate) ablate.push_back({h.layer, h.head});
-    out["intervention"] = {{"ablate", ablate}, {"ablate_kind", ablate_kind_name(edit->ablate_kind)}, {"cuts", cuts}};
-  }
   return out;
 }
 

@@ -25,13 +25,19 @@ nlohmann::json model_info_json(const LoadedModel& model);
 // Throws std::invalid_argument for empty text, too many tokens, top outside 1…100, and for an
 // encoder: a [MASK] / <mask> typed when its tokenizer has no mask token, or a mask token when the
 // model has no masked-LM head.
-// `edit` (validated): the run with that intervention (an encoder's ablations and cuts from the CLI;
-// `intervention` in the result).
-nlohmann::json model_trace_json(const LoadedModel& model, const std::string& text, int top, int padding = 0,
-                                const Intervention* edit = nullptr);
+nlohmann::json model_trace_json(const LoadedModel& model, const std::string& text, int top, int padding = 0);
 // The same for token ids given directly (ids outside the vocabulary are refused by the forward).
-nlohmann::json model_trace_json(const LoadedModel& model, const std::vector<int>& ids, int top, int padding = 0,
-                                const Intervention* edit = nullptr);
+nlohmann::json model_trace_json(const LoadedModel& model, const std::vector<int>& ids, int top, int padding = 0);
+
+// What both traces and interventions read a text and its padding with. model_text_ids: the ids the
+// model reads (the tokenizer's specials added), refusing an empty text and, for an encoder, a
+// [MASK] / <mask> typed when its tokenizer has no mask token ("<what>: …"). check_mask_tokens: an
+// encoder's mask token among ids when the model has no masked-LM head is refused ("text: …").
+// padded_ids: ids and `padding` of the tokenizer's [PAD] / <pad> tokens (0 … kMaxModelTokens;
+// a tokenizer with neither is refused).
+std::vector<int> model_text_ids(const LoadedModel& model, const std::string& text, const std::string& what = "text");
+void check_mask_tokens(const LoadedModel& model, const std::vector<int>& ids);
+std::vector<int> padded_ids(const LoadedModel& model, std::vector<int> ids, int padding);
 
 // The parts both traces and interventions print: a refusal when layers × heads × T × T numbers would
 // be too many for JSON; a matrix as rows (non-finite entries null); every layer's and head's weights

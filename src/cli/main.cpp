@@ -335,26 +335,12 @@ int run_model(const std::vector<std::string>& args) {
       throw UsageError("--ids: token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
                        std::to_string(model.model->config.vocab_size - 1) + ")");
   nlohmann::json result;
-  const bool encoder = !model.model->config.causal;
-  if (pad > 0 && intervening && !encoder) throw UsageError("--pad goes with a plain run, or an encoder's --ablate and --cut");
-  if (!intervening || encoder) {
-    // An encoder's interventions: the run with its heads ablated and links cut (the attribution and
-    // patching reports read a decoder's logit as a sum of parts, which an encoder's is not).
-    if (encoder && (flags.count("--patch-from") || flags.count("--target") || flags.count("--against") ||
-                    flags.count("--at") || flags.count("--sweep")))
-      throw UsageError("on an encoder only --ablate, --ablate-kind and --cut apply: its logits are not a sum of "
-                       "parts (post-norm blocks, a non-linear masked-LM head), so the attribution, patching and "
-                       "sweep reports are a decoder's");
-    const attn::Intervention* edit = intervening ? &request.edit : nullptr;
-    result = flags.count("--ids") ? attn::model_trace_json(model, ids, top, pad, edit)
-                                  : attn::model_trace_json(model, flags.at("--text"), top, pad, edit);
-  } else {
-    const auto read = [&](const std::string& text, const char* flag) {
-      if (text.empty()) throw UsageError(std::string(flag) + " is empty; give the model something to read");
-      return model.tokenizer->encode(text, /*add_special=*/true);
-    };
-    request.ids = flags.count("--ids") ? ids : read(flags.at("--text"), "--text");
-    if (flags.count("--patch-from")) request.source_ids = read(flags.at("--patch-from"), "--patch-from");
+  if (!intervening) {
+    result = flags.count("--ids") ? attn::model_trace_json(model, ids, top, pad) : attn::model_trace_json(model, flags.at("--text"), top, pad);
+  } else {  // every family's interventions: intervention_json (an encoder's without attribution, which says why)
+    request.ids = flags.count("--ids") ? ids : attn::model_text_ids(model, flags.at("--text"), "--text");
+    request.padding = pad;
+    if (flags.count("--patch-from")) request.source_ids = attn::model_text_ids(model, flags.at("--patch-from"), "--patch-from");
     if (flags.count("--target")) request.target = attn::token_from_spec(model, flags.at("--target"), "--target");
     if (flags.count("--against")) request.against = attn::token_from_spec(model, flags.at("--against"), "--against");
     result = attn::intervention_json(model, request);

@@ -196,13 +196,23 @@ for (const [index, [name, options, checks]] of CASES.entries()) {
         for (const edit of text === texts[0] ? checks.edits || [] : []) {
           const args = ["model", "--dir", dir, "--ids", ids.join(","), "--top", "5", "--ablate", edit.ablate, "--cut", edit.cut];
           if (edit.ablate_kind) args.push("--ablate-kind", edit.ablate_kind);
-          const changed = run(args);
-          assert.equal(changed.intervention.ablate_kind, edit.ablate_kind || "zero");
+          const got = run(args);  // intervention_json, as a decoder's: the intervened run under `intervened`
+          assert.equal(got.intervened.ablate_kind, edit.ablate_kind || "zero");
+          assert.equal(got.attribution, null, "no attribution on an encoder");
+          assert.ok(got.attribution_note.includes("post-norm"), got.attribution_note);
+          const changed = { model: got.model, token_ids: got.token_ids, attention: got.intervened.attention, masked: got.intervened.masked };
           const [where, link] = edit.cut.split(":");
           const [layer, head] = where.split(".");
           const [q, k] = link.split("-").map(Number);
           assert.equal(changed.attention[Number(layer)][head === "*" ? 0 : Number(head)][q][k], 0, "the cut link: exactly 0");
           runs.push([`ablate ${edit.ablate} (${edit.ablate_kind || "zero"}), cut ${edit.cut}`, changed, requestFor(changed, edit)]);
+          // log p of the unchanged run's likeliest word at the first mask, before and after, against PyTorch's
+          const first = got.masked[0];
+          assert.equal(got.at, first.position, "an encoder measures at its first mask token");
+          assert.equal(got.target.id, first.top[0].id);
+          const [before, after] = torchEncoder(dir, [{ ids, probs_at: [got.target.id] }, { ids, probs_at: [got.target.id], ...edit }]);
+          assert.ok(Math.abs(got.log_prob - Math.log(before.probs_at[got.at][0])) <= 1e-4, `log p ${got.log_prob}`);
+          assert.ok(Math.abs(got.intervened.log_prob - Math.log(after.probs_at[got.at][0])) <= 1e-4, `log p after ${got.intervened.log_prob}`);
         }
       }
       const refs = torchEncoder(dir, runs.map(([, , request]) => request));
@@ -211,9 +221,16 @@ for (const [index, [name, options, checks]] of CASES.entries()) {
         console.log(`# ${name}: ${what}: attention ${worst.attention.toExponential(1)}, p ${worst.probability.toExponential(1)}`);
       });
       if (checks.edits) {
-        const refused = cli(["model", "--dir", dir, "--ids", runs[0][2].ids.join(","), "--ablate", "0.0", "--target", "#5"]);
-        assert.equal(refused.status, 2, "the attribution report is a decoder's");
+        // the ablation sweep measures log p at the mask; against feeds only the attribution an encoder lacks
+        const ids = runs[0][2].ids;
+        const swept = run(["model", "--dir", dir, "--ids", ids.join(","), "--sweep", "heads", "--target", "#5"]);
+        assert.equal(swept.target.id, 5);
+        assert.equal(swept.sweep.values.length, options.layers);
+        assert.ok(swept.sweep.values.flat().every(Number.isFinite), "every head's Δ log p");
+        const refused = cli(["model", "--dir", dir, "--ids", ids.join(","), "--ablate", "0.0", "--against", "#5"]);
+        assert.equal(refused.status, 2, "against: only the attribution reads it");
         assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+        assert.ok(refused.stderr.includes("against"), refused.stderr);
       }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
