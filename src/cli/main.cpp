@@ -63,13 +63,15 @@ const char* const kUsage =
     "                               padding tokens hidden as keys (attention mask 0)\n"
     "  tokenize (--dir DIR | --vocab FILE --merges FILE | --tokenizer-json FILE) [--text TEXT]\n"
     "           [--add-special-tokens] [--batch]\n"
-    "                               a real model's tokenizer (BPE: GPT-2, Llama, Qwen, Mistral, Gemma;\n"
-    "                               or WordLevel); --add-special-tokens: with the template's BOS;\n"
+    "                               a real model's tokenizer (BPE: GPT-2, Llama, Qwen, Mistral, Gemma,\n"
+    "                               RoBERTa; WordPiece: BERT, DistilBERT;\n"
+    "                               or WordLevel); --add-special-tokens: with the template's specials;\n"
     "                               --batch: a JSON array of texts on stdin (strings, or\n"
     "                               {\"text\", \"add_special_tokens\"}), one result each\n"
     "                               on TEXT (default: stdin): {\"ids\": [...], \"tokens\": [...]},\n"
     "                               tokens as shown to a learner (\"\u00b7it\" for \" it\");\n"
-    "                               DIR holds tokenizer.json or vocab.json + merges.txt\n"
+    "                               DIR holds tokenizer.json, vocab.json + merges.txt, or a BERT's\n"
+    "                               vocab.txt (+ tokenizer_config.json), read as the model loader does\n"
     "  train --seed S --steps N --out DIR [--no-scale] [--layers L --heads H --d-model D]\n"
     "        [--lr X] [--batch B] [--grad-clip X] [--weight-decay X] [--eval-every K]\n"
     "        [--until-accuracy A] [--all-tokens] [--init-out DIR0] [--recipe default|roles]\n"
@@ -369,13 +371,18 @@ int run_tokenize(const std::vector<std::string>& args) {
   const int sources = static_cast<int>(flags.count("--dir")) + static_cast<int>(flags.count("--tokenizer-json")) +
                       static_cast<int>(flags.count("--vocab") || flags.count("--merges"));
   if (sources != 1) throw UsageError("tokenize needs one of --dir DIR, --vocab FILE --merges FILE, --tokenizer-json FILE");
-  std::string json_path, vocab_path, merges_path;
-  if (flags.count("--dir")) {
+  std::string json_path, vocab_path, merges_path, vocab_txt_path, config_path;
+  if (flags.count("--dir")) {  // as the loader picks: tokenizer.json, vocab.json + merges.txt, or BERT's vocab.txt
     const std::filesystem::path dir = flags.at("--dir");
-    if (std::filesystem::exists(dir / "tokenizer.json"))
+    if (std::filesystem::exists(dir / "tokenizer.json")) {
       json_path = (dir / "tokenizer.json").string();
-    else
+    } else if (!std::filesystem::exists(dir / "vocab.json") && !std::filesystem::exists(dir / "merges.txt") &&
+               std::filesystem::exists(dir / "vocab.txt")) {
+      vocab_txt_path = (dir / "vocab.txt").string();
+      if (std::filesystem::exists(dir / "tokenizer_config.json")) config_path = (dir / "tokenizer_config.json").string();
+    } else {
       vocab_path = (dir / "vocab.json").string(), merges_path = (dir / "merges.txt").string();
+    }
   } else if (flags.count("--tokenizer-json")) {
     json_path = flags.at("--tokenizer-json");
   } else {
@@ -383,8 +390,10 @@ int run_tokenize(const std::vector<std::string>& args) {
     vocab_path = flags.at("--vocab"), merges_path = flags.at("--merges");
   }
   const attn::TextTokenizer tokenizer =
-      json_path.empty() ? attn::tokenizer_from_vocab_merges(read(vocab_path), read(merges_path), vocab_path, merges_path)
-                        : attn::tokenizer_from_json(read(json_path), json_path);
+      !json_path.empty()      ? attn::tokenizer_from_json(read(json_path), json_path)
+      : !vocab_txt_path.empty() ? attn::tokenizer_from_vocab_txt(read(vocab_txt_path), config_path.empty() ? "" : read(config_path),
+                                                                 vocab_txt_path, config_path.empty() ? "tokenizer_config.json" : config_path)
+                              : attn::tokenizer_from_vocab_merges(read(vocab_path), read(merges_path), vocab_path, merges_path);
   const bool add_special = flags.count("--add-special-tokens") > 0;
   const auto result = [&](const std::string& text, bool with_special, bool with_vocab_tokens) {
     const std::vector<int> ids = tokenizer.encode(text, with_special);

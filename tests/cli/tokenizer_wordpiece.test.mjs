@@ -302,6 +302,39 @@ test("WordPiece tokens are shown as the vocabulary spells them: ##ing for a cont
   assert.deepEqual(out.tokens, ["[CLS]", "playing", "[MASK]", "una", "##ffa", "##ble", "[SEP]"]);
 });
 
+// A BERT folder with vocab.txt (and tokenizer_config.json) but no tokenizer.json: `tokenize --dir` reads it
+// as the model loader does, and finds the ids Hugging Face's tokenizers finds with the tokenizer.json that
+// transformers' BertTokenizerFast makes of it (do_lower_case true: lowercase, accents stripped; false: neither).
+for (const lower of [true, false]) {
+  test(`tokenize --dir on a folder with only vocab.txt + tokenizer_config.json (do_lower_case ${lower})`, { skip: !BERT_VOCAB || !HF }, async () => {
+    const vocab = bertUncasedVocab();
+    const dir = fs.mkdtempSync(path.join(DIR, "vocab-txt-"));
+    const byId = Object.entries(vocab).sort((a, b) => a[1] - b[1]);
+    assert.ok(byId.every(([, id], k) => id === k), "one token for each id");
+    fs.writeFileSync(path.join(dir, "vocab.txt"), byId.map(([t]) => t + "\n").join(""));
+    fs.writeFileSync(path.join(dir, "tokenizer_config.json"), JSON.stringify({ do_lower_case: lower, tokenizer_class: "BertTokenizer" }));
+    const hf = HF.fromFile(write(`bert-vocab-txt-${lower}.json`, bertJson(vocab,
+      { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: lower })));
+    const texts = [...CORPUS.slice(0, 30), "Crème brûlée à la française", "The capital of France, [MASK], is Paris."];
+    const input = [false, true].flatMap((special) => texts.map((text) => ({ text, add_special_tokens: special })));
+    const r = spawnSync(CLI, ["tokenize", "--dir", dir, "--batch"], { input: JSON.stringify(input), encoding: "utf8", maxBuffer: 64 << 20 });
+    assert.equal(r.status, 0, r.stderr);
+    const ours = JSON.parse(r.stdout);
+    for (const [k, { text, add_special_tokens }] of input.entries()) {
+      const e = await hf.encode(text, null, { addSpecialTokens: add_special_tokens });
+      assert.deepEqual(ours[k].ids, Array.from(e.getIds()), `${JSON.stringify(text.slice(0, 40))} special=${add_special_tokens}`);
+    }
+    const one = spawnSync(CLI, ["tokenize", "--dir", dir, "--add-special-tokens", "--text", "Crème"], { encoding: "utf8" });
+    assert.equal(one.status, 0, one.stderr);
+    assert.deepEqual(JSON.parse(one.stdout).tokens, lower ? ["[CLS]", "cr", "##eme", "[SEP]"] : ["[CLS]", "[UNK]", "[SEP]"]);
+    // vocab.json beside it is a BPE folder's (the loader's order): without merges.txt, refused naming it
+    fs.writeFileSync(path.join(dir, "vocab.json"), "{}");
+    const bpe = spawnSync(CLI, ["tokenize", "--dir", dir, "--text", "x"], { encoding: "utf8" });
+    assert.equal(bpe.status, 2);
+    assert.match(bpe.stderr, /merges\.txt/);
+  });
+}
+
 test("a WordPiece tokenizer.json whose vocabulary lacks its unk_token is refused in one line naming the file", () => {
   const file = write("no-unk.json", { model: { type: "WordPiece", unk_token: "[UNK]", vocab: { hello: 0, "##s": 1 } } });
   const r = spawnSync(CLI, ["tokenize", "--tokenizer-json", file, "--text", "hello"], { encoding: "utf8" });
