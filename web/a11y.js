@@ -78,7 +78,7 @@
   function plainFacts(data, prefix = "") {
     const list = element("ul");
     for (const [key, value] of Object.entries(data || {})) {
-      if (key === "interventions") continue;  // its own list (interventionParts)
+      if (key === "interventions" || key === "next_strip") continue;  // their own lists (interventionParts, predictionParts)
       const name = prefix + key.replace(/_/g, " ");
       if (typeof value === "number") list.appendChild(element("li", `${name}: ${figure(value)}`));
       else if (typeof value === "string" || typeof value === "boolean") list.appendChild(element("li", `${name}: ${value}`));
@@ -141,6 +141,19 @@
     return parts;
   }
 
+  // A loaded model's predictions as the strip shows them: a decoder's next token, an encoder's words for
+  // its mask token (or, with no mask typed, how to ask).
+  function predictionParts(s) {
+    const strip = s.view_data.next_strip;
+    if (!strip) return [];
+    if (!strip.title) return [element("p", strip.prompt)];
+    const top = s.masked && s.masked.length ? s.masked[0].top : s.next || [];
+    const list = element("ol", undefined, { "aria-label": strip.title });
+    for (const t of top) list.appendChild(element("li", `${t.token}: ${number(t.p, 3)}`));
+    return [element("h3", strip.title), list, element("p", strip.note),
+      ...(strip.trained_here ? [element("p", strip.trained_here)] : [])];
+  }
+
   // The learner's changes inside the model (switched-off heads, cut links, a patch) and what they did.
   function interventionParts(d) {
     if (!d) return [];
@@ -156,6 +169,7 @@
     if (s.view === "flow" || s.view === "weights" || s.view === "mistakes") parts.push(weightTable(s));
     if (s.view === "mistakes" && s.view_data.own_factor) parts.push(element("p", s.view_data.own_factor));
     if (s.view === "weights" && s.view_data.sink) parts.push(element("p", s.view_data.sink));
+    if (s.view === "weights" && s.view_data.both_ways) parts.push(element("p", s.view_data.both_ways));
     const reading = s.view === "weights" && s.view_data.reading;
     if (reading) parts.push(matrixTable(reading.kind === "rollout" ? "Rollout: the share of each key token in each query's stream"
       : "Value-weighted: each weight times the length of what its key sends", s.tokens, s.kv_tokens, reading.values, 3),
@@ -169,6 +183,7 @@
     else if (s.view === "derive") parts.push(...deriveParts(s));
     else if (s.view === "heads") parts.push(...headParts(s));
     else if (s.view !== "flow" && s.view !== "weights") parts.push(plainFacts(s.view_data));
+    parts.push(...predictionParts(s));
     parts.push(...interventionParts(s.view_data.interventions));
     box.replaceChildren(...parts);
   }

@@ -293,7 +293,9 @@
   function tokenizerPlan(has) {
     if (has("tokenizer.json")) return ["tokenizer.json"];
     if (has("vocab.json") && has("merges.txt")) return ["vocab.json", "merges.txt"];
-    const one = has("vocab.json") ? "merges.txt" : has("merges.txt") ? "vocab.json" : "tokenizer.json (or vocab.json + merges.txt)";
+    // a BERT folder without tokenizer.json: its WordPiece vocabulary and, when there, its lower-casing
+    if (has("vocab.txt")) return has("tokenizer_config.json") ? ["vocab.txt", "tokenizer_config.json"] : ["vocab.txt"];
+    const one = has("vocab.json") ? "merges.txt" : has("merges.txt") ? "vocab.json" : "tokenizer.json (or vocab.json + merges.txt, or vocab.txt)";
     throw new Error(`${one}: missing; a model needs its tokenizer files`);
   }
   // One weights file streamed from `source` ({size, read(a, b)}); the next piece is read while the
@@ -554,11 +556,16 @@
       h.setTotal(total);
       const tokenizer = await text("tokenizer.json", true);
       h.check();
+      const vocabTxt = !tokenizer && await text("vocab.txt", true);  // a BERT repository without tokenizer.json
       if (tokenizer) h.text("tokenizer.json", tokenizer);
-      else
+      else if (vocabTxt) {
+        const config = await text("tokenizer_config.json", true);
+        if (config) h.text("tokenizer_config.json", config);
+        h.text("vocab.txt", vocabTxt);
+      } else
         for (const file of ["vocab.json", "merges.txt"]) {
           const bytes = await text(file, true);
-          if (!bytes) throw new Error(`${file}: the repository has neither tokenizer.json nor ${file} (HTTP 404)`);
+          if (!bytes) throw new Error(`${file}: the repository has neither tokenizer.json, vocab.txt nor ${file} (HTTP 404)`);
           h.text(file, bytes);
         }
       for (const [i, file] of shards.entries()) {

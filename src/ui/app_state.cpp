@@ -344,6 +344,20 @@ const char* weights_show_name(WeightsShow w) {
   return "weights";
 }
 
+// Where a loaded model's predictions are asked for: a decoder's after the selected token; an
+// encoder's (it reads both ways, so "next" means nothing) at a mask token: the selected one if it is
+// a mask, else the text's first; −1 where there is none or the file has no LM head.
+static int predict_position(const LoadedModel& loaded, const std::vector<int>& ids, int selected) {
+  const TransformerConfig& c = loaded.model->config;
+  if (!c.has_lm_head) return -1;
+  if (c.causal) return selected;
+  const int mask = loaded.tokenizer->mask_id();
+  if (mask < 0) return -1;
+  if (ids[static_cast<std::size_t>(selected)] == mask) return selected;
+  const auto first = std::find(ids.begin(), ids.end(), mask);
+  return first == ids.end() ? -1 : static_cast<int>(first - ids.begin());
+}
+
 bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   AppModel model;
   AppInputs applied = next;
@@ -413,11 +427,14 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
                                : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
       model.queries.x = model.layer->x;
       model.keys = model.queries;
-      const int token = std::clamp(next.token, 0, T - 1);
-      const bool same_token = same_shown && state.inputs.token == token;
-      model.next = same_token ? state.model.next : next_tokens_at(*loaded->model, *model.forward, token, kShownNextTokens);
+      const int token = predict_position(*loaded, model.token_ids, std::clamp(next.token, 0, T - 1));
+      model.predict_position = token;
+      const bool same_token = same_shown && state.model.predict_position == token;
+      model.next = same_token ? state.model.next
+                   : token < 0 ? std::vector<NextToken>{}
+                               : next_tokens_at(*loaded->model, *model.forward, token, kShownNextTokens);
       if (same_token) model.effect = state.model.effect;
-      else if (!edit.empty()) {
+      else if (!edit.empty() && token >= 0) {
         EditEffect& e = model.effect;
         e.shown = true;
         e.position = token;
@@ -439,9 +456,9 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
           c, *model.layer, model.trace, applied.layer, applied.head, next.token,
           static_cast<int>(dtype_bytes(block0.qkv.dtype))));
       model.around = around_head(c, loaded->model->blocks[static_cast<std::size_t>(applied.layer)], *model.layer,
-                                 applied.head, token);
+                                 applied.head, std::clamp(next.token, 0, T - 1));
       key = "attribution";
-      if (next.view == View::Heads && !model.unchanged_next().empty()) {
+      if (next.view == View::Heads && !model.unchanged_next().empty() && why_no_attribution(c).empty()) {
         const int target = model.unchanged_next().front().id;
         const std::shared_ptr<const LogitAttribution>& old = state.model.attribution;
         const bool stream_patched = std::any_of(edit.stream_patches.begin(), edit.stream_patches.end(),
@@ -573,7 +590,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   const LoadedModel* loaded = find_model(state, state.inputs.model);
   const auto follow = [&](SweepRun& sweep, bool on, SweepOver over, const std::shared_ptr<const ModelTrace>& source) {
     const bool same_run = loaded && sweep.model == loaded->model && sweep.base == state.model.base_forward &&
-                          sweep.source == source && sweep.over == over && sweep.position == state.inputs.token;
+                          sweep.source == source && sweep.over == over && sweep.position == state.model.predict_position;
     if (same_run) return;
     sweep = SweepRun{};
     if (loaded && on && state.model.base_forward && !state.model.next.empty()) {
@@ -581,7 +598,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       sweep.model = loaded->model;
       sweep.base = state.model.base_forward;
       sweep.source = source;
-      sweep.position = state.inputs.token;
+      sweep.position = state.model.predict_position;
       sweep.target = state.model.unchanged_next().front().id;
     }
   };
@@ -670,11 +687,20 @@ json state_to_json(const AppState& s) {
   j["scores"] = matrix_to_json(t.masked_scores);
   j["weights"] = matrix_to_json(t.weights);
   j["output"] = matrix_to_json(t.output);
-  json next = json::array();  // a loaded model's next-token probabilities after the selected token
-  if (const LoadedModel* m = find_model(s, s.inputs.model))
+  // A loaded model's predictions: a decoder's next tokens after the selected token (`next`); an
+  // encoder's words for the asked mask (`masked`, as the CLI writes it: one entry, or none).
+  json top = json::array();
+  const LoadedModel* m = find_model(s, s.inputs.model);
+  if (m)
     for (const NextToken& n : s.model.next)
-      next.push_back({{"token", m->tokenizer->display(n.id)}, {"id", n.id}, {"p", n.p}});
-  j["next"] = next;
+      top.push_back({{"token", m->tokenizer->display(n.id)}, {"id", n.id}, {"p", n.p}});
+  if (m && !m->model->config.causal) {
+    j["next"] = json::array();
+    j["masked"] = s.model.predict_position < 0 ? json::array()
+                                               : json::array({{{"position", s.model.predict_position}, {"top", top}}});
+  } else {
+    j["next"] = top;
+  }
   j["train"] = train_state_json(*s.train, s.inputs.train);
   return j;
 }

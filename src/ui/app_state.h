@@ -44,6 +44,10 @@ void go_to_tour_stop(const AppState& state, AppInputs& next, int stop);
 constexpr const char* kHandmadeModel = "handmade";
 // The name of the model trained at build time (the default recipe, seed 1) that the app ships.
 constexpr const char* kBuiltInTrainedModel = "trained (built in)";
+// The lesson's other example, for a model that reads both ways: one word, two meanings, told apart only
+// by words on either side of it (Compare's second ready pair; "bank" is the query).
+constexpr const char* kBankSentence = "I sat on the bank of the river";
+constexpr const char* kBankTwinSentence = "I put my money in the bank";
 
 // What a learner can change. Plain values, so it can be copied, compared and serialised. Every
 // member is a row of the table of inputs (input_table.cpp): its name, domain, URL use and Reset.
@@ -191,9 +195,12 @@ struct AppModel {
   // The chosen layer (inputs.layer) of `forward` in full (q, k, v at every step): recomputed when the
   // layer or the forward changes; null for the hand-made model.
   std::shared_ptr<const LayerDetail> layer;
-  // A loaded model's likeliest next tokens after the selected token (inputs.token), best first:
-  // the LM head runs on that row only, when the token or the forward changes.
+  // A loaded model's likeliest tokens at predict_position, best first: the LM head runs on that row
+  // only, when the position or the forward changes. A decoder's: the next token after the selected one
+  // (inputs.token); an encoder's (no causal mask): the words its masked-LM head fits at a mask token —
+  // the selected token when it is one, else the text's first — and none when the text has no mask.
   std::vector<NextToken> next;
+  int predict_position = -1;  // where `next` is about; −1: nowhere (no LM head, or an encoder's text without a mask)
   AttentionTrace trace;      // the chosen layer and head, as the lesson's full trace
   AttentionTrace without_mistake;  // the same with no mistake (the Mistakes view's "correct")
   AttentionTrace derive;      // the derive view's 3-token example

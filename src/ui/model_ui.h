@@ -69,6 +69,7 @@ void next_token_strip(const AppState& state, AppInputs& next);
 // here; all empty for the hand-made model.
 struct NextStripTexts {
   std::string title, note, trained_here;
+  std::string prompt;  // where there is nothing to show: why, and (an encoder) how to ask (type its mask token)
 };
 NextStripTexts next_strip_texts(const AppState& state);
 

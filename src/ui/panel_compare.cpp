@@ -312,6 +312,23 @@ void compare_controls(const AppState& state, AppInputs& next) {
     if (!real_model(state)) next.token = find_token(embed_sentence(kLessonSentence), "it");
   }
   publish_item_rect("compare:twins");
+  // "bank" by the river and by the money: in A the telling word comes after "bank", in B before it, so
+  // only a model that reads both ways can use it in A (a decoder's "bank" sees "I sat on the" alone).
+  const char* bank = "The bank pair: ...bank of the river / ...money in the bank";
+  if (button_width(bank) > ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize)
+    bank = "The bank pair (river / money)";
+  if (ImGui::SmallButton(bank)) {
+    next.sentence = kBankSentence;
+    next.compare_sentence = kBankTwinSentence;
+    try {
+      if (const int at = find_token(query_tokens(state, next.model, next.sentence), "bank"); at >= 0) next.token = at;
+    } catch (const std::invalid_argument&) {  // a model that cannot read it: apply_inputs names the problem
+    }
+  }
+  publish_item_rect("compare:bank");
+  explain_item("The lesson's \"bank\": the same word means a riverside or a place for money, and only the words "
+               "around it tell which. In the first sentence those words come after \"bank\": a decoder's causal mask "
+               "hides them, an encoder (BERT) reads them.");
 }
 
 // view_data.ask: null, or {position, layer, answer_a, answer_b, p_a, p_b, target, against, difference_a,

@@ -380,7 +380,11 @@ ControlTexts control_texts(const AppState& state) {
   ControlTexts t;
   const LoadedModel* m = current_loaded_model(state);
   if (m) {
-    t.causal = "Always on: this model writes left to right, so a token reads only itself and earlier ones.";
+    t.causal = m->model->config.causal
+                   ? "Always on: this model writes left to right, so a token reads only itself and earlier ones."
+                   : "Always off: this model is an encoder. It reads the whole text at once, so every token looks at "
+                     "the words after it too (the cells right of the diagonal). A decoder such as GPT-2 would hide all "
+                     "of those: each token could see only itself and the words before it.";
     const float own = m->model->config.score_scale;  // 1/√d_head, or Gemma's query_pre_attn_scalar^-½
     t.scale = own == 1.0f ? std::string("Off: this model was trained without it (its scores are not scaled).")
                           : "Off: the chosen head's scores are no longer divided by " + number_text(1.0f / own, 2) +
@@ -502,8 +506,8 @@ void draw_controls(const AppState& state, AppInputs& next) {
   }
   ImGui::Separator();
   const ControlTexts texts = control_texts(state);
-  if (real) {  // a decoder always masks: shown on, inactive, with the reason
-    fixed_switch("Causal mask", "causal", true, texts.causal.c_str());
+  if (real) {  // a decoder always masks, an encoder never: shown inactive, with the reason
+    fixed_switch("Causal mask", "causal", current_loaded_model(state)->model->config.causal, texts.causal.c_str());
   } else {
     ImGui::Checkbox("Causal mask", &next.causal);
     publish_item_rect("causal");

@@ -213,6 +213,25 @@ NextStripTexts next_strip_texts(const AppState& state) {
   if (!current_loaded_model(state)) return t;
   const auto& tokens = state.model.queries.tokens;
   const int at = state.inputs.token;
+  const LoadedModel& m = *current_loaded_model(state);
+  if (!m.model->config.causal) {  // an encoder: no "next", the words that fit at a mask
+    const std::string mask = m.tokenizer->mask_id() >= 0 ? m.tokenizer->display(m.tokenizer->mask_id()) : "";
+    if (!m.model->config.has_lm_head)
+      t.prompt = "This file has no masked-word head (only the encoder), so the model cannot say which words fit a gap.";
+    else if (mask.empty())
+      t.prompt = "This model's tokenizer has no mask token, so it cannot be asked to fill a gap.";
+    else if (state.model.predict_position < 0)
+      t.prompt = "Type " + mask + " in place of a word: the model then lists the words it thinks fit there, "
+                 "reading the words on both sides.";
+    if (state.model.predict_position < 0) return t;
+    const int p = state.model.predict_position;
+    t.title = "Words that fit at " + mask + " (token " + std::to_string(p + 1) + "), by the whole model" +
+              (state.model.effect.shown ? " with your changes" : "");
+    t.note = "Each bar: the probability the masked-word head gives this word in the gap, from every word before and "
+             "after it (every layer and head, not the chosen head alone). An encoder does not write left to right: "
+             "it fills gaps.";
+    return t;
+  }
   t.title = "Next token after " + tokens[static_cast<std::size_t>(at)].text + ", by the whole model" +
             (state.model.effect.shown ? " with your changes" : "");
   t.note = "Each bar: the probability the model gives this token as the next one, from the text up to here (every "
@@ -393,8 +412,14 @@ void intervention_list(const AppState& state, AppInputs& next) {
 
 void next_token_strip(const AppState& state, AppInputs& next) {
   const std::vector<NextTokenRow> rows = next_tokens(state);
-  if (rows.empty()) return;
   const NextStripTexts texts = next_strip_texts(state);
+  if (rows.empty()) {
+    if (!texts.prompt.empty()) {
+      hint(texts.prompt.c_str());
+      publish_item_rect("next");
+    }
+    return;
+  }
   ImGui::TextWrapped("%s", texts.title.c_str());
   publish_item_rect("next");
   explain_item(texts.note.c_str());

@@ -308,6 +308,20 @@ void selected_row_bars(const AppState& state, const std::vector<std::string>& ke
 
 // Where the selected row rests on the first token and that token's value is short: the sink's
 // reading ("look nowhere"), "" elsewhere. Read off the row the view shows (the switches included).
+// A model that reads both ways (an encoder): how much of the chosen head's weight a decoder's causal
+// mask would hide, read off the head's summary (its mean weight on keys after the query).
+std::string both_ways_note(const AppState& state) {
+  const LoadedModel* m = current_loaded_model(state);
+  if (!m || m->model->config.causal || !state.model.forward) return "";
+  const HeadSummary& s = state.model.forward->layers[static_cast<std::size_t>(state.inputs.layer)]
+                             .summaries[static_cast<std::size_t>(state.inputs.head)];
+  char share[16];
+  std::snprintf(share, sizeof share, "%.0f%%", static_cast<double>(s.ahead) * 100);
+  return std::string("No causal mask: this model is an encoder and reads the whole text, so cells right of the diagonal "
+                     "(a word looking at later words) are live. In this head ") + share + " of a row's weight sits "
+         "there on average: a decoder's mask would hide all of it.";
+}
+
 std::string sink_note(const AppState& state) {
   const AttentionTrace& t = state.model.trace;
   const int row = state.inputs.token;
@@ -473,7 +487,9 @@ nlohmann::json weights_view_data(const AppState& state) {
     reading = {{"kind", weights_show_name(state.inputs.weights_show)}, {"values", values}, {"value_norms", norms},
                {"text", reading_text(state)}};
   }
-  return {{"sink", sink.empty() ? nlohmann::json(nullptr) : nlohmann::json(sink)}, {"reading", reading}};
+  const std::string both_ways = both_ways_note(state);
+  return {{"sink", sink.empty() ? nlohmann::json(nullptr) : nlohmann::json(sink)}, {"reading", reading},
+          {"both_ways", both_ways.empty() ? nlohmann::json(nullptr) : nlohmann::json(both_ways)}};
 }
 
 // [SECTION] The view
@@ -494,6 +510,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next) {
                         "A row is how one token spreads its attention.");
   if (explain) hint("Click a row or a cell to select its token; hover a cell to see how its number was computed.");
   if (const std::string sink = sink_note(state); !sink.empty()) hint(sink.c_str());
+  if (const std::string both_ways = both_ways_note(state); !both_ways.empty()) hint(both_ways.c_str());
 
   const AppModel::Influence* influence = state.model.influence.get();
   const WeightsShow reading = influence ? state.inputs.weights_show : WeightsShow::Weights;
