@@ -1,17 +1,20 @@
-// The model benchmark: decoder models of real checkpoints' shapes with random weights, loaded from
+// The model benchmark: models of real checkpoints' shapes with random weights, loaded from
 // files in headless Chromium as a learner's chooser would: SmolLM2-135M's shape (llama; BF16, as
 // the checkpoint ships, and F32), Qwen3-0.6B's (BF16, 1.2 GB: runs under the 4 GB wasm limit) and
-// optionally GPT-2 small's (F32). Per model, in a fresh page (wasm memory never shrinks):
+// optionally GPT-2 small's (F32) and BERT-base's (an encoder: 12 × 12, hidden 768, 512 positions, 2 token
+// types, the masked-LM head, BERT-base-uncased's real WordPiece vocabulary; F32, 438 MB). Per model, in
+// a fresh page (wasm memory never shrinks):
 // loadModel({files}) to the heads view's first frame, the forward as the page runs it
 // (attentionExplainer.benchModel: every layer and head, the trace the views keep, the LM head at the
 // selected position only; tests/bench/native_bench.cpp --forward has it over every position) at
 // T = 64 and 256 with GFLOP/s, and
 // the wasm memory (Module.HEAPU8.length) after the load and after each forward, against the file.
 // Prints a table (stdout), adds "models" to results.json. Not a test: slow numbers never fail it.
-// The folders are written by tests/models/make_family_model.py (make_model.py for GPT-2) under
+// The folders are written by tests/models/make_family_model.py (make_model.py for GPT-2,
+// make_encoder_model.py for BERT) under
 // --model-root (default /tmp/attn-bench-models) and deleted after the run unless --keep-models.
 // usage: node tests/bench/model_bench.mjs [--dist DIR] [--out FILE] [--quick]
-//        [--models smollm2-bf16,smollm2-f32,qwen3-bf16[,gpt2-f32]] [--model-root DIR] [--keep-models]
+//        [--models smollm2-bf16,smollm2-f32,qwen3-bf16[,gpt2-f32][,bert-f32]] [--model-root DIR] [--keep-models]
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
@@ -29,10 +32,14 @@ const MODELS = {
   "smollm2-f32": { label: "SmolLM2-135M shape, F32", args: [...LLAMA_SMOLLM2, "--dtype", "F32"] },
   "qwen3-bf16": { label: "Qwen3-0.6B shape, BF16", args: [...QWEN3_06B, "--dtype", "BF16"] },
   "gpt2-f32": { label: "GPT-2 small shape, F32", gpt2: true },
+  "bert-f32": { label: "BERT-base shape (an encoder), F32", encoder: true },
 };
+const BERT_BASE = ["--family", "bert", "--layers", "12", "--heads", "12", "--d-model", "768", "--d-ff", "3072", "--max-positions", "512",
+  "--type-vocab", "2", "--tokenizer", "wordpiece", "--prefix", "--std", "0.02", "--dtype", "F32"];
 const CHOSEN = option("--models", QUICK ? "smollm2-bf16" : "smollm2-bf16,smollm2-f32,qwen3-bf16").split(",").filter(Boolean);
 const Ts = QUICK ? [64] : [64, 256];
 const GOALS = { forward_T64_ms: 500, file_to_first_frame_ms: 2000, peak_memory_ratio_16bit: 1.15 };
+const FRAME_GOAL = (key) => key.startsWith("smollm2") || key.startsWith("bert");  // file → first frame < 2 s: SmolLM2's, BERT-base's
 const log = (...a) => console.error("[model bench]", ...a);
 
 // The model folder, written once per run (reused while its config matches, with --keep-models).
@@ -41,11 +48,11 @@ function ensureModel(key) {
   if (!m) throw new Error(`--models: unknown model ${key} (${Object.keys(MODELS).join(", ")})`);
   const dir = path.join(MODEL_ROOT, key), stamp = path.join(dir, "bench-args.json");
   const args = m.gpt2 ? ["--layers", "12", "--heads", "12", "--embd", "768", "--positions", "1024", "--dtype", "F32", "--buffers",
-    "--std", "0.02", "--seed", "7"] : [...m.args, "--seed", "7"];
+    "--std", "0.02", "--seed", "7"] : m.encoder ? [...BERT_BASE, "--seed", "7"] : [...m.args, "--seed", "7"];
   if (fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === JSON.stringify(args)) return dir;
   fs.rmSync(dir, { recursive: true, force: true });
   log(`writing ${m.label} with random weights into ${dir}`);
-  const script = m.gpt2 ? "tests/models/make_model.py" : "tests/models/make_family_model.py";
+  const script = m.gpt2 ? "tests/models/make_model.py" : m.encoder ? "tests/models/make_encoder_model.py" : "tests/models/make_family_model.py";
   execFileSync("/usr/bin/python3", [path.join(ROOT, script), "--out", dir, ...args], { stdio: ["ignore", "ignore", "inherit"] });
   fs.writeFileSync(stamp, JSON.stringify(args));
   return dir;
@@ -146,14 +153,14 @@ const mib = (b) => `${fmt(b / 1048576, 0)} MiB`;
 
 function table(results) {
   const lines = ["", "Models in the browser (headless Chromium, wasm SIMD, one thread; random weights in the checkpoints' shapes)",
-    `goals: file → first frame < ${GOALS.file_to_first_frame_ms} ms and forward T = 64 < ${GOALS.forward_T64_ms} ms (SmolLM2), ` +
+    `goals: file → first frame < ${GOALS.file_to_first_frame_ms} ms (SmolLM2, BERT-base) and forward T = 64 < ${GOALS.forward_T64_ms} ms (SmolLM2), ` +
     `peak wasm memory ≤ ${GOALS.peak_memory_ratio_16bit} × the file (16-bit files, T ≤ 256)`];
   for (const r of results) {
     const rows = [
-      [r.label, `${r.model.layers} × ${r.model.heads} heads, d ${r.model.d_model}, ${fmt(r.model.params / 1e6, 1)} M params, file ${mib(r.weights_file_bytes)}`, ""],
+      [r.label, `${r.model.family}${r.model.causal === false ? " (no causal mask)" : ""}, ${r.model.layers} × ${r.model.heads} heads, d ${r.model.d_model}, ${fmt(r.model.params / 1e6, 1)} M params, file ${mib(r.weights_file_bytes)}`, ""],
       r.frame_error ? ["file → loaded (the heads view's frame FAILED)", `load ${fmt(r.load_ms, 0)} ms`, `frame: ${r.frame_error}`]
         : ["file → first frame of the heads view", `${fmt(r.file_to_first_frame_ms, 0)} ms (load ${fmt(r.load_ms, 0)} ms)`,
-          r.key.startsWith("smollm2") ? `goal < ${GOALS.file_to_first_frame_ms} ms: ${r.file_to_first_frame_ms < GOALS.file_to_first_frame_ms ? "met" : "NOT met"}` : ""],
+          FRAME_GOAL(r.key) ? `goal < ${GOALS.file_to_first_frame_ms} ms: ${r.file_to_first_frame_ms < GOALS.file_to_first_frame_ms ? "met" : "NOT met"}` : ""],
       ["wasm memory after the load", `${mib(r.heap_after_load)} = ${fmt(r.load_memory_ratio, 2)} × the file`, ""],
       ...r.forward.flatMap((f) => [[`forward T = ${f.T} (the LM head at one position)`, `${fmt(f.ms, 0)} ms, ${fmt(f.gflop_per_s, 2)} GFLOP/s (${fmt(f.gflops, 1)} GFLOP)`,
         f.T === 64 && r.key.startsWith("smollm2") ? `goal < ${GOALS.forward_T64_ms} ms: ${f.ms < GOALS.forward_T64_ms ? "met" : "NOT met"}` : ""],

@@ -9,7 +9,7 @@
 //                   [--max-gflop 12] [--backend simd]
 //                   (16-bit weights: each shape's F32, F16 and BF16 products timed in interleaved
 //                   rounds, a table of GFLOP/s and the speed ratio to F32; products over max-gflop skipped)
-//        attn_bench --forward [--models smollm2,qwen3] [--dtype BF16,F32] [--T 64,256] [--reps 3]
+//        attn_bench --forward [--models smollm2,qwen3,gpt2,bert] [--dtype BF16,F32] [--T 64,256] [--reps 3]
 //                   (the whole transformer_forward of a model of that shape with random weights: the
 //                   median of reps after a warm-up, the LM head's share, where the time goes (each
 //                   product, attention and the rest, timed alone) and the trace's memory)
@@ -327,7 +327,7 @@ int matmul16_bench(int argc, char** argv) {
 }
 
 
-// The decoder shapes of the forward benchmark, as their config.json give them (tied heads).
+// The shapes of the forward benchmark, as their config.json give them (tied heads): decoders, and BERT-base.
 struct ForwardShape {
   const char* name;
   int layers, heads, kv_heads, head_dim, d_model, d_ff, vocab;
@@ -339,10 +339,29 @@ const ForwardShape kForwardShapes[] = {
     {"smollm2", 30, 9, 3, 64, 576, 1536, 49152, false, 100000.0, 1e-5f},   // SmolLM2-135M (llama)
     {"qwen3", 28, 16, 8, 128, 1024, 3072, 151936, true, 1000000.0, 1e-6f},  // Qwen3-0.6B
     {"gpt2", 12, 12, 12, 64, 768, 3072, 50257, false, 0, 1e-5f},           // GPT-2 small (learned positions)
+    {"bert", 12, 12, 12, 64, 768, 3072, 30522, false, 0, 1e-12f},          // BERT-base (an encoder with its masked-LM head)
 };
+
+// BERT-base as the loader reads its config.json: post-LayerNorm blocks, the embeddings' norm, 512
+// learned positions, 2 token types, the exact GELU, no causal mask, the masked-LM head's transform and bias.
+attn::TransformerConfig bert_config(const ForwardShape& s) {
+  attn::TransformerConfig c;
+  c.family = s.name;
+  c.n_layer = s.layers, c.n_head = c.n_kv_head = s.heads, c.head_dim = s.head_dim;
+  c.d_model = s.d_model, c.d_ff = s.d_ff, c.vocab_size = s.vocab, c.n_positions = 512, c.n_token_types = 2;
+  c.norm = attn::NormKind::LayerNorm, c.norm_eps = s.eps;
+  c.layers.assign(static_cast<std::size_t>(s.layers), attn::LayerSpec{});
+  c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.score_scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  c.activation = attn::Activation::GeluErf;
+  c.causal = false, c.post_norm = true, c.embed_norm = true;
+  c.has_lm_head = c.head_transform = c.head_bias = true;
+  return c;
+}
 
 attn::TransformerConfig forward_config(const ForwardShape& s) {
   if (std::string(s.name) == "gpt2") return attn::gpt2_config(s.layers, s.heads, s.d_model, 1024, s.vocab);
+  if (std::string(s.name) == "bert") return bert_config(s);
   attn::TransformerConfig c;
   c.family = s.name;
   c.n_layer = s.layers, c.n_head = s.heads, c.n_kv_head = s.kv_heads, c.head_dim = s.head_dim;
@@ -377,10 +396,11 @@ attn::Transformer bench_model(const ForwardShape& s, attn::Dtype dtype) {
   attn::Transformer m(c, dtype, gpt2 ? attn::WeightLayout::InOut : attn::WeightLayout::OutIn);
   std::uint32_t seed = 1;
   fill_weights(m.embed, seed++), fill_weights(m.position_table, seed++);
+  fill_weights(m.token_type_table, seed++), fill_weights(m.head_dense, seed++);  // an encoder's (else empty)
   for (attn::TransformerBlock& b : m.blocks) fill_weights(b.qkv, seed++), fill_weights(b.o, seed++), fill_weights(b.up, seed++), fill_weights(b.down, seed++);
   for (attn::TransformerBlock& b : m.blocks)
     for (attn::Vector* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.q_norm_w, &b.k_norm_w}) v->setConstant(1.0f);
-  m.final_norm_w.setConstant(1.0f);
+  m.final_norm_w.setConstant(1.0f), m.embed_norm_w.setConstant(1.0f), m.head_norm_w.setConstant(1.0f);
   return m;
 }
 
@@ -460,7 +480,7 @@ int forward_bench(int argc, char** argv) {
         const double C = c.d_model, t = T, hd = c.head_dim, F = c.d_ff;
         const double qkv_f = 2 * t * C * (c.n_head + 2 * c.n_kv_head) * hd, o_f = 2 * t * c.n_head * hd * C;
         const double up_f = 2 * t * C * F * (c.gated_mlp ? 2 : 1), down_f = 2 * t * C * F, att_f = 4 * t * t * hd * c.n_head;
-        const double head_f = 2 * t * C * c.vocab_size;
+        const double head_f = 2 * t * C * c.vocab_size + (c.head_transform ? 2 * t * C * C : 0);
         const double flops = c.n_layer * (qkv_f + o_f + up_f + down_f + att_f) + head_f;
         std::printf("%-8s %-5s %4d %9.1f %7.2f %8.1f %9.1f %5.0f%% %8.0fM %8.0fM\n", s.name, dtype_name.c_str(), T, ms, flops / 1e9,
                     flops / 1e6 / ms, ms - body_ms, 100 * (ms - body_ms) / ms, m.weight_bytes() / 1048576.0, trace_b / 1048576.0);
