@@ -103,6 +103,7 @@
       ...(d.attribution ? [matrixTable(`What each head adds to the logit of ${d.attribution.target.token}`,
         d.attribution.heads.map((_, l) => `layer ${l + 1}`), d.attribution.heads[0].map((_, h) => `head ${h + 1}`), d.attribution.heads, 3),
       element("p", d.attribution.text)] : []),
+      ...(d.attribution_note ? [element("p", d.attribution_note)] : []),
       ...familyParts(d.family, s)];
   }
 

@@ -5,7 +5,7 @@
 //   --screenshot FILE  with --frames: write the last frame to FILE (binary PPM)
 //   --size WxH         window size (default 1280x800)
 //   --state JSON       initial inputs, as setState() takes them, e.g. '{"view":"weights"}'
-//   --model DIR        open a model folder (GPT-2, Llama, Mistral, Qwen, Gemma) and show it (as "Load a model…" does)
+//   --model DIR        open a model folder (GPT-2, Llama, Mistral, Qwen, Gemma, BERT, DistilBERT, RoBERTa) and show it (as "Load a model…" does)
 //   --gpu-check        compare the GPU attention passes with the scalar kernel on odd shapes,
 //                      print the table, exit 0 (all agree) or 1
 #include <imgui.h>

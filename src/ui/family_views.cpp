@@ -196,6 +196,7 @@ CompareAsk ask_compare(const Transformer& model, const ModelTrace& a, const Mode
   const TransformerConfig& c = model.config;
   const int T = static_cast<int>(a.token_ids.size());
   if (T != static_cast<int>(b.token_ids.size()) || position < 0 || position >= T || layer < 0 || layer >= c.n_layer) return ask;
+  if (!why_no_attribution(c).empty()) return ask;  // its measure is the heads' direct shares (an encoder has none)
   ask.shown = true;
   ask.position = position;
   ask.layer = layer;

@@ -72,6 +72,9 @@ struct NextStripTexts {
   std::string prompt;  // where there is nothing to show: why, and (an encoder) how to ask (type its mask token)
 };
 NextStripTexts next_strip_texts(const AppState& state);
+// The strip's prediction at `position` in words: "after 'it' the model's likeliest next token" (a
+// decoder), "at [MASK] (token 13) the model's likeliest word" (an encoder).
+std::string prediction_phrase(const AppState& state, int position);
 
 // [SECTION] Sweeps (the Heads view's and Compare's, app_state.h's SweepRun)
 

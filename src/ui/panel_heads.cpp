@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -64,12 +65,21 @@ std::string key_text(const AppState& state, int key) {
   return key >= 0 && key < static_cast<int>(tokens.size()) ? tokens[static_cast<std::size_t>(key)].text : "?";
 }
 
+// Whether key `key` is a token the tokenizer added around the text ([CLS], [SEP], <s>), not a word of it.
+bool added_token(const AppState& state, int key) {
+  const LoadedModel* m = current_loaded_model(state);
+  const auto& ids = state.model.token_ids;
+  return m && key >= 0 && key < static_cast<int>(ids.size()) && m->tokenizer->is_special(ids[static_cast<std::size_t>(key)]);
+}
+
 // The summary in a few words: "previous token", "mostly ·animal", ...
 std::string summary_label(const AppState& state, const HeadSummary& s) {
   switch (s.pattern) {
     case HeadPattern::PreviousToken: return "previous token";
     case HeadPattern::NextToken: return "next token";
-    case HeadPattern::FirstToken: return s.sink ? "first token (a sink)" : "first token";
+    case HeadPattern::FirstToken:
+      return added_token(state, 0) ? "first token, " + key_text(state, 0) + (s.sink ? " (a sink)" : "")
+                                   : s.sink ? "first token (a sink)" : "first token";
     case HeadPattern::Itself: return "itself";
     case HeadPattern::OneToken: return "mostly " + key_text(state, s.top_key);
     case HeadPattern::LooksAhead: return "looks ahead";
@@ -80,8 +90,13 @@ std::string summary_label(const AppState& state, const HeadSummary& s) {
   return "";
 }
 
-// What the label means where it needs more than its words: a sink, too few rows.
-std::string summary_reading(const HeadSummary& s) {
+// What the label means where it needs more than its words: a sink, too few rows, an added token.
+std::string summary_reading(const AppState& state, const HeadSummary& s) {
+  const int rested = s.pattern == HeadPattern::FirstToken ? 0 : s.pattern == HeadPattern::OneToken ? s.top_key : -1;
+  if (rested >= 0 && added_token(state, rested) && !s.sink)
+    return key_text(state, rested) + " is not a word of the text: the tokenizer adds it. Many heads rest most of "
+           "their weight on such a token when nothing in the text matches their query, so this weight says little "
+           "about the words.";
   if (s.pattern == HeadPattern::TooFew)
     return "A label needs at least " + std::to_string(kHeadMinRows) + " rows that can choose among keys (" +
            std::to_string(kHeadMinRows + 1) + " tokens under the mask, " + std::to_string(kHeadMinRows + 2) +
@@ -365,7 +380,7 @@ void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary&
   ImGui::PopStyleColor();
   publish_item_rect("heads:summary");
   hint(summary_numbers(s).c_str());
-  if (const std::string reading = summary_reading(s); !reading.empty()) hint(reading.c_str());
+  if (const std::string reading = summary_reading(state, s); !reading.empty()) hint(reading.c_str());
   const std::string from = "From " + state.model.queries.tokens[static_cast<std::size_t>(row)].text +
                            ", the largest weights:";
   ImGui::TextUnformatted(from.c_str());
@@ -417,9 +432,10 @@ void draw_heads_sweep(const AppState& state, AppInputs& next) {
   ImGui::Separator();
   ImGui::TextUnformatted("Switch each head off: which heads does this answer need?");
   const std::string word = "'" + m->tokenizer->display(state.model.unchanged_next().front().id) + "'";
-  const std::string at = "'" + state.model.queries.tokens[static_cast<std::size_t>(state.inputs.token)].text + "'";
+  std::string said = prediction_phrase(state, state.model.predict_position);
+  said[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(said[0])));
   const std::string as_it_is = state.model.effect.shown ? " (as it is, without your changes)" : "";
-  paragraph(("After " + at + " the model's" + as_it_is + " likeliest next token is " + word + ". Each head in turn is switched off (its "
+  paragraph((said + as_it_is + " is " + word + ". Each head in turn is switched off (its "
              "output set to zero) and the model runs again from that head's layer: each square of the map is how much "
              "log p of " + word + " changes (blue: down, so the answer needs that head), " +
              std::to_string(c.n_layer * c.n_head) + " runs in all, a few per frame.")
@@ -487,9 +503,23 @@ nlohmann::json attribution_json(const AppState& state) {
           {"biases", biases}, {"mlps", mlps}, {"sum", a->sum()}, {"text", attribution_text(state)}};
 }
 
+// Why a loaded model has no attribution ("" when it can have one): its logit is no sum of parts.
+std::string attribution_note(const AppState& state) {
+  const LoadedModel* m = find_model(state, state.inputs.model);
+  const std::string why = m ? why_no_attribution(m->model->config) : "";
+  return why.empty() ? why : "Not for this model: " + why + ". Switching heads off (above) still asks it.";
+}
+
 void draw_attribution(const AppState& state) {
   const LogitAttribution* a = state.model.attribution.get();
   const LoadedModel* m = find_model(state, state.inputs.model);
+  if (const std::string note = attribution_note(state); !note.empty()) {
+    ImGui::Spacing();
+    ImGui::Separator();
+    ImGui::TextUnformatted("What each head adds to the answer");
+    paragraph(note.c_str());
+    return;
+  }
   if (!a || !m) return;
   const TransformerConfig& c = m->model->config;
   const float font = ImGui::GetFontSize();
@@ -615,7 +645,7 @@ nlohmann::json heads_view_data(const AppState& state) {
                      {"rows", s.rows_used},
                      {"first_value_ratio", s.first_value_ratio >= 0 ? nlohmann::json(s.first_value_ratio) : nlohmann::json(nullptr)},
                      {"sink", s.sink},
-                     {"reading", summary_reading(s)}});
+                     {"reading", summary_reading(state, s)}});
     }
     layers.push_back(row);
   }
@@ -635,6 +665,7 @@ nlohmann::json heads_view_data(const AppState& state) {
           {"next", next},
           {"sweep", sweep_json(state)},
           {"attribution", attribution_json(state)},
+          {"attribution_note", attribution_note(state)},
           {"family", family_view_data(state)}};
 }
 

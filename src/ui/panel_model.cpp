@@ -208,6 +208,13 @@ std::string input_norm_name(const AppState& state) {
   return m->model->config.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm";
 }
 
+std::string prediction_phrase(const AppState& state, int position) {
+  const LoadedModel* m = current_loaded_model(state);
+  const std::string token = in_quotes(state.model.queries.tokens[static_cast<std::size_t>(position)].text);
+  if (m && !m->model->config.causal) return "at " + token + " (token " + std::to_string(position + 1) + ") the model's likeliest word";
+  return "after " + token + " the model's likeliest next token";
+}
+
 NextStripTexts next_strip_texts(const AppState& state) {
   NextStripTexts t;
   if (!current_loaded_model(state)) return t;
@@ -225,11 +232,9 @@ NextStripTexts next_strip_texts(const AppState& state) {
                  "reading the words on both sides.";
     if (state.model.predict_position < 0) return t;
     const int p = state.model.predict_position;
-    t.title = "Words that fit at " + mask + " (token " + std::to_string(p + 1) + "), by the whole model" +
-              (state.model.effect.shown ? " with your changes" : "");
-    t.note = "Each bar: the probability the masked-word head gives this word in the gap, from every word before and "
-             "after it (every layer and head, not the chosen head alone). An encoder does not write left to right: "
-             "it fills gaps.";
+    t.title = "Words for " + mask + " at token " + std::to_string(p + 1) + (state.model.effect.shown ? ", with your changes" : "");
+    t.note = "Each bar: the probability the whole model (every layer and head, not the chosen head alone) gives this "
+             "word in the gap, from the words before and after it. An encoder does not write left to right: it fills gaps.";
     return t;
   }
   t.title = "Next token after " + tokens[static_cast<std::size_t>(at)].text + ", by the whole model" +
@@ -368,7 +373,9 @@ InterventionTexts intervention_texts(const AppState& state) {
   const LoadedModel* m = current_loaded_model(state);
   if (!e.shown || !m) return t;
   const std::string target = in_quotes(m->tokenizer->display(e.target));
-  t.effect = "The unchanged model's likeliest next token after " + word(state.model.queries, e.position) + " is " + target +
+  std::string said = prediction_phrase(state, e.position);
+  said[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(said[0])));
+  t.effect = said + ", unchanged, is " + target +
              ": p " + number_text(static_cast<float>(std::exp(e.base_log_prob)), 3) + " before your changes, " +
              number_text(static_cast<float>(std::exp(e.log_prob)), 3) + " with them (log p " +
              number_text(static_cast<float>(e.base_log_prob), 2) + " → " + number_text(static_cast<float>(e.log_prob), 2) +
