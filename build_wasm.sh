@@ -96,6 +96,9 @@ site() {  # site [simd-only]
     cp "$dir/train_worker.js" "dist/$flavour/train_worker-wasm.js"
     cp "$dir/train_worker.wasm" "dist/$flavour/train_worker.wasm"
   done
+  # the first load's scripts, minified (terser, npm): the page stays under 1 MB gzip
+  [ -f node_modules/terser/package.json ] || deps --npm
+  node tools/minify_js.mjs dist/explainer.js dist/a11y.js dist/touch.js dist/*/explainer-wasm.js
   log "site written to dist/ ($(du -sh dist | cut -f1))"
 }
 

@@ -7,10 +7,11 @@
 set(FONT_SUBSET ${CMAKE_BINARY_DIR}/assets/ui_font.ttf)
 set(FONT_SOURCE ${CMAKE_BINARY_DIR}/assets/ui_font.cpp)
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/assets)
-set(FONT_UNICODES "U+0020-017F,U+0370-03FF,U+1D40,U+1D62,U+2010-205E,U+2070-209F,U+2190-21AF,U+21B5,U+2200-221E,U+2223-222B,U+2248,U+2260-2265,U+2299,U+22C5,U+2580-259F,U+2605,U+2713-2718,U+2C7C,U+FFFD")
-# (keep in step with kGlyphRanges in src/app/fonts.cpp). Of the arrows and the mathematical operators only
-# the ones the app's texts and a formula use: the whole blocks cost 15 KB gzip of the first load; the rest
-# of them is in the "symbols" fallback font, fetched when a learner's text has one.
+set(FONT_UNICODES "U+0020-017F,U+0391-03A9,U+03B1-03C9,U+1D40,U+1D62,U+2010-205E,U+2070-209F,U+2190-21AF,U+21B5,U+2200-221E,U+2223-222B,U+2248,U+2260-2265,U+2299,U+22C5,U+2580-259F,U+2605,U+2713-2718,U+2C7C,U+FFFD")
+# (keep in step with kGlyphRanges in src/app/fonts.cpp). Latin-1 and Latin Extended-A, the Greek alphabet, and
+# of the arrows and the mathematical operators the ones the app's texts and formulas use: the whole blocks of
+# Greek, arrows and operators cost 20 KB gzip of the first load. The rest of them is in the
+# "latin-cyrillic-greek" and "symbols" fallback fonts, fetched when a learner's text has one.
 add_custom_command(
   OUTPUT ${FONT_SUBSET}
   COMMAND /usr/bin/python3 -m fontTools.subset ${FONT_TTF} --unicodes=${FONT_UNICODES} --no-hinting --layout-features="" --output-file=${FONT_SUBSET}

@@ -54,7 +54,7 @@ CJK_MARKS = span(0x3000, 0x30FF) | span(0x3100, 0x312F) | span(0x31F0, 0x31FF) |
 # name, source font, font number (collections) or None, the code points wanted from it. A code
 # point several groups have goes to the first (the app asks for groups in this order too).
 GROUPS = [
-    ("latin-cyrillic-greek", DEJAVU, None, span(0x0180, 0x036F) | span(0x0400, 0x052F) | span(0x1E00, 0x1FFF)
+    ("latin-cyrillic-greek", DEJAVU, None, span(0x0180, 0x03FF) | span(0x0400, 0x052F) | span(0x1E00, 0x1FFF)
      | span(0x1C80, 0x1C8F) | span(0x2DE0, 0x2DFF) | span(0xA640, 0xA69F) | span(0xA720, 0xA7FF)),
     ("symbols", DEJAVU, None, span(0x0530, 0x058F) | span(0x0590, 0x05FF) | span(0x0600, 0x06FF) | span(0x10A0, 0x10FF)
      | span(0x2000, 0x2BFF) | span(0xFB00, 0xFEFF) | span(0xFFF0, 0xFFFF) | span(0x1D400, 0x1D7FF)),
