@@ -116,6 +116,24 @@ export function torchFamilyReference(dir, ids, { top = 5, probsAt = [] } = {}) {
     "--probs-at", probsAt.join(",")]));
 }
 
+// [Encoders] ---------------------------------------------------------------------------------------
+
+/** A random encoder folder (bert, distilbert, roberta) in its Hugging Face layout; options as
+ *  make_encoder_model.py's flags ({family, dtype, layers, heads, d_model, d_ff, tokenizer, vocab_txt,
+ *  prefix, untied, no_mask, ...}). */
+export function makeEncoderModel(options = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-encoder-"));
+  python("make_encoder_model.py", ["--out", dir, ...flags(options)]);
+  return dir;
+}
+
+/** torch_encoder_reference.py on many requests at once (one torch start): for each {ids, pad?, top?,
+ *  probs_at?, ablate? "L.H,...", ablate_kind?, cut? "L.H:Q-K,..."} its {attention [layer][head][i][j],
+ *  masked_lm, next [t] top K {id, p}, probs_at [t][k]}. */
+export function torchEncoderReference(dir, requests) {
+  return JSON.parse(python("torch_encoder_reference.py", ["--dir", dir], JSON.stringify(requests)));
+}
+
 const INDEX = "model.safetensors.index.json";
 const readIndex = (dir) => JSON.parse(fs.readFileSync(path.join(dir, INDEX), "utf8"));
 const writeIndex = (dir, index) => fs.writeFileSync(path.join(dir, INDEX), JSON.stringify(index, null, 2));
