@@ -313,7 +313,8 @@ function summarize(w) {
 
 test("encoders: the page's state (masked, the strip's prompt, the causal switch, Heads, Compare's bank pair), bad input, screenshots", async () => {
   const c = CASES[0], dir = folders[c.label];
-  const { page, context, errors } = await openExplainer(browser, server.url);
+  // (headless Chromium's system scheme is light: the dark theme asked for, the light one below)
+  const { page, context, errors } = await openExplainer(browser, `${server.url}?theme=dark`);
   const info = await loadFromFiles(page, dir, "bert-test");
   const name = info.name;
   const set = (partial) => page.evaluate((p) => window.attentionExplainer.setState(p), partial);
@@ -322,6 +323,7 @@ test("encoders: the page's state (masked, the strip's prompt, the causal switch,
   const sentence = "The animal didn't cross the [MASK] because it was tired";
   await set({ model: name, sentence, view: "weights" });
   let s = await state(page);
+  assert.equal(s.theme, "dark");
   const full = await trace(page, sentence);
   assert.equal(s.masked.length, 1, "one mask asked");
   const want = full.masked.find((m) => m.position === s.masked[0].position);
@@ -398,7 +400,7 @@ test("encoders: the page's state (masked, the strip's prompt, the causal switch,
   assert.equal((await state(light.page)).theme, "light");
   await snap(light.page, "encoder-weights-light-1280x800.png");
   await light.context.close();
-  for (const [query, file, key] of [["?present=1", "encoder-weights-phone-present-390x844.png", "present"],
+  for (const [query, file, key] of [["?present=1&theme=dark", "encoder-weights-phone-present-390x844.png", "present"],
     ["?theme=light", "encoder-weights-phone-light-390x844.png", "theme"]]) {
     const phone = await openExplainer(browser, server.url + query, { width: 390, height: 844 });
     const phoneName = (await loadFromFiles(phone.page, dir, "bert-test")).name;
