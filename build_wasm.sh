@@ -159,7 +159,7 @@ suite() {  # suite NAME COMMAND...: runs one test suite, counts and times it, ne
 # The browser files of the quick tier: the page and its API, every view, the checks, Firefox and WebKitGTK,
 # models of every family, the LMS packages. `test all` runs every file in tests/e2e/.
 QUICK_E2E=(app views checks engines families family_views models build_families compare handout texts fonts
-  trained_model scorm lms_core interventions)
+  trained_model scorm lms_core interventions encoders)
 
 run_tests() {  # run_tests quick|all
   local tier="$1" e2e=() tier_env=() e2e_flags=()
