@@ -16,7 +16,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { ROOT, variant, readSafetensors, writeSafetensors } from "../models/fixtures.mjs";
+import { ROOT, variant, readSafetensors, writeSafetensors, flags } from "../models/fixtures.mjs";
 
 const CLI = process.env.ATTN_CLI || path.join(ROOT, "build/native/attention_cli");
 const FULL = process.env.ATTN_FULL === "1";
@@ -34,15 +34,6 @@ function python(script, args) {
   return r.stdout;
 }
 
-function flags(options) {
-  const args = [];
-  for (const [key, value] of Object.entries(options)) {
-    const flag = "--" + key.replace(/_/g, "-");
-    if (value === true) args.push(flag);
-    else if (value !== false && value !== undefined) args.push(flag, String(value));
-  }
-  return args;
-}
 
 function makeEncoder(options) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-encoder-"));

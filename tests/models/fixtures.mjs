@@ -90,7 +90,8 @@ export function badModels(good) {
 
 // [Llama-style families] ---------------------------------------------------------------------------
 
-function flags(options) {
+// make_*_model.py's command-line flags from an options object ({d_model: 36, untied: true} → --d-model 36 --untied).
+export function flags(options) {
   const args = [];
   for (const [key, value] of Object.entries(options)) {
     const flag = "--" + key.replace(/_/g, "-");
