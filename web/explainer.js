@@ -556,18 +556,21 @@
       h.setTotal(total);
       const tokenizer = await text("tokenizer.json", true);
       h.check();
-      const vocabTxt = !tokenizer && await text("vocab.txt", true);  // a BERT repository without tokenizer.json
+      // Without tokenizer.json: GPT-2's vocab.json + merges.txt, else a BERT repository's vocab.txt
+      // (+ tokenizer_config.json, its lower-casing).
+      const vocabJson = !tokenizer && await text("vocab.json", true);
+      const vocabTxt = !tokenizer && !vocabJson && await text("vocab.txt", true);
       if (tokenizer) h.text("tokenizer.json", tokenizer);
-      else if (vocabTxt) {
+      else if (vocabJson) {
+        const merges = await text("merges.txt", true);
+        if (!merges) throw new Error("merges.txt: the repository has vocab.json but no merges.txt (HTTP 404)");
+        h.text("vocab.json", vocabJson);
+        h.text("merges.txt", merges);
+      } else if (vocabTxt) {
         const config = await text("tokenizer_config.json", true);
         if (config) h.text("tokenizer_config.json", config);
         h.text("vocab.txt", vocabTxt);
-      } else
-        for (const file of ["vocab.json", "merges.txt"]) {
-          const bytes = await text(file, true);
-          if (!bytes) throw new Error(`${file}: the repository has neither tokenizer.json, vocab.txt nor ${file} (HTTP 404)`);
-          h.text(file, bytes);
-        }
+      } else throw new Error("tokenizer.json: the repository has no tokenizer.json, vocab.json + merges.txt or vocab.txt (HTTP 404)");
       for (const [i, file] of shards.entries()) {
         const hit = kept && await store.match(r.url(file));
         if (hit) {
