@@ -1,6 +1,9 @@
 // The texts every tokenizer test compares with Hugging Face's tokenizers library: scripts, normalization
 // forms, code, whitespace runs, emoji, control characters and the special-token spellings of every family
-// (tokenizer_families.test.mjs, tokenizer_wordpiece.test.mjs), and seeded random texts from fragments.
+// (tokenizer_families.test.mjs, tokenizer_wordpiece.test.mjs), seeded random texts from fragments, and one
+// CLI run that tokenizes a batch of texts.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 const zwjFamily = "\u{1F468}\u200D\u{1F469}\u200D\u{1F467}\u200D\u{1F466}";
 export const CORPUS = [
   "Hello world",
@@ -62,4 +65,14 @@ export function randomTexts(fragments, count, length, seed) {
     texts.push(s);
   }
   return texts;
+}
+
+// Every text without and then with the special tokens, in one run of `cli tokenize --batch` on a
+// tokenizer.json: the CLI's answers in that order.
+export function tokenizeBatch(cli, file, texts) {
+  const input = [false, true].flatMap((special) => texts.map((text) => ({ text, add_special_tokens: special })));
+  const r = spawnSync(cli, ["tokenize", "--tokenizer-json", file, "--batch"], { input: JSON.stringify(input), encoding: "utf8",
+    timeout: 120000, maxBuffer: 256 << 20 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
 }

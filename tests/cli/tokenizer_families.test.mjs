@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { CORPUS, randomTexts } from "./tokenizer_corpus.mjs";
+import { CORPUS, randomTexts, tokenizeBatch } from "./tokenizer_corpus.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const CLI = process.env.ATTN_CLI || path.join(ROOT, "build/native/attention_cli");
@@ -35,13 +35,7 @@ const FRAGMENTS = [" ", "  ", "\t", "\n", "\r\n", "\r", "\u00a0", "\u3000", "\u0
   "<|endoftext|>", "<bos>", "<start_of_turn>", "<|begin_of_text|>", "<0x41>", "hello", " world", "Hello", "ing", "\uFB01", "\u2460"];
 const TEXTS = [...CORPUS, ...randomTexts(FRAGMENTS, 30, 24, 2026), randomTexts(FRAGMENTS, 1, 3000, 7)[0]];
 
-function runBatch(file, texts) {
-  const input = [false, true].flatMap((special) => texts.map((text) => ({ text, add_special_tokens: special })));
-  const r = spawnSync(CLI, ["tokenize", "--tokenizer-json", file, "--batch"], { input: JSON.stringify(input), encoding: "utf8",
-    timeout: 120000, maxBuffer: 256 << 20 });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
+const runBatch = (file, texts) => tokenizeBatch(CLI, file, texts);
 
 for (const family of ["llama3", "qwen3", "llama2", "gemma3"]) {
   const file = modelFile(family);

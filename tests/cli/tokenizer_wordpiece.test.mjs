@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { CORPUS as FAMILY_CORPUS, randomTexts } from "./tokenizer_corpus.mjs";
+import { CORPUS as FAMILY_CORPUS, randomTexts, tokenizeBatch } from "./tokenizer_corpus.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const CLI = process.env.ATTN_CLI || path.join(ROOT, "build/native/attention_cli");
@@ -210,13 +210,7 @@ const CASES = [
   { name: "RoBERTa (GPT-2's BPE, RobertaProcessing, <mask> with lstrip)", ready: () => GPT2_VOCAB && GPT2_MERGES, file: () => write("roberta.json", robertaJson()) },
 ];
 
-function runBatch(file, texts) {
-  const input = [false, true].flatMap((special) => texts.map((text) => ({ text, add_special_tokens: special })));
-  const r = spawnSync(CLI, ["tokenize", "--tokenizer-json", file, "--batch"], { input: JSON.stringify(input), encoding: "utf8",
-    timeout: 120000, maxBuffer: 256 << 20 });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
+const runBatch = (file, texts) => tokenizeBatch(CLI, file, texts);
 
 for (const c of CASES) {
   test(`${c.name}: ids agree with Hugging Face's tokenizers, with and without special tokens`, { skip: !c.ready() || !HF }, async () => {
