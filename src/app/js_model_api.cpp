@@ -15,7 +15,7 @@
 #include "../api/intervention_json.h"
 #include "../api/model_files.h"
 #include "../api/model_json.h"
-#include "../ui/app_state.h"
+#include "../state/app_state.h"
 #include "js_api.h"
 
 

@@ -12,7 +12,7 @@
 #include "../api/compute_json.h"
 #include "../api/train_files.h"
 #include "../api/trained_model_bytes.h"
-#include "../ui/app_state.h"
+#include "../state/app_state.h"
 #include "../ui/panels.h"
 #include "js_api.h"
 

@@ -8,7 +8,7 @@
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
-#include "app_state.h"
+#include "../state/app_state.h"
 
 namespace attn::ui {
 

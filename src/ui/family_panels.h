@@ -1,10 +1,10 @@
 // The pieces of the Heads and Cost views that show what a model family adds to attention: grouped
 // K/V heads, local/global layers, rotary positions, the window, soft-capping, q/k norm, the K/V
-// cache. They only draw state.model.family (src/ui/family_views.h), computed once per input change.
+// cache. They only draw state.model.family (src/state/family_views.h), computed once per input change.
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "app_state.h"
+#include "../state/app_state.h"
 
 namespace attn::ui {
 

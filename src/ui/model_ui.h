@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "app_state.h"
+#include "../state/app_state.h"
 
 namespace attn::ui {
 

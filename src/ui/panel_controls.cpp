@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "input_table.h"
+#include "../state/input_table.h"
 #include "model_ui.h"
 #include "panels.h"
 #include "widgets.h"

@@ -2,7 +2,7 @@
 // the learner changes something, writes the wish into `next` (applied by draw_app after the frame).
 // Not state owners: nothing here keeps a value that belongs in AppState.
 #pragma once
-#include "app_state.h"
+#include "../state/app_state.h"
 
 namespace attn::ui {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "palette.h"
+#include "../state/palette.h"
 
 namespace attn::ui {
 

@@ -175,7 +175,7 @@ test("docs/embedding.md's list of inputs is the table of inputs, and the README'
   const block = fs.readFileSync(EMBEDDING_DOC, "utf8").split("<!-- inputs: begin -->")[1]?.split("<!-- inputs: end -->")[0];
   assert.ok(block, "docs/embedding.md has the inputs block between <!-- inputs: begin --> and <!-- inputs: end -->");
   const rows = block.trim().split("\n").slice(2).join("\n");  // after the header and the rule
-  assert.equal(rows, expected, "docs/embedding.md's inputs differ from the table (src/ui/input_table.cpp), which says:\n" + expected);
+  assert.equal(rows, expected, "docs/embedding.md's inputs differ from the table (src/state/input_table.cpp), which says:\n" + expected);
   await context.close();
 });
 

@@ -24,7 +24,7 @@ async function settle(page, names) {
   }
 }
 
-// The theme hues as the palette (src/ui/palette.cpp) writes them.
+// The theme hues as the palette (src/state/palette.cpp) writes them.
 const HUES = {
   dark: { query: [0xf0, 0x8c, 0xc8], key: [0x4f, 0xd1, 0xb5], value: [0xe3, 0xb0, 0x4b] },
   light: { query: [0xa3, 0x20, 0x6c], key: [0x0b, 0x6b, 0x5a], value: [0x86, 0x54, 0x00] },

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "../../src/api/compute_json.h"
-#include "../../src/ui/app_state.h"
+#include "../../src/state/app_state.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const attn::AppState initial = attn::make_initial_state();

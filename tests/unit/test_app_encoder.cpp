@@ -9,7 +9,7 @@
 
 #include "../../src/api/tokenizer_files.h"
 #include "../../src/core/attribution.h"
-#include "../../src/ui/app_state.h"
+#include "../../src/state/app_state.h"
 
 using namespace attn;
 

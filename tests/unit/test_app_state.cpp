@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "../../src/ui/app_state.h"
-#include "../../src/ui/input_table.h"
+#include "../../src/state/app_state.h"
+#include "../../src/state/input_table.h"
 #include "../../src/api/trained_model_bytes.h"
 #include "../../src/core/corpus.h"
 
@@ -117,7 +117,7 @@ TEST_CASE("backend and cost_T are inputs: set by JSON, refused with the key name
   }
 }
 
-// [SECTION] The table of inputs (src/ui/input_table.cpp)
+// [SECTION] The table of inputs (src/state/input_table.cpp)
 
 namespace {
 // A valid value other than the default for each input the hand-made model allows to change

@@ -1,13 +1,13 @@
-// The stored answers to the checks (src/ui/check_answers.h): typed numbers, the lesson's rounding,
+// The stored answers to the checks (src/state/check_answers.h): typed numbers, the lesson's rounding,
 // the ids, and the JSON the page stores and may hand back corrupt.
 #include <doctest/doctest.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "../../src/ui/app_state.h"
-#include "../../src/ui/check_answers.h"
-#include "../../src/ui/input_table.h"
+#include "../../src/state/app_state.h"
+#include "../../src/state/check_answers.h"
+#include "../../src/state/input_table.h"
 
 using namespace attn;
 

@@ -1,10 +1,10 @@
-// The family views' numbers (src/ui/family_views.h) against direct computations and hand counts:
+// The family views' numbers (src/state/family_views.h) against direct computations and hand counts:
 // the RoPE distance curve, K/V head groups, the K/V cache in bytes, soft-capping and q/k norm.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "../../src/ui/family_views.h"
+#include "../../src/state/family_views.h"
 #include "test_helpers.h"
 
 namespace {

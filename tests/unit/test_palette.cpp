@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../src/ui/palette.h"
+#include "../../src/state/palette.h"
 
 using namespace attn::ui;
 

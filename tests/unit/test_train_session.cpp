@@ -9,7 +9,7 @@
 
 #include "../../src/api/model_files.h"
 #include "../../src/api/trained_model_bytes.h"
-#include "../../src/ui/app_state.h"
+#include "../../src/state/app_state.h"
 
 using namespace attn;
 
