@@ -1,5 +1,5 @@
 // The functions the page's JavaScript calls (window.attentionExplainer is built on them in
-// web/explainer.js). Not used natively beyond attach().
+// web/explainer.js). Natively: attach() and --print-state's attn_get_state().
 #pragma once
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -15,6 +15,10 @@
 namespace attn {
 struct AppState;
 }
+
+// getState()'s JSON: the inputs and results, the open view's numbers (view_data), the live backend
+// (natively: main's --print-state).
+JS_EXPORT const char* attn_get_state();
 
 namespace js_api {
 // The state the exported functions read and change (owned by main).

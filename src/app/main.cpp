@@ -6,6 +6,7 @@
 //   --size WxH         window size (default 1280x800)
 //   --state JSON       initial inputs, as setState() takes them, e.g. '{"view":"weights"}'
 //   --model DIR        open a model folder (GPT-2, Llama, Mistral, Qwen, Gemma, BERT, DistilBERT, RoBERTa) and show it (as "Load a model…" does)
+//   --print-state      with --frames: print getState()'s JSON (view_data included) after the last frame
 //   --gpu-check        compare the GPU attention passes with the scalar kernel on odd shapes,
 //                      print the table, exit 0 (all agree) or 1
 #include <imgui.h>
@@ -36,6 +37,7 @@ struct Options {
   std::string state_json;
   std::string model_dir;
   bool gpu_check = false;
+  bool print_state = false;
 };
 
 bool parse_options(int argc, char** argv, Options* o) {
@@ -47,6 +49,7 @@ bool parse_options(int argc, char** argv, Options* o) {
     else if (a == "--state" && has_value) o->state_json = argv[++i];
     else if (a == "--model" && has_value) o->model_dir = argv[++i];
     else if (a == "--gpu-check") o->gpu_check = true;
+    else if (a == "--print-state") o->print_state = true;
     else if (a == "--size" && has_value && std::sscanf(argv[++i], "%dx%d", &o->width, &o->height) == 2) continue;
     else {
       std::fprintf(stderr, "error: unknown or incomplete option '%s'\n", a.c_str());
@@ -208,6 +211,7 @@ int main(int argc, char** argv) {
     if (frame_count == options.frames) {
       const bool saved = options.screenshot.empty() || platform::save_screenshot(options.screenshot, fb_w, fb_h);
       if (!saved) std::fprintf(stderr, "error: could not write %s\n", options.screenshot.c_str());
+      if (options.print_state) std::printf("%s\n", attn_get_state());
       glfwSwapBuffers(window);
       return false;
     }
