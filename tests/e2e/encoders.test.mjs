@@ -13,12 +13,11 @@
 // Quick by default (bert and roberta); ATTN_FULL=1 adds distilbert, roberta from files, every text.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { serveStatic, launchBrowser, openExplainer, frames, shown, clickRect, distinctColours } from "./harness.mjs";
+import { serveStatic, serveHub, launchBrowser, openExplainer, frames, shown, clickRect, distinctColours } from "./harness.mjs";
 import { ROOT, makeEncoderModel, torchEncoderReference, variant, readSafetensors, writeSafetensors } from "../models/fixtures.mjs";
 
 const FULL = process.env.ATTN_FULL === "1";
@@ -51,33 +50,6 @@ const active = CASES.filter((c) => FULL || !c.full);
 let server, browser, hub;
 const folders = {};  // label -> folder (files), repo -> folder (hub)
 const made = [];
-
-// A stand-in for the hub: GET/HEAD /{owner}/{name}/resolve/{revision}/{file} with CORS and
-// Content-Length, 404 for a file the folder lacks (tokenizer.json of the vocab.txt repository); GET
-// /raw/{path} for the test's own reads of a folder (handed to loadModel as files). Every request recorded.
-function serveHub(repos) {
-  const requests = [];
-  const srv = http.createServer((req, res) => {
-    const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "Authorization, Range",
-      "Access-Control-Expose-Headers": "Content-Length, Content-Range, X-Linked-Size" };
-    if (req.method === "OPTIONS") { res.writeHead(204, cors).end(); return; }
-    const url = new URL(req.url, "http://x");
-    const raw = /^\/raw\/(.+)$/.exec(decodeURIComponent(url.pathname));
-    if (raw) { res.writeHead(200, cors).end(fs.readFileSync(raw[1])); return; }
-    const m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/([^/]+)$/.exec(decodeURIComponent(url.pathname));
-    requests.push({ method: req.method, repo: m && m[1], file: m && m[3], status: 0 });
-    const file = m && repos[m[1]] && path.join(repos[m[1]], m[3]);
-    if (!file || !fs.existsSync(file)) { requests.at(-1).status = 404; res.writeHead(404, cors).end("not found"); return; }
-    const data = fs.readFileSync(file);
-    requests.at(-1).status = 200;
-    res.writeHead(200, { ...cors, "Content-Length": data.length, "Content-Type": "application/octet-stream" });
-    res.end(req.method === "HEAD" ? undefined : data);
-  });
-  return new Promise((resolve) => srv.listen(0, "127.0.0.1", () => resolve({
-    base: `http://127.0.0.1:${srv.address().port}`, requests,
-    close: () => { srv.closeAllConnections(); return new Promise((r) => srv.close(r)); },
-  })));
-}
 
 /** The hub's BERT repository: the folder with vocab.txt + tokenizer_config.json instead of tokenizer.json,
  *  as make_encoder_model.py --vocab-txt writes them (the tokenizer.json kept aside for the library). */

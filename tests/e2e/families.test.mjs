@@ -8,11 +8,10 @@
 // access token never leaving memory. Quick by default; ATTN_FULL=1 adds the larger cases.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot } from "./harness.mjs";
+import { serveStatic, serveHub, launchBrowser, openExplainer, frames, screenshot } from "./harness.mjs";
 import { ROOT, makeFamilyModel, torchFamilyReference } from "../models/fixtures.mjs";
 
 const FULL = process.env.ATTN_FULL === "1";
@@ -48,38 +47,6 @@ const CLAIMED = { [HUGE]: { "model-00001-of-00002.safetensors": 9942981696, "mod
 let server, browser, hub;
 const folders = {};
 
-// GET/HEAD /{owner}/{name}/resolve/{revision}/{file} with CORS (Authorization and Range allowed),
-// Content-Length; gated repositories answer 401 without `Authorization: Bearer TOKEN`, 403 with
-// another token. Every request is recorded with its Authorization header.
-function serveHub(repos) {
-  const requests = [];
-  const srv = http.createServer((req, res) => {
-    const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "Authorization, Range",
-      "Access-Control-Expose-Headers": "Content-Length, Content-Range, X-Linked-Size" };
-    if (req.method === "OPTIONS") { res.writeHead(204, cors).end(); return; }
-    const url = new URL(req.url, "http://x");
-    const raw = /^\/raw\/(.+)$/.exec(decodeURIComponent(url.pathname));  // the test's own reads of a folder
-    const m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/([^/]+)$/.exec(decodeURIComponent(url.pathname));
-    requests.push({ method: req.method, repo: m && m[1], file: m && m[3], auth: req.headers.authorization || null });
-    if (raw) { res.writeHead(200, cors).end(fs.readFileSync(raw[1])); return; }
-    if (m && gated.has(m[1]) && req.headers.authorization !== `Bearer ${TOKEN}`) {
-      res.writeHead(req.headers.authorization ? 403 : 401, cors).end("gated");
-      return;
-    }
-    const claimed = m && CLAIMED[m[1]] && CLAIMED[m[1]][m[3]];
-    if (claimed && req.method === "HEAD") { res.writeHead(200, { ...cors, "X-Linked-Size": claimed, "Content-Length": 0 }).end(); return; }
-    const file = m && repos[m[1]] && path.join(repos[m[1]], m[3]);
-    if (!file || !fs.existsSync(file)) { res.writeHead(404, cors).end("not found"); return; }
-    const data = fs.readFileSync(file);
-    res.writeHead(200, { ...cors, "Content-Length": data.length, "Content-Type": "application/octet-stream" });
-    res.end(req.method === "HEAD" ? undefined : data);
-  });
-  return new Promise((resolve) => srv.listen(0, "127.0.0.1", () => resolve({
-    base: `http://127.0.0.1:${srv.address().port}`, requests,
-    close: () => { srv.closeAllConnections(); return new Promise((r) => srv.close(r)); },
-  })));
-}
-
 before(async () => {
   for (const c of CASES) if (FULL || !c.full) folders[c.repo] = makeFamilyModel(c.options);
   const small = { family: "llama", layers: 2, heads: 4, kv_heads: 2, d_model: 16, d_ff: 24, tokenizer: "llama2", shards: 2 };
@@ -92,7 +59,7 @@ before(async () => {
   fs.writeFileSync(config, JSON.stringify({ ...JSON.parse(fs.readFileSync(config, "utf8")), model_type: "falcon" }));
   folders[NO_SHARD] = makeFamilyModel({ ...small, seed: 33 });
   fs.rmSync(path.join(folders[NO_SHARD], "model-00002-of-00002.safetensors"));
-  [server, browser, hub] = await Promise.all([serveStatic(), launchBrowser(), serveHub(folders)]);
+  [server, browser, hub] = await Promise.all([serveStatic(), launchBrowser(), serveHub(folders, { gated, token: TOKEN, claimed: CLAIMED })]);
 });
 after(async () => {
   await browser?.close();

@@ -15,8 +15,9 @@ const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", "
   ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".png": "image/png" };
 
 /** Serves `dir` on 127.0.0.1:<free port>; resolves { url, close }. `headHtml` goes right after
- *  <head> in every HTML page (a probe script for drivers that cannot hear the console). */
-export function serveStatic(dir = DIST, { headHtml = "" } = {}) {
+ *  <head> in every HTML page (a probe script for drivers that cannot hear the console); `cache` lets the
+ *  browser keep every file but the pages (Cache-Control), as a real server would. */
+export function serveStatic(dir = DIST, { headHtml = "", cache = false } = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, "http://x");
     let file = path.normalize(path.join(dir, decodeURIComponent(url.pathname)));
@@ -24,13 +25,71 @@ export function serveStatic(dir = DIST, { headHtml = "" } = {}) {
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
     fs.readFile(file, (err, data) => {
       if (err) { res.writeHead(404).end("not found"); return; }
-      res.writeHead(200, { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream" });
+      const headers = { "Content-Type": TYPES[path.extname(file)] || "application/octet-stream" };
+      // cache: the browser may keep what is not a page (the wasm compiled once for many page loads)
+      if (cache && path.extname(file) !== ".html") headers["Cache-Control"] = "max-age=3600";
+      res.writeHead(200, headers);
       res.end(headHtml && path.extname(file) === ".html" ? String(data).replace("<head>", "<head>" + headHtml) : data);
     });
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => {
     resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((r) => server.close(r)) });
   }));
+}
+
+/** A stand-in for the Hugging Face hub (the real one is out of reach here): GET/HEAD
+ *  /{owner}/{name}/resolve/{revision}/{file} from `repos` ({ "owner/name": folder }) with CORS, Content-Length and
+ *  one-byte-range answers (the page's size probes); 404 for a file the folder lacks; GET /raw/{path} for a test's own
+ *  reads of a folder. Options: `gated` (a Set of repositories that answer 401 without `Authorization: Bearer token`,
+ *  403 with another), `claimed` ({ repo: { file: bytes } }: a HEAD says that size, as a huge repository's would),
+ *  `slow` (a repository whose model.safetensors trickles out over ~3 s). Resolves { base, requests, close }; each
+ *  request is recorded as { method, url, repo, file, auth, status }. */
+export function serveHub(repos, { gated = new Set(), token = "", claimed = {}, slow = "" } = {}) {
+  const requests = [];
+  const srv = http.createServer((req, res) => {
+    const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "Authorization, Range",
+      "Access-Control-Expose-Headers": "Content-Length, Content-Range, X-Linked-Size" };
+    if (req.method === "OPTIONS") { res.writeHead(204, cors).end(); return; }
+    const pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    const raw = /^\/raw\/(.+)$/.exec(pathname);
+    if (raw) { res.writeHead(200, cors).end(fs.readFileSync(raw[1])); return; }
+    const m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/([^/]+)$/.exec(pathname);
+    const asked = { method: req.method, url: req.url, repo: m && m[1], file: m && m[3], auth: req.headers.authorization || null, status: 0 };
+    requests.push(asked);
+    const answer = (status, headers, body) => { asked.status = status; res.writeHead(status, { ...cors, ...headers }); res.end(body); };
+    if (m && gated.has(m[1]) && req.headers.authorization !== `Bearer ${token}`) {
+      answer(req.headers.authorization ? 403 : 401, {}, "gated");
+      return;
+    }
+    const size = m && claimed[m[1]] && claimed[m[1]][m[3]];
+    if (size && req.method === "HEAD") { answer(200, { "X-Linked-Size": size, "Content-Length": 0 }); return; }
+    const file = m && repos[m[1]] && path.join(repos[m[1]], m[3]);
+    if (!file || !fs.existsSync(file)) { answer(404, {}, "not found"); return; }
+    const data = fs.readFileSync(file);
+    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range || "");
+    if (range) {
+      const a = Number(range[1]), b = Math.min(Number(range[2]), data.length - 1);
+      answer(206, { "Content-Length": b - a + 1, "Content-Range": `bytes ${a}-${b}/${data.length}` }, data.subarray(a, b + 1));
+      return;
+    }
+    const headers = { "Content-Length": data.length, "Content-Type": "application/octet-stream" };
+    if (req.method === "HEAD") { answer(200, headers); return; }
+    if (m[1] !== slow || m[3] !== "model.safetensors") { answer(200, headers, data); return; }
+    asked.status = 200;
+    res.writeHead(200, { ...cors, ...headers });
+    const piece = Math.ceil(data.length / 60);
+    let offset = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || offset >= data.length) { clearInterval(timer); res.end(); return; }
+      res.write(data.subarray(offset, offset + piece));
+      offset += piece;
+    }, 50);
+    res.on("close", () => clearInterval(timer));
+  });
+  return new Promise((resolve) => srv.listen(0, "127.0.0.1", () => resolve({
+    base: `http://127.0.0.1:${srv.address().port}`, requests,
+    close: () => { srv.closeAllConnections(); return new Promise((r) => srv.close(r)); },
+  })));
 }
 
 /** Headless Chromium as root on this machine: the flags TOOLCHAIN.md lists, WebGL2 via SwiftShader.

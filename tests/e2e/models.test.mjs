@@ -3,7 +3,6 @@
 // Not the loader's unit tests (tests/unit): here the bytes travel the browser's real paths.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,7 +10,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
+import { serveStatic, serveHub, launchBrowser, openExplainer, frames, screenshot, distinctColours } from "./harness.mjs";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -37,45 +36,6 @@ const SLOW = "test/slow";  // the same files as tiny-f32, served slowly (progres
 let server, browser, hub, work;
 const folders = {};
 
-// The stand-in hub: GET/HEAD /{owner}/{name}/resolve/{revision}/{file} with Content-Length, CORS,
-// one-byte ranges (for the size), and for test/slow the weights trickling out over ~3 s.
-function serveHub(repos) {
-  const requests = [];
-  const srv = http.createServer((req, res) => {
-    const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "Range",
-      "Access-Control-Expose-Headers": "Content-Length, Content-Range" };
-    if (req.method === "OPTIONS") { res.writeHead(204, cors).end(); return; }
-    const m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/([^/]+)$/.exec(decodeURIComponent(new URL(req.url, "http://x").pathname));
-    requests.push({ method: req.method, url: req.url });
-    const folder = m && repos[m[1]];
-    const file = folder && path.join(folder, m[3]);
-    if (!file || !fs.existsSync(file)) { res.writeHead(404, cors).end("not found"); return; }
-    const data = fs.readFileSync(file);
-    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range || "");
-    if (range) {
-      const a = Number(range[1]), b = Math.min(Number(range[2]), data.length - 1);
-      res.writeHead(206, { ...cors, "Content-Length": b - a + 1, "Content-Range": `bytes ${a}-${b}/${data.length}` });
-      res.end(data.subarray(a, b + 1));
-      return;
-    }
-    res.writeHead(200, { ...cors, "Content-Length": data.length, "Content-Type": "application/octet-stream" });
-    if (req.method === "HEAD") { res.end(); return; }
-    if (m[1] !== SLOW || m[3] !== "model.safetensors") { res.end(data); return; }
-    const piece = Math.ceil(data.length / 60);
-    let offset = 0;
-    const timer = setInterval(() => {
-      if (res.destroyed || offset >= data.length) { clearInterval(timer); res.end(); return; }
-      res.write(data.subarray(offset, offset + piece));
-      offset += piece;
-    }, 50);
-    res.on("close", () => clearInterval(timer));
-  });
-  return new Promise((resolve) => srv.listen(0, "127.0.0.1", () => resolve({
-    base: `http://127.0.0.1:${srv.address().port}`, requests,
-    close: () => { srv.closeAllConnections(); return new Promise((r) => srv.close(r)); },
-  })));
-}
-
 before(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), "models-e2e-"));
   await Promise.all([...Object.entries(CONFIGS), [LARGE.repo, LARGE.args]].map(async ([repo, args]) => {
@@ -83,7 +43,7 @@ before(async () => {
     await run(PYTHON, [path.join(ROOT, "tests/models/make_model.py"), "--out", folders[repo], ...args]);
   }));
   folders[SLOW] = folders["test/tiny-f32"];
-  [server, browser, hub] = await Promise.all([serveStatic(), launchBrowser(), serveHub(folders)]);
+  [server, browser, hub] = await Promise.all([serveStatic(), launchBrowser(), serveHub(folders, { slow: SLOW })]);
 });
 after(async () => {
   await browser?.close();
