@@ -181,7 +181,10 @@ test("docs/embedding.md's list of inputs is the table of inputs, and the README'
 
 const STATES = Number(process.env.PERMALINK_STATES || 200);
 test(`${STATES} random valid states -> permalink -> a fresh page: the same inputs and the same weights`, async () => {
-  const { page, context, errors } = await openExplainer(browser, server.url);
+  // A server that lets the browser keep the wasm and the scripts (as a real one does): a fresh page still
+  // starts the explainer from the link alone, without compiling the wasm again; three fresh pages at a time.
+  const cached = await serveStatic(undefined, { cache: true });
+  const { page, context, errors } = await openExplainer(browser, cached.url);
   const table = await page.evaluate(() => window.attentionExplainer.inputs);
   const linked = table.filter((f) => f.url === "permalink");
   let seed = 20261201;
@@ -189,9 +192,9 @@ test(`${STATES} random valid states -> permalink -> a fresh page: the same input
   const pick = (list) => list[Math.floor(rand() * list.length)];
   const SENTENCES = ["the cat saw the dog and the bird saw the cat", "Ça va? the animal & the street = 1+1 #it %20",
     "it", "The animal didn't cross the street because it was tired", "a b a b a"];
-  const fresh = await context.newPage();
-  fresh.on("pageerror", (e) => errors.push(String(e)));
-  for (let n = 0; n < STATES; n++) {
+  const fresh = await Promise.all([0, 1, 2].map(() => context.newPage()));
+  for (const f of fresh) f.on("pageerror", (e) => errors.push(String(e)));
+  const randomState = async () => {
     const partial = {};
     for (const f of linked) {
       if (["model", "layer", "head"].includes(f.name) || f.type === "token") continue;  // no loaded model; tokens below
@@ -206,7 +209,7 @@ test(`${STATES} random valid states -> permalink -> a fresh page: the same input
         partial[f.name] = Array.from({ length: f.rows }, () => Array.from({ length: f.cols }, () => rand() * 20 - 10));
     }
     if (partial.break_d) partial.break_d = Math.min(partial.break_d, 1024);  // the full range is slow, not different
-    const { state, link } = await page.evaluate(([p, r]) => {
+    return page.evaluate(([p, r]) => {
       const api = window.attentionExplainer;
       const defaults = Object.fromEntries(api.inputs.filter((f) => f.url === "permalink" && f.type !== "token")
         .map((f) => [f.name, f.default]));
@@ -214,14 +217,22 @@ test(`${STATES} random valid states -> permalink -> a fresh page: the same input
       api.setState({ token: Math.floor(r * api.getState().tokens.length) });
       return { state: api.getState(), link: api.permalink() };
     }, [partial, rand()]);
-    await fresh.goto(link);
-    const reopened = await fresh.evaluate(() => window.attentionExplainer.ready.then((api) => api.getState()));
+  };
+  const reopen = async (tab, { state, link }) => {
+    await tab.goto(link);
+    const reopened = await tab.evaluate(() => window.attentionExplainer.ready.then((api) => api.getState()));
     for (const f of linked) assert.deepEqual(reopened[f.name], state[f.name], `${f.name} after ${link}`);
     assert.equal(reopened.token_text, state.token_text, link);
     assert.deepEqual(reopened.weights, state.weights, `weights after ${link}`);
+  };
+  for (let n = 0; n < STATES; n += fresh.length) {
+    const batch = [];
+    for (let k = 0; k < fresh.length && n + k < STATES; k++) batch.push(await randomState());
+    await Promise.all(batch.map((b, k) => reopen(fresh[k], b)));
   }
   assert.deepEqual(errors, []);
   await context.close();
+  await cached.close();
 });
 
 test("Reset restores the lesson's inputs and keeps the Prove-it ticks, the theme, the motion and the view", async () => {
