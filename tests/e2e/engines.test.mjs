@@ -85,6 +85,9 @@ async function webkit(display) {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+  // A script may wait for the page as long as Firefox's does (WebDriver's default is 30 s; a loaded CI machine
+  // has needed more for WebKit's first compile of the wasm).
+  await driver.manage().setTimeouts({ script: 180000 });
   // The window's size includes its toolbar: grow it until the page itself is WIDTH x HEIGHT.
   await driver.manage().window().setRect({ width: WIDTH, height: HEIGHT });
   const inner = await driver.executeScript("return [innerWidth, innerHeight]");
