@@ -162,24 +162,26 @@ QUICK_E2E=(app views checks engines families family_views models build_families 
   trained_model scorm lms_core interventions encoders)
 
 run_tests() {  # run_tests quick|all
-  local tier="$1" e2e=() tier_env=() e2e_flags=()
+  local tier="$1" e2e=() tier_env=()
+  # Two test files at once, in both tiers: a browser file waits on its page, a CLI file on PyTorch or
+  # the tokenizers library, about half the time.
+  local parallel=(--test-concurrency=2)
   if [ "$tier" = all ]; then
     e2e=(tests/e2e/)
     tier_env=(ATTN_FULL=1 PERMALINK_STATES=200)  # every model-family case, 200 permalink states
   else
     for f in "${QUICK_E2E[@]}"; do e2e+=("tests/e2e/$f.test.mjs"); done
     tier_env=(PERMALINK_STATES=12)
-    e2e_flags=(--test-concurrency=2)  # two browser files at once: most of a file's time is the browser waiting
   fi
   deps --npm
   build_native
   suite "unit tests (native, doctest)" ctest --test-dir "$NATIVE_DIR" --output-on-failure
   build_web "$WEB_DIR" ON attn_tests
   suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
-  suite "CLI tests" env "${tier_env[@]}" node --test tests/cli/
+  suite "CLI tests" env "${tier_env[@]}" node --test "${parallel[@]}" tests/cli/
   if [ "$tier" = all ]; then site; else site simd-only; fi
   suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" \
-    env "${tier_env[@]}" node --test "${e2e_flags[@]}" "${e2e[@]}"
+    env "${tier_env[@]}" node --test "${parallel[@]}" "${e2e[@]}"
   suite "native window smoke test (Xvfb)" bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer"
   suite "GPU attention against the scalar reference (GL 3.3 under Mesa llvmpipe)" \
     bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer"
@@ -188,7 +190,7 @@ run_tests() {  # run_tests quick|all
       -DATTN_FUZZ=ON >&2
     cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli "${FUZZ_TARGETS[@]}" >&2
     suite "unit tests under ASan + UBSan" "$SANITIZE_DIR/attn_tests"
-    suite "CLI tests under ASan + UBSan (the quick model cases)" env ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test tests/cli/
+    suite "CLI tests under ASan + UBSan (the quick model cases)" env ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test "${parallel[@]}" tests/cli/
     suite "fuzzing, short bounded run (./build_wasm.sh fuzz SECONDS for longer)" run_fuzzers 10
   fi
   echo "time per suite (builds between them not counted):"
