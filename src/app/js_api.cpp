@@ -24,13 +24,17 @@
 
 namespace {
 attn::AppState* g_state = nullptr;
+const attn::ui::UiState* g_ui = nullptr;
 std::string g_reply;
 using clock_type = std::chrono::steady_clock;
 double ms_since(clock_type::time_point t0) { return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count(); }
 }  // namespace
 
 namespace js_api {
-void attach(attn::AppState* state) { g_state = state; }
+void attach(attn::AppState* state, const attn::ui::UiState* ui) {
+  g_state = state;
+  g_ui = ui;
+}
 attn::AppState* attached_state() { return g_state; }
 
 const char* reply(const nlohmann::json& j) {
@@ -60,7 +64,8 @@ using js_api::reply;
 JS_EXPORT const char* attn_get_state() {
   if (!g_state) return error_reply("the explainer is not running yet");
   nlohmann::json state = attn::state_to_json(*g_state);
-  state["view_data"] = attn::ui::view_data(*g_state);
+  static const attn::ui::UiState kNoUi;  // before attach gave one: the defaults
+  state["view_data"] = attn::ui::view_data(*g_state, g_ui ? *g_ui : kNoUi);
   const attn::BackendChoice live = attn::ui::live_backend(*g_state);
   const attn::GpuFacts gpu = attn::ui::gpu_facts();
   state["backend_live"] = {{"name", live.name}, {"reason", live.reason}};

@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
   }
 
   static attn::AppState state = attn::make_initial_state();
+  static attn::ui::UiState ui;  // the panels' UI leftovers (ui_state.h)
 #ifdef ATTN_TRAINED_MODEL_DIR
   // The model trained at build time (the default recipe, seed 1), through the same loader as any
   // folder: offered in the model picker from the first frame, not chosen.
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  js_api::attach(&state);
+  js_api::attach(&state, &ui);
 
   int frame_count = 0;
   float font_scale = scale;  // the scale the atlas was built at
@@ -190,7 +191,7 @@ int main(int argc, char** argv) {
     platform::pump_text_field();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    attn::ui::draw_app(state, ImGui::GetTime());
+    attn::ui::draw_app(state, ui, ImGui::GetTime());
     platform::announce_text_field();
     const int sweep_cells = state.heads_sweep.sweep.done + state.patch_sweep.sweep.done;
     if (state.revision != announced_revision || sweep_cells != announced_sweep_cells) {

@@ -15,7 +15,9 @@
 #include "../api/model_files.h"
 #include "../core/transformer.h"
 #include "../core/model.h"
+#include "build_state.h"
 #include "check_answers.h"
+#include "cost_state.h"
 #include "family_views.h"
 #include "../train/train_session.h"
 
@@ -292,6 +294,10 @@ struct AppState {
   std::shared_ptr<TrainSession> train = std::make_shared<TrainSession>();
   FontFallbackState fonts;
   SweepRun heads_sweep, patch_sweep;
+  // The Cost and Build views' numbers, brought up to date while their view is open (update_build_state,
+  // cost_measure_step, update_cost_matrix), read by the views and getState.
+  CostState cost;
+  BuildState build;
 };
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)

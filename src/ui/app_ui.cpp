@@ -28,16 +28,29 @@ struct Panel {
   bool banner;  // it shows the current model's attention, with head_banner (and the toy's notes)
 };
 
-// In View order (app_state.h).
+// In View order (app_state.h). A null draw: the panel keeps UI leftovers in UiState and is drawn
+// with them (draw_panel_with_ui); Build's data reads its language too (view_data).
 constexpr Panel kPanels[kViewCount] = {
     {draw_flow_panel, flow_view_data, true},          {draw_weights_panel, weights_view_data, true},
-    {draw_heads_panel, heads_view_data, true},        {draw_library_panel, library_view_data, true},
-    {draw_steps_panel, steps_view_data, true},        {draw_derive_panel, derive_view_data, false},
+    {draw_heads_panel, heads_view_data, true},        {nullptr, library_view_data, true},
+    {draw_steps_panel, steps_view_data, true},        {nullptr, derive_view_data, false},
     {draw_break_panel, break_view_data, false},       {draw_mistakes_panel, mistakes_view_data, true},
-    {draw_build_panel, build_view_data, true},        {draw_cost_panel, cost_view_data, false},
+    {nullptr, nullptr, true},                         {nullptr, cost_view_data, false},
     {draw_practice_panel, practice_view_data, false}, {nullptr, train_view_data, false},  // Train: drawn with its wish (draw_app)
-    {draw_compare_panel, compare_view_data, true},
+    {nullptr, compare_view_data, true},
 };
+
+// The panels drawn with their UiState leftovers; false for the others (kPanels draws them).
+bool draw_panel_with_ui(const AppState& state, AppInputs& next, UiState& ui) {
+  switch (state.inputs.view) {
+    case View::Library: draw_library_panel(state, next, ui.library); return true;
+    case View::Derive: draw_derive_panel(state, next, ui.derive); return true;
+    case View::Build: draw_build_panel(state, next, ui.build); return true;
+    case View::Cost: draw_cost_panel(state, next, ui.cost); return true;
+    case View::Compare: draw_compare_panel(state, next, ui.compare); return true;
+    default: return false;
+  }
+}
 
 // The tabs in teaching order (the enum's order is the public one and stays): the lesson from the
 // picture to the exercises, then the views that are about the model.
@@ -63,11 +76,10 @@ void keyboard_shortcuts(const AppState& state, AppInputs& next) {
   }
 }
 
-void draw_view_tabs(const AppState& state, AppInputs& next) {
-  static View shown = View::Flow;  // which tab ImGui shows; forced when the view changes elsewhere
-  static bool first = true;
-  const bool external = first || shown != state.inputs.view;
-  first = false;
+void draw_view_tabs(const AppState& state, AppInputs& next, UiState::App& ui) {
+  View& shown = ui.shown_tab;  // which tab ImGui shows; forced when the view changes elsewhere
+  const bool external = ui.first_frame || shown != state.inputs.view;
+  ui.first_frame = false;
   if (!ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   for (const View v : kTabOrder) {
     if (!view_offered(state.inputs, v)) continue;
@@ -148,14 +160,14 @@ void draw_view_menu(const AppState& state, AppInputs& next, float width) {
 
 // One column (layout().narrow): the view menu and a "More" button, then the few controls every
 // view needs; "More" swaps the view for the whole controls column until it is closed.
-void draw_narrow_bar(const AppState& state, AppInputs& next, bool& drawer_open) {
+void draw_narrow_bar(const AppState& state, AppInputs& next, bool& drawer_open, UiState::Controls& controls) {
   const char* more = drawer_open ? "Close" : "More…";
   const float more_width = ImGui::CalcTextSize(more).x + ImGui::GetStyle().FramePadding.x * 2.0f;
   draw_view_menu(state, next, ImGui::GetContentRegionAvail().x - more_width - ImGui::GetStyle().ItemSpacing.x);
   ImGui::SameLine();
   if (ImGui::Button(more)) drawer_open = !drawer_open;
   publish_item_rect("more");
-  if (!drawer_open) draw_phone_bar(state, next, !layout().short_height);
+  if (!drawer_open) draw_phone_bar(state, next, !layout().short_height, controls);
 }
 
 // The tour's bar above the tabs: where we are, the stop's prompt, Back / Next / End.
@@ -204,9 +216,18 @@ std::vector<std::string> key_labels(const AppState& state) {
   return out;
 }
 
-nlohmann::json view_data(const AppState& state) {
+void update_view_state(AppState& state, double now) {
+  if (state.inputs.view == View::Build) update_build_state(state, now);
+  if (state.inputs.view == View::Cost)
+    update_cost_matrix(state.cost.matrix, state.inputs, live_backend(state), steady_clock_seconds());
+}
+
+nlohmann::json view_data(AppState& state, const UiState& ui) {
+  update_view_state(state, -std::numeric_limits<double>::infinity());
   const DataFn data = kPanels[static_cast<int>(state.inputs.view)].data;
-  nlohmann::json j = data ? data(state) : nlohmann::json(nullptr);
+  nlohmann::json j = state.inputs.view == View::Build ? build_view_data(state, ui.build)
+                     : data                           ? data(state)
+                                                      : nlohmann::json(nullptr);
   if (nlohmann::json check = view_check_json(state); !check.is_null()) {
     if (j.is_null()) j = nlohmann::json::object();
     j["check"] = std::move(check);
@@ -258,7 +279,9 @@ Matrix weights_for_display(const AttentionTrace& t) {
 
 bool panel_intro(const char* text) {
   // With little height the picture comes first: one line of the intro and a button for the rest.
-  static bool expanded = false;  // a throwaway UI toggle, shared by the views' intros
+  // A throwaway UI toggle shared by the views' intros, kept in ImGui's storage of the app's window
+  // (as ImGui keeps a tree node's "open"): every panel calls this, and none is handed the UiState for it.
+  bool& expanded = *ImGui::GetCurrentWindow()->RootWindow->StateStorage.GetBoolRef(ImHashStr("panel_intro:expanded"), false);
   if (layout().short_height) {
     const char* label = expanded ? "less" : "more";
     const float button = ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x * 2.0f;
@@ -279,8 +302,8 @@ bool panel_intro(const char* text) {
   return true;
 }
 
-void draw_app(AppState& state, double now) {
-  static bool drawer_open = false;  // the narrow layout's "More": the controls instead of the view
+void draw_app(AppState& state, UiState& ui, double now) {
+  bool& drawer_open = ui.app.drawer_open;  // the narrow layout's "More": the controls instead of the view
   const Layout& screen = layout();
   const ImGuiStyle& style = ImGui::GetStyle();
   // Fingers need big targets: every framed control (boxes, buttons, switches) kTouchTarget tall.
@@ -314,10 +337,10 @@ void draw_app(AppState& state, double now) {
   } else if (embed) {
     draw_compact_controls(state, next);
   } else if (narrow) {
-    draw_narrow_bar(state, next, drawer_open);
+    draw_narrow_bar(state, next, drawer_open, ui.controls);
     if (drawer_open) {
       ImGui::BeginChild("controls", ImVec2(0, 0), true, ImGuiWindowFlags_NavFlattened);
-      draw_controls(state, next);
+      draw_controls(state, next, ui.controls);
       ImGui::EndChild();
     }
   } else {
@@ -329,7 +352,7 @@ void draw_app(AppState& state, double now) {
     const float controls_width = std::clamp(avail * 0.3f, font * 13.0f, font * 18.0f);
     // NavFlattened: arrow-key navigation moves between the controls and the view as one surface.
     ImGui::BeginChild("controls", ImVec2(controls_width, 0), true, ImGuiWindowFlags_NavFlattened);
-    draw_controls(state, next);
+    draw_controls(state, next, ui.controls);
     ImGui::EndChild();
     ImGui::SameLine();
   }
@@ -360,7 +383,7 @@ void draw_app(AppState& state, double now) {
   if (state.inputs.tour_step >= 0) draw_tour_bar(state, next);
   if (!present) {  // presentation mode's bar is its only control
     if (offered > 1 && narrow && embed) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
-    else if (offered > 1 && !narrow && tabs_fit(state, ImGui::GetContentRegionAvail().x)) draw_view_tabs(state, next);
+    else if (offered > 1 && !narrow && tabs_fit(state, ImGui::GetContentRegionAvail().x)) draw_view_tabs(state, next, ui.app);
     else if (offered > 1 && !narrow) draw_view_menu(state, next, ImGui::GetContentRegionAvail().x);
   }
   // An embed that offers one view shows it even if the state names another.
@@ -374,8 +397,13 @@ void draw_app(AppState& state, double now) {
   // Wrap text at the visible edge, leaving room for the vertical scrollbar: in a window that can
   // scroll sideways, ImGui's own wrap width is last frame's content width.
   ImGui::PushTextWrapPos(ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - ImGui::GetStyle().WindowPadding.x);
+  // The open view's numbers in the state room, once per input revision (the Cost view also takes one
+  // step of its measurement per frame while it is open, so the UI never freezes).
+  update_view_state(state, now);
+  if (state.inputs.view == View::Cost) cost_measure_step(state.cost.run, state.inputs.backend, gpu_facts(), steady_clock_seconds());
   if (state.inputs.view == View::Train) draw_train_panel(state, next, train_wish), train_wish.shown = true;
-  else if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
+  else if (!draw_panel_with_ui(state, next, ui))
+    if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
   draw_view_check(state, next);
   ImGui::PopTextWrapPos();
   // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
@@ -390,6 +418,8 @@ void draw_app(AppState& state, double now) {
   explanations_end_frame();
   publish_tooltip_rect();
 
+  if (ui.cost.measure_again) state.cost.run = CostRun(state.inputs.backend);  // "Measure again"
+  ui.cost.measure_again = false;
   if (next != state.inputs) apply_inputs(state, next, now);
   apply_train_wish(state, train_wish, now);
 }

@@ -256,17 +256,14 @@ void weight_strip(const char* id, const std::vector<float>& values, const std::v
 }
 
 // A single-line text box for the second sentence, kept while invalid (the state keeps the last good one).
-void second_sentence_box(const AppState& state, AppInputs& next) {
-  static char buffer[4200] = {};
-  static unsigned synced = ~0u;
-  static bool active = false;
-  if (synced != state.revision && !active) {
-    std::snprintf(buffer, sizeof buffer, "%s", state.inputs.compare_sentence.c_str());
-    synced = state.revision;
+void second_sentence_box(const AppState& state, AppInputs& next, TextBox& box) {
+  if (box.synced_revision != state.revision && !box.active) {
+    std::snprintf(box.buffer, sizeof box.buffer, "%s", state.inputs.compare_sentence.c_str());
+    box.synced_revision = state.revision;
   }
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputText("##compare_sentence", buffer, sizeof buffer)) next.compare_sentence = buffer;
-  active = ImGui::IsItemActive();
+  if (ImGui::InputText("##compare_sentence", box.buffer, sizeof box.buffer)) next.compare_sentence = box.buffer;
+  box.active = ImGui::IsItemActive();
   publish_item_rect("compare:sentence");
   if (!state.error.empty() && state.error_key == "compare_sentence") {
     ImGui::PushStyleColor(ImGuiCol_Text, color(palette().warning));
@@ -275,7 +272,7 @@ void second_sentence_box(const AppState& state, AppInputs& next) {
   }
 }
 
-void compare_controls(const AppState& state, AppInputs& next) {
+void compare_controls(const AppState& state, AppInputs& next, UiState::Compare& ui) {
   if (ImGui::RadioButton("Two sentences, one query word", !state.inputs.compare_tokens)) next.compare_tokens = false;
   publish_item_rect("compare:sentences");
   same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
@@ -302,7 +299,7 @@ void compare_controls(const AppState& state, AppInputs& next) {
   ImGui::TextUnformatted("A: the sentence in the controls");
   hint(state.inputs.sentence.c_str());
   ImGui::TextUnformatted("B: the second sentence");
-  second_sentence_box(state, next);
+  second_sentence_box(state, next, ui.second_sentence);
   const char* twins = "The lesson's twins: ...it was tired / ...it was wide";
   if (button_width(twins) > ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize)
     twins = "The lesson's twins (tired / wide)";  // a phone: the short name
@@ -472,7 +469,7 @@ void draw_patch_control(const AppState& state, AppInputs& next, const Comparison
 
 // [SECTION] The view and its data
 
-void draw_compare_panel(const AppState& state, AppInputs& next) {
+void draw_compare_panel(const AppState& state, AppInputs& next, UiState::Compare& ui) {
   panel_intro("Attention depends on the input: the same query word in two sentences, or two query words of one "
               "sentence, each with its row of weights, and where they differ.");
   head_banner(state);
@@ -480,7 +477,7 @@ void draw_compare_panel(const AppState& state, AppInputs& next) {
   // With little height (a small embed, a phone on its side) the rows of weights come first.
   const bool strips_first = layout().short_height;
   if (!strips_first) {
-    compare_controls(state, next);
+    compare_controls(state, next, ui);
     ImGui::Spacing();
   }
   const Comparison c = compare(state);
@@ -528,7 +525,7 @@ void draw_compare_panel(const AppState& state, AppInputs& next) {
   draw_patch_control(state, next, c);
   if (strips_first) {
     ImGui::Spacing();
-    compare_controls(state, next);
+    compare_controls(state, next, ui);
   }
 }
 

@@ -19,14 +19,8 @@ namespace attn::ui {
 
 namespace {
 
-// A text box whose typing is kept while it is invalid (the state keeps its last good sentence).
-// Returns true when the text changed this frame.
-struct TextBox {
-  char buffer[4200] = {};
-  unsigned synced_revision = ~0u;
-  bool active = false;
-};
-
+// A text box whose typing is kept while it is invalid (TextBox, ui_state.h: the state keeps its last
+// good sentence). Returns true when the text changed this frame.
 bool sentence_box(const char* label, const std::string& current, unsigned revision, TextBox& box) {
   if (box.synced_revision != revision && !box.active) {  // changed elsewhere (URL, API, reset)
     std::snprintf(box.buffer, sizeof box.buffer, "%s", current.c_str());
@@ -214,18 +208,9 @@ std::string size_text(double bytes) {
   return text;
 }
 
-// The loader's own leftovers: what is typed into its fields. The token stays in this buffer (the
-// field shows dots) and goes to the page with each download; it is in no state, URL or storage.
-struct LoaderFields {
-  char repo[200] = "HuggingFaceTB/SmolLM2-135M";
-  char revision[100] = "main";
-  char token[256] = "";
-};
-
 // "Load a model…": files of a model folder, or a Hugging Face repository (with an access token for
 // gated ones); progress per file and in total, Cancel; the models the browser keeps; Unload.
-void model_loader(const AppState& state, bool& show_loader) {
-  static LoaderFields fields;
+void model_loader(const AppState& state, bool& show_loader, UiState::Controls::LoaderFields& fields) {
   const ModelLoadStatus& load = state.loading;
   ImGui::TextUnformatted("Load a model");
   ImGui::SameLine(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Close").x);
@@ -411,8 +396,8 @@ nlohmann::json control_texts_json(const AppState& state) {
   return {{"causal", t.causal}, {"scale", t.scale}, {"temperature", t.temperature}};
 }
 
-void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence) {
-  static TextBox sentence;  // what is typed, kept while it is invalid
+void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence, UiState::Controls& ui) {
+  TextBox& sentence = ui.phone_sentence;  // what is typed, kept while it is invalid
   if (with_sentence) {
     if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
     publish_item_rect("sentence");
@@ -457,9 +442,9 @@ void draw_compact_controls(const AppState& state, AppInputs& next) {
   explain_item(control_texts(state).scale.c_str());
 }
 
-void draw_controls(const AppState& state, AppInputs& next) {
-  static TextBox sentence, kv_sentence;  // what is typed, kept while it is invalid
-  static bool show_loader = false;         // the "Load a model…" section is open
+void draw_controls(const AppState& state, AppInputs& next, UiState::Controls& ui) {
+  TextBox &sentence = ui.sentence, &kv_sentence = ui.kv_sentence;  // what is typed, kept while it is invalid
+  bool& show_loader = ui.show_loader;  // the "Load a model…" section is open
   const bool real = real_model(state);
   const ModelLoadStatus& load = state.loading;
   // A download in progress, its failure or an offered repository keep the section open.
@@ -474,7 +459,7 @@ void draw_controls(const AppState& state, AppInputs& next) {
   error_line(state, "model");
   if (loader_open) {
     ImGui::Separator();
-    model_loader(state, show_loader);
+    model_loader(state, show_loader, ui.loader);
   }
   ImGui::Separator();
 

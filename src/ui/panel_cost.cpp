@@ -1,21 +1,16 @@
 // The cost view: why attention costs T², from time and memory measured live on this device (one
 // sequence length per frame, so the UI never freezes), and one whole (T, T) weight matrix of up to
-// 2048 × 2048 computed by the live backend and drawn by the GPU. Not a benchmark program: see
-// ./build_wasm.sh bench for that.
+// 2048 × 2048 computed by the live backend and drawn by the GPU. Not where they are computed
+// (src/state/cost_state.cpp: AppState::cost) and not a benchmark program (./build_wasm.sh bench).
 #include <imgui.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "../api/compute_json.h"
-#include "../core/random.h"
 #include "../gpu/gpu.h"
 #include "family_panels.h"
 #include "panels.h"
@@ -25,191 +20,14 @@ namespace attn::ui {
 
 namespace {
 
-constexpr int kWidth = 64;  // d of every measured problem
-constexpr int kSizes[] = {16, 32, 64, 128, 256, 512, 1024, 2048};
-constexpr int kSizeCount = static_cast<int>(sizeof kSizes / sizeof kSizes[0]);
-constexpr int kRepsPerSize = 5;  // the median of these is the point
-// A rep of a small T repeats the call until it lasts this long: the browser's clock is coarse
-// (performance.now can be rounded to 0.1 ms), far coarser than one call at T = 16.
-// 2 ms keeps the frames that measure under the UI's 4 ms frame budget (bar single calls at large T).
-constexpr double kMinRepSeconds = 0.002;
-
-// Bytes one call works on: the (T, T) weight matrix plus Q, K, V and the output, all (T, d) floats.
-double bytes_for(int T) { return 4.0 * T * T + 4.0 * 4.0 * T * kWidth; }
-double weight_bytes_for(int T) { return 4.0 * T * T; }
-// A fused kernel that never stores the weights: only Q, K, V and the output, (T, d) floats each.
-double fused_bytes_for(int T) { return 4.0 * 4.0 * T * kWidth; }
-// Multiply-adds count as 2: Q·Kᵀ is 2·T²·d, the weights times V another 2·T²·d.
-double flops_for(int T) { return 4.0 * T * T * kWidth; }
-
-struct CostPoint {
-  int T = 0;
-  double ms = 0;        // median time of one call
-  std::string backend;  // what computed it
-};
-
-// The measurements so far and the size being measured. They are measurements of this device,
-// not inputs, so they live here and not in AppState ("Measure again" clears them).
-struct CostRun {
-  explicit CostRun(std::string backend = "auto") : requested(std::move(backend)) {}
-  std::string requested;          // AppInputs::backend the run was made for (a new one starts over)
-  std::vector<CostPoint> points;  // in kSizes order
-  int calls_per_rep = 0;          // for the size in progress; 0: not calibrated yet
-  std::vector<double> rep_ms;     // per-call time of each rep so far
-  Matrix query, key, value, output, weights;
-  bool done() const { return static_cast<int>(points.size()) == kSizeCount; }
-};
-
-CostRun& cost_run() {
-  static CostRun run;
-  return run;
-}
-
-// `calls` attention calls of `problem` through the backend named `backend`: a CPU kernel into
-// preallocated buffers, or a registered one (the GPU: upload, passes and read-back included).
-// Returns the seconds they took; throws when a registered backend cannot run.
-double time_calls(const std::string& backend, int calls, CostRun& run, const AttentionProblem& problem) {
-  using Clock = std::chrono::steady_clock;  // performance.now() in the browser
-  Backend cpu;
-  const bool on_cpu = parse_backend(backend, &cpu);
-  const auto found = registered_backends().find(backend);
-  if (!on_cpu && found == registered_backends().end()) throw std::runtime_error("no backend " + backend);
-  AttentionOptions options;
-  options.causal = problem.causal;
-  const Clock::time_point start = Clock::now();
-  for (int c = 0; c < calls; ++c) {
-    if (on_cpu) attention_forward(cpu, problem, run.output.data(), run.weights.data());
-    else found->second(run.query, run.key, run.value, options);
-  }
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// One step of the measurement: a warm-up call that also calibrates how many calls make a rep, or one
-// rep. Called once per frame, so at most one rep (a few ms, or one call at large T) per frame.
-void measure_step(CostRun& run, const std::string& requested) {
-  if (run.requested != requested) run = CostRun(requested);
-  if (run.done()) return;
-  const int T = kSizes[run.points.size()];
-  if (run.query.rows() != T) {
-    Rng rng(static_cast<std::uint64_t>(T));
-    run.query = normal_matrix(rng, T, kWidth);
-    run.key = normal_matrix(rng, T, kWidth);
-    run.value = normal_matrix(rng, T, kWidth);
-    run.output.resize(T, kWidth);
-    run.weights.resize(T, T);
-  }
-  AttentionProblem problem;
-  problem.query = run.query.data();
-  problem.key = run.key.data();
-  problem.value = run.value.data();
-  problem.Tq = problem.Tk = T;
-  problem.d = problem.dv = kWidth;
-  problem.scale = 1.0f / std::sqrt(static_cast<float>(kWidth));
-
-  std::string backend = choose_backend(requested, T, gpu_facts()).name;
-  double seconds = 0;
-  const int calls = std::max(run.calls_per_rep, 1);
-  try {
-    seconds = time_calls(backend, calls, run, problem);
-  } catch (const std::exception&) {  // the GPU went away mid-run (a lost context): measure on the CPU
-    backend = backend_name(Backend::Simd);
-    seconds = time_calls(backend, calls, run, problem);
-  }
-
-  if (run.calls_per_rep == 0) {  // warm-up (first touch of the buffers): not kept
-    run.calls_per_rep = static_cast<int>(std::clamp(std::ceil(kMinRepSeconds / std::max(seconds, 1e-7)), 1.0, 1e5));
-    return;
-  }
-  run.rep_ms.push_back(seconds * 1000.0 / calls);
-  // A call of a quarter second or more (a software GPU, the scalar kernel at large T) is measured once.
-  const bool slow = seconds / calls >= 0.25;
-  if (static_cast<int>(run.rep_ms.size()) < kRepsPerSize && !slow) return;
-  std::sort(run.rep_ms.begin(), run.rep_ms.end());
-  run.points.push_back({T, run.rep_ms[run.rep_ms.size() / 2], backend});
-  run.rep_ms.clear();
-  run.calls_per_rep = 0;
-  if (run.done()) {  // give the 18 MiB of the largest problem back
-    for (Matrix* m : {&run.query, &run.key, &run.value, &run.output, &run.weights}) *m = Matrix();
-  }
-}
-
-// [SECTION] The whole matrix
-
-// Queries and keys that look like positions: sines and cosines of the token's position at 32
-// frequencies (as Transformers encode positions; here the frequencies are fitted to T so the
-// picture keeps its shape at every size) plus noise. A query then scores the keys near it highest
-// and the weights form a band along the diagonal, about T/16 keys wide. Values are noise.
-// Not a trained model: a pattern whose shape the eye can check at any T.
-constexpr float kPositionAmplitude = 1.5f;  // a query's own position scores 32 · 1.5² / √64 = 9
-constexpr float kPositionNoise = 0.3f;
-
-struct WholeMatrix {
-  int T = 0;
-  bool causal = false;
-  std::string requested;
-  std::string planned;   // the backend live_backend() chose for it
-  BackendChoice choice;  // what computed it (simd if the planned GPU failed)
-  Matrix weights;  // keys hidden by the causal mask are −∞
-  double ms = 0;
-  float max_weight = 0;
-  float colour_top = 0;  // the weight drawn in the last colour: a typical row's largest weight
-  float max_row_sum_error = 0;  // max over rows of |sum of the visible weights - 1|, for getState
-  std::uint64_t version = 0;  // +1 per computation (the GPU image redraws on a new version)
-};
-
-WholeMatrix& whole_matrix() {
-  static WholeMatrix m;
-  return m;
-}
-
-Matrix positional_rows(int T, Rng& rng) {
-  Matrix m(T, kWidth);
-  for (int i = 0; i < T; ++i)
-    for (int f = 0; f < kWidth / 2; ++f) {
-      const double frequency = 3.14159265358979 * (f + 1) / T;  // half a turn over T at the lowest
-      m(i, 2 * f) = static_cast<float>(kPositionAmplitude * std::sin(i * frequency) + kPositionNoise * rng.normal());
-      m(i, 2 * f + 1) = static_cast<float>(kPositionAmplitude * std::cos(i * frequency) + kPositionNoise * rng.normal());
-    }
-  return m;
-}
-
-// Recomputed only when T, the mask or the backend changes: one call of the live backend, timed.
-const WholeMatrix& update_whole_matrix(const AppState& state) {
-  WholeMatrix& m = whole_matrix();
-  const AppInputs& in = state.inputs;
-  const BackendChoice choice = live_backend(state);
-  if (m.T == in.cost_T && m.causal == in.causal && m.requested == in.backend && m.planned == choice.name) return m;
-  m.T = in.cost_T;
-  m.causal = in.causal;
-  m.requested = in.backend;
-  m.planned = choice.name;
-  m.choice = choice;
-  ++m.version;
-  Rng rng(7);
-  const Matrix query = positional_rows(m.T, rng), key = positional_rows(m.T, rng),
-               value = normal_matrix(rng, m.T, kWidth);
-  AttentionOptions options;
-  options.causal = m.causal;
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    Backend cpu;
-    m.weights = parse_backend(choice.name, &cpu) ? attend_with(cpu, query, key, value, options).weights
-                                                 : registered_backends().at(choice.name)(query, key, value, options).weights;
-  } catch (const std::exception& e) {  // e.g. the GPU was lost just now: the CPU computes it
-    m.choice = {backend_name(Backend::Simd), std::string("the GPU failed (") + e.what() + "): the SIMD kernel computed it"};
-    m.weights = attend_with(Backend::Simd, query, key, value, options).weights;
-  }
-  m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  // Hidden keys are shown as masked (grey), not as weights of 0 that look like "ignored".
-  if (m.causal)
-    for (int i = 0; i < m.T; ++i) m.weights.row(i).tail(m.T - 1 - i).setConstant(-std::numeric_limits<float>::infinity());
-  m.max_weight = m.weights.size() ? m.weights.maxCoeff() : 0.0f;
-  m.max_row_sum_error = m.weights.size() ? (m.weights.array().isFinite().select(m.weights.array(), 0.0f).rowwise().sum() - 1.0f).abs().maxCoeff() : 0.0f;
-  // Scaled to the whole range, the few rows with one or two keys (the first rows under the causal
-  // mask, weight 1) would leave everything else in the darkest colour.
-  m.colour_top = m.weights.size() ? m.weights.rowwise().maxCoeff().mean() : 0.0f;
-  return m;
-}
+// The sizes and byte counts of src/state/cost_state.h, by their short names here.
+constexpr int kWidth = kCostWidth;  // d of every measured problem
+constexpr const auto& kSizes = kCostSizes;  // the measured sequence lengths
+constexpr int kSizeCount = kCostSizeCount;
+double bytes_for(int T) { return cost_bytes_for(T); }
+double weight_bytes_for(int T) { return cost_weight_bytes_for(T); }
+double fused_bytes_for(int T) { return cost_fused_bytes_for(T); }
+double flops_for(int T) { return cost_flops_for(T); }
 
 // [SECTION] Number texts
 
@@ -490,7 +308,7 @@ void draw_cost_explanation(const CostRun& run) {
 
 // The (T, T) weights as one GPU image (a texture coloured by shaders/colour_map.frag), or where
 // the GPU cannot draw it, as a coarse heatmap of block means drawn by ImGui.
-void draw_whole_matrix_image(const WholeMatrix& m, float side) {
+void draw_whole_matrix_image(const CostMatrix& m, float side) {
   const ImTextureID image = gpu::matrix_image("cost:whole_matrix", m.weights.data(), m.T, m.T, 0.0f,
                                               std::max(m.colour_top, 1e-6f), gpu::ColourMap::Sequential, m.version);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -527,7 +345,7 @@ void draw_whole_matrix_image(const WholeMatrix& m, float side) {
 }
 
 void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width) {
-  const WholeMatrix& m = update_whole_matrix(state);
+  const CostMatrix& m = state.cost.matrix;  // brought up to date by draw_app (update_view_state)
   const float font = ImGui::GetFontSize();
   const float beside_side = std::clamp(view_width * 0.4f, font * 10.0f, font * 22.0f);
   const bool beside = view_width - beside_side >= font * 16.0f;
@@ -559,9 +377,9 @@ void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width)
                 bytes_text(weight_bytes_for(m.T)).c_str(),
                 m.causal ? " The causal mask hides every key after its query: the grey upper triangle." : "");
   paragraph(text);
-  std::snprintf(text, sizeof text, "Computed by %s in %s.", m.choice.name.c_str(), ms_text(m.ms).c_str());
+  std::snprintf(text, sizeof text, "Computed by %s in %s.", m.backend.c_str(), ms_text(m.ms).c_str());
   ImGui::TextUnformatted(text);
-  hint(m.choice.reason.c_str());
+  hint(m.reason.c_str());
   HeatmapStyle style;
   style.range = m.colour_top;
   legend("weight", style, std::clamp(text_width - font * 8.0f, font * 3.0f, font * 12.0f));  // + labels: fits
@@ -593,9 +411,9 @@ GpuFacts gpu_facts() {
   return facts;
 }
 
-void draw_cost_panel(const AppState& state, AppInputs& next) {
-  CostRun& run = cost_run();
-  measure_step(run, state.inputs.backend);  // the view is open: take the next step
+void draw_cost_panel(const AppState& state, AppInputs& next, UiState::Cost& ui) {
+  // The view is open: draw_app took the run's next step (cost_measure_step) before this frame.
+  const CostRun& run = state.cost.run;
 
   const float font = ImGui::GetFontSize();
   // The view scrolls sideways, so ImGui counts the room under its vertical scrollbar as free.
@@ -606,7 +424,7 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
   draw_whole_matrix(state, next, view_width);
   ImGui::Separator();
   ImGui::TextUnformatted("Time and memory as T grows");
-  if (ImGui::Button("Measure again")) run = CostRun(state.inputs.backend);
+  if (ImGui::Button("Measure again")) ui.measure_again = true;  // draw_app starts a new run
   publish_item_rect("cost:measure_again");
   ImGui::SameLine();
   if (run.done()) {
@@ -675,15 +493,15 @@ void draw_cost_panel(const AppState& state, AppInputs& next) {
 }
 
 nlohmann::json cost_view_data(const AppState& state) {
-  const CostRun& run = cost_run();
+  const CostRun& run = state.cost.run;
   nlohmann::json points = nlohmann::json::array();
   for (const CostPoint& p : run.points)
     points.push_back({{"T", p.T}, {"ms", p.ms}, {"bytes", bytes_for(p.T)}, {"bytes_fused", fused_bytes_for(p.T)},
                       {"backend", p.backend}});
-  const WholeMatrix& m = update_whole_matrix(state);
+  const CostMatrix& m = state.cost.matrix;  // update_view_state made it for this state (view_data)
   const nlohmann::json matrix = {{"T", m.T},          {"d", kWidth},
-                                 {"causal", m.causal}, {"backend", m.choice.name},
-                                 {"reason", m.choice.reason}, {"ms", m.ms},
+                                 {"causal", m.causal}, {"backend", m.backend},
+                                 {"reason", m.reason}, {"ms", m.ms},
                                  {"max_weight", m.max_weight}, {"colour_top", m.colour_top}, {"max_row_sum_error", m.max_row_sum_error}};
   return {{"d", kWidth}, {"points", points}, {"done", run.done()}, {"matrix", matrix}, {"kv_cache", kv_cache_view_data(state)}};
 }

@@ -324,10 +324,7 @@ float wrapped_height(const std::string& text, float width) {
 // [SECTION] Editing Q, K and V
 
 // The last refused edit, kept so its message stays next to the matrix after the field is left.
-struct Refusal {
-  int matrix = -1, row = -1, col = -1;  // which cell (matrix 0, 1, 2 = Q, K, V)
-  float typed = 0;
-};
+using Refusal = UiState::Derive::Refusal;
 
 const char* const kMatrixNames[3] = {"Q", "K", "V"};
 const char* const kMatrixRoles[3] = {"query: what it looks for", "key: what it offers", "value: what it passes on"};
@@ -558,8 +555,8 @@ void reveal_controls(const AppState& state, AppInputs& next) {
 
 }  // namespace
 
-void draw_derive_panel(const AppState& state, AppInputs& next) {
-  static Refusal refusal;  // the last refused cell edit, until the next good one
+void draw_derive_panel(const AppState& state, AppInputs& next, UiState::Derive& ui) {
+  Refusal& refusal = ui.refusal;  // the last refused cell edit, until the next good one
   panel_intro("The lesson's exercise by hand: 3 tokens, d = 2. Change any number of Q, K or V; every stage "
               "below follows at once.");
   ImGui::BeginGroup();

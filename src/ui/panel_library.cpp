@@ -260,7 +260,7 @@ ShelfNumbers shelf_numbers(const AppState& state, const Reading& r, float room, 
 
 // One book per key token: score numbers above, the spine with its title, the read share below.
 // The captions stay put on the left; the books scroll sideways when a long sentence needs it.
-void draw_shelf(const AppState& state, const Reading& r) {
+void draw_shelf(const AppState& state, const Reading& r, UiState::Library& ui) {
   const AttentionTrace& t = state.model.trace;
   const bool best_only = state.inputs.library_best_only;
   const int books = static_cast<int>(t.weights.cols());
@@ -310,10 +310,9 @@ void draw_shelf(const AppState& state, const Reading& r) {
   ImGui::BeginChild("##shelf", ImVec2(std::min(shelf_width, visible_width), total_height + scrollbar), false,
                     ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoBackground);
   // Bring the best match into view when the reader or the sentence changes.
-  static unsigned scrolled_for_revision = ~0u;
-  if (scrolls && scrolled_for_revision != state.revision) {
+  if (scrolls && ui.scrolled_for_revision != state.revision) {
     ImGui::SetScrollX(std::max(0.0f, slot * (r.best + 0.5f) - visible_width * 0.5f));
-    scrolled_for_revision = state.revision;
+    ui.scrolled_for_revision = state.revision;
   }
   dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -550,7 +549,7 @@ void draw_limits(const AppState& state, const Reading& r) {
 
 // [SECTION] The view
 
-void draw_library_panel(const AppState& state, AppInputs& next) {
+void draw_library_panel(const AppState& state, AppInputs& next, UiState::Library& ui) {
   panel_intro("Attention as a library: a question, a shelf, a take-home.");
   head_banner(state);
   const Reading r = read_shelf(state);
@@ -575,7 +574,7 @@ void draw_library_panel(const AppState& state, AppInputs& next) {
   // With little height (a small embed, a phone on its side) the shelf comes before the words about it.
   const bool shelf_first = layout().short_height;
   if (shelf_first) {
-    draw_shelf(state, r);
+    draw_shelf(state, r, ui);
     ImGui::Spacing();
   }
 
@@ -591,7 +590,7 @@ void draw_library_panel(const AppState& state, AppInputs& next) {
             "whose contents are its value. The fill shows how much of each book is read.");
   if (!shelf_first) {
     ImGui::Spacing();
-    draw_shelf(state, r);
+    draw_shelf(state, r, ui);
   }
   ImGui::Spacing();
   ImGui::Separator();

@@ -3,11 +3,13 @@
 // Not state owners: nothing here keeps a value that belongs in AppState.
 #pragma once
 #include "../state/app_state.h"
+#include "ui_state.h"
 
 namespace attn::ui {
 
-// The whole window: title bar with the view tabs, the controls column and the open view.
-void draw_app(AppState& state, double now);
+// The whole window: title bar with the view tabs, the controls column and the open view. `ui` holds
+// the panels' UI leftovers (ui_state.h); the caller owns it, as it owns the state.
+void draw_app(AppState& state, UiState& ui, double now);
 
 // Style and colours for a scale (sizes in device pixels, as the canvas is: see ui_scale).
 void apply_theme(float scale, bool light);
@@ -16,7 +18,7 @@ void apply_theme(float scale, bool light);
 float ui_scale(float dpr, bool present, bool narrow);
 constexpr float kPresentScale = 1.6f, kPresentScaleNarrow = 1.25f;
 
-void draw_controls(const AppState& state, AppInputs& next);
+void draw_controls(const AppState& state, AppInputs& next, UiState::Controls& ui);
 // What the controls column says of its switches for this model (drawn there, in getState's view_data).
 struct ControlTexts {
   std::string causal, scale, temperature;
@@ -25,7 +27,7 @@ ControlTexts control_texts(const AppState& state);
 nlohmann::json control_texts_json(const AppState& state);
 // The narrow layout's bar under the view menu: the sentence (unless `with_sentence` is false:
 // too little height), the token picker with its arrows, and the causal mask.
-void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence);
+void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence, UiState::Controls& ui);
 // The embed's one-line strip: token picker, causal mask, √d scaling.
 void draw_compact_controls(const AppState& state, AppInputs& next);
 
@@ -35,13 +37,13 @@ void draw_flow_panel(const AppState& state, AppInputs& next);
 void draw_weights_panel(const AppState& state, AppInputs& next);
 nlohmann::json weights_view_data(const AppState& state);
 void draw_heads_panel(const AppState& state, AppInputs& next);
-void draw_library_panel(const AppState& state, AppInputs& next);
+void draw_library_panel(const AppState& state, AppInputs& next, UiState::Library& ui);
 void draw_steps_panel(const AppState& state, AppInputs& next);
-void draw_derive_panel(const AppState& state, AppInputs& next);
+void draw_derive_panel(const AppState& state, AppInputs& next, UiState::Derive& ui);
 void draw_break_panel(const AppState& state, AppInputs& next);
 void draw_mistakes_panel(const AppState& state, AppInputs& next);
-void draw_build_panel(const AppState& state, AppInputs& next);
-void draw_cost_panel(const AppState& state, AppInputs& next);
+void draw_build_panel(const AppState& state, AppInputs& next, UiState::Build& ui);
+void draw_cost_panel(const AppState& state, AppInputs& next, UiState::Cost& ui);
 void draw_practice_panel(const AppState& state, AppInputs& next);
 // The train view also asks for actions that are not inputs (they act on state.train).
 struct TrainWish {
@@ -55,7 +57,7 @@ void apply_train_wish(AppState& state, const TrainWish& wish, double now);
 // downloaded folder would open); returns "" or why not.
 std::string use_trained_model(AppState& state, double now);
 nlohmann::json train_view_data(const AppState& state);
-void draw_compare_panel(const AppState& state, AppInputs& next);
+void draw_compare_panel(const AppState& state, AppInputs& next, UiState::Compare& ui);
 nlohmann::json flow_view_data(const AppState& state);
 nlohmann::json heads_view_data(const AppState& state);
 nlohmann::json library_view_data(const AppState& state);
@@ -69,13 +71,18 @@ nlohmann::json derive_view_data(const AppState& state);
 std::vector<Eigen::MatrixXd> derive_stage_answers(const AppState& state);
 nlohmann::json break_view_data(const AppState& state);
 nlohmann::json mistakes_view_data(const AppState& state);
-nlohmann::json build_view_data(const AppState& state);
+nlohmann::json build_view_data(const AppState& state, const UiState::Build& ui);  // "lang": ui.language
 nlohmann::json cost_view_data(const AppState& state);
 nlohmann::json practice_view_data(const AppState& state);
 nlohmann::json compare_view_data(const AppState& state);
 
-// The numbers the open view shows (null for views whose numbers are all in the main state).
-nlohmann::json view_data(const AppState& state);
+// Brings the open view's numbers in the state room up to date (state.build for the Build view,
+// state.cost.matrix for the Cost view): once per input revision, as draw_app does before drawing.
+// now: ImGui's clock; −∞ for getState (never the GPU's read-backs of the Build view).
+void update_view_state(AppState& state, double now);
+// The numbers the open view shows (null for views whose numbers are all in the main state), after
+// update_view_state(state, −∞): the view data functions themselves only read.
+nlohmann::json view_data(AppState& state, const UiState& ui);
 
 // Defined at the platform edge (src/app): links, downloads and the permalink.
 // Opens a link in a new browser tab (natively: prints it).
