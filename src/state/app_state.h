@@ -313,6 +313,17 @@ constexpr double kSweepSliceMs = 8.0;  // the sweep's share of a frame (the page
 void add_model(AppState& state, LoadedModel model);
 // The loaded model of that name, or nullptr (also for "handmade").
 const LoadedModel* find_model(const AppState& state, const std::string& name);
+// The loaded model that computes now, or nullptr for the hand-made worked example.
+const LoadedModel* current_loaded_model(const AppState& state);
+// True when a loaded model computes the views; texts about the hand-made model's lexicon
+// and features must not show then.
+bool real_model(const AppState& state);
+// What the views show, whatever the switches say: a loaded decoder always masks and never reads a second
+// sentence, so for it these are on and off respectively.
+bool causal_shown(const AppState& state);
+bool cross_shown(const AppState& state);
+// "layer 3 · head 7 of distilgpt2" (1-based, as a learner counts), or "the hand-made model".
+std::string head_caption(const AppState& state);
 // The current model's shape for the pickers: {family, layers, heads, d_model, vocab_size, params}.
 nlohmann::json current_model_info(const AppState& state);
 

@@ -18,21 +18,6 @@ namespace attn {
 
 namespace {
 
-// The panels' view of the current model (src/ui/model_ui.h has the same three for the views; the
-// state room cannot include the UI): the loaded model that computes, whether a second sentence is
-// shown, and the head in words.
-const LoadedModel* current_loaded_model(const AppState& state) {
-  if (state.inputs.model == kHandmadeModel) return nullptr;
-  return find_model(state, state.inputs.model);
-}
-bool cross_shown(const AppState& state) { return state.inputs.cross && !current_loaded_model(state); }
-std::string head_caption(const AppState& state) {
-  const LoadedModel* m = current_loaded_model(state);
-  if (!m) return "the hand-made model";
-  return "layer " + std::to_string(state.inputs.layer + 1) + " · head " + std::to_string(state.inputs.head + 1) +
-         " of " + m->name;
-}
-
 double relative_to(const Matrix& got, const Matrix& reference, double* max_abs) {
   *max_abs = static_cast<double>((got - reference).cwiseAbs().maxCoeff());
   return *max_abs / std::max(static_cast<double>(reference.cwiseAbs().maxCoeff()), 1e-30);

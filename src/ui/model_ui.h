@@ -10,17 +10,7 @@
 
 namespace attn::ui {
 
-// The loaded model that computes now, or nullptr for the hand-made worked example.
-const LoadedModel* current_loaded_model(const AppState& state);
-// True when a loaded model computes the views; texts about the hand-made model's lexicon
-// and features must not show then.
-bool real_model(const AppState& state);
-// What the views show, whatever the switches say: a loaded decoder always masks and never reads a second
-// sentence, so for it these are on and off respectively.
-bool causal_shown(const AppState& state);
-bool cross_shown(const AppState& state);
-// "layer 3 · head 7 of distilgpt2" (1-based, as a learner counts), or "the hand-made model".
-std::string head_caption(const AppState& state);
+// (current_loaded_model, real_model, causal_shown, cross_shown and head_caption: src/state/app_state.h)
 // One dim line under a view's intro naming the model, layer and head shown (nothing for the
 // hand-made model, whose views are the lesson's).
 void head_banner(const AppState& state);

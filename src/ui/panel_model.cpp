@@ -15,23 +15,6 @@
 
 namespace attn::ui {
 
-const LoadedModel* current_loaded_model(const AppState& state) {
-  if (state.inputs.model == kHandmadeModel) return nullptr;
-  return find_model(state, state.inputs.model);
-}
-
-bool real_model(const AppState& state) { return current_loaded_model(state) != nullptr; }
-
-bool causal_shown(const AppState& state) { return state.model.trace.options.causal; }
-bool cross_shown(const AppState& state) { return state.inputs.cross && !real_model(state); }
-
-std::string head_caption(const AppState& state) {
-  const LoadedModel* m = current_loaded_model(state);
-  if (!m) return "the hand-made model";
-  return "layer " + std::to_string(state.inputs.layer + 1) + " · head " + std::to_string(state.inputs.head + 1) +
-         " of " + m->name;
-}
-
 namespace {
 
 int feature_column(const char* name) {
