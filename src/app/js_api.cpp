@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../api/compute_json.h"
-#include "../ui/checks.h"
+#include "../state/checks.h"
 #include "../core/kernels/matmul.h"
 #include "../state/app_state.h"
 #include "../state/input_table.h"
@@ -83,7 +83,7 @@ JS_EXPORT const char* attn_get_summary() {
   nlohmann::json row = nlohmann::json::array();
   for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(g_state->inputs.token, j));
   state["selected_weights"] = row;
-  state["progress"] = attn::ui::progress_json(*g_state);  // the page posts each change to a course page
+  state["progress"] = attn::progress_json(*g_state);  // the page posts each change to a course page
   return reply({{"state", state}});
 }
 
