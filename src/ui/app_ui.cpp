@@ -22,29 +22,61 @@ namespace {
 using PanelFn = void (*)(const AppState&, AppInputs&);
 using DataFn = nlohmann::json (*)(const AppState&);
 
+// The table of views, the UI's half: one row per view, indexed by View, with its draw and data
+// functions, whether it shows the model's attention (banner) and its place among the tabs. The
+// state's half (name, title, check question) is kViews in src/state/views.cpp, indexed the same
+// way and read through view_row(); the two halves are apart because the state room must not know
+// ImGui. Every row names its View, and the checks below fail to compile when row i is not View i,
+// a view has no row, or two views claim one place among the tabs.
 struct Panel {
+  View view;
   PanelFn draw;
   DataFn data;  // nullptr: the main state already carries everything the view shows
   bool banner;  // it shows the current model's attention, with head_banner (and the toy's notes)
+  int tab;      // its place among the tabs, in teaching order: the lesson from the picture to the
+                // exercises, then the views about the model (the enum's order is the public one and stays)
 };
 
-// In View order (app_state.h).
-constexpr Panel kPanels[kViewCount] = {
-    {draw_flow_panel, flow_view_data, true},          {draw_weights_panel, weights_view_data, true},
-    {draw_heads_panel, heads_view_data, true},        {draw_library_panel, library_view_data, true},
-    {draw_steps_panel, steps_view_data, true},        {draw_derive_panel, derive_view_data, false},
-    {draw_break_panel, break_view_data, false},       {draw_mistakes_panel, mistakes_view_data, true},
-    {draw_build_panel, build_view_data, true},        {draw_cost_panel, cost_view_data, false},
-    {draw_practice_panel, practice_view_data, false}, {nullptr, train_view_data, false},  // Train: drawn with its wish (draw_app)
-    {draw_compare_panel, compare_view_data, true},
+constexpr Panel kPanels[] = {
+    {View::Flow, draw_flow_panel, flow_view_data, true, 2},
+    {View::Weights, draw_weights_panel, weights_view_data, true, 3},
+    {View::Heads, draw_heads_panel, heads_view_data, true, 10},
+    {View::Library, draw_library_panel, library_view_data, true, 0},
+    {View::Steps, draw_steps_panel, steps_view_data, true, 1},
+    {View::Derive, draw_derive_panel, derive_view_data, false, 4},
+    {View::Break, draw_break_panel, break_view_data, false, 6},
+    {View::Mistakes, draw_mistakes_panel, mistakes_view_data, true, 5},
+    {View::Build, draw_build_panel, build_view_data, true, 8},
+    {View::Cost, draw_cost_panel, cost_view_data, false, 7},
+    {View::Practice, draw_practice_panel, practice_view_data, false, 9},
+    {View::Train, nullptr, train_view_data, false, 12},  // drawn with its wish (draw_app)
+    {View::Compare, draw_compare_panel, compare_view_data, true, 11},
 };
+static_assert(sizeof kPanels / sizeof kPanels[0] == kViewCount, "one row per view");
 
-// The tabs in teaching order (the enum's order is the public one and stays): the lesson from the
-// picture to the exercises, then the views that are about the model.
-constexpr View kTabOrder[] = {View::Library, View::Steps,   View::Flow,  View::Weights,  View::Derive,
-                              View::Mistakes, View::Break,  View::Cost,  View::Build,    View::Practice,
-                              View::Heads,   View::Compare, View::Train};
-static_assert(sizeof kTabOrder / sizeof kTabOrder[0] == kViewCount, "every view has its place among the tabs");
+constexpr bool panels_in_view_order() {
+  for (int i = 0; i < kViewCount; ++i)
+    if (static_cast<int>(kPanels[i].view) != i) return false;
+  return true;
+}
+static_assert(panels_in_view_order(), "row i of kPanels is View i");
+
+// The tabs in teaching order, from the tab column; every place 0 … kViewCount−1 taken once.
+struct TabOrder {
+  View views[kViewCount] = {};
+  bool valid = true;
+};
+constexpr TabOrder tab_order() {
+  TabOrder order;
+  bool taken[kViewCount] = {};
+  for (const Panel& p : kPanels) {
+    if (p.tab < 0 || p.tab >= kViewCount || taken[p.tab]) order.valid = false;
+    else taken[p.tab] = true, order.views[p.tab] = p.view;
+  }
+  return order;
+}
+constexpr TabOrder kTabOrder = tab_order();
+static_assert(kTabOrder.valid, "every view has its own place among the tabs");
 
 PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }
 
@@ -69,7 +101,7 @@ void draw_view_tabs(const AppState& state, AppInputs& next) {
   const bool external = first || shown != state.inputs.view;
   first = false;
   if (!ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
-  for (const View v : kTabOrder) {
+  for (const View v : kTabOrder.views) {
     if (!view_offered(state.inputs, v)) continue;
     const ImGuiTabItemFlags flags = external && v == state.inputs.view ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(view_title(v), nullptr, flags);
@@ -94,7 +126,7 @@ void draw_present_bar(const AppState& state, AppInputs& next) {
   ImGui::TextUnformatted(view_title(state.inputs.view));
   if (ImGui::BeginPopup("present_menu")) {
     const float row = layout().tall_controls ? ImGui::GetFrameHeight() : 0.0f;
-    for (const View v : kTabOrder) {
+    for (const View v : kTabOrder.views) {
       if (!view_offered(state.inputs, v)) continue;
       if (ImGui::Selectable(view_title(v), v == state.inputs.view, 0, ImVec2(0, row))) next.view = v;
       publish_item_rect((std::string("tab:") + view_name(v)).c_str());
@@ -121,7 +153,7 @@ void publish_tooltip_rect() {
 bool tabs_fit(const AppState& state, float width) {
   const ImGuiStyle& style = ImGui::GetStyle();
   float total = 0;
-  for (const View v : kTabOrder)
+  for (const View v : kTabOrder.views)
     if (view_offered(state.inputs, v))
       total += ImGui::CalcTextSize(view_title(v)).x + style.FramePadding.x * 2.0f + style.ItemInnerSpacing.x;
   return total <= width;
@@ -135,7 +167,7 @@ void draw_view_menu(const AppState& state, AppInputs& next, float width) {
   if (ImGui::BeginCombo("##views", preview.c_str(), ImGuiComboFlags_HeightLargest)) {
     const float row = layout().tall_controls ? ImGui::GetFrameHeight() : 0.0f;
     ImGui::PushStyleVar(ImGuiStyleVar_SelectableTextAlign, ImVec2(0.0f, 0.5f));  // names centred in tall rows
-    for (const View v : kTabOrder) {
+    for (const View v : kTabOrder.views) {
       if (!view_offered(state.inputs, v)) continue;
       if (ImGui::Selectable(view_title(v), v == state.inputs.view, 0, ImVec2(0, row))) next.view = v;
       publish_item_rect((std::string("tab:") + view_name(v)).c_str());
