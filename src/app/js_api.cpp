@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../api/compute_json.h"
-#include "../ui/checks.h"
+#include "../state/checks.h"
 #include "../core/kernels/matmul.h"
 #include "../state/app_state.h"
 #include "../state/input_table.h"
@@ -24,17 +24,13 @@
 
 namespace {
 attn::AppState* g_state = nullptr;
-const attn::ui::UiState* g_ui = nullptr;
 std::string g_reply;
 using clock_type = std::chrono::steady_clock;
 double ms_since(clock_type::time_point t0) { return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count(); }
 }  // namespace
 
 namespace js_api {
-void attach(attn::AppState* state, const attn::ui::UiState* ui) {
-  g_state = state;
-  g_ui = ui;
-}
+void attach(attn::AppState* state) { g_state = state; }
 attn::AppState* attached_state() { return g_state; }
 
 const char* reply(const nlohmann::json& j) {
@@ -64,8 +60,7 @@ using js_api::reply;
 JS_EXPORT const char* attn_get_state() {
   if (!g_state) return error_reply("the explainer is not running yet");
   nlohmann::json state = attn::state_to_json(*g_state);
-  static const attn::ui::UiState kNoUi;  // before attach gave one: the defaults
-  state["view_data"] = attn::ui::view_data(*g_state, g_ui ? *g_ui : kNoUi);
+  state["view_data"] = attn::ui::view_data(*g_state);
   const attn::BackendChoice live = attn::ui::live_backend(*g_state);
   const attn::GpuFacts gpu = attn::ui::gpu_facts();
   state["backend_live"] = {{"name", live.name}, {"reason", live.reason}};
@@ -88,7 +83,7 @@ JS_EXPORT const char* attn_get_summary() {
   nlohmann::json row = nlohmann::json::array();
   for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(g_state->inputs.token, j));
   state["selected_weights"] = row;
-  state["progress"] = attn::ui::progress_json(*g_state);  // the page posts each change to a course page
+  state["progress"] = attn::progress_json(*g_state);  // the page posts each change to a course page
   return reply({{"state", state}});
 }
 

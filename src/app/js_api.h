@@ -14,9 +14,6 @@
 
 namespace attn {
 struct AppState;
-namespace ui {
-struct UiState;
-}
 }
 
 // getState()'s JSON: the inputs and results, the open view's numbers (view_data), the live backend
@@ -24,9 +21,8 @@ struct UiState;
 JS_EXPORT const char* attn_get_state();
 
 namespace js_api {
-// The state the exported functions read and change, and the panels' UI leftovers getState reports
-// (the Build view's language), both owned by main.
-void attach(attn::AppState* state, const attn::ui::UiState* ui);
+// The state the exported functions read and change (owned by main).
+void attach(attn::AppState* state);
 // The attached state (null before attach), for the other export files (js_model_api.cpp).
 attn::AppState* attached_state();
 

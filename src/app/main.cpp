@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  js_api::attach(&state, &ui);
+  js_api::attach(&state);
 
   int frame_count = 0;
   float font_scale = scale;  // the scale the atlas was built at

@@ -16,71 +16,10 @@ namespace attn {
 using nlohmann::json;
 
 namespace {
-struct ViewInfo {
-  View view;
-  const char* name;
-  const char* title;
-};
-constexpr ViewInfo kViews[kViewCount] = {
-    {View::Flow, "flow", "Flow"},           {View::Weights, "weights", "Weights"},   {View::Heads, "heads", "Heads"},
-    {View::Library, "library", "Library"},  {View::Steps, "steps", "Steps"},
-    {View::Derive, "derive", "Derive"},     {View::Break, "break", "Break"},
-    {View::Mistakes, "mistakes", "Mistakes"}, {View::Build, "build", "Build"},
-    {View::Cost, "cost", "Cost T²"},        {View::Practice, "practice", "Practice"},
-    {View::Train, "train", "Train"},
-    {View::Compare, "compare", "Compare"},
-};
 [[noreturn]] void bad(const std::string& key, const std::string& why) {
   throw std::invalid_argument(key + ": " + why);
 }
 }  // namespace
-
-const std::vector<TourStop>& tour_stops() {
-  static const std::vector<TourStop> stops = {
-      {View::Library, "A reader with a question walks along a shelf. Before you look: which book will 'it' read most? "
-                      "Then compare with the shelf and press Next.", kHandmadeModel},
-      {View::Steps, "The same reading as seven steps of arithmetic. Step through them and follow the numbers of 'it'.", kHandmadeModel},
-      {View::Flow, "Now every token at once: X gives Q, K and V, then scores, weights and outputs. Click another "
-                   "word and see which boxes change.", kHandmadeModel},
-      {View::Weights, "Each row is one token's attention. Predict where 'it' looks, then find its row.", kHandmadeModel},
-      {View::Derive, "Your turn by hand: 3 tokens, d = 2. Hide all stages, work each on paper, reveal and compare.", kHandmadeModel},
-      {View::Mistakes, "Switch on each common mistake and find its symptom before reading the explanation.", kHandmadeModel},
-      {View::Break, "Why divide by √d? At d = 512 without it most rows go one-hot. Which gradient shrinks, and "
-                    "which does not?", kHandmadeModel},
-      {View::Cost, "Every query meets every key: guess how much longer twice as many tokens take, then watch.", kHandmadeModel},
-      {View::Compare, "One word changed: tired or wide. Does the toy model's 'it' look anywhere else? Why not?", kHandmadeModel},
-      {View::Flow, "A trained model now: a head is one part of a layer. Its output goes through W_O into the residual "
-                   "stream, and the MLP adds its own part. Guess which head adds the most at the selected word, then "
-                   "read the bars under \"Around this head\".", kBuiltInTrainedModel},
-      {View::Heads, "Weights say where a head looks, not what it does. Ask the model: press \"Switch L1 H1 off\", "
-                    "and it runs again without that head; the next-token strip says what changed. Switch it back on "
-                    "and try H2: which one does the answer need?", kBuiltInTrainedModel},
-      {View::Practice, "Last: the four exercises. Try each one before you open its answer.", kHandmadeModel},
-  };
-  return stops;
-}
-
-void go_to_tour_stop(const AppState& state, AppInputs& next, int stop) {
-  next.tour_step = stop;
-  if (stop < 0) return;
-  const TourStop& s = tour_stops()[static_cast<std::size_t>(stop)];
-  next.view = s.view;
-  if (next.model != s.model && (s.model == std::string(kHandmadeModel) || find_model(state, s.model))) {
-    next.model = s.model;
-    next.layer = next.head = 0;
-  }
-}
-
-const char* view_name(View v) { return kViews[static_cast<int>(v)].name; }
-const char* view_title(View v) { return kViews[static_cast<int>(v)].title; }
-bool parse_view(const std::string& name, View* v) {
-  for (const ViewInfo& info : kViews)
-    if (name == info.name) {
-      *v = info.view;
-      return true;
-    }
-  return false;
-}
 
 Matrix AppInputs::derive_default_qk() {
   Matrix m(3, 2);

@@ -19,28 +19,13 @@
 #include "check_answers.h"
 #include "cost_state.h"
 #include "family_views.h"
+#include "views.h"
 #include "../train/train_session.h"
 
 namespace attn {
 
-// Every view of the app, in tab order. The names are the public ones (?view=NAME, getState().view).
-enum class View { Flow, Weights, Heads, Library, Steps, Derive, Break, Mistakes, Build, Cost, Practice, Train, Compare };
-constexpr int kViewCount = 13;
-const char* view_name(View v);    // "flow", "weights", ...
-const char* view_title(View v);   // "Flow diagram", "Weight matrix", ...
-bool parse_view(const std::string& name, View* v);
-
-// The guided tour (?tour=1): the views in teaching order, one prompt each.
-struct TourStop {
-  View view;
-  const char* prompt;
-  const char* model;  // the model the stop opens with (its prompt is about that model's numbers)
-};
-const std::vector<TourStop>& tour_stops();
 struct AppState;
 struct AppInputs;
-// Opens stop `stop` of the tour (-1: ends it): its view, and its model where the page holds it.
-void go_to_tour_stop(const AppState& state, AppInputs& next, int stop);
 
 // The name of the hand-made worked-example model (always there, the default).
 constexpr const char* kHandmadeModel = "handmade";

@@ -1,5 +1,5 @@
 // The learner's answers to the checks (see check_answers.h): ids, their JSON, the marking rule.
-// Not the questions: those come from the live state in src/ui/checks.cpp.
+// Not the questions: those come from the live state in checks.cpp.
 #include "check_answers.h"
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // The learner's answers to the checks, as AppInputs keeps them: Derive's typed predictions, cell by
 // cell, and each view's check question. Progress: Reset keeps them, the page stores them. Not the
-// questions (src/ui/checks.h asks and draws them); no ImGui here, so it is tested natively.
+// questions (checks.h asks and marks them, src/ui/checks.h draws them); no ImGui here, so it is tested natively.
 #pragma once
 #include <map>
 #include <string>

@@ -19,47 +19,65 @@
 namespace attn::ui {
 
 namespace {
-using PanelFn = void (*)(const AppState&, AppInputs&);
+using PanelFn = void (*)(const AppState&, AppInputs&, UiState&);
 using DataFn = nlohmann::json (*)(const AppState&);
 
+// The table of views, the UI's half: one row per view, indexed by View, with its draw and data
+// functions, whether it shows the model's attention (banner) and its place among the tabs. The
+// state's half (name, title, check question) is kViews in src/state/views.cpp, indexed the same
+// way and read through view_row(); the two halves are apart because the state room must not know
+// ImGui. Every row names its View, and the checks below fail to compile when row i is not View i,
+// a view has no row, or two views claim one place among the tabs.
 struct Panel {
+  View view;
   PanelFn draw;
   DataFn data;  // nullptr: the main state already carries everything the view shows
   bool banner;  // it shows the current model's attention, with head_banner (and the toy's notes)
+  int tab;      // its place among the tabs, in teaching order: the lesson from the picture to the
+                // exercises, then the views about the model (the enum's order is the public one and stays)
 };
 
-// In View order (app_state.h). A null draw: the panel keeps UI leftovers in UiState and is drawn
-// with them (draw_panel_with_ui); Build's data reads its language too (view_data).
-constexpr Panel kPanels[kViewCount] = {
-    {draw_flow_panel, flow_view_data, true},          {draw_weights_panel, weights_view_data, true},
-    {draw_heads_panel, heads_view_data, true},        {nullptr, library_view_data, true},
-    {draw_steps_panel, steps_view_data, true},        {nullptr, derive_view_data, false},
-    {draw_break_panel, break_view_data, false},       {draw_mistakes_panel, mistakes_view_data, true},
-    {nullptr, nullptr, true},                         {nullptr, cost_view_data, false},
-    {draw_practice_panel, practice_view_data, false}, {nullptr, train_view_data, false},  // Train: drawn with its wish (draw_app)
-    {nullptr, compare_view_data, true},
+constexpr Panel kPanels[] = {
+    {View::Flow, draw_flow_panel, flow_view_data, true, 2},
+    {View::Weights, draw_weights_panel, weights_view_data, true, 3},
+    {View::Heads, draw_heads_panel, heads_view_data, true, 10},
+    {View::Library, draw_library_panel, library_view_data, true, 0},
+    {View::Steps, draw_steps_panel, steps_view_data, true, 1},
+    {View::Derive, draw_derive_panel, derive_view_data, false, 4},
+    {View::Break, draw_break_panel, break_view_data, false, 6},
+    {View::Mistakes, draw_mistakes_panel, mistakes_view_data, true, 5},
+    {View::Build, draw_build_panel, build_view_data, true, 8},
+    {View::Cost, draw_cost_panel, cost_view_data, false, 7},
+    {View::Practice, draw_practice_panel, practice_view_data, false, 9},
+    {View::Train, draw_train_panel, train_view_data, false, 12},
+    {View::Compare, draw_compare_panel, compare_view_data, true, 11},
 };
+static_assert(sizeof kPanels / sizeof kPanels[0] == kViewCount, "one row per view");
 
-// The panels drawn with their UiState leftovers; false for the others (kPanels draws them).
-bool draw_panel_with_ui(const AppState& state, AppInputs& next, UiState& ui) {
-  switch (state.inputs.view) {
-    case View::Library: draw_library_panel(state, next, ui.library); return true;
-    case View::Derive: draw_derive_panel(state, next, ui.derive); return true;
-    case View::Build: draw_build_panel(state, next, ui.build); return true;
-    case View::Cost: draw_cost_panel(state, next, ui.cost); return true;
-    case View::Compare: draw_compare_panel(state, next, ui.compare); return true;
-    default: return false;
-  }
+constexpr bool panels_in_view_order() {
+  for (int i = 0; i < kViewCount; ++i)
+    if (static_cast<int>(kPanels[i].view) != i) return false;
+  return true;
 }
+static_assert(panels_in_view_order(), "row i of kPanels is View i");
 
-// The tabs in teaching order (the enum's order is the public one and stays): the lesson from the
-// picture to the exercises, then the views that are about the model.
-constexpr View kTabOrder[] = {View::Library, View::Steps,   View::Flow,  View::Weights,  View::Derive,
-                              View::Mistakes, View::Break,  View::Cost,  View::Build,    View::Practice,
-                              View::Heads,   View::Compare, View::Train};
-static_assert(sizeof kTabOrder / sizeof kTabOrder[0] == kViewCount, "every view has its place among the tabs");
+// The tabs in teaching order, from the tab column; every place 0 … kViewCount−1 taken once.
+struct TabOrder {
+  View views[kViewCount] = {};
+  bool valid = true;
+};
+constexpr TabOrder tab_order() {
+  TabOrder order;
+  bool taken[kViewCount] = {};
+  for (const Panel& p : kPanels) {
+    if (p.tab < 0 || p.tab >= kViewCount || taken[p.tab]) order.valid = false;
+    else taken[p.tab] = true, order.views[p.tab] = p.view;
+  }
+  return order;
+}
+constexpr TabOrder kTabOrder = tab_order();
+static_assert(kTabOrder.valid, "every view has its own place among the tabs");
 
-PanelFn panel_for(View v) { return kPanels[static_cast<int>(v)].draw; }
 
 // In an embed, only the views the page chose (all when it chose none).
 bool view_offered(const AppInputs& in, View v) {
@@ -81,7 +99,7 @@ void draw_view_tabs(const AppState& state, AppInputs& next, UiState::App& ui) {
   const bool external = ui.first_frame || shown != state.inputs.view;
   ui.first_frame = false;
   if (!ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
-  for (const View v : kTabOrder) {
+  for (const View v : kTabOrder.views) {
     if (!view_offered(state.inputs, v)) continue;
     const ImGuiTabItemFlags flags = external && v == state.inputs.view ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(view_title(v), nullptr, flags);
@@ -106,7 +124,7 @@ void draw_present_bar(const AppState& state, AppInputs& next) {
   ImGui::TextUnformatted(view_title(state.inputs.view));
   if (ImGui::BeginPopup("present_menu")) {
     const float row = layout().tall_controls ? ImGui::GetFrameHeight() : 0.0f;
-    for (const View v : kTabOrder) {
+    for (const View v : kTabOrder.views) {
       if (!view_offered(state.inputs, v)) continue;
       if (ImGui::Selectable(view_title(v), v == state.inputs.view, 0, ImVec2(0, row))) next.view = v;
       publish_item_rect((std::string("tab:") + view_name(v)).c_str());
@@ -133,7 +151,7 @@ void publish_tooltip_rect() {
 bool tabs_fit(const AppState& state, float width) {
   const ImGuiStyle& style = ImGui::GetStyle();
   float total = 0;
-  for (const View v : kTabOrder)
+  for (const View v : kTabOrder.views)
     if (view_offered(state.inputs, v))
       total += ImGui::CalcTextSize(view_title(v)).x + style.FramePadding.x * 2.0f + style.ItemInnerSpacing.x;
   return total <= width;
@@ -147,7 +165,7 @@ void draw_view_menu(const AppState& state, AppInputs& next, float width) {
   if (ImGui::BeginCombo("##views", preview.c_str(), ImGuiComboFlags_HeightLargest)) {
     const float row = layout().tall_controls ? ImGui::GetFrameHeight() : 0.0f;
     ImGui::PushStyleVar(ImGuiStyleVar_SelectableTextAlign, ImVec2(0.0f, 0.5f));  // names centred in tall rows
-    for (const View v : kTabOrder) {
+    for (const View v : kTabOrder.views) {
       if (!view_offered(state.inputs, v)) continue;
       if (ImGui::Selectable(view_title(v), v == state.inputs.view, 0, ImVec2(0, row))) next.view = v;
       publish_item_rect((std::string("tab:") + view_name(v)).c_str());
@@ -222,12 +240,10 @@ void update_view_state(AppState& state, double now) {
     update_cost_matrix(state.cost.matrix, state.inputs, live_backend(state), steady_clock_seconds());
 }
 
-nlohmann::json view_data(AppState& state, const UiState& ui) {
+nlohmann::json view_data(AppState& state) {
   update_view_state(state, -std::numeric_limits<double>::infinity());
   const DataFn data = kPanels[static_cast<int>(state.inputs.view)].data;
-  nlohmann::json j = state.inputs.view == View::Build ? build_view_data(state, ui.build)
-                     : data                           ? data(state)
-                                                      : nlohmann::json(nullptr);
+  nlohmann::json j = data ? data(state) : nlohmann::json(nullptr);
   if (nlohmann::json check = view_check_json(state); !check.is_null()) {
     if (j.is_null()) j = nlohmann::json::object();
     j["check"] = std::move(check);
@@ -325,7 +341,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
   const bool present = state.inputs.present;
   explanations_begin_frame(present);
   AppInputs next = state.inputs;
-  TrainWish train_wish;
+  ui.train = TrainWish{};
   keyboard_shortcuts(state, next);
   const bool embed = state.inputs.embed;
   unsigned offered = 0;
@@ -401,9 +417,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
   // step of its measurement per frame while it is open, so the UI never freezes).
   update_view_state(state, now);
   if (state.inputs.view == View::Cost) cost_measure_step(state.cost.run, state.inputs.backend, gpu_facts(), steady_clock_seconds());
-  if (state.inputs.view == View::Train) draw_train_panel(state, next, train_wish), train_wish.shown = true;
-  else if (!draw_panel_with_ui(state, next, ui))
-    if (PanelFn panel = panel_for(state.inputs.view)) panel(state, next);
+  kPanels[static_cast<int>(state.inputs.view)].draw(state, next, ui);
   draw_view_check(state, next);
   ImGui::PopTextWrapPos();
   // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
@@ -421,7 +435,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
   if (ui.cost.measure_again) state.cost.run = CostRun(state.inputs.backend);  // "Measure again"
   ui.cost.measure_again = false;
   if (next != state.inputs) apply_inputs(state, next, now);
-  apply_train_wish(state, train_wish, now);
+  apply_train_wish(state, ui.train, now);
 }
 
 }  // namespace attn::ui

@@ -315,7 +315,7 @@ void draw_explanation(const BreakResult& r) {
 
 }  // namespace
 
-void draw_break_panel(const AppState& state, AppInputs& next) {
+void draw_break_panel(const AppState& state, AppInputs& next, UiState&) {
   const BreakResult& r = state.model.saturation;
   const float view_width = ImGui::GetContentRegionAvail().x;
   panel_intro(

@@ -117,8 +117,9 @@ void agreement_table(const std::vector<BackendAgreement>& rows, bool light) {
 
 }  // namespace
 
-void draw_build_panel(const AppState& state, AppInputs&, UiState::Build& ui) {
+void draw_build_panel(const AppState& state, AppInputs&, UiState& all) {
   const BuildState& cache = state.build;  // brought up to date by draw_app (update_view_state)
+  UiState::Build& ui = all.build;
   CodeLanguage& language = ui.language;
   const float font = ImGui::GetFontSize();
 
@@ -171,7 +172,7 @@ void draw_build_panel(const AppState& state, AppInputs&, UiState::Build& ui) {
        "difference divided by the largest reference value.");
 }
 
-nlohmann::json build_view_data(const AppState& state, const UiState::Build& ui) {
+nlohmann::json build_view_data(const AppState& state) {
   // getState reads what the view shows: the code and the CPU rows are made once per change of the
   // inputs, the GPU rows only while the view is drawn once they rest (never for getState: no read-backs).
   const BuildState& cache = state.build;
@@ -183,10 +184,9 @@ nlohmann::json build_view_data(const AppState& state, const UiState::Build& ui) 
                          {"relative", a.relative},
                          {"tolerance", a.tolerance},
                          {"available", a.unavailable.empty()}});
-  return {{"lang", ui.language == CodeLanguage::NumPy ? "numpy" : "torch"},
-          {"from_qkv", !cache.code_note.empty()},
+  return {{"from_qkv", !cache.code_note.empty()},
           {"builtin_check", cache.builtin_check},
-          {"hint", build_hint(ui.language, cache)},
+          {"numpy_hint", build_hint(CodeLanguage::NumPy, cache)},
           {"torch_hint", build_hint(CodeLanguage::PyTorch, cache)},
           {"numpy", cache.numpy},
           {"torch", cache.torch},

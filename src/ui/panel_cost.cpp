@@ -411,7 +411,8 @@ GpuFacts gpu_facts() {
   return facts;
 }
 
-void draw_cost_panel(const AppState& state, AppInputs& next, UiState::Cost& ui) {
+void draw_cost_panel(const AppState& state, AppInputs& next, UiState& all) {
+  UiState::Cost& ui = all.cost;
   // The view is open: draw_app took the run's next step (cost_measure_step) before this frame.
   const CostRun& run = state.cost.run;
 

@@ -555,8 +555,8 @@ void reveal_controls(const AppState& state, AppInputs& next) {
 
 }  // namespace
 
-void draw_derive_panel(const AppState& state, AppInputs& next, UiState::Derive& ui) {
-  Refusal& refusal = ui.refusal;  // the last refused cell edit, until the next good one
+void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui) {
+  Refusal& refusal = ui.derive.refusal;  // the last refused cell edit, until the next good one
   panel_intro("The lesson's exercise by hand: 3 tokens, d = 2. Change any number of Q, K or V; every stage "
               "below follows at once.");
   ImGui::BeginGroup();

@@ -888,7 +888,7 @@ void draw_around_head(const AppState& state) {
   hint(around_text(state).c_str());
 }
 
-void draw_flow_panel(const AppState& state, AppInputs& next) {
+void draw_flow_panel(const AppState& state, AppInputs& next, UiState&) {
   // The visible width, with a vertical scrollbar's room kept free. Wrapped text must stop here:
   // by default ImGui wraps at the scrolled content's width, past the visible edge.
   // Measured from the window, not from the region left beside a scrollbar: with the region, the

@@ -553,7 +553,7 @@ void draw_attribution(const AppState& state) {
 
 // [SECTION] The view and its data
 
-void draw_heads_panel(const AppState& state, AppInputs& next) {
+void draw_heads_panel(const AppState& state, AppInputs& next, UiState&) {
   const float font = ImGui::GetFontSize();
   const HeadGrid grid = head_grid(state);
   const std::vector<HeadSummary> sums = summaries(grid);

@@ -235,8 +235,7 @@ void answer_block(const std::string& answer) {
                                             ImGui::GetColorU32(kAnswerBar));
 }
 
-void draw_exercises(const AppState& state, AppInputs& next) {
-  static bool answer_shown[4] = {};  // throwaway: which answers are open
+void draw_exercises(const AppState& state, AppInputs& next, bool (&answer_shown)[4]) {
   const std::vector<Exercise> list = exercises(state);
   for (int i = 0; i < static_cast<int>(list.size()); ++i) {
     const Exercise& e = list[i];
@@ -338,7 +337,7 @@ void draw_references() {
 
 }  // namespace
 
-void draw_practice_panel(const AppState& state, AppInputs& next) {
+void draw_practice_panel(const AppState& state, AppInputs& next, UiState& ui) {
   panel_intro("Four exercises from the lesson. Try each on paper, out loud or in code first, then open the "
               "answer and compare.");
   if (ImGui::Button("Printable handout  ↗") && !open_handout()) ImGui::OpenPopup("handout-unavailable");
@@ -350,7 +349,7 @@ void draw_practice_panel(const AppState& state, AppInputs& next) {
     ImGui::EndPopup();
   }
   ImGui::Separator();
-  draw_exercises(state, next);
+  draw_exercises(state, next, ui.practice.answer_shown);
   draw_checklist(state, next);
   draw_references();
 }

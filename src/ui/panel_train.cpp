@@ -400,7 +400,9 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
 
 // [SECTION] Use this model, view data
 
-void draw_train_panel(const AppState& state, AppInputs& next, TrainWish& wish) {
+void draw_train_panel(const AppState& state, AppInputs& next, UiState& ui) {
+  TrainWish& wish = ui.train;
+  wish.shown = true;  // the view is on screen: time to start the page's training worker
   panel_intro("A small GPT-2-style model (the architecture of the GPT-2 models you can load) learns from scratch, in "
               "this page, to finish 3 840 sentences built on the lesson's frame (\"... because it was tired. it refers "
               "to the\" + the noun). Nobody sets W_Q, W_K and W_V here: training does. Watch the loss fall, the "

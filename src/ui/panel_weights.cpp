@@ -494,7 +494,7 @@ nlohmann::json weights_view_data(const AppState& state) {
 
 // [SECTION] The view
 
-void draw_weights_panel(const AppState& state, AppInputs& next) {
+void draw_weights_panel(const AppState& state, AppInputs& next, UiState&) {
   const AttentionTrace& t = state.model.trace;
   const int rows = static_cast<int>(t.weights.rows()), cols = static_cast<int>(t.weights.cols());
   const int selected = state.inputs.token;

@@ -31,33 +31,30 @@ void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence, 
 // The embed's one-line strip: token picker, causal mask, √d scaling.
 void draw_compact_controls(const AppState& state, AppInputs& next);
 
-// One draw function per view. The *_view_data functions return the numbers that view shows, for
+// One draw function per view, all alike (app_ui.cpp's table of views calls them): each reads the state,
+// writes its wishes into `next` and keeps its UI leftovers in `ui`. The *_view_data functions return the numbers that view shows, for
 // getState().view_data (so tests and embedding pages can read exactly what the learner sees).
-void draw_flow_panel(const AppState& state, AppInputs& next);
-void draw_weights_panel(const AppState& state, AppInputs& next);
+void draw_flow_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_weights_panel(const AppState& state, AppInputs& next, UiState& ui);
 nlohmann::json weights_view_data(const AppState& state);
-void draw_heads_panel(const AppState& state, AppInputs& next);
-void draw_library_panel(const AppState& state, AppInputs& next, UiState::Library& ui);
-void draw_steps_panel(const AppState& state, AppInputs& next);
-void draw_derive_panel(const AppState& state, AppInputs& next, UiState::Derive& ui);
-void draw_break_panel(const AppState& state, AppInputs& next);
-void draw_mistakes_panel(const AppState& state, AppInputs& next);
-void draw_build_panel(const AppState& state, AppInputs& next, UiState::Build& ui);
-void draw_cost_panel(const AppState& state, AppInputs& next, UiState::Cost& ui);
-void draw_practice_panel(const AppState& state, AppInputs& next);
-// The train view also asks for actions that are not inputs (they act on state.train).
-struct TrainWish {
-  bool start = false, pause = false, reset = false, use_model = false, download = false, experiment = false;
-  bool shown = false;  // the view is on screen: time to start the page's training worker
-};
-void draw_train_panel(const AppState& state, AppInputs& next, TrainWish& wish);
+void draw_heads_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_library_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_steps_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_break_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_mistakes_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_build_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_cost_panel(const AppState& state, AppInputs& next, UiState& ui);
+void draw_practice_panel(const AppState& state, AppInputs& next, UiState& ui);
+// The train view also asks for actions that are not inputs (they act on state.train): ui.train.
+void draw_train_panel(const AppState& state, AppInputs& next, UiState& ui);
 // Applies the wish after the frame (Start, Pause, Reset, Use this model, Download, the experiment).
 void apply_train_wish(AppState& state, const TrainWish& wish, double now);
 // Makes the trained model the current model of every view (through the one loader, as its
 // downloaded folder would open); returns "" or why not.
 std::string use_trained_model(AppState& state, double now);
 nlohmann::json train_view_data(const AppState& state);
-void draw_compare_panel(const AppState& state, AppInputs& next, UiState::Compare& ui);
+void draw_compare_panel(const AppState& state, AppInputs& next, UiState& ui);
 nlohmann::json flow_view_data(const AppState& state);
 nlohmann::json heads_view_data(const AppState& state);
 nlohmann::json library_view_data(const AppState& state);
@@ -71,7 +68,7 @@ nlohmann::json derive_view_data(const AppState& state);
 std::vector<Eigen::MatrixXd> derive_stage_answers(const AppState& state);
 nlohmann::json break_view_data(const AppState& state);
 nlohmann::json mistakes_view_data(const AppState& state);
-nlohmann::json build_view_data(const AppState& state, const UiState::Build& ui);  // "lang": ui.language
+nlohmann::json build_view_data(const AppState& state);
 nlohmann::json cost_view_data(const AppState& state);
 nlohmann::json practice_view_data(const AppState& state);
 nlohmann::json compare_view_data(const AppState& state);
@@ -82,7 +79,7 @@ nlohmann::json compare_view_data(const AppState& state);
 void update_view_state(AppState& state, double now);
 // The numbers the open view shows (null for views whose numbers are all in the main state), after
 // update_view_state(state, −∞): the view data functions themselves only read.
-nlohmann::json view_data(AppState& state, const UiState& ui);
+nlohmann::json view_data(AppState& state);
 
 // Defined at the platform edge (src/app): links, downloads and the permalink.
 // Opens a link in a new browser tab (natively: prints it).

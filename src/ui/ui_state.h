@@ -19,6 +19,12 @@ struct TextBox {
 // (getState's view_data reports it as "lang").
 enum class CodeLanguage { NumPy, PyTorch };
 
+// The train view's wishes that are not inputs (they act on state.train), applied after the frame.
+struct TrainWish {
+  bool start = false, pause = false, reset = false, use_model = false, download = false, experiment = false;
+  bool shown = false;  // the view is on screen: time to start the page's training worker
+};
+
 struct UiState {
   struct App {  // app_ui.cpp
     View shown_tab = View::Flow;  // which tab ImGui shows; forced when the view changes elsewhere
@@ -50,6 +56,10 @@ struct UiState {
   struct Library {  // panel_library.cpp
     unsigned scrolled_for_revision = ~0u;  // the shelf was scrolled to the best match for this revision
   } library;
+  struct Practice {  // panel_practice.cpp
+    bool answer_shown[4] = {};  // which exercises' answers are open
+  } practice;
+  TrainWish train;  // panel_train.cpp: this frame's wishes (draw_app clears them, then applies them)
   struct Derive {  // panel_derive.cpp
     // The last refused cell edit, kept so its message stays next to the matrix after the field is
     // left, until the next good one.

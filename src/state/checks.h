@@ -1,0 +1,64 @@
+// The check questions: one short question per main view, asked from the live state, marked with a
+// one-line why, and the learner's progress over all checks (Derive's typed grids too). Not their
+// drawing (src/ui/checks.cpp) and not the stored answers (check_answers.h); no ImGui here.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <nlohmann/json.hpp>
+
+#include "app_state.h"
+
+namespace attn {
+
+struct CheckQuestion {
+  std::string id;                    // the view's name: the key of its answer in AppInputs::checks
+  std::string prompt;                // the question, with the live numbers in it
+  std::vector<std::string> choices;  // multiple choice; empty: a number is typed
+  std::vector<std::string> right;    // the choices that are right (a tie: several)
+  double number = 0;                 // a number question's answer
+  bool whole = false;                // ... a whole number (marked exactly), else within the rounding
+  std::string why;                   // one line, shown once answered
+};
+
+// Each view's question (the check column of the table of views, views.cpp): fills q's prompt,
+// choices or number, and why from the state's numbers.
+namespace check_questions {
+void flow(const AppState& state, CheckQuestion& q);
+void weights(const AppState& state, CheckQuestion& q);
+void library(const AppState& state, CheckQuestion& q);
+void steps(const AppState& state, CheckQuestion& q);
+void break_(const AppState& state, CheckQuestion& q);
+void mistakes(const AppState& state, CheckQuestion& q);
+void build(const AppState& state, CheckQuestion& q);
+void cost(const AppState& state, CheckQuestion& q);
+void compare(const AppState& state, CheckQuestion& q);
+}  // namespace check_questions
+
+// The view's check question for the current state; false when the view asks none.
+bool view_check(const AppState& state, View view, CheckQuestion* out);
+// Whether `answer` (a choice's text, or a typed number) is right.
+bool check_is_right(const CheckQuestion& q, const std::string& answer);
+// The stored answer to `q`, when it was given to this very question (a changed state asks anew).
+const CheckAnswer* current_answer(const AppState& state, const CheckQuestion& q);
+// What AppInputs::checks[q.id] becomes when `given` is answered: marked, and passed once right.
+CheckAnswer graded_answer(const AppState& state, const CheckQuestion& q, const std::string& given);
+
+// The open view's question for getState().view_data.check (null when it asks none):
+// {id, prompt, kind, choices, answered, answer, correct, passed, why}.
+nlohmann::json view_check_json(const AppState& state);
+
+// The numbers Derive's typed grids are marked against, per stage of kDeriveCheckStages: raw scores
+// (3, 3), scaled, exps, row sums (3, 1), weights, output (3, 2).
+std::vector<Eigen::MatrixXd> derive_check_answers(const AppState& state);
+
+// Whether the learner has passed the check of `view` (Derive: every cell of the weights stage
+// right now). Practice's Prove-it ticks unlock with it.
+bool check_passed(const AppState& state, View view);
+
+// Every exercise's progress: {"derive": {correct, answered, total, stages}, "flow": {correct,
+// answered, total: 1, passed}, ...}. Cheap (stored marks, Derive's cells marked live): the page posts it.
+nlohmann::json progress_json(const AppState& state);
+
+}  // namespace attn
