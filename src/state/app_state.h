@@ -17,6 +17,7 @@
 #include "../core/model.h"
 #include "check_answers.h"
 #include "family_views.h"
+#include "view_numbers.h"
 #include "../train/train_session.h"
 
 namespace attn {
@@ -292,6 +293,7 @@ struct AppState {
   std::shared_ptr<TrainSession> train = std::make_shared<TrainSession>();
   FontFallbackState fonts;
   SweepRun heads_sweep, patch_sweep;
+  ViewNumbers views;         // the numbers the views show beyond the core's traces (view_numbers.h), per revision
 };
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)
