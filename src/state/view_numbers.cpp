@@ -239,6 +239,48 @@ StrongestKeys strongest_keys(const AttentionTrace& t, int row) {
   return s;
 }
 
+// [SECTION] Library
+
+namespace {
+// As the views' key_hidden_by_mask (src/ui/app_ui.cpp): the score was −∞ before the softmax, or the
+// "mask after softmax" mistake zeroed the weight afterwards.
+bool hidden_key(const AttentionTrace& t, int row, int col) {
+  if (!std::isfinite(t.masked_scores(row, col))) return true;
+  return t.options.causal && t.options.mistake == Mistake::MaskAfterSoftmax && col > row;
+}
+}  // namespace
+
+LibraryReading library_reading(const AttentionTrace& t, int reader, bool best_only, Mistake mistake) {
+  // What is passed on: the values, or the keys under the "swap keys and values" mistake.
+  const Matrix& contents = mistake == Mistake::SwapKeysValues ? t.key : t.value;
+  LibraryReading r;
+  r.reader = reader;
+  const int books = static_cast<int>(t.weights.cols());
+  r.best = -1;
+  for (int j = 0; j < books; ++j)
+    if (!hidden_key(t, reader, j) && (r.best < 0 || t.masked_scores(reader, j) > t.masked_scores(reader, r.best))) r.best = j;
+  if (r.best < 0) r.best = 0;  // cannot happen (a query always sees key 0), but never index -1
+  for (int j = 0; j < books; ++j) {
+    r.attention.push_back(t.weights(reader, j));
+    r.read.push_back(best_only ? (j == r.best ? 1.0f : 0.0f) : t.weights(reader, j));
+  }
+  for (int c = 0; c < static_cast<int>(t.output.cols()); ++c) {
+    r.blend.push_back(t.output(reader, c));
+    r.best_book.push_back(contents(r.best, c));
+  }
+  for (Eigen::Index j = 0; j < contents.rows(); ++j) r.value_lengths.push_back(contents.row(j).norm());
+  float longest = 0;
+  for (int j = 0; j < books; ++j)
+    if (!hidden_key(t, reader, j)) longest = std::max(longest, r.value_lengths[static_cast<std::size_t>(j)]);
+  for (int j = 0; j < books; ++j) {
+    const float length = r.value_lengths[static_cast<std::size_t>(j)];
+    const float read = r.attention[static_cast<std::size_t>(j)];
+    if (hidden_key(t, reader, j) || j == r.best || read < 0.05f || length <= 0.0f || length >= 0.5f * longest) continue;
+    if (r.thin_book < 0 || read > r.attention[static_cast<std::size_t>(r.thin_book)]) r.thin_book = j;
+  }
+  return r;
+}
+
 // [SECTION] Every view's numbers
 
 ViewNumbers view_numbers(const AppState& state) {
@@ -248,6 +290,7 @@ ViewNumbers view_numbers(const AppState& state) {
   v.heads = heads_numbers(state.model.forward.get(), state.model.trace, state.inputs.token);
   v.flow.strongest = strongest_keys(state.model.trace, state.inputs.token);
   v.flow.rows_sum_to_one = diagnose(state.model.trace).max_row_sum_error < 1e-3f;
+  v.library = library_reading(state.model.trace, state.inputs.token, state.inputs.library_best_only, state.inputs.mistake);
   v.weights = weights_numbers(state.model.trace, state.inputs.mistake == Mistake::SoftmaxWrongAxis);
   return v;
 }

@@ -118,6 +118,22 @@ struct FlowNumbers {
   bool rows_sum_to_one = true;   // every row of weights within 1e-3 of 1 (a mistake can break it)
 };
 
+// [SECTION] Library: the selected query as a reader, each key-side token a book
+
+struct LibraryReading {
+  int reader = 0;                    // the query row (the selected token)
+  int best = 0;                      // the book whose title matches the question best (not hidden)
+  std::vector<float> attention;      // the weights row: how much of each book attention reads
+  std::vector<float> read;           // what the chosen mode reads: attention, or 1 on `best` only
+  std::vector<float> blend;          // attention's take-home: the output row
+  std::vector<float> best_book;      // a real library's take-home: the best book's contents
+  std::vector<float> value_lengths;  // |contents| per book: the values, or the keys under the swap mistake
+  // A book read a fair share of (≥ 5%, not the best) whose contents are under half as long as the
+  // longest visible ones: the first such book by weight, or -1.
+  int thin_book = -1;
+};
+LibraryReading library_reading(const AttentionTrace& trace, int reader, bool best_only, Mistake mistake);
+
 // [SECTION] Every view's numbers, for the current inputs
 
 struct ViewNumbers {
@@ -126,6 +142,7 @@ struct ViewNumbers {
   WeightsNumbers weights;
   HeadsNumbers heads;
   FlowNumbers flow;
+  LibraryReading library;
 };
 ViewNumbers view_numbers(const AppState& state);
 

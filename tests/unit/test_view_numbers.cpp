@@ -256,3 +256,32 @@ TEST_CASE("Heads: every head's summary is the core's summarize_head, counted by 
   }());
   CHECK(state.views.heads.summaries[3].pattern == held.pattern);
 }
+
+TEST_CASE("Library: the reader's row, the best-matching book, the contents' lengths, and best-only reading") {
+  AppState state = make_initial_state();
+  const AttentionTrace& t = state.model.trace;
+  const LibraryReading& r = state.views.library;
+  const int row = state.inputs.token;
+  CHECK(r.reader == row);
+  int best = 0;  // no mask: the largest score of the row
+  for (Eigen::Index j = 1; j < t.masked_scores.cols(); ++j)
+    if (t.masked_scores(row, j) > t.masked_scores(row, best)) best = static_cast<int>(j);
+  CHECK(r.best == best);
+  REQUIRE(r.value_lengths.size() == static_cast<std::size_t>(t.value.rows()));
+  for (Eigen::Index j = 0; j < t.value.rows(); ++j) {
+    CHECK(r.value_lengths[static_cast<std::size_t>(j)] == doctest::Approx(t.value.row(j).norm()));
+    CHECK(r.read[static_cast<std::size_t>(j)] == t.weights(row, j));
+  }
+  for (Eigen::Index c = 0; c < t.output.cols(); ++c) CHECK(r.blend[static_cast<std::size_t>(c)] == t.output(row, c));
+
+  AppInputs next = state.inputs;
+  next.library_best_only = true;  // a real library: only the best book, whole
+  REQUIRE(apply_inputs(state, next, 1.0));
+  const LibraryReading& only = state.views.library;
+  float read = 0;
+  for (float w : only.read) read += w;
+  CHECK(read == 1.0f);
+  CHECK(only.read[static_cast<std::size_t>(only.best)] == 1.0f);
+  for (Eigen::Index c = 0; c < t.value.cols(); ++c)
+    CHECK(only.best_book[static_cast<std::size_t>(c)] == state.model.trace.value(only.best, c));
+}
