@@ -540,6 +540,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
   state.inputs.step = std::clamp(next.step, 0, 6);
   state.inputs.derive_revealed = std::clamp(next.derive_revealed, 0, AppInputs::kDeriveStages);
   state.model = std::move(model);
+  state.views = view_numbers(state);
   state.error.clear();
   state.error_key.clear();
   // The sweeps follow the runs they are about: a new model, text or position starts them again.

@@ -20,6 +20,7 @@
 #include "cost_state.h"
 #include "family_views.h"
 #include "views.h"
+#include "view_numbers.h"
 #include "../train/train_session.h"
 
 namespace attn {
@@ -283,6 +284,7 @@ struct AppState {
   // cost_measure_step, update_cost_matrix), read by the views and getState.
   CostState cost;
   BuildState build;
+  ViewNumbers views;         // the numbers the views show beyond the core's traces (view_numbers.h), per revision
 };
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)

@@ -1,8 +1,8 @@
 // The derive view: the lesson's by-hand exercise (3 tokens, d = 2) with editable Q, K, V and every
 // intermediate number in six stages, each hidden until the learner asks; a hidden stage takes the
-// learner's typed predictions, each cell marked at once (checks.h). Not the maths of record:
-// scores, weights and outputs are read from state.model.derive; only the exps and row sums that
-// the core never stores are worked out here.
+// learner's typed predictions, each cell marked at once (checks.h). Not the maths: scores, weights
+// and outputs are read from state.model.derive, the exps, row sums and marks from state.views.derive
+// (view_numbers.h); this file only draws them.
 #include <imgui.h>
 
 #include <algorithm>
@@ -23,7 +23,6 @@ namespace {
 // [SECTION] Numbers as the lesson writes them
 
 constexpr float kMaxEntry = 100.0f;   // an editable cell takes numbers from −100 to 100
-constexpr double kPlainExpLimit = 20; // e^20 ≈ 4.9e8: above it a row's plain exps are unreadable
 
 // "1", "0.707", "4.11", "0.40" (keep_zeros), "1.2e5", "3.0e-4": short, and never a misleading "0".
 std::string short_number(double v, int decimals, bool keep_zeros = false) {
@@ -59,55 +58,6 @@ std::string row_text(const Matrix& m, int row) {
   std::string out = "[";
   for (int c = 0; c < m.cols(); ++c) out += (c ? ", " : "") + short_number(m(row, c), 2);
   return out + "]";
-}
-
-// [SECTION] The derivation: every number of the six stages
-
-struct Derivation {
-  const AttentionTrace* trace = nullptr;  // raw and scaled scores, weights, output (from the core)
-  Eigen::MatrixXd exps;                   // e^(scaled score − shift) per cell
-  Eigen::VectorXd shift;                  // per row: 0 (plain exp, as on paper) or the row's max
-  Eigen::VectorXd row_sums;               // sum of each row of exps
-  double root_d = 0;                      // √d
-};
-
-// Plain exp keeps the numbers the lesson writes (e^0.707 ≈ 2.03). A row whose scores are too big
-// for that subtracts its max first, as real code always does: the weights come out the same.
-Derivation derive(const AppState& state) {
-  Derivation out;
-  const AttentionTrace& t = state.model.derive;
-  out.trace = &t;
-  const int rows = static_cast<int>(t.scaled_scores.rows()), cols = static_cast<int>(t.scaled_scores.cols());
-  out.root_d = std::sqrt(static_cast<double>(t.key.cols()));
-  out.exps.resize(rows, cols);
-  out.shift = Eigen::VectorXd::Zero(rows);
-  out.row_sums = Eigen::VectorXd::Zero(rows);
-  for (int i = 0; i < rows; ++i) {
-    const double row_max = t.scaled_scores.row(i).cast<double>().maxCoeff();
-    if (row_max > kPlainExpLimit) out.shift(i) = row_max;
-    for (int j = 0; j < cols; ++j) {
-      out.exps(i, j) = std::exp(static_cast<double>(t.scaled_scores(i, j)) - out.shift(i));
-      out.row_sums(i) += out.exps(i, j);
-    }
-  }
-  return out;
-}
-
-nlohmann::json rows_json(const Eigen::MatrixXd& m) {
-  nlohmann::json out = nlohmann::json::array();
-  for (int i = 0; i < m.rows(); ++i) {
-    nlohmann::json row = nlohmann::json::array();
-    for (int j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
-    out.push_back(row);
-  }
-  return out;
-}
-
-// The numbers of the six stages, as the learner's predictions are marked against them.
-std::vector<Eigen::MatrixXd> stage_answers(const Derivation& dv) {
-  const AttentionTrace& t = *dv.trace;
-  return {t.raw_scores.cast<double>(), t.scaled_scores.cast<double>(), dv.exps, dv.row_sums,
-          t.weights.cast<double>(),    t.output.cast<double>()};
 }
 
 // [SECTION] A grid of numbers that can hide them ("?")
@@ -215,32 +165,15 @@ void draw_grid(const char* id, const Grid& g) {
 
 const ImU32 kRightFill = IM_COL32(40, 120, 60, 255), kWrongFill = IM_COL32(140, 50, 45, 255);
 
-// Whether the learner's typed prediction for a cell is there, and right.
-struct CellMark {
-  bool answered = false, right = false;
-  std::string typed;
-};
-
-CellMark cell_mark(const AppState& state, int stage, int i, int j, double answer) {
-  CellMark m;
-  const auto it = state.inputs.checks.find(derive_cell_id(stage, i, j));
-  if (it == state.inputs.checks.end()) return m;
-  m.typed = it->second.answer;
-  double typed = 0;
-  m.answered = parse_typed_number(m.typed, &typed);
-  m.right = m.answered && within_rounding(typed, answer);
-  return m;
-}
-
 // A hidden stage as a grid of fields: each takes a typed prediction and turns green (right within
 // the rounding) or red as soon as it is left.
-void prediction_grid(const AppState& state, AppInputs& next, int stage, const Grid& g, const Eigen::MatrixXd& answers) {
+void prediction_grid(const AppState& state, AppInputs& next, int stage, const Grid& g) {
   const ImVec2 size = grid_size(g), origin = ImGui::GetCursorScreenPos();
   const float cell_w = grid_cell_width(g), cell_h = ImGui::GetFrameHeight(), gap = std::max(1.0f, cell_h * 0.06f);
   const ImVec2 grid = draw_grid_labels(g, origin);
   for (int i = 0; i < g.rows; ++i)
     for (int j = 0; j < g.cols; ++j) {
-      const CellMark mark = cell_mark(state, stage, i, j, answers(i, j));
+      const DeriveCellMark mark = derive_cell_mark(state, stage, i, j);
       ImGui::SetCursorScreenPos(ImVec2(grid.x + cell_w * j, grid.y + cell_h * i));
       const int colours = mark.typed.empty() ? 0 : 2;
       if (colours) {
@@ -269,7 +202,7 @@ void stage_marks(const AppState& state, AppInputs& next, int stage, bool hidden,
   int answered = 0, right = 0;
   for (int i = 0; i < answers.rows(); ++i)
     for (int j = 0; j < answers.cols(); ++j) {
-      const CellMark m = cell_mark(state, stage, i, j, answers(i, j));
+      const DeriveCellMark m = derive_cell_mark(state, stage, i, j);
       answered += m.answered;
       right += m.right;
     }
@@ -393,12 +326,13 @@ void matrix_editors(const AppState& state, AppInputs& next, Refusal& refusal) {
 
 // [SECTION] The six stages
 
-void draw_stages(const AppState& state, AppInputs& next, const Derivation& dv) {
-  const AttentionTrace& t = *dv.trace;
+void draw_stages(const AppState& state, AppInputs& next) {
+  const AttentionTrace& t = state.model.derive;
+  const DeriveNumbers& dv = state.views.derive;
   const int revealed = state.inputs.derive_revealed;
   const int T = static_cast<int>(t.weights.rows()), d = static_cast<int>(t.key.cols());
   const std::vector<std::string> tokens = numbered("token", T), keys = numbered("key", T);
-  const std::vector<Eigen::MatrixXd> answers = stage_answers(dv);
+  const std::vector<Eigen::MatrixXd>& answers = dv.stage_answers;
   const float min_width = ImGui::GetFontSize() * 14.0f;
   // No-break spaces: "√2 ≈ 1.414" wraps as one piece.
   const std::string root = "√" + std::to_string(d) + "\u00a0≈\u00a0" + short_number(dv.root_d, 3);
@@ -506,30 +440,11 @@ void draw_stages(const AppState& state, AppInputs& next, const Derivation& dv) {
     begin_stage(s + 1, titles[s], hows[s], widths[s], how_height);
     if (s == 5)
       for (const std::string& line : lines) ImGui::TextUnformatted(line.c_str());
-    if (grids[s]->hidden) prediction_grid(state, next, s, *grids[s], answers[s]);
+    if (grids[s]->hidden) prediction_grid(state, next, s, *grids[s]);
     else if (s < 5) draw_grid(titles[s], *grids[s]);
     stage_marks(state, next, s, grids[s]->hidden, answers[s]);
     ImGui::EndGroup();
   }
-}
-
-// Where a learner who multiplies the weights as printed (two decimals) by V gets a different
-// two-decimal result than the output (which uses the unrounded weights): {token, column, by hand}.
-struct RoundingGap {
-  int token = 0, column = 0;
-  double by_hand = 0, output = 0;
-};
-
-std::vector<RoundingGap> rounding_gaps(const AttentionTrace& t) {
-  std::vector<RoundingGap> gaps;
-  const auto round2 = [](double v) { return std::round(v * 100.0) / 100.0; };
-  for (int i = 0; i < t.weights.rows(); ++i)
-    for (int c = 0; c < t.output.cols(); ++c) {
-      double by_hand = 0;
-      for (int j = 0; j < t.weights.cols(); ++j) by_hand += round2(t.weights(i, j)) * t.value(j, c);
-      if (std::fabs(round2(by_hand) - round2(t.output(i, c))) > 0.005) gaps.push_back({i, c, by_hand, t.output(i, c)});
-    }
-  return gaps;
 }
 
 void reveal_controls(const AppState& state, AppInputs& next) {
@@ -581,13 +496,13 @@ void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui) {
   hint((std::string("A prediction counts as right within ") + kRoundingRule + ".").c_str());
   reveal_controls(state, next);
   ImGui::Spacing();
-  draw_stages(state, next, derive(state));
+  draw_stages(state, next);
 
   if (state.inputs.derive_revealed >= AppInputs::kDeriveStages) {
     ImGui::Spacing();
     ImGui::Separator();
     hint("Each output row is a blend of the rows of V, mixed by how well that token's query matched each key.");
-    const std::vector<RoundingGap> gaps = rounding_gaps(state.model.derive);
+    const std::vector<RoundingGap>& gaps = state.views.derive.rounding_gaps;
     if (!gaps.empty()) {
       const RoundingGap& g = gaps.front();
       char note[320];
@@ -602,52 +517,5 @@ void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui) {
            "value (the Break view shows what that does to learning).");
   }
 }
-
-nlohmann::json derive_view_data(const AppState& state) {
-  const Derivation dv = derive(state);
-  const AttentionTrace& t = *dv.trace;
-  nlohmann::json row_sums = nlohmann::json::array(), shift = nlohmann::json::array();
-  for (int i = 0; i < dv.row_sums.size(); ++i) {
-    row_sums.push_back(dv.row_sums(i));
-    shift.push_back(dv.shift(i));
-  }
-  return {{"revealed", state.inputs.derive_revealed},
-          {"raw_scores", matrix_to_json(t.raw_scores)},
-          {"scaled_scores", matrix_to_json(t.scaled_scores)},
-          {"exps", rows_json(dv.exps)},
-          {"exp_shift", shift},  // per row: 0 for plain exp, else the row max taken off first
-          {"row_sums", row_sums},
-          {"weights", matrix_to_json(t.weights)},
-          {"output", matrix_to_json(t.output)},
-          {"predictions", [&] {
-             nlohmann::json stages = nlohmann::json::array();
-             const std::vector<Eigen::MatrixXd> answers = stage_answers(dv);
-             for (int s = 0; s < kDeriveCheckStageCount; ++s) {
-               nlohmann::json cells = nlohmann::json::array();
-               int answered = 0, right = 0;
-               for (int i = 0; i < answers[s].rows(); ++i) {
-                 nlohmann::json row = nlohmann::json::array();
-                 for (int j = 0; j < answers[s].cols(); ++j) {
-                   const CellMark m = cell_mark(state, s, i, j, answers[s](i, j));
-                   answered += m.answered, right += m.right;
-                   row.push_back(m.typed.empty() ? nlohmann::json(nullptr)
-                                                 : nlohmann::json{{"typed", m.typed}, {"right", m.right}});
-                 }
-                 cells.push_back(row);
-               }
-               stages.push_back({{"stage", kDeriveCheckStages[s].id}, {"answered", answered}, {"right", right},
-                                 {"total", answers[s].size()}, {"cells", cells}});
-             }
-             return stages;
-           }()},
-          {"rounding_gaps", [&] {
-             nlohmann::json gaps = nlohmann::json::array();
-             for (const RoundingGap& g : rounding_gaps(t))
-               gaps.push_back({{"token", g.token}, {"column", g.column}, {"by_hand", g.by_hand}, {"output", g.output}});
-             return gaps;
-           }()}};
-}
-
-std::vector<Eigen::MatrixXd> derive_stage_answers(const AppState& state) { return stage_answers(derive(state)); }
 
 }  // namespace attn::ui

@@ -1,5 +1,6 @@
 // The flow view: the lesson's picture X → Q, K, V → scores → weights → output, drawn live, the selected token lit.
-// Not a calculator: every number it shows comes from the core's trace (AppState::model.trace); it only lays out.
+// Not a calculator: every number it shows comes from the core's trace (AppState::model.trace) or from
+// state.views.flow (the selected token's strongest keys, whether the rows sum to 1); it only lays out.
 //
 // [SECTION] Text helpers
 // [SECTION] Nodes: what each box shows and says
@@ -223,7 +224,7 @@ FlowNodes make_nodes(const AppState& state) {
   n.scores.col_names = key_labels(state);
 
   // Say what the rows really sum to: a mistake variant (Mistakes view) can break it.
-  const bool rows_sum_to_one = diagnose(t).max_row_sum_error < 1e-3f;
+  const bool rows_sum_to_one = state.views.flow.rows_sum_to_one;
   n.weights = make_node("##flow_weights", "weights", rows_sum_to_one ? "rows sum to 1" : "rows do NOT sum to 1",
                         "weights = softmax of each score row: all ≥ 0, each row adds up to 1.",
                         "A row is one token's attention: how much of each value it will take.", t.weights);
@@ -675,30 +676,6 @@ void draw_legends(const AppState& state, float right_edge) {
   }
 }
 
-// The keys with the largest weights in `row`, best first; keys whose weight equals the largest
-// (within float rounding) form one tie, reported as a tie: no arbitrary one of them is "the" best.
-struct StrongestKeys {
-  std::vector<int> keys;        // the tied best keys, then up to 2 more
-  std::vector<float> weights;   // their weights
-  int tied = 1;                 // how many keys share the largest weight
-};
-
-StrongestKeys strongest_keys(const AttentionTrace& t, int row) {
-  std::vector<int> order(static_cast<std::size_t>(t.weights.cols()));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return t.weights(row, a) > t.weights(row, b); });
-  const float top = t.weights(row, order[0]);
-  StrongestKeys s;
-  s.tied = 0;
-  for (int j : order) s.tied += std::fabs(t.weights(row, j) - top) <= 1e-6f * std::max(1.0f, top);
-  const std::size_t shown = std::min<std::size_t>(order.size(), static_cast<std::size_t>(s.tied > 1 ? s.tied : 3));
-  for (std::size_t i = 0; i < shown; ++i) {
-    s.keys.push_back(order[i]);
-    s.weights.push_back(t.weights(row, order[i]));
-  }
-  return s;
-}
-
 // "'animal' 0.65, 'street' 0.09, 'it' 0.03", or for a tie "8 keys tie at 0.03 each: 'The', 'the', ...".
 std::string strongest_keys_text(const StrongestKeys& s, const std::vector<std::string>& key_tokens) {
   std::string text;
@@ -729,7 +706,7 @@ void draw_readout(const AppState& state, const std::vector<std::string>& query_t
                      row_entries(t.query, token, column_names(state, Columns::Query, q_cols), 4).c_str());
 
   ImGui::TextWrapped("It attends most to%s: %s", cross_shown(state) ? " (in the second sentence)" : "",
-                     strongest_keys_text(strongest_keys(t, token), key_tokens).c_str());
+                     strongest_keys_text(state.views.flow.strongest, key_tokens).c_str());
 
   ImGui::TextWrapped("Its output (what it takes away): %s",
                      row_entries(t.output, token, column_names(state, Columns::Value, v_cols), 4).c_str());
@@ -979,7 +956,7 @@ void draw_flow_panel(const AppState& state, AppInputs& next, UiState&) {
 }
 
 nlohmann::json flow_view_data(const AppState& state) {
-  const StrongestKeys s = strongest_keys(state.model.trace, state.inputs.token);
+  const StrongestKeys& s = state.views.flow.strongest;
   nlohmann::json top = nlohmann::json::array();
   for (std::size_t i = 0; i < s.keys.size(); ++i)
     top.push_back({{"key", s.keys[i]}, {"token", state.model.keys.tokens[s.keys[i]].text}, {"weight", s.weights[i]}});

@@ -1,7 +1,8 @@
 // The heads view: every layer × head of the current model as a small weight matrix (bertviz's
 // model view; click one to choose it), the chosen head's lines from the selected token to every
 // key it may read (bertviz's head view), and a summary per head.
-// Not the maths: the summaries come from src/core/head_summary.h, the weights from the forward.
+// Not the maths: the summaries (src/core/head_summary.h), their counts and the chosen head's largest
+// weights are read from state.views.heads (view_numbers.h), the thumbnails from the forward.
 //
 // [SECTION] Which heads, and their summaries (computed once per forward, not per frame)
 // [SECTION] Thumbnails (the model view)
@@ -51,13 +52,6 @@ HeadGrid head_grid(const AppState& state) {
   g.layers = static_cast<int>(forward->layers.size());
   g.heads = static_cast<int>(forward->layers[0].summaries.size());
   return g;
-}
-
-// layers × heads, row-major
-std::vector<HeadSummary> summaries(const HeadGrid& g) {
-  std::vector<HeadSummary> all;
-  for (int l = 0; l < g.layers; ++l) all.insert(all.end(), g.layer(l).summaries.begin(), g.layer(l).summaries.end());
-  return all;
 }
 
 std::string key_text(const AppState& state, int key) {
@@ -356,17 +350,6 @@ void draw_head_lines(const AppState& state, AppInputs& next, float width) {
   ImGui::Dummy(ImVec2(column * 2.0f + gap, line + font * 0.3f + rows_height));
 }
 
-// The selected token's largest weights in this head, best first.
-std::vector<int> top_keys(const AttentionTrace& t, int row, int k) {
-  std::vector<int> order(static_cast<std::size_t>(t.weights.cols()));
-  std::iota(order.begin(), order.end(), 0);
-  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(k), order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<long>(n), order.end(),
-                    [&](int a, int b) { return t.weights(row, a) > t.weights(row, b); });
-  order.resize(n);
-  return order;
-}
-
 void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary& s, float width) {
   const AttentionTrace& t = state.model.trace;
   const int row = state.inputs.token;
@@ -385,7 +368,7 @@ void draw_chosen_head(const AppState& state, AppInputs& next, const HeadSummary&
                            ", the largest weights:";
   ImGui::TextUnformatted(from.c_str());
   std::string list;
-  for (int j : top_keys(t, row, 5)) {
+  for (int j : state.views.heads.top_keys) {
     if (key_hidden_by_mask(t, row, j) || t.weights(row, j) <= 0) continue;
     list += (list.empty() ? "" : ",  ") + key_text(state, j) + " " + number_text(t.weights(row, j), 2);
   }
@@ -556,7 +539,7 @@ void draw_attribution(const AppState& state) {
 void draw_heads_panel(const AppState& state, AppInputs& next, UiState&) {
   const float font = ImGui::GetFontSize();
   const HeadGrid grid = head_grid(state);
-  const std::vector<HeadSummary> sums = summaries(grid);
+  const std::vector<HeadSummary>& sums = state.views.heads.summaries;
   if (sums.empty()) return;
   const bool real = real_model(state);
   if (real) {
@@ -581,10 +564,10 @@ void draw_heads_panel(const AppState& state, AppInputs& next, UiState&) {
     static_assert(sizeof order / sizeof order[0] == sizeof names / sizeof names[0], "one name per pattern");
     std::string counts;
     for (std::size_t k = 0; k < sizeof order / sizeof order[0]; ++k) {
-      const auto n = std::count_if(sums.begin(), sums.end(), [&](const HeadSummary& s) { return s.pattern == order[k]; });
+      const int n = state.views.heads.pattern_counts[static_cast<int>(order[k])];
       if (n) counts += (counts.empty() ? "" : ", ") + std::string(names[k]) + " " + std::to_string(n);
     }
-    const auto sinks = std::count_if(sums.begin(), sums.end(), [](const HeadSummary& h) { return h.sink; });
+    const int sinks = state.views.heads.sinks;
     hint(("Heads by pattern: " + counts + (sinks ? " (" + std::to_string(sinks) + " of them sinks)" : "") +
           ". The rule: a head is named by the first pattern that gets at least half the weight on average, over at "
           "least " + std::to_string(kHeadMinRows) + " rows (a single key's share over at least half the rows); "
@@ -627,7 +610,7 @@ void draw_heads_panel(const AppState& state, AppInputs& next, UiState&) {
 
 nlohmann::json heads_view_data(const AppState& state) {
   const HeadGrid grid = head_grid(state);
-  const std::vector<HeadSummary> sums = summaries(grid);
+  const std::vector<HeadSummary>& sums = state.views.heads.summaries;
   const bool real = real_model(state);
   nlohmann::json layers = nlohmann::json::array();
   for (int l = 0; l < grid.layers; ++l) {
@@ -651,7 +634,7 @@ nlohmann::json heads_view_data(const AppState& state) {
   }
   const AttentionTrace& t = state.model.trace;
   nlohmann::json top = nlohmann::json::array();
-  for (int j : top_keys(t, state.inputs.token, 5))
+  for (int j : state.views.heads.top_keys)
     if (!key_hidden_by_mask(t, state.inputs.token, j))
       top.push_back({{"key", j}, {"token", key_text(state, j)}, {"weight", t.weights(state.inputs.token, j)}});
   nlohmann::json next = nlohmann::json::array();

@@ -1,5 +1,6 @@
 // The library view: the selected query is a reader's question, each key-side token a book (title =
-// key, contents = value), each weight how much of a book is read. Not a model: it reads the trace.
+// key, contents = value), each weight how much of a book is read. Not a model: it draws the trace and
+// state.views.library (the reading, the best book, the contents' lengths: view_numbers.h).
 //
 // [SECTION] Small helpers
 // [SECTION] What the reader does (the weights row, the best match, both take-homes)
@@ -72,39 +73,9 @@ void vector_strip(ImDrawList* dl, ImVec2 at, float width, float height, const st
 
 // [SECTION] What the reader does (the weights row, the best match, both take-homes)
 
-// Everything the shelf and the take-home need for the selected reader, in one place.
-struct Reading {
-  int reader = 0;                // the query row (the selected token)
-  int best = 0;                  // the book whose title matches the question best (not hidden)
-  std::vector<float> attention;  // the weights row: how much of each book attention reads
-  std::vector<float> read;       // what the chosen mode reads: attention, or 1 on `best` only
-  std::vector<float> blend;      // attention's take-home: the output row
-  std::vector<float> best_book;  // a real library's take-home: the best book's contents
-};
-
-Reading read_shelf(const AppState& state) {
-  const AttentionTrace& t = state.model.trace;
-  // What is passed on: the values, or the keys under the "swap keys and values" mistake.
-  const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
-  Reading r;
-  r.reader = state.inputs.token;
-  const int books = static_cast<int>(t.weights.cols());
-  r.best = -1;
-  for (int j = 0; j < books; ++j)
-    if (!key_hidden_by_mask(t, r.reader, j) &&
-        (r.best < 0 || t.masked_scores(r.reader, j) > t.masked_scores(r.reader, r.best)))
-      r.best = j;
-  if (r.best < 0) r.best = 0;  // cannot happen (a query always sees key 0), but never index -1
-  for (int j = 0; j < books; ++j) {
-    r.attention.push_back(t.weights(r.reader, j));
-    r.read.push_back(state.inputs.library_best_only ? (j == r.best ? 1.0f : 0.0f) : t.weights(r.reader, j));
-  }
-  for (int c = 0; c < static_cast<int>(t.output.cols()); ++c) {
-    r.blend.push_back(t.output(r.reader, c));
-    r.best_book.push_back(contents(r.best, c));
-  }
-  return r;
-}
+// Everything the shelf and the take-home need for the selected reader, in one place (view_numbers.h).
+using Reading = LibraryReading;
+const Reading& read_shelf(const AppState& state) { return state.views.library; }
 
 // "Most of the weight goes to 'animal' (43%) and 'tired' (12%) ...", only where the named books
 // hold at least half of it; then what each book adds to the blend by size (weight × |value|), which
@@ -150,12 +121,9 @@ std::string where_the_blend_comes_from(const AppState& state, const Reading& r) 
     text += ".";
   }
   // What each book adds by size: its weight × the length of its contents.
-  const AttentionTrace& t = state.model.trace;
-  const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
   std::vector<float> adds(r.attention.size());
   float total = 0;
-  for (std::size_t j = 0; j < adds.size(); ++j)
-    total += adds[j] = r.attention[j] * contents.row(static_cast<Eigen::Index>(j)).norm();
+  for (std::size_t j = 0; j < adds.size(); ++j) total += adds[j] = r.attention[j] * r.value_lengths[j];
   if (total <= 0) return text;
   const int largest = static_cast<int>(std::max_element(adds.begin(), adds.end()) - adds.begin());
   const float share = adds[static_cast<std::size_t>(largest)] / total;
@@ -486,26 +454,6 @@ void draw_take_home(const AppState& state, const Reading& r) {
 
 // [SECTION] Where the picture stops working
 
-// A book the reader reads a fair share of (its title matches) whose contents are thin: its value
-// is under half as long as the longest value on the shelf, so it adds little to the take-home.
-// The first such book by weight, or -1.
-int thin_book(const AppState& state, const Reading& r) {
-  const AttentionTrace& t = state.model.trace;
-  const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
-  float longest = 0;
-  for (int j = 0; j < static_cast<int>(r.attention.size()); ++j)
-    if (!key_hidden_by_mask(t, r.reader, j)) longest = std::max(longest, contents.row(j).norm());
-  int found = -1;
-  for (int j = 0; j < static_cast<int>(r.attention.size()); ++j) {
-    const float length = contents.row(j).norm();
-    if (key_hidden_by_mask(t, r.reader, j) || j == r.best || r.attention[j] < 0.05f || length <= 0.0f ||
-        length >= 0.5f * longest)
-      continue;
-    if (found < 0 || r.attention[j] > r.attention[found]) found = j;
-  }
-  return found;
-}
-
 void draw_limits(const AppState& state, const Reading& r) {
   heading("Where the library picture stops working");
   const std::string reader = token_name(state.model.queries.tokens[state.inputs.token].text);
@@ -521,16 +469,16 @@ void draw_limits(const AppState& state, const Reading& r) {
   paragraph(
       "Matching and reading use different vectors: the title (key) decides how much is read, the contents "
       "(value) decide what is taken home. A well-matched book with little inside adds little.");
-  if (const int thin = thin_book(state, r); thin >= 0) {
+  if (const int thin = r.thin_book; thin >= 0) {
     const AttentionTrace& t = state.model.trace;
-    const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
+    const float thin_length = r.value_lengths[static_cast<std::size_t>(thin)];
     const std::string book = token_name(state.model.keys.tokens[thin].text);
     const std::string best = token_name(state.model.keys.tokens[r.best].text);
     ImGui::Indent();
     paragraph(("Here: " + book + " is read " + percent(r.attention[thin]) + " (its title scores q·k = " +
                number_text(t.raw_scores(r.reader, thin), 2) + "), but its contents are thin: |v| = " +
-               number_text(contents.row(thin).norm(), 2) + " against " + number_text(contents.row(r.best).norm(), 2) +
-               " for " + best + ", so it adds only " + number_text(r.attention[thin] * contents.row(thin).norm(), 2) +
+               number_text(thin_length, 2) + " against " + number_text(r.value_lengths[static_cast<std::size_t>(r.best)], 2) +
+               " for " + best + ", so it adds only " + number_text(r.attention[thin] * thin_length, 2) +
                " to the take-home.")
                   .c_str());
     ImGui::Unindent();
@@ -553,7 +501,7 @@ void draw_library_panel(const AppState& state, AppInputs& next, UiState& all) {
   UiState::Library& ui = all.library;
   panel_intro("Attention as a library: a question, a shelf, a take-home.");
   head_banner(state);
-  const Reading r = read_shelf(state);
+  const Reading& r = read_shelf(state);
   const AttentionTrace& t = state.model.trace;
   const std::string reader = token_name(state.model.queries.tokens[r.reader].text);
 
@@ -608,7 +556,7 @@ void draw_library_panel(const AppState& state, AppInputs& next, UiState& all) {
 namespace attn::ui {
 
 nlohmann::json library_view_data(const AppState& state) {
-  const Reading r = read_shelf(state);
+  const Reading& r = read_shelf(state);
   return {{"reader", r.reader},
           {"best", r.best},
           {"best_title", state.model.keys.tokens[r.best].text},
@@ -616,25 +564,17 @@ nlohmann::json library_view_data(const AppState& state) {
           {"read", r.read},
           {"attention_take_home", r.blend},
           {"library_take_home", r.best_book},
-          {"value_lengths", [&] {
-             const AttentionTrace& t = state.model.trace;
-             const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
-             std::vector<float> lengths;
-             for (Eigen::Index j = 0; j < contents.rows(); ++j) lengths.push_back(contents.row(j).norm());
-             return lengths;
-           }()},
+          {"value_lengths", r.value_lengths},
           {"summary", state.inputs.library_best_only ? nlohmann::json(nullptr)
                                                      : nlohmann::json(where_the_blend_comes_from(state, r))},
           {"thin_book", [&] {
-             const int thin = thin_book(state, r);
+             const int thin = r.thin_book;
              if (thin < 0) return nlohmann::json(nullptr);
-             const AttentionTrace& t = state.model.trace;
-             const Matrix& contents = state.inputs.mistake == Mistake::SwapKeysValues ? t.key : t.value;
              return nlohmann::json{{"index", thin},
                                    {"title", state.model.keys.tokens[thin].text},
                                    {"read", r.attention[thin]},
-                                   {"value_length", contents.row(thin).norm()},
-                                   {"best_value_length", contents.row(r.best).norm()}};
+                                   {"value_length", r.value_lengths[static_cast<std::size_t>(thin)]},
+                                   {"best_value_length", r.value_lengths[static_cast<std::size_t>(r.best)]}};
            }()}};
 }
 

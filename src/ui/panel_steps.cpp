@@ -1,7 +1,7 @@
 // The steps view: the lesson's seven steps of attention one at a time, each with a small flow
 // diagram (its part lit), its formula, and that formula filled in with the selected token's numbers.
-// Not the maths: every number is read from the core's trace; step 6 only re-runs the core's softmax
-// on the trace's raw scores to show the same row with and without the division by √d.
+// Not the maths: every number is read from the core's trace or from state.views.steps (the softmax
+// row's exps, step 6's row with and without the division by √d: view_numbers.h); this file draws them.
 //
 // [SECTION] The seven steps and the numbers they show (shared by the drawing and by view_data)
 // [SECTION] Small drawing helpers: formula box, heatmap rows, tables
@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "../core/softmax.h"
 #include "model_ui.h"
 #include "family_panels.h"
 #include "panels.h"
@@ -103,68 +102,6 @@ json floats_json(const std::vector<float>& values) {
   json a = json::array();
   for (float v : values) a.push_back(std::isfinite(v) ? json(static_cast<double>(v)) : json(nullptr));
   return a;
-}
-
-// The selected query's row through the softmax, as step 3 writes it out.
-struct SoftmaxRow {
-  std::vector<float> scores;  // what the softmax saw (−∞ where the mask hides a key)
-  std::vector<double> exps;   // exp(score − shift); 0 where hidden
-  double shift = 0;           // the row's largest score when it is too large to exp directly, else 0
-  double sum_of_exps = 0;
-};
-
-SoftmaxRow softmax_row_numbers(const AttentionTrace& t, int row) {
-  SoftmaxRow r;
-  double largest = -std::numeric_limits<double>::infinity();
-  for (Eigen::Index j = 0; j < t.masked_scores.cols(); ++j) {
-    r.scores.push_back(t.masked_scores(row, j));
-    if (std::isfinite(r.scores.back())) largest = std::max(largest, static_cast<double>(r.scores.back()));
-  }
-  // exp(30) ≈ 1e13 still reads as a number; past that, subtract the max as libraries always do.
-  r.shift = largest > 30.0 ? largest : 0.0;
-  for (float s : r.scores) {
-    r.exps.push_back(std::isfinite(s) ? std::exp(static_cast<double>(s) - r.shift) : 0.0);
-    r.sum_of_exps += r.exps.back();
-  }
-  return r;
-}
-
-// Step 6's measurements: how spread out the raw scores are, before and after ÷ √d, and the
-// selected row's weights both ways (same temperature and mask as the trace).
-struct ScalingNumbers {
-  float sqrt_d = 1;
-  float std_raw = 0, std_divided = 0;
-  std::vector<float> weights_divided, weights_undivided;
-};
-
-ScalingNumbers scaling_numbers(const AppState& state) {
-  const AttentionTrace& t = state.model.trace;
-  ScalingNumbers n;
-  n.sqrt_d = std::sqrt(static_cast<float>(t.key.cols()));
-  const double mean = t.raw_scores.mean();
-  double squares = 0;
-  for (Eigen::Index i = 0; i < t.raw_scores.size(); ++i) squares += std::pow(t.raw_scores.data()[i] - mean, 2);
-  n.std_raw = static_cast<float>(std::sqrt(squares / static_cast<double>(t.raw_scores.size())));
-  n.std_divided = n.std_raw / n.sqrt_d;
-
-  const int row = state.inputs.token, keys = static_cast<int>(t.raw_scores.cols());
-  auto weights_with_factor = [&](float factor) {
-    std::vector<float> scores(keys), weights(keys);
-    for (int j = 0; j < keys; ++j) scores[j] = causal_shown(state) && j > row ? kNegInf : t.raw_scores(row, j) * factor;
-    softmax_row(scores.data(), weights.data(), static_cast<std::size_t>(keys));
-    return weights;
-  };
-  n.weights_divided = weights_with_factor(1.0f / (n.sqrt_d * state.inputs.temperature));
-  n.weights_undivided = weights_with_factor(1.0f / state.inputs.temperature);
-  return n;
-}
-
-// Keys in order of the selected row's weight, largest first.
-std::vector<int> keys_by_weight(const AttentionTrace& t, int row) {
-  std::vector<int> order(static_cast<std::size_t>(t.weights.cols()));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return t.weights(row, a) > t.weights(row, b); });
-  return order;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -766,8 +703,9 @@ void step_softmax(StepContext& c) {
       "up to 1. Because exp grows fast, a score that is a little higher gets a much larger share.");
   formula_box(step_formula(c.state, 2).c_str());
 
-  const SoftmaxRow r = softmax_row_numbers(c.t, c.token);
-  const int keys = static_cast<int>(r.scores.size());
+  const StepsNumbers& n = c.state.views.steps;
+  const ExpRow& r = n.softmax;
+  const int keys = static_cast<int>(n.softmax_scores.size());
   section_heading(("With the numbers of " + c.name).c_str());
   const std::string exp_header =
       r.shift != 0.0 ? "exp(score − " + compact(static_cast<float>(r.shift)) + ")" : "exp(score)";
@@ -778,11 +716,11 @@ void step_softmax(StepContext& c) {
     ImGui::TableSetupColumn(exp_header.c_str());
     ImGui::TableSetupColumn("weight = exp ÷ sum");
     ImGui::TableHeadersRow();
-    const int best = keys_by_weight(c.t, c.token).front();
+    const int best = n.keys_by_weight.front();
     for (int j = 0; j < keys; ++j) {
       ImGui::TableNextRow();
       cell_text(c.keys[j], j == best);
-      cell_text(number_text(r.scores[j], 2));
+      cell_text(number_text(n.softmax_scores[j], 2));
       cell_text(exp_text(r.exps[j]));
       cell_text(number_text(c.t.weights(c.token, j), 3), j == best);
     }
@@ -791,7 +729,7 @@ void step_softmax(StepContext& c) {
     cell_text("sum");
     cell_text("");
     cell_text(exp_text(r.sum_of_exps));
-    cell_text(number_text(c.t.weights.row(c.token).sum(), 3));
+    cell_text(number_text(n.weights_sum, 3));
   }
   end_numbers_table(table_open);
   if (r.shift != 0.0)
@@ -824,7 +762,7 @@ void step_weighted_sum(StepContext& c) {
   const bool swapped = c.state.inputs.mistake == Mistake::SwapKeysValues;
   const Matrix& passed_on = swapped ? c.t.key : c.t.value;  // what the trace really blended
   const int keys = static_cast<int>(passed_on.rows()), dv = static_cast<int>(passed_on.cols());
-  const std::vector<int> order = keys_by_weight(c.t, c.token);
+  const std::vector<int>& order = c.state.views.steps.keys_by_weight;
   const Matrix output = c.t.output.row(c.token);
 
   section_heading(("With the numbers of " + c.name + ", largest weights first").c_str());
@@ -868,7 +806,7 @@ void step_weighted_sum(StepContext& c) {
     ImGui::TableNextRow();
     ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, color(palette().box_lit_bg));
     cell_text("sum");
-    cell_text(number_text(c.t.weights.row(c.token).sum(), 2));
+    cell_text(number_text(c.state.views.steps.weights_sum, 2));
     cell_text("");
     cell_text(vector_text(output.data(), dv));
   }
@@ -962,7 +900,7 @@ void step_matrix_form(StepContext& c) {
 }
 
 void step_scaling(StepContext& c) {
-  const ScalingNumbers n = scaling_numbers(c.state);
+  const StepsNumbers& n = c.state.views.steps;
   const int d = static_cast<int>(c.t.key.cols());
   paragraph(
       "A dot product adds up d products. When the entries of q and k are about 1 in size, the spread "
@@ -1060,7 +998,7 @@ void step_mask(StepContext& c) {
     return;
   }
 
-  const SoftmaxRow r = softmax_row_numbers(c.t, c.token);
+  const std::vector<float>& after_mask = c.state.views.steps.softmax_scores;
   section_heading(("With the numbers of " + c.name).c_str());
   ImGui::TextWrapped("%s", mask_row_text(c.state).c_str());
   if (cross_shown(c.state))
@@ -1075,16 +1013,16 @@ void step_mask(StepContext& c) {
     ImGui::TableSetupColumn("weight");
     ImGui::TableHeadersRow();
     for (int j = 0; j < keys; ++j) {
-      const bool masked = !std::isfinite(r.scores[j]);
+      const bool masked = !std::isfinite(after_mask[j]);
       ImGui::TableNextRow();
       cell_text(c.keys[j], masked);
       cell_text(number_text(c.t.capped_scores(c.token, j), 2));
-      cell_text(number_text(r.scores[j], 2), masked);
+      cell_text(number_text(after_mask[j], 2), masked);
       cell_text(number_text(c.t.weights(c.token, j), 3));
     }
   }
   end_numbers_table(table_open);
-  ImGui::TextWrapped("The visible weights add up to %s.", number_text(c.t.weights.row(c.token).sum(), 3).c_str());
+  ImGui::TextWrapped("The visible weights add up to %s.", number_text(c.state.views.steps.weights_sum, 3).c_str());
 
   section_heading(("Scores after the mask, every token " + shape_text(rows, keys)).c_str());
   HeatmapStyle s;
@@ -1200,17 +1138,17 @@ json step_view_data(const AppState& state, int shown_step) {
       j["softcap"] = score_softcap(state);
       break;
     case 2: {
-      const SoftmaxRow r = softmax_row_numbers(t, row);
-      j["scores"] = floats_json(r.scores);
-      j["exps"] = r.exps;
-      j["exp_shift"] = r.shift;
-      j["sum_of_exps"] = r.sum_of_exps;
+      const StepsNumbers& n = state.views.steps;
+      j["scores"] = floats_json(n.softmax_scores);
+      j["exps"] = n.softmax.exps;
+      j["exp_shift"] = n.softmax.shift;
+      j["sum_of_exps"] = n.softmax.sum_of_exps;
       j["weights"] = row_json(t.weights, row);
       break;
     }
     case 3: {
       json contributors = json::array();
-      for (int k : keys_by_weight(t, row))
+      for (int k : state.views.steps.keys_by_weight)
         contributors.push_back({{"key", k}, {"text", state.model.keys.tokens[k].text}, {"weight", t.weights(row, k)}});
       j["contributors"] = contributors;
       j["weights"] = row_json(t.weights, row);
@@ -1225,7 +1163,7 @@ json step_view_data(const AppState& state, int shown_step) {
       j["output"] = row_json(t.output, row);
       break;
     case 5: {
-      const ScalingNumbers n = scaling_numbers(state);
+      const StepsNumbers& n = state.views.steps;
       j["sqrt_d"] = n.sqrt_d;
       j["score_std_raw"] = n.std_raw;
       j["score_std_scaled"] = n.std_divided;

@@ -1,5 +1,6 @@
 // The weights view: the attention matrix A as a live heatmap, each cell's arithmetic on hover, the
-// row sums, and the selected row as bars. Not the maths: every number is read from the trace.
+// row sums, and the selected row as bars. Not the maths: every number is read from the trace or
+// from state.views.weights (each cell's exp and softmax line, the row sums: view_numbers.h).
 //
 // [SECTION] Cell arithmetic (the hover tooltip)
 // [SECTION] Layout helpers
@@ -28,26 +29,6 @@ namespace {
 // [SECTION] Cell arithmetic (the hover tooltip)
 
 constexpr float kRowSumTolerance = 0.005f;  // a row sum that prints as 1.00 is fine
-
-// The numbers one softmax line is made of: its max and the sum of exp(score − max).
-struct SoftmaxLine {
-  double max = -std::numeric_limits<double>::infinity();
-  double sum_of_exps = 0;
-};
-
-// Over row `index` of the scores the softmax saw, or over column `index` (the wrong-axis mistake).
-SoftmaxLine softmax_line(const Matrix& masked_scores, int index, bool along_column) {
-  SoftmaxLine line;
-  const int n = static_cast<int>(along_column ? masked_scores.rows() : masked_scores.cols());
-  auto at = [&](int k) {
-    return static_cast<double>(along_column ? masked_scores(k, index) : masked_scores(index, k));
-  };
-  for (int k = 0; k < n; ++k)
-    if (std::isfinite(at(k))) line.max = std::max(line.max, at(k));
-  for (int k = 0; k < n; ++k)
-    if (std::isfinite(at(k))) line.sum_of_exps += std::exp(at(k) - line.max);
-  return line;
-}
 
 std::string num(double v, int decimals = 3) { return number_text(static_cast<float>(v), decimals); }
 
@@ -115,9 +96,10 @@ void cell_explanation(const AppState& state, int row, int col) {
   ImGui::PopTextWrapPos();
 
   const bool by_column = mistake == Mistake::SoftmaxWrongAxis;
-  const SoftmaxLine line = softmax_line(t.masked_scores, by_column ? col : row, by_column);
+  const WeightsNumbers& n = state.views.weights;
+  const std::size_t line = static_cast<std::size_t>(n.by_column ? col : row);
   const std::string axis = by_column ? "column" : "row";
-  const double e = std::exp(seen - line.max), weight = e / line.sum_of_exps;
+  const double e = n.exps(row, col), weight = n.softmax(row, col);
   const bool zeroed_after = key_hidden_by_mask(t, row, col);  // the "mask after softmax" mistake
   const bool in_column = explanation_in_column();
   if (ImGui::BeginTable("##steps", 2, in_column ? ImGuiTableFlags_None : ImGuiTableFlags_SizingFixedFit)) {
@@ -132,8 +114,8 @@ void cell_explanation(const AppState& state, int row, int col) {
     scaling_rows(state, raw, scaled);
     if (seen != scaled)  // only the "mask with 0" mistake changes a finite score
       step_row("causal mask", num(scaled) + " → " + num(seen) + "   (should be −∞)", true);
-    step_row(("exp(s − " + axis + " max)").c_str(), "exp(" + num(seen) + " − " + num(line.max) + ") = " + num(e));
-    step_row(("÷ " + axis + " sum").c_str(), num(e) + " ÷ " + num(line.sum_of_exps) + " = " + num(weight));
+    step_row(("exp(s − " + axis + " max)").c_str(), "exp(" + num(seen) + " − " + num(n.line_max[line]) + ") = " + num(e));
+    step_row(("÷ " + axis + " sum").c_str(), num(e) + " ÷ " + num(n.line_sum_of_exps[line]) + " = " + num(weight));
     if (zeroed_after) step_row("mask, too late", num(weight) + " → 0", true);
     step_row("weight", num(t.weights(row, col)));
     ImGui::EndTable();
@@ -212,8 +194,8 @@ int row_under_mouse(float grid_top, float cell, int rows) {
 // The column right of the matrix: each row's sum, flagged when it is not 1.
 void row_sums_column(const AppState& state, ImVec2 top_left, float header_height, float width, float cell,
                      AppInputs& next) {
-  const Matrix& weights = state.model.trace.weights;
-  const int rows = static_cast<int>(weights.rows());
+  const std::vector<float>& sums = state.views.weights.row_sums;
+  const int rows = static_cast<int>(sums.size());
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
   ImVec4 warning = warning_color();
@@ -229,7 +211,7 @@ void row_sums_column(const AppState& state, ImVec2 top_left, float header_height
   const char* header = "sum";
   dl->AddText(ImVec2(left, grid_top - line - ImGui::GetStyle().ItemSpacing.y * 0.5f), ok_color, header);
   for (int i = 0; i < rows; ++i) {
-    const float sum = weights.row(i).sum();
+    const float sum = sums[static_cast<std::size_t>(i)];
     const bool off = std::fabs(sum - 1.0f) > kRowSumTolerance;
     const float y = grid_top + cell * i;
     if (cell >= line) {
@@ -247,8 +229,8 @@ void row_sums_column(const AppState& state, ImVec2 top_left, float header_height
   const int row = hovered ? row_under_mouse(grid_top, cell, rows) : -1;
   explain_parts("##row_sums", rows, row, -1, [&](int r) {
     ImGui::Text("Row %s adds up to %s.%s", in_quotes(state.model.queries.tokens[r].text).c_str(),
-                number_text(weights.row(r).sum(), 4).c_str(),
-                std::fabs(weights.row(r).sum() - 1.0f) > kRowSumTolerance
+                number_text(sums[static_cast<std::size_t>(r)], 4).c_str(),
+                std::fabs(sums[static_cast<std::size_t>(r)] - 1.0f) > kRowSumTolerance
                     ? "\nA row of weights should add up to exactly 1: a mistake is switched on."
                     : "\nEvery row of weights adds up to 1: a token shares out all of its attention.");
   });

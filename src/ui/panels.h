@@ -62,10 +62,6 @@ nlohmann::json steps_view_data(const AppState& state);
 constexpr int kStepCount = 7;  // the Steps view's steps
 // The numbers of step `step` (0..6) of the Steps view for the selected query, whichever step is open.
 nlohmann::json step_view_data(const AppState& state, int step);
-nlohmann::json derive_view_data(const AppState& state);
-// The Derive stages' numbers, the answers to its typed predictions: raw scores, scaled, exps, row
-// sums (3, 1), weights, output (3, 2), in the order of kDeriveCheckStages.
-std::vector<Eigen::MatrixXd> derive_stage_answers(const AppState& state);
 nlohmann::json break_view_data(const AppState& state);
 nlohmann::json mistakes_view_data(const AppState& state);
 nlohmann::json build_view_data(const AppState& state);
