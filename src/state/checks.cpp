@@ -48,18 +48,6 @@ std::string word_choice(const std::vector<std::string>& words, int index) {
 
 std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
 
-// The token texts as the views label their rows (queries) and columns (keys).
-std::vector<std::string> query_labels(const AppState& state) {
-  std::vector<std::string> out;
-  for (const Token& t : state.model.queries.tokens) out.push_back(t.text);
-  return out;
-}
-std::vector<std::string> key_labels(const AppState& state) {
-  std::vector<std::string> out;
-  for (const Token& t : state.model.keys.tokens) out.push_back(t.text);
-  return out;
-}
-
 // Whether the trace's scores are multiplied by the model's own factor (Gemma's heads), neither 1/√d
 // nor 1 (the same test as trace_scaling in src/ui/panel_family.cpp).
 bool own_score_factor(const AttentionTrace& t, float temperature) {
@@ -67,14 +55,9 @@ bool own_score_factor(const AttentionTrace& t, float temperature) {
   return !(std::fabs(f * std::sqrt(d) - 1.0f) < 1e-3f) && !(std::fabs(f - 1.0f) < 1e-6f);
 }
 
-// The loaded model that computes the views, or nullptr for the hand-made model.
-const LoadedModel* loaded_model(const AppState& state) {
-  return state.inputs.model == kHandmadeModel ? nullptr : find_model(state, state.inputs.model);
-}
-
 // The current loaded model's cap on its scores (0: none, and for the hand-made model).
 float score_softcap(const AppState& state) {
-  const LoadedModel* m = loaded_model(state);
+  const LoadedModel* m = current_loaded_model(state);
   return m ? m->model->config.attn_softcap : 0.0f;
 }
 
@@ -118,18 +101,13 @@ struct CompareSide {
   std::string best_text;
 };
 
-bool hidden_by_mask(const AttentionTrace& t, int row, int col) {
-  if (!std::isfinite(t.masked_scores(row, col))) return true;
-  return t.options.causal && t.options.mistake == Mistake::MaskAfterSoftmax && col > row;
-}
-
 CompareSide compare_side(const AttentionTrace& t, const EmbeddedSentence& queries, const EmbeddedSentence& keys, int query) {
   CompareSide s;
   s.query_text = queries.tokens[static_cast<std::size_t>(query)].text;
   float top = -1;
   std::vector<float> shown;
   for (int j = 0; j < static_cast<int>(t.weights.cols()); ++j) {
-    const bool hidden = hidden_by_mask(t, query, j);
+    const bool hidden = key_hidden_by_mask(t, query, j);
     const float w = t.weights(query, j);
     shown.push_back(hidden ? -std::numeric_limits<float>::infinity() : w);
     if (!hidden && w > top) {
@@ -290,7 +268,7 @@ void compare(const AppState& state, CheckQuestion& q) {
                           : find_token(m.compare_queries, word);
     const int query = found >= 0 ? found : std::min(token, static_cast<int>(b_tokens.size()) - 1);
     // cross-attention (the hand-made model only): B's keys are the key sentence too
-    const bool cross = state.inputs.cross && !loaded_model(state);
+    const bool cross = cross_shown(state);
     b = compare_side(m.compare, m.compare_queries, cross ? m.keys : m.compare_queries, query);
   }
   q.prompt = tokens ? "Do " + in_quotes(a.query_text) + " and " + in_quotes(b.query_text) +
@@ -358,26 +336,6 @@ nlohmann::json view_check_json(const AppState& state) {
 
 // [SECTION] Derive's grids and the progress
 
-std::vector<Eigen::MatrixXd> derive_check_answers(const AppState& state) {
-  // Plain exp keeps the numbers the lesson writes (e^0.707 ≈ 2.03); a row whose scores are too big
-  // for that subtracts its max first, as the Derive view shows it (kPlainExpLimit, panel_derive.cpp).
-  constexpr double kPlainExpLimit = 20;
-  const AttentionTrace& t = state.model.derive;
-  const int rows = static_cast<int>(t.scaled_scores.rows()), cols = static_cast<int>(t.scaled_scores.cols());
-  Eigen::MatrixXd exps(rows, cols);
-  Eigen::VectorXd row_sums = Eigen::VectorXd::Zero(rows);
-  for (int i = 0; i < rows; ++i) {
-    const double row_max = t.scaled_scores.row(i).cast<double>().maxCoeff();
-    const double shift = row_max > kPlainExpLimit ? row_max : 0.0;
-    for (int j = 0; j < cols; ++j) {
-      exps(i, j) = std::exp(static_cast<double>(t.scaled_scores(i, j)) - shift);
-      row_sums(i) += exps(i, j);
-    }
-  }
-  return {t.raw_scores.cast<double>(), t.scaled_scores.cast<double>(), exps, row_sums,
-          t.weights.cast<double>(),    t.output.cast<double>()};
-}
-
 namespace {
 // Derive's cells: how many are answered and right now, per stage (the answers follow Q, K and V).
 struct StageMarks {
@@ -387,7 +345,7 @@ std::vector<StageMarks> derive_marks(const AppState& state) {
   std::vector<StageMarks> marks(kDeriveCheckStageCount);
   bool any = false;
   for (const auto& [id, a] : state.inputs.checks) any |= id.rfind("derive.", 0) == 0;
-  const std::vector<Eigen::MatrixXd> answers = any ? derive_check_answers(state) : std::vector<Eigen::MatrixXd>();
+  const std::vector<Eigen::MatrixXd> answers = any ? derive_stage_answers(state) : std::vector<Eigen::MatrixXd>();
   for (int s = 0; s < kDeriveCheckStageCount; ++s) {
     const DeriveStage& stage = kDeriveCheckStages[s];
     marks[s].total = stage.rows * stage.cols;

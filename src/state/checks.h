@@ -49,10 +49,6 @@ CheckAnswer graded_answer(const AppState& state, const CheckQuestion& q, const s
 // {id, prompt, kind, choices, answered, answer, correct, passed, why}.
 nlohmann::json view_check_json(const AppState& state);
 
-// The numbers Derive's typed grids are marked against, per stage of kDeriveCheckStages: raw scores
-// (3, 3), scaled, exps, row sums (3, 1), weights, output (3, 2).
-std::vector<Eigen::MatrixXd> derive_check_answers(const AppState& state);
-
 // Whether the learner has passed the check of `view` (Derive: every cell of the weights stage
 // right now). Practice's Prove-it ticks unlock with it.
 bool check_passed(const AppState& state, View view);

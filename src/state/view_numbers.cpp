@@ -241,14 +241,27 @@ StrongestKeys strongest_keys(const AttentionTrace& t, int row) {
 
 // [SECTION] Library
 
-namespace {
-// As the views' key_hidden_by_mask (src/ui/app_ui.cpp): the score was −∞ before the softmax, or the
-// "mask after softmax" mistake zeroed the weight afterwards.
-bool hidden_key(const AttentionTrace& t, int row, int col) {
-  if (!std::isfinite(t.masked_scores(row, col))) return true;
-  return t.options.causal && t.options.mistake == Mistake::MaskAfterSoftmax && col > row;
+bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col) {
+  if (!std::isfinite(trace.masked_scores(row, col))) return true;
+  return trace.options.causal && trace.options.mistake == Mistake::MaskAfterSoftmax && col > row;
 }
-}  // namespace
+
+bool link_cut(const AttentionTrace& trace, int row, int col) {
+  const auto& cuts = trace.options.cuts;
+  return std::find(cuts.begin(), cuts.end(), std::make_pair(row, col)) != cuts.end();
+}
+
+std::vector<std::string> query_labels(const AppState& state) {
+  std::vector<std::string> out;
+  for (const Token& t : state.model.queries.tokens) out.push_back(t.text);
+  return out;
+}
+
+std::vector<std::string> key_labels(const AppState& state) {
+  std::vector<std::string> out;
+  for (const Token& t : state.model.keys.tokens) out.push_back(t.text);
+  return out;
+}
 
 LibraryReading library_reading(const AttentionTrace& t, int reader, bool best_only, Mistake mistake) {
   // What is passed on: the values, or the keys under the "swap keys and values" mistake.
@@ -258,7 +271,7 @@ LibraryReading library_reading(const AttentionTrace& t, int reader, bool best_on
   const int books = static_cast<int>(t.weights.cols());
   r.best = -1;
   for (int j = 0; j < books; ++j)
-    if (!hidden_key(t, reader, j) && (r.best < 0 || t.masked_scores(reader, j) > t.masked_scores(reader, r.best))) r.best = j;
+    if (!key_hidden_by_mask(t, reader, j) && (r.best < 0 || t.masked_scores(reader, j) > t.masked_scores(reader, r.best))) r.best = j;
   if (r.best < 0) r.best = 0;  // cannot happen (a query always sees key 0), but never index -1
   for (int j = 0; j < books; ++j) {
     r.attention.push_back(t.weights(reader, j));
@@ -271,11 +284,11 @@ LibraryReading library_reading(const AttentionTrace& t, int reader, bool best_on
   for (Eigen::Index j = 0; j < contents.rows(); ++j) r.value_lengths.push_back(contents.row(j).norm());
   float longest = 0;
   for (int j = 0; j < books; ++j)
-    if (!hidden_key(t, reader, j)) longest = std::max(longest, r.value_lengths[static_cast<std::size_t>(j)]);
+    if (!key_hidden_by_mask(t, reader, j)) longest = std::max(longest, r.value_lengths[static_cast<std::size_t>(j)]);
   for (int j = 0; j < books; ++j) {
     const float length = r.value_lengths[static_cast<std::size_t>(j)];
     const float read = r.attention[static_cast<std::size_t>(j)];
-    if (hidden_key(t, reader, j) || j == r.best || read < 0.05f || length <= 0.0f || length >= 0.5f * longest) continue;
+    if (key_hidden_by_mask(t, reader, j) || j == r.best || read < 0.05f || length <= 0.0f || length >= 0.5f * longest) continue;
     if (r.thin_book < 0 || read > r.attention[static_cast<std::size_t>(r.thin_book)]) r.thin_book = j;
   }
   return r;

@@ -14,6 +14,17 @@ namespace attn {
 
 struct AppState;
 
+// Shared small pieces: the token labels of the query side and of the key side ("it", "animal").
+std::vector<std::string> query_labels(const AppState& state);
+std::vector<std::string> key_labels(const AppState& state);
+// True where the causal mask hides key `col` from query `row`: its score was −∞ before the softmax,
+// or (the "mask after softmax" mistake) its weight was zeroed afterwards. Under "mask with 0" the
+// key is not hidden at all: it keeps a weight, and views must show that honestly.
+bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
+// Whether the learner cut this link (input cut): hidden as the mask hides, but by hand.
+bool link_cut(const AttentionTrace& trace, int row, int col);
+
+
 // [SECTION] The one rule for writing exps on screen
 
 // Plain exp keeps the numbers the lesson writes (e^0.707 ≈ 2.03). A row whose largest score is above

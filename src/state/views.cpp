@@ -21,7 +21,7 @@ constexpr ViewRow kViews[] = {
     {View::Heads, "heads", "Heads", nullptr},
     {View::Library, "library", "Library", check_questions::library},
     {View::Steps, "steps", "Steps", check_questions::steps},
-    {View::Derive, "derive", "Derive", nullptr},  // its check is its typed grids (derive_check_answers)
+    {View::Derive, "derive", "Derive", nullptr},  // its check is its typed grids (derive_stage_answers)
     {View::Break, "break", "Break", check_questions::break_},
     {View::Mistakes, "mistakes", "Mistakes", check_questions::mistakes},
     {View::Build, "build", "Build", check_questions::build},

@@ -222,18 +222,6 @@ void draw_tour_bar(const AppState& state, AppInputs& next) {
 }
 }  // namespace
 
-std::vector<std::string> query_labels(const AppState& state) {
-  std::vector<std::string> out;
-  for (const Token& t : state.model.queries.tokens) out.push_back(t.text);
-  return out;
-}
-
-std::vector<std::string> key_labels(const AppState& state) {
-  std::vector<std::string> out;
-  for (const Token& t : state.model.keys.tokens) out.push_back(t.text);
-  return out;
-}
-
 void update_view_state(AppState& state, double now) {
   if (state.inputs.view == View::Build) update_build_state(state, now);
   if (state.inputs.view == View::Cost)
@@ -272,16 +260,6 @@ nlohmann::json view_data(AppState& state) {
     j["explanation"] = {{"text", shown.text}, {"pinned", shown.pinned}, {"items", shown.items}};
   }
   return j;
-}
-
-bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col) {
-  if (!std::isfinite(trace.masked_scores(row, col))) return true;
-  return trace.options.causal && trace.options.mistake == Mistake::MaskAfterSoftmax && col > row;
-}
-
-bool link_cut(const AttentionTrace& trace, int row, int col) {
-  const auto& cuts = trace.options.cuts;
-  return std::find(cuts.begin(), cuts.end(), std::make_pair(row, col)) != cuts.end();
 }
 
 Matrix weights_for_display(const AttentionTrace& t) {

@@ -113,15 +113,7 @@ BackendChoice live_backend(const AppState& state);
 // What the app knows of its GPU path right now (it can change: a lost WebGL context).
 GpuFacts gpu_facts();
 
-// Shared small pieces: the token labels of the query side and of the key side ("it", "animal").
-std::vector<std::string> query_labels(const AppState& state);
-std::vector<std::string> key_labels(const AppState& state);
-// True where the causal mask hides key `col` from query `row`: its score was −∞ before the softmax,
-// or (the "mask after softmax" mistake) its weight was zeroed afterwards. Under "mask with 0" the
-// key is not hidden at all: it keeps a weight, and views must show that honestly.
-bool key_hidden_by_mask(const AttentionTrace& trace, int row, int col);
-// Whether the learner cut this link (input cut): hidden as the mask hides, but by hand.
-bool link_cut(const AttentionTrace& trace, int row, int col);
+// (query_labels, key_labels, key_hidden_by_mask, link_cut: src/state/view_numbers.h)
 // The weights as a heatmap should show them: hidden keys become −∞ (hatched), never a 0 that looks
 // like a tiny weight.
 Matrix weights_for_display(const AttentionTrace& trace);

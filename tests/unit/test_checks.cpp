@@ -233,7 +233,7 @@ TEST_CASE("an answer is stored with its question and mark; passed stays once rig
 
 TEST_CASE("Derive's grids: marked against the lesson's numbers; its check is passed with every weight right") {
   AppState s = opened(View::Derive);
-  const std::vector<Eigen::MatrixXd> answers = derive_check_answers(s);
+  const std::vector<Eigen::MatrixXd> answers = derive_stage_answers(s);
   REQUIRE(answers.size() == kDeriveCheckStageCount);
   // The lesson's example (d = 2): q1 = k1 = [1, 0], q3 = k3 = [1, 1]: raw score 1, scaled 1/√2, e^0.707 ≈ 2.03.
   CHECK(answers[0](0, 0) == doctest::Approx(1.0));
