@@ -37,8 +37,9 @@ void check_matrix(const attn::Matrix& got, const attn::Matrix& want, double tol,
   }
 }
 
-// Everything the views read from a trace.
-void check_same_trace(const attn::ModelTrace& got, const attn::ModelTrace& want, double tol) {
+// Everything the views read from a trace. p_tol (when ≥ 0): the next tokens' probabilities' own
+// tolerance (the kept rows' p where the LM head slices the vocabulary by T; see below).
+void check_same_trace(const attn::ModelTrace& got, const attn::ModelTrace& want, double tol, double p_tol = -1) {
   REQUIRE(got.token_ids == want.token_ids);
   REQUIRE(got.stream_every == want.stream_every);
   REQUIRE(got.streams.size() == want.streams.size());
@@ -74,7 +75,7 @@ void check_same_trace(const attn::ModelTrace& got, const attn::ModelTrace& want,
     for (std::size_t k = 0; k < want.next[t].size(); ++k) {
       INFO("next after " << t << ", rank " << k);
       CHECK(got.next[t][k].id == want.next[t][k].id);
-      check_close(got.next[t][k].p, want.next[t][k].p, tol, "p");
+      check_close(got.next[t][k].p, want.next[t][k].p, p_tol >= 0 ? p_tol : tol, "p");
     }
   }
 }
@@ -272,6 +273,23 @@ TEST_CASE("incremental forward: the kept streams change every (T grows past the 
   }
 }
 
+// The LM head reads the vocabulary in slices of 2^18 / T logits (at least 256): past 2^18 / T tokens
+// the whole forward's running softmax sum, and so the last bits of every p, follow T. The kept rows'
+// p are the earlier run's: equal to float rounding (1e-6 relative), the ids and their order exact.
+TEST_CASE("incremental forward: a vocabulary sliced by T keeps the earlier rows' p to float rounding") {
+  const attn::Transformer m = attn::random_transformer(attn::gpt2_config(2, 3, 15, 32, 20011), 21, attn::Dtype::F32,
+                                                       attn::WeightLayout::InOut, 0.3);
+  attn::ForwardOptions o;
+  o.top_k = 40;
+  attn::ForwardCache cache;
+  std::vector<int> ids;
+  for (int T = 1; T <= 20; ++T) {
+    ids.push_back((T * 977) % 20011);
+    INFO("T = " << T);
+    check_same_trace(attn::transformer_forward_cached(m, ids, cache, o), attn::transformer_forward(m, ids, o), 0, 1e-6);
+  }
+}
+
 // A timing print, not an assertion (run with -tc='*timing*' --no-skip): appending one token to a
 // GPT-2-small-shaped random model against the whole forward.
 TEST_CASE("incremental forward: timing" * doctest::skip()) {
@@ -281,6 +299,7 @@ TEST_CASE("incremental forward: timing" * doctest::skip()) {
   const auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   std::printf("GPT-2 small shape (12 layers, 12 heads, d 768, vocab 50257), %s, SIMD %s\n", "float", attn::simd_flavour());
   std::printf("%6s %14s %16s %10s %12s\n", "T", "full (ms)", "append 1 (ms)", "from", "cache (MB)");
+  std::printf("(p of the kept rows compared to 1e-6: the vocabulary's slices follow T)\n");
   for (int T : {64, 256}) {
     std::vector<int> ids = text(T, c.vocab_size, 4);
     attn::ForwardCache cache;
@@ -293,7 +312,22 @@ TEST_CASE("incremental forward: timing" * doctest::skip()) {
     t0 = clock::now();
     const attn::ModelTrace got = attn::transformer_forward_cached(m, ids, cache, {}, &from);
     const double cached_ms = ms(clock::now() - t0);
-    std::printf("%6d %14.1f %16.1f %10d %12.1f\n", T + 1, full_ms, cached_ms, from, cache.bytes() / 1048576.0);
-    check_same_trace(got, full, 0);
+    // of which: the heads' summaries and thumbnails over every row (what the cache cannot shorten)
+    t0 = clock::now();
+    for (const attn::ForwardCache::Layer& l : cache.layers)
+      for (std::size_t h = 0; h < l.weight_rows.size(); ++h) {
+        attn::Matrix w = attn::Matrix::Zero(T + 1, T + 1);
+        for (int i = 0; i <= T; ++i)
+          std::copy(l.weight_rows[h].begin() + static_cast<std::ptrdiff_t>(l.row_start[static_cast<std::size_t>(i)]),
+                    l.weight_rows[h].begin() + static_cast<std::ptrdiff_t>(l.row_start[static_cast<std::size_t>(i) + 1]),
+                    w.row(i).data());
+        const attn::Matrix v = l.value.middleCols(static_cast<Eigen::Index>(h / c.kv_group()) * c.head_dim, c.head_dim);
+        volatile float sink = attn::summarize_head(w, true, &v).spread + attn::max_pooled(w, attn::kThumbnailSide)(0, 0);
+        (void)sink;
+      }
+    const double summary_ms = ms(clock::now() - t0);
+    std::printf("%6d %14.1f %16.1f %10d %12.1f   (summaries and thumbnails: %.1f ms)\n", T + 1, full_ms, cached_ms, from,
+                cache.bytes() / 1048576.0, summary_ms);
+    check_same_trace(got, full, 0, 1e-6);
   }
 }
