@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -863,9 +864,36 @@ void block_forward_rows(const TransformerConfig& cfg, const TransformerBlock& b,
   if (cfg.post_norm) norm_forward(Matrix(x), b.mlp_norm_w, b.mlp_norm_b, cfg, x);
 }
 
+// A hash (FNV-1a) of 16 numbers spread over each matrix and of the norms' first weight: a model
+// loaded at the same address, or trained since, differs in them.
+std::uint64_t weights_sample(const Transformer& model) {
+  std::uint64_t hash = 1469598103934665603ull;
+  const auto mix = [&](float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+  };
+  const auto sample = [&](const Weights& w) {
+    const std::int64_t n = w.size();
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(n, 16); ++i) {
+      const std::int64_t at = n > 16 ? i * (n / 16) + i % (n / 16) : i;
+      mix(w.at(static_cast<int>(at / w.cols), static_cast<int>(at % w.cols)));
+    }
+  };
+  sample(model.embed), sample(model.position_table), sample(model.lm_head);
+  for (const TransformerBlock& b : model.blocks) {
+    sample(b.qkv), sample(b.o), sample(b.up), sample(b.down);
+    for (const Vector* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.qkv_b})
+      if (v->size()) mix((*v)[0]);
+  }
+  if (model.final_norm_w.size()) mix(model.final_norm_w[0]);
+  return hash;
+}
+
 // Whether the cache was made by this model with these options (and can be extended to T tokens).
 bool cache_matches(const ForwardCache& cache, const Transformer& model, const ForwardOptions& options) {
   return !cache.token_ids.empty() && cache.model == &model && cache.config == model.config &&
+         cache.weights_sample == weights_sample(model) &&
          cache.backend == options.backend && cache.top_k == options.top_k && cache.predict_from == options.predict_from &&
          cache.stream_bytes == options.stream_bytes && cache.kernels == kernel_flavours() &&
          static_cast<int>(cache.layers.size()) == model.config.n_layer;
@@ -904,7 +932,7 @@ ModelTrace transformer_forward_cached(const Transformer& model, const std::vecto
   }
   if (first == 0) {
     cache.clear();
-    cache.model = &model, cache.config = cfg, cache.backend = options.backend;
+    cache.model = &model, cache.config = cfg, cache.weights_sample = weights_sample(model), cache.backend = options.backend;
     cache.top_k = options.top_k, cache.predict_from = options.predict_from, cache.stream_bytes = options.stream_bytes;
     cache.kernels = kernel_flavours();
     cache.layers.resize(static_cast<std::size_t>(L));

@@ -249,13 +249,17 @@ TEST_CASE("incremental forward: an encoder, an intervention or other options com
     ids.push_back(6);
     check_same_trace(attn::transformer_forward_cached(m, ids, cache, o, &from), attn::transformer_forward(m, ids, o), 0);
     CHECK(from == 0);
-    const attn::Transformer other = attn::random_transformer(gpt2_odd(), 18);
+    attn::Transformer other = attn::random_transformer(gpt2_odd(), 18);
     ids.push_back(7);
     check_same_trace(attn::transformer_forward_cached(other, ids, cache, o, &from), attn::transformer_forward(other, ids, o), 0);
     CHECK(from == 0);
     ids.push_back(8);
     check_same_trace(attn::transformer_forward_cached(other, ids, cache, o, &from), attn::transformer_forward(other, ids, o), 0);
     CHECK(from == static_cast<int>(ids.size()) - 1);  // scalar: every row alone
+    other.blocks[1].qkv.f32[0] += 0.5f;  // the same object, changed in place (as a trainer would)
+    ids.push_back(9);
+    check_same_trace(attn::transformer_forward_cached(other, ids, cache, o, &from), attn::transformer_forward(other, ids, o), 0);
+    CHECK(from == 0);
   }
 }
 
