@@ -335,3 +335,33 @@ TEST_CASE("incremental forward: timing" * doctest::skip()) {
     check_same_trace(got, full, 0, 1e-6);
   }
 }
+
+// The kernels' first_query: rows P … T − 1 alone against all T keys give the rows the whole problem
+// gives, bit for bit where P is a multiple of attention_row_block (the scalar kernel: any P), to
+// float rounding in the Eigen form; with a window the mask reads first_query + i too.
+TEST_CASE("incremental forward: the attention kernels' first_query at odd sizes") {
+  attn::Rng rng(22);
+  for (int window : {0, 3})
+    for (int T : {1, 5, 17, 40})
+      for (attn::Backend backend : {attn::Backend::Scalar, attn::Backend::Eigen, attn::Backend::Simd}) {
+        const int d = 5;
+        const attn::Matrix q = attn::test::random_matrix(rng, T, d), k = attn::test::random_matrix(rng, T, d),
+                           v = attn::test::random_matrix(rng, T, d);
+        attn::AttentionProblem p;
+        p.query = q.data(), p.key = k.data(), p.value = v.data();
+        p.Tq = p.Tk = T, p.d = p.dv = d, p.scale = 0.7f, p.causal = true, p.window = window;
+        attn::Matrix out(T, d), w(T, T);
+        attn::attention_forward(backend, p, out.data(), w.data());
+        const int block = attn::attention_row_block(backend, p);
+        for (int first = 0; first < T; ++first) {
+          if (block > 1 && first % block != 0) continue;
+          attn::AttentionProblem rows = p;
+          rows.query = q.data() + static_cast<std::ptrdiff_t>(first) * d, rows.Tq = T - first, rows.first_query = first;
+          attn::Matrix out_rows(T - first, d), w_rows(T - first, T);
+          attn::attention_forward(backend, rows, out_rows.data(), w_rows.data());
+          INFO(attn::backend_name(backend) << " window " << window << " T " << T << " first " << first);
+          check_matrix(out_rows, out.bottomRows(T - first), block == 0 ? 1e-6 : 0, "output");
+          check_matrix(w_rows, w.bottomRows(T - first), block == 0 ? 1e-6 : 0, "weights");
+        }
+      }
+}
