@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include "kernels/matmul.h"
@@ -571,11 +573,14 @@ const Weights& lm_head(const Transformer& model) { return model.lm_head.empty() 
 // each slice's logits folded into a running softmax (its max and its sum of exponentials) and a
 // running top k, so no (rows, V) block of logits exists: a 262 144-token vocabulary at T = 256 would
 // be 256 MiB of them, SmolLM2's 49 152 is 48 MiB.
+// The slices are sized for `slice_rows` rows (the rows given, unless the caller predicts a part of
+// a larger set and wants that set's slices: the sums, and so the last bits of p, follow them).
 void predict_next(const TransformerConfig& cfg, const Weights& head, const Vector& head_b, const Matrix& rows_in, int k,
-                  Backend backend, std::vector<NextToken>* next) {
+                  Backend backend, std::vector<NextToken>* next, int slice_rows = -1) {
   constexpr std::int64_t kLogitFloats = 1 << 18;  // one slice's logits: 1 MiB
   const int R = static_cast<int>(rows_in.rows()), V = cfg.vocab_size, C = cfg.d_model;
-  const int slice = static_cast<int>(std::clamp<std::int64_t>(kLogitFloats / std::max(R, 1), 256, V));
+  const int sized_for = slice_rows >= 0 ? slice_rows : R;
+  const int slice = static_cast<int>(std::clamp<std::int64_t>(kLogitFloats / std::max(sized_for, 1), 256, V));
   struct Candidate {
     float logit;
     int id;
@@ -651,11 +656,10 @@ void run_layers(const Transformer& model, const ForwardOptions& options, int fro
                std::min(options.top_k, cfg.vocab_size), options.backend, trace.next.data() + first);
 }
 
-}  // namespace
-
-ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
+// transformer_forward's refusals (see transformer.h).
+void check_forward_inputs(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
   const TransformerConfig& cfg = model.config;
-  const int T = static_cast<int>(token_ids.size()), C = cfg.d_model;
+  const int T = static_cast<int>(token_ids.size());
   const int longest = cfg.positions == PositionKind::Learned ? std::min(cfg.n_positions - cfg.position_offset, kMaxModelTokens)
                                                              : kMaxModelTokens;
   if (T == 0) throw std::invalid_argument("text: no tokens to read");
@@ -680,28 +684,51 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
   }
   const Intervention* edit = options.intervention && !options.intervention->empty() ? options.intervention : nullptr;
   if (edit) validate_intervention(cfg, T, *edit, options.padding);
+}
+
+// Every layer's stream while they fit in the budget, else every stream_every-th.
+int stream_every_for(const TransformerConfig& cfg, int T, const ForwardOptions& options) {
+  const std::int64_t all_streams = static_cast<std::int64_t>(cfg.n_layer) * T * cfg.d_model * static_cast<std::int64_t>(sizeof(float));
+  const std::int64_t budget = std::max<std::int64_t>(options.stream_bytes, 1);
+  const std::int64_t every = all_streams / budget + (all_streams % budget != 0);  // ⌈all / budget⌉ without overflow
+  return static_cast<int>(std::clamp<std::int64_t>(every, 1, std::max(cfg.n_layer, 1)));
+}
+
+// The residual stream entering layer 0 at positions first … T − 1 ((T − first, C)): the token's
+// embedding (· embed_scale), plus its position's row for a learned table (from row
+// position_offset) and its type's row for a token-type table, then the embedding norm where the
+// model has one. Row by row.
+Matrix embed_tokens(const Transformer& model, const std::vector<int>& token_ids, const std::vector<int>& types, int first) {
+  const TransformerConfig& cfg = model.config;
+  const int T = static_cast<int>(token_ids.size());
+  Matrix x(T - first, cfg.d_model);
+  for (int t = first; t < T; ++t) {
+    auto row = x.row(t - first);
+    row = model.embed.row(token_ids[static_cast<std::size_t>(t)]) * cfg.embed_scale;
+    if (cfg.n_token_types > 0) row += model.token_type_table.row(types.empty() ? 0 : types[static_cast<std::size_t>(t)]);
+    if (cfg.positions == PositionKind::Learned) row += model.position_table.row(t + cfg.position_offset);
+  }
+  if (cfg.embed_norm) norm_forward(Matrix(x), model.embed_norm_w, model.embed_norm_b, cfg, x);
+  return x;
+}
+
+}  // namespace
+
+ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
+  check_forward_inputs(model, token_ids, options);
+  const TransformerConfig& cfg = model.config;
+  const int T = static_cast<int>(token_ids.size());
+  const std::vector<int>& types = options.token_types;
+  const Intervention* edit = options.intervention && !options.intervention->empty() ? options.intervention : nullptr;
   ModelTrace trace;
   trace.token_ids = token_ids;
   trace.padding = options.padding;
   trace.token_types = types;
   if (edit) trace.intervention = *edit;
   trace.layers.resize(static_cast<std::size_t>(cfg.n_layer));
-  // every layer's stream while they fit in the budget, else every stream_every-th
-  const std::int64_t all_streams = static_cast<std::int64_t>(cfg.n_layer) * T * C * static_cast<std::int64_t>(sizeof(float));
-  const std::int64_t budget = std::max<std::int64_t>(options.stream_bytes, 1);
-  const std::int64_t every = all_streams / budget + (all_streams % budget != 0);  // ⌈all / budget⌉ without overflow
-  trace.stream_every = static_cast<int>(std::clamp<std::int64_t>(every, 1, std::max(cfg.n_layer, 1)));
+  trace.stream_every = stream_every_for(cfg, T, options);
 
-  // the residual stream starts as the token's embedding (· embed_scale), plus its position's row
-  // for a learned table (from row position_offset) and its type's row for a token-type table, then
-  // the embedding norm where the model has one; x (T, C)
-  Matrix x(T, C);
-  for (int t = 0; t < T; ++t) {
-    x.row(t) = model.embed.row(token_ids[t]) * cfg.embed_scale;
-    if (cfg.n_token_types > 0) x.row(t) += model.token_type_table.row(types.empty() ? 0 : types[static_cast<std::size_t>(t)]);
-    if (cfg.positions == PositionKind::Learned) x.row(t) += model.position_table.row(t + cfg.position_offset);
-  }
-  if (cfg.embed_norm) norm_forward(Matrix(x), model.embed_norm_w, model.embed_norm_b, cfg, x);
+  Matrix x = embed_tokens(model, token_ids, types, 0);  // (T, C)
   run_layers(model, options, 0, x, trace);
   return trace;
 }
@@ -731,6 +758,220 @@ ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const
   trace.streams.assign(base.streams.begin(), base.streams.begin() + from / base.stream_every);
   Matrix x = base.streams[static_cast<std::size_t>(from / base.stream_every)];
   run_layers(model, options, from, x, trace);
+  return trace;
+}
+
+// [SECTION] the incremental forward ----------------------------------------------------------
+
+std::size_t ForwardCache::bytes() const {
+  std::size_t n = 0;
+  for (const Layer& l : layers) {
+    n += sizeof(float) * static_cast<std::size_t>(l.key.size() + l.value.size()) + sizeof(std::size_t) * l.row_start.size();
+    for (const std::vector<float>& rows : l.weight_rows) n += sizeof(float) * rows.size();
+  }
+  return n;
+}
+
+namespace {
+
+// The kernels' flavours now: a cache made on others is dropped (their rows' last bits differ).
+std::string kernel_flavours() { return std::string(simd_flavour()) + "/" + matmul_simd_flavour(); }
+
+// Query rows the attention kernel computes together in this model's layers (see
+// attention_row_block): the incremental forward starts at a multiple of it. 1 where every row is
+// alone or where the rows' numbers depend on T anyway (the Eigen form).
+int row_alignment(const TransformerConfig& cfg, Backend backend) {
+  int align = 1;
+  for (const LayerSpec& spec : cfg.layers) {
+    AttentionProblem p;
+    p.causal = cfg.causal, p.window = spec.window, p.softcap = cfg.attn_softcap;
+    const int block = attention_row_block(backend, p);
+    if (block > 1) align = std::lcm(align, block);
+  }
+  return align;
+}
+
+// Layer `layer` for the rows first … T − 1 of the text, on their stream x ((T − first, C), in
+// place): the forward's block_forward and attend_layer, row by row, each new query row against
+// every cached key (the cache's K and V hold rows 0 … first − 1 on entry, 0 … T − 1 on return).
+// Each head's summary and thumbnail are read again over all T weight rows.
+void block_forward_rows(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, int first, int T,
+                        Matrix& x, Backend backend, ForwardCache::Layer& cached, LayerTrace& keep) {
+  const int n = T - first, H = cfg.n_head, KV = cfg.n_kv_head, hd = cfg.head_dim;
+  // pass 1: q, k, v of the new rows (norm, projection, q/k norm, RoPE at positions first …)
+  Matrix normed, qkv;
+  if (cfg.post_norm) normed = x;
+  else norm_forward(x, b.attn_norm_w, b.attn_norm_b, cfg, normed);
+  linear_forward(normed, b.qkv, b.qkv_b, qkv, backend);
+  Matrix query = qkv.middleCols(0, H * hd), key = qkv.middleCols(H * hd, KV * hd),
+         value = qkv.middleCols((H + KV) * hd, KV * hd);
+  if (cfg.qk_norm) {
+    head_norm_forward(query, H, hd, b.q_norm_w, cfg);
+    head_norm_forward(key, KV, hd, b.k_norm_w, cfg);
+  }
+  if (cfg.positions == PositionKind::Rope) {
+    apply_rope(query, H, hd, spec.rope, first);
+    apply_rope(key, KV, hd, spec.rope, first);
+  }
+  // pass 2: the cache's K and V grow to T rows
+  cached.key.conservativeResize(T, KV * hd);
+  cached.value.conservativeResize(T, KV * hd);
+  cached.key.bottomRows(n) = key;
+  cached.value.bottomRows(n) = value;
+  // where each weight row begins: row i keeps the keys lo_i … i it may see
+  const auto lowest_key = [&](int i) { return spec.window > 0 ? std::max(0, i - spec.window + 1) : 0; };
+  cached.row_start.resize(static_cast<std::size_t>(first) + 1);
+  for (int i = first; i < T; ++i)
+    cached.row_start.push_back(cached.row_start.back() + static_cast<std::size_t>(i - lowest_key(i) + 1));
+  cached.weight_rows.resize(static_cast<std::size_t>(H));
+  // pass 3: per query head, the new rows against all T keys of its K/V head, then its summary
+  Matrix head_outputs(n, H * hd), q_h, k_h, v_h, out_h(n, hd), w(n, T), all_rows;
+  for (int h = 0; h < H; ++h) {
+    const int g = cfg.kv_head_of(h);
+    q_h = query.middleCols(h * hd, hd), k_h = cached.key.middleCols(g * hd, hd), v_h = cached.value.middleCols(g * hd, hd);
+    std::vector<float>& rows = cached.weight_rows[static_cast<std::size_t>(h)];
+    rows.resize(cached.row_start[static_cast<std::size_t>(first)]);
+    if (n > 0) {
+      AttentionProblem p;
+      p.query = q_h.data(), p.key = k_h.data(), p.value = v_h.data();
+      p.Tq = n, p.Tk = T, p.d = p.dv = hd;
+      p.first_query = first;
+      p.scale = cfg.score_scale;
+      p.causal = cfg.causal;
+      p.window = spec.window;
+      p.softcap = cfg.attn_softcap;
+      attention_forward(backend, p, out_h.data(), w.data());
+      head_outputs.middleCols(h * hd, hd) = out_h;
+      for (int i = first; i < T; ++i) {
+        const float* row = w.row(i - first).data();
+        rows.insert(rows.end(), row + lowest_key(i), row + i + 1);
+      }
+    }
+    // the forward's summary and thumbnail read the whole (T, T) matrix: exactly 0 off the kept keys
+    all_rows.setZero(T, T);
+    for (int i = 0; i < T; ++i) {
+      const float* kept = rows.data() + cached.row_start[static_cast<std::size_t>(i)];
+      std::copy(kept, kept + (i - lowest_key(i) + 1), all_rows.row(i).data() + lowest_key(i));
+    }
+    keep.summaries.push_back(summarize_head(all_rows, cfg.causal, &v_h));
+    keep.thumbnails.push_back(max_pooled(all_rows, kThumbnailSide));
+  }
+  if (n == 0) return;
+  // pass 4: the attention's and the MLP's updates of the new rows, as block_forward adds them
+  x += attention_update(cfg, b, head_outputs, backend);
+  if (cfg.post_norm) norm_forward(Matrix(x), b.attn_norm_w, b.attn_norm_b, cfg, x);
+  x += mlp_update(cfg, b, x, backend);
+  if (cfg.post_norm) norm_forward(Matrix(x), b.mlp_norm_w, b.mlp_norm_b, cfg, x);
+}
+
+// A hash (FNV-1a) of 16 numbers spread over each matrix and of the norms' first weight: a model
+// loaded at the same address, or trained since, differs in them.
+std::uint64_t weights_sample(const Transformer& model) {
+  std::uint64_t hash = 1469598103934665603ull;
+  const auto mix = [&](float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+  };
+  const auto sample = [&](const Weights& w) {
+    const std::int64_t n = w.size();
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(n, 16); ++i) {
+      const std::int64_t at = n > 16 ? i * (n / 16) + i % (n / 16) : i;
+      mix(w.at(static_cast<int>(at / w.cols), static_cast<int>(at % w.cols)));
+    }
+  };
+  sample(model.embed), sample(model.position_table), sample(model.lm_head);
+  for (const TransformerBlock& b : model.blocks) {
+    sample(b.qkv), sample(b.o), sample(b.up), sample(b.down);
+    for (const Vector* v : {&b.attn_norm_w, &b.mlp_norm_w, &b.qkv_b})
+      if (v->size()) mix((*v)[0]);
+  }
+  if (model.final_norm_w.size()) mix(model.final_norm_w[0]);
+  return hash;
+}
+
+// Whether the cache was made by this model with these options (and can be extended to T tokens).
+bool cache_matches(const ForwardCache& cache, const Transformer& model, const ForwardOptions& options) {
+  return !cache.token_ids.empty() && cache.model == &model && cache.config == model.config &&
+         cache.weights_sample == weights_sample(model) &&
+         cache.backend == options.backend && cache.top_k == options.top_k && cache.predict_from == options.predict_from &&
+         cache.stream_bytes == options.stream_bytes && cache.kernels == kernel_flavours() &&
+         static_cast<int>(cache.layers.size()) == model.config.n_layer;
+}
+
+}  // namespace
+
+ModelTrace transformer_forward_cached(const Transformer& model, const std::vector<int>& token_ids, ForwardCache& cache,
+                                      const ForwardOptions& options, int* recomputed_from) {
+  check_forward_inputs(model, token_ids, options);
+  const TransformerConfig& cfg = model.config;
+  const int T = static_cast<int>(token_ids.size()), C = cfg.d_model, L = cfg.n_layer;
+  if (recomputed_from) *recomputed_from = 0;
+  const bool edited = options.intervention && !options.intervention->empty();
+  if (!cfg.causal || edited || options.padding > 0 || !options.token_types.empty()) {
+    // a key after the query may count (an encoder), or a run the cache does not describe
+    cache.clear();
+    return transformer_forward(model, token_ids, options);
+  }
+  // first: where the rows to compute begin. The rows before the first changed token are kept, from
+  // the start of the kernel's block of query rows that holds it (its rows' last bits depend on the
+  // rows computed with them). The kept streams must be kept in the old trace too.
+  const int every = stream_every_for(cfg, T, options);
+  int first = 0;
+  if (cache_matches(cache, model, options)) {
+    const int old_T = static_cast<int>(cache.token_ids.size());
+    const auto changed = std::mismatch(token_ids.begin(), token_ids.end(), cache.token_ids.begin(), cache.token_ids.end());
+    const int same = static_cast<int>(changed.first - token_ids.begin());
+    if (same == T && T == old_T) {
+      if (recomputed_from) *recomputed_from = T;
+      return cache.trace;
+    }
+    const int align = row_alignment(cfg, options.backend);
+    const int old_every = cache.trace.stream_every;
+    if (every % old_every == 0) first = same / align * align;  // the kept layers are a subset of the old ones
+  }
+  if (first == 0) {
+    cache.clear();
+    cache.model = &model, cache.config = cfg, cache.weights_sample = weights_sample(model), cache.backend = options.backend;
+    cache.top_k = options.top_k, cache.predict_from = options.predict_from, cache.stream_bytes = options.stream_bytes;
+    cache.kernels = kernel_flavours();
+    cache.layers.resize(static_cast<std::size_t>(L));
+    for (ForwardCache::Layer& l : cache.layers) l.row_start = {0};
+  }
+  const ModelTrace& old = cache.trace;
+  ModelTrace trace;
+  trace.token_ids = token_ids;
+  trace.layers.resize(static_cast<std::size_t>(L));
+  trace.stream_every = every;
+  Matrix x = embed_tokens(model, token_ids, {}, first);  // (T − first, C): the rows computed
+  for (int l = 0; l < L; ++l) {
+    const std::size_t li = static_cast<std::size_t>(l);
+    if (l % every == 0) {
+      Matrix stream(T, C);
+      if (first > 0) stream.topRows(first) = old.streams[static_cast<std::size_t>(l / old.stream_every)].topRows(first);
+      stream.bottomRows(T - first) = x;
+      trace.streams.push_back(std::move(stream));
+    }
+    block_forward_rows(cfg, model.blocks[li], cfg.layers[li], first, T, x, options.backend, cache.layers[li], trace.layers[li]);
+  }
+  // the final norm (or the last block's own) and the head's transform, row by row
+  trace.final_normed.resize(T, C);
+  if (first > 0) trace.final_normed.topRows(first) = old.final_normed.topRows(first);
+  Matrix normed;
+  if (cfg.post_norm) normed = x;
+  else norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, normed);
+  if (cfg.head_transform) head_transform_forward(model, normed, options.backend);
+  trace.final_normed.bottomRows(T - first) = normed;
+  // the LM head on the new rows, its vocabulary slices sized as the whole forward sizes them
+  trace.next.resize(static_cast<std::size_t>(T));
+  for (int t = 0; t < first; ++t) trace.next[static_cast<std::size_t>(t)] = old.next[static_cast<std::size_t>(t)];
+  const int predicted = std::clamp(options.predict_from, 0, T), from = std::max(predicted, first);
+  if (cfg.has_lm_head && options.top_k > 0 && from < T)
+    predict_next(cfg, lm_head(model), model.lm_head_b, trace.final_normed.bottomRows(T - from),
+                 std::min(options.top_k, cfg.vocab_size), options.backend, trace.next.data() + from, T - predicted);
+  cache.token_ids = token_ids;
+  cache.trace = trace;
+  if (recomputed_from) *recomputed_from = first;
   return trace;
 }
 

@@ -300,6 +300,61 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
 ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const Intervention& intervention,
                          const ForwardOptions& options = {});
 
+// [SECTION] the incremental forward: a text that grows (or changes late) by a few tokens reruns
+// only its new rows. Under a causal mask row i of every layer reads rows 0 … i only, so the rows
+// before the first changed token are the same as before; the new rows need only each layer's K and
+// V of the old ones. What the cache holds for T tokens, besides the last trace (its streams,
+// final_normed and next tokens give the old rows):
+struct ForwardCache {
+  std::vector<int> token_ids;  // the text cached (empty: nothing)
+  ModelTrace trace;            // the trace of token_ids
+  struct Layer {
+    Matrix key, value;  // (T, KV·hd) each: what the scores use (after bias, q/k norm and RoPE)
+    // Per query head, the weight rows one after another, row i holding only the keys it may see
+    // (lo_i … i: lo_i = 0, or i − w + 1 in a sliding window of w): the head's summary and thumbnail
+    // read every row again when rows are added. row_start[i]: where row i begins (T + 1 entries).
+    std::vector<std::vector<float>> weight_rows;
+    std::vector<std::size_t> row_start;
+  };
+  std::vector<Layer> layers;
+  // What the cache was made with; any change drops it (the text is then computed in full).
+  const Transformer* model = nullptr;
+  TransformerConfig config;
+  std::uint64_t weights_sample = 0;  // a hash of a few of every matrix's numbers: another model at the same address, or one trained since
+  Backend backend = Backend::Simd;
+  int top_k = 0, predict_from = 0;
+  std::int64_t stream_bytes = 0;
+  std::string kernels;  // the SIMD flavours the kernels ran on (select_simd_flavour, ATTN_SIMD_ISA)
+  void clear() { *this = ForwardCache(); }
+  std::size_t bytes() const;  // what the cache holds beyond its trace (K, V and weight rows)
+};
+
+// The numbers of transformer_forward(model, ids, options), computed from the first position where
+// ids differ from the cache's text (appending a token computes its row of every layer against the
+// cached keys), and the cache updated to ids. `*recomputed_from` (when given): the first position
+// computed again (T: nothing new; 0: all). The cache is used only when it was made by this model
+// (the same object and config, and the same sample of its weights: a model changed in place where
+// the sample does not look should call cache.clear()) with the same backend, kernels and options;
+// otherwise, and for a non-causal model (an encoder), an intervention, padding or token types, the
+// text is computed in full (the last four leave the cache empty).
+// Numbers: with the scalar backend, and with the SIMD backend on layers its blocked kernel runs
+// (no window, no soft-cap), bit-identical to transformer_forward: every pass works row by row, and
+// the kernel's blocks of query rows are kept aligned (it starts at a multiple of
+// attention_row_block(), so up to that many − 1 rows before the change are computed again). Two
+// exceptions, where the whole forward's own numbers change in the last bits with the text's length
+// (so no cache can match them bit for bit; 1e-6 in the tests):
+//  - layers in the Eigen matrix form (the Eigen backend; the SIMD backend with a sliding window or
+//    a soft-cap: Mistral, Gemma) sum in an order that depends on T: those layers' rows, and what
+//    follows from them, agree to float rounding;
+//  - next tokens' p at the kept positions: the LM head reads the vocabulary in slices sized by T
+//    (once T · V > 2^18), and its running softmax sum follows the slices; the ids are the same
+//    (but where two p are equal to float rounding) and the new positions' p are bit-identical.
+// Memory (ForwardCache::bytes): K and V, and every head's weight rows (T² / 2 floats per head, a
+// window's band only), which the heads' summaries and thumbnails read again at each new T: GPT-2
+// small at T = 257: 36 MB.
+ModelTrace transformer_forward_cached(const Transformer& model, const std::vector<int>& token_ids, ForwardCache& cache,
+                                      const ForwardOptions& options = {}, int* recomputed_from = nullptr);
+
 // For an encoder with a masked-LM head the "next tokens" at a position are its masked-LM predictions
 // for that position: the same machinery, the head's numbers (empty everywhere without an LM head).
 // The top next tokens after `position` that the forward kept (empty when it kept none there).

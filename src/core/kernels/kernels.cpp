@@ -12,6 +12,15 @@ void attention_forward(Backend backend, const AttentionProblem& problem, float* 
   }
 }
 
+int attention_row_block(Backend backend, const AttentionProblem& problem) {
+  switch (backend) {
+    case Backend::Scalar: return 1;
+    case Backend::Eigen: return 0;
+    case Backend::Simd: return attention_simd_row_block(problem);
+  }
+  return 0;
+}
+
 const char* backend_name(Backend backend) {
   switch (backend) {
     case Backend::Scalar: return "scalar";

@@ -15,7 +15,9 @@ enum class Backend { Scalar, Eigen, Simd };
 // i − window + 1 … i). softcap > 0: each scaled score s becomes tanh(s / softcap) · softcap before
 // the mask (Gemma 2's cap), so no score leaves (−softcap, softcap). cut (Tq, Tk), when given: a
 // nonzero entry hides that key from that query too (a link cut to ask the model what it used); the
-// caller leaves every query at least one visible key.
+// caller leaves every query at least one visible key. first_query > 0: the rows are the later
+// queries first_query … first_query + Tq − 1 of a longer text (the mask and the window read
+// first_query + i for row i): an incremental forward's new rows against every cached key.
 struct AttentionProblem {
   const float* query = nullptr;
   const float* key = nullptr;
@@ -26,14 +28,23 @@ struct AttentionProblem {
   int window = 0;
   float softcap = 0.0f;
   const unsigned char* cut = nullptr;
+  int first_query = 0;
   bool hidden(int i, int j) const {
-    return (causal && j > i) || (window > 0 && i - j >= window) || (cut && cut[static_cast<long>(i) * Tk + j]);
+    const int q = first_query + i;
+    return (causal && j > q) || (window > 0 && q - j >= window) || (cut && cut[static_cast<long>(i) * Tk + j]);
   }
 };
 
 // Writes output and, when weights != nullptr, the full weight matrix. Masked weights are exactly 0.
 // The caller validates shapes (attention.h's validate_problem); kernels trust them.
 void attention_forward(Backend backend, const AttentionProblem& problem, float* output, float* weights);
+
+// How many query rows the kernel computes together for `problem`: a row's last bits depend on the
+// rows grouped with it, so a caller that computes some rows again (first_query) starts at a multiple
+// of this to get the numbers the whole problem gets. 1: every row alone (scalar); 0: every row
+// depends on Tq and Tk (the Eigen matrix form, and the SIMD backend where it takes that form).
+int attention_row_block(Backend backend, const AttentionProblem& problem);
+int attention_simd_row_block(const AttentionProblem& problem);
 
 // One function per backend, so tests and benchmarks can name them.
 void attention_scalar(const AttentionProblem& problem, float* output, float* weights);

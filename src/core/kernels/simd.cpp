@@ -413,6 +413,21 @@ void attention_simd(const AttentionProblem& p, float* output, float* weights) {
   ws.trim();
 }
 
+int attention_simd_row_block(const AttentionProblem& p) {
+  if (p.window > 0 || p.softcap > 0 || p.cut) return 0;  // the Eigen form (see attention_simd)
+#if defined(SIMD_WASM)
+  return IsaWasm::R;
+#elif defined(SIMD_SSE)
+#if defined(SIMD_AVX2)
+  if (chosen_isa() == Isa::Avx512) return IsaAvx512::R;
+  if (chosen_isa() == Isa::Avx2) return IsaAvx2::R;
+#endif
+  return IsaSse2::R;
+#else
+  return IsaPortable::R;
+#endif
+}
+
 const char* simd_flavour() { return isa_name(chosen_isa()); }
 
 }  // namespace attn
@@ -566,7 +581,8 @@ void query_rows(const AttentionProblem& p, int i0, int blocks, const Layout& L, 
   }
   float* score = L.scores;
   // under the causal mask, keys after a block's last query are hidden from every query in it
-  const auto key_end_of = [&](int row0) { return p.causal ? std::min(p.Tk, row0 + RR) : p.Tk; };
+  // (row0 counts from the problem's first row: query first_query + row0 of the text)
+  const auto key_end_of = [&](int row0) { return p.causal ? std::min(p.Tk, p.first_query + row0 + RR) : p.Tk; };
   const int key_end_all = key_end_of(i0 + (blocks - 1) * RR);
   for (int j0 = 0; j0 < key_end_all; j0 += kKeyBlock) {
     for (int b = 0; b < blocks; ++b) {
@@ -581,7 +597,7 @@ void query_rows(const AttentionProblem& p, int i0, int blocks, const Layout& L, 
                                L.key_panels + (j0 / G) * L.key_panel, n_pad, score);  // pass 1
       for (int r = 0; r < RR; ++r) {
         float* s = score + r * kKeyBlock;
-        const int visible = (p.causal ? std::min(key_end, row0 + r + 1) : key_end) - j0;  // keys this row may see
+        const int visible = (p.causal ? std::min(key_end, p.first_query + row0 + r + 1) : key_end) - j0;  // keys this row may see
         valid[r] = std::max(0, std::min(n, visible));
         for (int j = valid[r]; j < n_pad; ++j) s[j] = kNegInf;
         if (weights) std::memcpy(weights + static_cast<std::size_t>(row0 + r) * p.Tk + j0, s, sizeof(float) * n);
