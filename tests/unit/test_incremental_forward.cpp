@@ -199,16 +199,20 @@ TEST_CASE("incremental forward: Qwen-like (q/k norm, q/k/v biases), bit-identica
   run_story(m, attn::Backend::Simd, 0);
 }
 
-TEST_CASE("incremental forward: Mistral-like window of 4 < T: bit-identical on scalar, to 1e-6 in the Eigen form") {
+// The Eigen matrix form's layers sum in an order that depends on T (transformer.h): agreement to float
+// rounding, a few units in the last place after the norms (wasm SIMD: Gemma's final norm 1.07e-6).
+constexpr double kEigenFormTolerance = 2e-6;
+
+TEST_CASE("incremental forward: Mistral-like window of 4 < T: bit-identical on scalar, to 2e-6 in the Eigen form") {
   const attn::Transformer m = model_of(mistral_odd(), 14);
   run_story(m, attn::Backend::Scalar, 0);
-  run_story(m, attn::Backend::Simd, 1e-6);
+  run_story(m, attn::Backend::Simd, kEigenFormTolerance);
 }
 
-TEST_CASE("incremental forward: Gemma-like (soft-caps, sandwich and q/k norms, (1 + w), windows): scalar exact, Eigen form to 1e-6") {
+TEST_CASE("incremental forward: Gemma-like (soft-caps, sandwich and q/k norms, (1 + w), windows): scalar exact, Eigen form to 2e-6") {
   const attn::Transformer m = model_of(gemma_odd(), 15);
   run_story(m, attn::Backend::Scalar, 0);
-  run_story(m, attn::Backend::Simd, 1e-6);
+  run_story(m, attn::Backend::Simd, kEigenFormTolerance);
 }
 
 TEST_CASE("incremental forward: an encoder, an intervention or other options compute in full") {
