@@ -16,7 +16,7 @@ struct TextBox {
 };
 
 // Which program the Build view shows: a reading choice like a tab, not an input a URL restores
-// (getState's view_data reports it as "lang").
+// (getState's view_data has both programs and both hints).
 enum class CodeLanguage { NumPy, PyTorch };
 
 // The train view's wishes that are not inputs (they act on state.train), applied after the frame.
