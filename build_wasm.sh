@@ -123,6 +123,10 @@ serve() {
   exec /usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory dist
 }
 
+configure_sanitize() {  # clang with ASan + UBSan, and the fuzzers (test all and fuzz share the build)
+  cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON -DATTN_FUZZ=ON >&2
+}
+
 run_fuzzers() {  # run_fuzzers SECONDS: each libFuzzer target from its seed corpus (tests/fuzz/corpus/)
   local seconds="$1" status=0
   for target in "${FUZZ_TARGETS[@]}"; do
@@ -155,6 +159,34 @@ suite() {  # suite NAME COMMAND...: runs one test suite, counts and times it, ne
   fi
   SUITE_TIMES+=("$(printf '%6d s  %-6s %s' $((SECONDS - start)) "$outcome" "$name")")
 }
+FILE_TIMES=()
+test_files() {  # test_files LABEL [VAR=VALUE...] -- FILE...: node --test on each file with those variables, two
+  # files at once (a browser file waits on its page, a CLI file on PyTorch or the tokenizers library, about half
+  # the time); each file's output is printed whole when it ends, its time goes to the table at the end
+  local label="$1" vars=() dir status=0
+  shift
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  dir="$(mktemp -d)"
+  printf '%s\n' "$@" | xargs -d '\n' -P 2 -I{} bash -c '
+    file="$1" dir="$2" start=$SECONDS outcome=ok
+    shift 2
+    log="$dir/$(basename "$file").log"
+    env "$@" node --test "$file" >"$log" 2>&1 || outcome=FAILED
+    flock "$dir/lock" cat "$log"
+    printf "%6d s  %-6s %s\n" $((SECONDS - start)) "$outcome" "$file" >>"$dir/times"
+    [ "$outcome" = ok ]' _ {} "$dir" "${vars[@]}" || status=1
+  FILE_TIMES+=("  $label:")
+  mapfile -t -O "${#FILE_TIMES[@]}" FILE_TIMES < <(sort -rn "$dir/times")
+  rm -rf "$dir"
+  return $status
+}
+built() {  # built NAME COMMAND...: a build step of the test run, timed into the same table (a failed build stops the run)
+  local name="$1" start=$SECONDS
+  shift
+  "$@"
+  SUITE_TIMES+=("$(printf '%6d s  %-6s %s' $((SECONDS - start)) build "$name")")
+}
 
 # The browser files of the quick tier: the page and its API, every view, the checks, Firefox and WebKitGTK,
 # models of every family, the LMS packages. `test all` runs every file in tests/e2e/.
@@ -163,38 +195,38 @@ QUICK_E2E=(app views checks engines families family_views models build_families 
 
 run_tests() {  # run_tests quick|all
   local tier="$1" e2e=() tier_env=()
-  # Two test files at once, in both tiers: a browser file waits on its page, a CLI file on PyTorch or
-  # the tokenizers library, about half the time.
-  local parallel=(--test-concurrency=2)
   if [ "$tier" = all ]; then
-    e2e=(tests/e2e/)
+    e2e=(tests/e2e/*.test.mjs)
     tier_env=(ATTN_FULL=1 PERMALINK_STATES=200)  # every model-family case, 200 permalink states
   else
     for f in "${QUICK_E2E[@]}"; do e2e+=("tests/e2e/$f.test.mjs"); done
     tier_env=(PERMALINK_STATES=12)
   fi
   deps --npm
-  build_native
+  built "native: unit tests, CLI, app, benchmark" build_native
   suite "unit tests (native, doctest)" ctest --test-dir "$NATIVE_DIR" --output-on-failure
-  build_web "$WEB_DIR" ON attn_tests
+  built "wasm: unit tests" build_web "$WEB_DIR" ON attn_tests
   suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
-  suite "CLI tests" env "${tier_env[@]}" node --test "${parallel[@]}" tests/cli/
-  if [ "$tier" = all ]; then site; else site simd-only; fi
+  suite "CLI tests" test_files CLI "${tier_env[@]}" -- tests/cli/*.test.mjs
+  if [ "$tier" = all ]; then built "the site (SIMD and baseline)" site; else built "the site (SIMD)" site simd-only; fi
   suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" \
-    env "${tier_env[@]}" node --test "${parallel[@]}" "${e2e[@]}"
+    test_files browser "${tier_env[@]}" -- "${e2e[@]}"
   suite "native window smoke test (Xvfb)" bash tests/native/smoke.sh "$NATIVE_DIR/attention_explainer"
   suite "GPU attention against the scalar reference (GL 3.3 under Mesa llvmpipe)" \
     bash tests/native/gpu_check.sh "$NATIVE_DIR/attention_explainer"
   if [ "$tier" = all ]; then
-    cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON \
-      -DATTN_FUZZ=ON >&2
-    cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli "${FUZZ_TARGETS[@]}" >&2
+    configure_sanitize
+    built "ASan + UBSan: unit tests, CLI, fuzzers" \
+      cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli "${FUZZ_TARGETS[@]}" >&2
     suite "unit tests under ASan + UBSan" "$SANITIZE_DIR/attn_tests"
-    suite "CLI tests under ASan + UBSan (the quick model cases)" env ATTN_CLI="$SANITIZE_DIR/attention_cli" node --test "${parallel[@]}" tests/cli/
+    suite "CLI tests under ASan + UBSan (the quick model cases; the learning runs only un-sanitized)" \
+      test_files "CLI under ASan + UBSan" ATTN_SANITIZED=1 ATTN_CLI="$SANITIZE_DIR/attention_cli" -- tests/cli/*.test.mjs
     suite "fuzzing, short bounded run (./build_wasm.sh fuzz SECONDS for longer)" run_fuzzers 10
   fi
-  echo "time per suite (builds between them not counted):"
+  echo "time per step (builds and test suites):"
   printf '%s\n' "${SUITE_TIMES[@]}"
+  echo "time per test file (two at a time, slowest first):"
+  printf '%s\n' "${FILE_TIMES[@]}"
   echo "test $tier: $SUITES_PASSED suites passed, $SUITES_FAILED failed (${SECONDS} s in all, builds included)"
   [ "$SUITES_FAILED" -eq 0 ]
 }
@@ -231,7 +263,7 @@ case "$cmd" in
   deps) deps --npm ;;
   fuzz)
     deps
-    cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON -DATTN_FUZZ=ON >&2
+    configure_sanitize
     cmake --build "$SANITIZE_DIR" -j "$JOBS" --target "${FUZZ_TARGETS[@]}" >&2
     run_fuzzers "${1:-300}" ;;
   clean) rm -rf build dist dist-packages ;;
