@@ -928,7 +928,8 @@ ModelTrace transformer_forward_cached(const Transformer& model, const std::vecto
     }
     const int align = row_alignment(cfg, options.backend);
     const int old_every = cache.trace.stream_every;
-    if (every % old_every == 0) first = same / align * align;  // the kept layers are a subset of the old ones
+    // a prefix of the old text recomputes its last row (at least one row keeps every matrix non-empty)
+    if (every % old_every == 0) first = std::min(same, T - 1) / align * align;  // the kept layers: a subset of the old
   }
   if (first == 0) {
     cache.clear();

@@ -124,7 +124,7 @@ void run_story(const attn::Transformer& model, attn::Backend backend, double tol
   step(ids, 6 / align * align, "change position 6");
   step(ids, 14, "the same text: nothing");
   ids.resize(9);
-  step(ids, 9 / align * align, "a prefix of 9");
+  step(ids, 8 / align * align, "a prefix of 9: its last row again");
   ids = text(9, V, 2);
   step(ids, 0, "another text");
   // grown from one token to 17, one at a time
