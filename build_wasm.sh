@@ -181,6 +181,13 @@ test_files() {  # test_files LABEL [VAR=VALUE...] -- FILE...: node --test on eac
   rm -rf "$dir"
   return $status
 }
+longest_first() {  # longest_first DIR NAME...: DIR/NAME.test.mjs for each NAME (the files known to take longest,
+  # so that the two files at a time end together), then DIR's other test files in name order
+  local dir="$1" f
+  shift
+  for f in "$@"; do echo "$dir/$f.test.mjs"; done
+  for f in "$dir"/*.test.mjs; do [[ " $* " == *" $(basename "$f" .test.mjs) "* ]] || echo "$f"; done
+}
 built() {  # built NAME COMMAND...: a build step of the test run, timed into the same table (a failed build stops the run)
   local name="$1" start=$SECONDS
   shift
@@ -190,24 +197,25 @@ built() {  # built NAME COMMAND...: a build step of the test run, timed into the
 
 # The browser files of the quick tier: the page and its API, every view, the checks, Firefox and WebKitGTK,
 # models of every family, the LMS packages. `test all` runs every file in tests/e2e/.
-QUICK_E2E=(app views checks engines families family_views models build_families compare handout texts fonts
-  trained_model scorm lms_core interventions encoders)
+QUICK_E2E=(app families views encoders models interventions engines checks family_views build_families compare
+  handout texts fonts trained_model scorm lms_core)  # the longest first (two files run at once)
 
 run_tests() {  # run_tests quick|all
-  local tier="$1" e2e=() tier_env=()
+  local tier="$1" e2e=() cli=() tier_env=()
   if [ "$tier" = all ]; then
-    e2e=(tests/e2e/*.test.mjs)
+    mapfile -t e2e < <(longest_first tests/e2e phone app families a11y train views encoders models interventions engines)
     tier_env=(ATTN_FULL=1 PERMALINK_STATES=200)  # every model-family case, 200 permalink states
   else
     for f in "${QUICK_E2E[@]}"; do e2e+=("tests/e2e/$f.test.mjs"); done
     tier_env=(PERMALINK_STATES=12)
   fi
+  mapfile -t cli < <(longest_first tests/cli train tokenizer encoders tokenizer_wordpiece families)
   deps --npm
   built "native: unit tests, CLI, app, benchmark" build_native
   suite "unit tests (native, doctest)" ctest --test-dir "$NATIVE_DIR" --output-on-failure
   built "wasm: unit tests" build_web "$WEB_DIR" ON attn_tests
   suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
-  suite "CLI tests" test_files CLI "${tier_env[@]}" -- tests/cli/*.test.mjs
+  suite "CLI tests" test_files CLI "${tier_env[@]}" -- "${cli[@]}"
   if [ "$tier" = all ]; then built "the site (SIMD and baseline)" site; else built "the site (SIMD)" site simd-only; fi
   suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" \
     test_files browser "${tier_env[@]}" -- "${e2e[@]}"
@@ -220,7 +228,7 @@ run_tests() {  # run_tests quick|all
       cmake --build "$SANITIZE_DIR" -j "$JOBS" --target attn_tests attention_cli "${FUZZ_TARGETS[@]}" >&2
     suite "unit tests under ASan + UBSan" "$SANITIZE_DIR/attn_tests"
     suite "CLI tests under ASan + UBSan (the quick model cases; the learning runs only un-sanitized)" \
-      test_files "CLI under ASan + UBSan" ATTN_SANITIZED=1 ATTN_CLI="$SANITIZE_DIR/attention_cli" -- tests/cli/*.test.mjs
+      test_files "CLI under ASan + UBSan" ATTN_SANITIZED=1 ATTN_CLI="$SANITIZE_DIR/attention_cli" -- "${cli[@]}"
     suite "fuzzing, short bounded run (./build_wasm.sh fuzz SECONDS for longer)" run_fuzzers 10
   fi
   echo "time per step (builds and test suites):"

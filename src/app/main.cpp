@@ -14,6 +14,7 @@
 
 #include <GLFW/glfw3.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -165,6 +166,7 @@ int main(int argc, char** argv) {
   float font_scale = scale;  // the scale the atlas was built at
   unsigned announced_revision = state.revision;
   int announced_sweep_cells = 0;  // the Heads view's sweep reports its progress to subscribers too
+  std::uint64_t shown_picture = 0;  // the fingerprint of the picture on the canvas
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);
     glfwPollEvents();
@@ -203,11 +205,19 @@ int main(int argc, char** argv) {
     ImGui::Render();
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
-    glViewport(0, 0, fb_w, fb_h);
     const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-    glClearColor(background.x, background.y, background.z, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    gpu::render_imgui(ImGui::GetDrawData(), fb_w, fb_h);
+    // Drawn only when the picture changed (web): an idle page costs its ImGui frame, not a software
+    // rasteriser's pass over every pixel and the compositor's (measured in the README's table).
+    const std::uint64_t picture = platform::keeps_last_picture()
+        ? gpu::picture_fingerprint(ImGui::GetDrawData(), fb_w, fb_h, ImGui::ColorConvertFloat4ToU32(background))
+        : shown_picture + 1;
+    if (picture != shown_picture) {
+      glViewport(0, 0, fb_w, fb_h);
+      glClearColor(background.x, background.y, background.z, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      gpu::render_imgui(ImGui::GetDrawData(), fb_w, fb_h);
+      shown_picture = picture;
+    }
     ++frame_count;
     if (frame_count == options.frames) {
       const bool saved = options.screenshot.empty() || platform::save_screenshot(options.screenshot, fb_w, fb_h);

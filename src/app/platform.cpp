@@ -89,6 +89,8 @@ void run_one_frame() {
   if (g_frame) g_frame();
 }
 
+bool keeps_last_picture() { return true; }
+
 void notify_first_frame() {
   EM_ASM({ if (Module.onFirstFrame) Module.onFirstFrame(); });
 }
@@ -198,6 +200,7 @@ void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame) {
     if (!frame()) break;
 }
 
+bool keeps_last_picture() { return false; }
 void notify_first_frame() {}
 void run_one_frame() {}
 void copy_to_clipboard(GLFWwindow* window, const char* text) { glfwSetClipboardString(window, text); }

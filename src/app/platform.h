@@ -41,6 +41,10 @@ void run_main_loop(GLFWwindow* window, const std::function<bool()>& frame);
 // run thousands of frames quickly). Native: nothing (the loop runs as fast as it can).
 void run_one_frame();
 
+// Web: true, a canvas that nothing drew on in a frame keeps showing its last picture (so a frame
+// whose picture did not change is not drawn again). Native: false, every frame swaps the buffers.
+bool keeps_last_picture();
+
 // Tells the page that the first frame is on screen (resolves attentionExplainer.ready).
 void notify_first_frame();
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "gl_objects.h"
@@ -15,6 +16,7 @@ namespace gpu {
 namespace {
 GLuint g_program = 0, g_vertex_array = 0, g_vertices = 0, g_indices = 0, g_font = 0;
 GLint g_projection = -1, g_texture = -1;
+std::uint64_t g_texture_changes = 0;
 
 GLuint texture_of(ImTextureID id) { return static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(id)); }
 
@@ -93,6 +95,62 @@ void rebuild_imgui_font() {
   // context's texture is made again from it.
   IM_FREE(io.Fonts->TexPixelsRGBA32);
   io.Fonts->TexPixelsRGBA32 = nullptr;
+  texture_contents_changed();
+}
+
+void texture_contents_changed() { ++g_texture_changes; }
+
+namespace {
+// 64-bit words mixed with a multiply and a rotate (the tail bytes zero-padded): a few MB of vertices a
+// frame cost well under a millisecond, and a changed vertex changes the result.
+struct Fingerprint {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  void word(std::uint64_t w) {
+    h ^= w * 0xff51afd7ed558ccdull;
+    h = ((h << 31) | (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  }
+  void bytes(const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      word(w);
+    }
+    std::uint64_t tail = 0;
+    std::memcpy(&tail, p + i, n - i);
+    word(tail ^ (static_cast<std::uint64_t>(n) << 56));
+  }
+  void real(float f) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    word(bits);
+  }
+};
+}  // namespace
+
+std::uint64_t picture_fingerprint(const ImDrawData* data, int fb_width, int fb_height, std::uint32_t background) {
+  Fingerprint f;
+  f.word(static_cast<std::uint64_t>(static_cast<std::uint32_t>(fb_width)) << 32 | static_cast<std::uint32_t>(fb_height));
+  f.word(background);
+  f.word(g_texture_changes);
+  if (!data) return f.h;
+  for (const float v : {data->DisplayPos.x, data->DisplayPos.y, data->DisplaySize.x, data->DisplaySize.y,
+                        data->FramebufferScale.x, data->FramebufferScale.y})
+    f.real(v);
+  for (int n = 0; n < data->CmdListsCount; ++n) {
+    const ImDrawList* list = data->CmdLists[n];
+    f.bytes(list->VtxBuffer.Data, static_cast<std::size_t>(list->VtxBuffer.Size) * sizeof(ImDrawVert));
+    f.bytes(list->IdxBuffer.Data, static_cast<std::size_t>(list->IdxBuffer.Size) * sizeof(ImDrawIdx));
+    for (const ImDrawCmd& cmd : list->CmdBuffer) {
+      for (const float v : {cmd.ClipRect.x, cmd.ClipRect.y, cmd.ClipRect.z, cmd.ClipRect.w}) f.real(v);
+      f.word(reinterpret_cast<std::uintptr_t>(cmd.TextureId));
+      f.word(reinterpret_cast<std::uintptr_t>(cmd.UserCallback));
+      f.word(static_cast<std::uint64_t>(cmd.VtxOffset) << 32 | cmd.IdxOffset);
+      f.word(cmd.ElemCount);
+    }
+  }
+  return f.h;
 }
 
 void render_imgui(const ImDrawData* data, int fb_width, int fb_height) {

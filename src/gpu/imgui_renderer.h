@@ -5,6 +5,8 @@
 // it needs and reads nothing back. Not a widget library: panels never call it.
 #pragma once
 
+#include <cstdint>
+
 struct ImDrawData;
 
 namespace gpu {
@@ -16,6 +18,12 @@ bool start_imgui_renderer();
 void rebuild_imgui_font();
 // Draws into the default framebuffer of fb_width × fb_height pixels.
 void render_imgui(const ImDrawData* data, int fb_width, int fb_height);
+// What render_imgui would draw, as one number: the draw lists (vertices, indices, clip rects,
+// textures), the framebuffer's size, the background and how many times any texture's contents
+// changed. Equal fingerprints: the same picture (a frame that changed nothing need not be drawn).
+std::uint64_t picture_fingerprint(const ImDrawData* data, int fb_width, int fb_height, std::uint32_t background);
+// Counts new contents in a texture that the draw lists name (the font atlas, a matrix image).
+void texture_contents_changed();
 // Deletes the GL objects (the context is alive) / drops their names (the context was lost).
 void stop_imgui_renderer();
 void forget_imgui_renderer();

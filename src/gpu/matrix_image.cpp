@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gl_objects.h"
+#include "imgui_renderer.h"
 
 namespace gpu {
 
@@ -81,6 +82,7 @@ void draw_image(MatrixImage& image, const float* values) {
   draw_full_target();
   glBindTexture(GL_TEXTURE_2D, image.colours.texture.id);
   glGenerateMipmap(GL_TEXTURE_2D);
+  texture_contents_changed();
 }
 
 }  // namespace
