@@ -462,6 +462,5 @@ void apply_train_wish(AppState& state, const TrainWish& wish, double now) {
   if (wish.download && s.run.started()) save_trained_model_zip(state);
 }
 
-nlohmann::json train_view_data(const AppState& state) { return train_state_json(*state.train, state.inputs.train); }
 
 }  // namespace attn::ui

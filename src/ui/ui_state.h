@@ -15,10 +15,6 @@ struct TextBox {
   bool active = false;             // being typed in (last frame)
 };
 
-// Which program the Build view shows: a reading choice like a tab, not an input a URL restores
-// (getState's view_data has both programs and both hints).
-enum class CodeLanguage { NumPy, PyTorch };
-
 // The train view's wishes that are not inputs (they act on state.train), applied after the frame.
 struct TrainWish {
   bool start = false, pause = false, reset = false, use_model = false, download = false, experiment = false;

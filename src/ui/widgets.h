@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../state/palette.h"
+#include "../state/view_text.h"
 
 namespace attn::ui {
 
@@ -144,10 +145,7 @@ struct ShownExplanation {
 };
 const ShownExplanation& shown_explanation();
 
-// Text of a number: "−∞" for -inf, "NaN" never reaches the screen as a number.
-std::string number_text(float v, int decimals);
-// A token or word as the texts quote it: 'it'.
-std::string in_quotes(const std::string& text);
+// (number_text, in_quotes: src/state/view_text.h)
 // The theme's warning red, for a warning line (it reads on either theme: tests/unit/test_palette.cpp).
 ImVec4 warning_color();
 
