@@ -30,8 +30,8 @@ nlohmann::json cost_and_cache_view_data(const AppState& state) {
 
 // The table of views, the UI's half: one row per view, indexed by View, with its draw and data
 // functions (the data ones are the state's, src/state/view_data.h), whether it shows the model's
-// attention (banner) and its place among the tabs. The state's half (name, title, check question)
-// is kViews in src/state/views.cpp, indexed the same way; the two halves are apart because
+// attention (banner) and its place among the tabs. The state's half (name, title, picture, check
+// question) is kViews in src/state/views.h, indexed the same way; the two halves are apart because
 // the state room must not know ImGui. Every row names its View, and the checks below fail to compile when row i is not View i,
 // a view has no row, or two views claim one place among the tabs.
 struct Panel {
@@ -243,6 +243,7 @@ nlohmann::json view_data(AppState& state) {
     j["check"] = std::move(check);
   }
   if (j.is_null()) j = nlohmann::json::object();
+  j["picture"] = view_row(state.inputs.view).picture;  // the itemRect name of its main picture
   j["controls"] = control_texts_json(state);  // what the controls column says of its switches
   if (const NextStripTexts strip = next_strip_texts(state); !strip.title.empty() || !strip.prompt.empty())
     j["next_strip"] = {{"title", strip.title}, {"note", strip.note}, {"trained_here", strip.trained_here},

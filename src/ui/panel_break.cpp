@@ -338,7 +338,7 @@ void draw_break_panel(const AppState& state, AppInputs& next, UiState&) {
   ImGui::BeginGroup();
   draw_side("÷√d (scaled)", "scaled", histogram_scaled, y_max, r.weights_scaled, column);
   ImGui::EndGroup();
-  publish_item_rect("break:picture");
+  publish_picture_rect(View::Break);
   if (side_by_side) {
     ImGui::SetCursorPos(ImVec2(left_x + column + gap, top_y));
   } else {

@@ -142,7 +142,7 @@ void draw_build_panel(const AppState& state, AppInputs&, UiState& all) {
   const float code_height = std::max(ImGui::GetContentRegionAvail().y - line * 12.0f, line * 10.0f);
   code_box(language == CodeLanguage::NumPy ? "numpy_code" : "torch_code", code, code_height,
            state.inputs.light_theme);
-  publish_item_rect("build:picture");
+  publish_picture_rect(View::Build);
 
   ImGui::Spacing();
   ImGui::TextUnformatted("Do the project's backends agree?");

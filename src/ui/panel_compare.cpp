@@ -240,7 +240,7 @@ void draw_compare_panel(const AppState& state, AppInputs& next, UiState& all) {
   HeatmapStyle legend_style;
   legend("weight", legend_style, font * 7.0f);
   weight_strip("##compare_a", c.a.weights, c.a.keys, row_labels[0], false, 1.0f, cell, label_width);
-  publish_item_rect("compare:picture");
+  publish_picture_rect(View::Compare);
   ImGui::Spacing();
   weight_strip("##compare_b", c.b.weights, c.b.keys, row_labels[1], false, 1.0f, cell, label_width);
   ImGui::Spacing();

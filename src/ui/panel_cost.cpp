@@ -355,7 +355,7 @@ void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width)
   ImGui::BeginGroup();
   draw_whole_matrix_image(m, side);
   ImGui::EndGroup();
-  publish_item_rect("cost:picture");
+  publish_picture_rect(View::Cost);
   if (beside) ImGui::SameLine(0, font);
   ImGui::BeginGroup();
   const float text_width = beside ? view_width - side - font : view_width;

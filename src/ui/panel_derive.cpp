@@ -477,7 +477,7 @@ void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui) {
   ImGui::BeginGroup();
   matrix_editors(state, next, refusal);
   ImGui::EndGroup();
-  publish_item_rect("derive:picture");
+  publish_picture_rect(View::Derive);
   if (ImGui::Button("Lesson's numbers")) {
     next.derive_q = AppInputs::derive_default_qk();
     next.derive_k = AppInputs::derive_default_qk();

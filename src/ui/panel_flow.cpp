@@ -706,7 +706,9 @@ void draw_flow_panel(const AppState& state, AppInputs& next, UiState&) {
     }
     const ImVec2 box_min(origin.x + node->pos.x, origin.y + node->pos.y);
     const ImVec2 box_max(origin.x + node->max().x, origin.y + node->max().y);
-    publish_rect(("flow:" + node->name).c_str(), box_min, box_max);
+    // every box as "flow:NAME"; the X box, where the picture starts, is the view's picture ("flow:X")
+    if (node == &nodes.x) publish_picture_rect(View::Flow, box_min, box_max);
+    else publish_rect(("flow:" + node->name).c_str(), box_min, box_max);
     // Parts: the cells row by row, then the box itself (its formula, the selected token's row).
     const int cols = node->col_count(), cells = node->row_count() * cols;
     const int part = !window_hovered || !ImGui::IsMouseHoveringRect(box_min, box_max) ? -1

@@ -409,7 +409,7 @@ void draw_heads_panel(const AppState& state, AppInputs& next, UiState&) {
   const GridLayout L = layout_grid(grid, grid_width, ImGui::GetContentRegionAvail().y, kv_groups_shown(state, grid));
   const ImVec2 start = ImGui::GetCursorScreenPos();
   draw_thumbnails(state, next, grid, L, sums);
-  publish_rect("heads:picture", start, ImVec2(start.x + L.size().x, start.y + L.size().y));
+  publish_picture_rect(View::Heads, start, ImVec2(start.x + L.size().x, start.y + L.size().y));
   const int chosen = real ? state.inputs.layer * grid.heads + state.inputs.head : 0;
   const HeadSummary& s = sums[static_cast<std::size_t>(std::clamp(chosen, 0, static_cast<int>(sums.size()) - 1))];
   if (side_by_side) {

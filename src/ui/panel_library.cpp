@@ -256,7 +256,7 @@ void draw_shelf(const AppState& state, const Reading& r, UiState::Library& ui) {
   }
   explain_parts("##books", books, hovered_book, r.best, [&](int j) { book_explanation(state, r, j); });
   ImGui::EndChild();
-  publish_item_rect("library:picture");
+  publish_picture_rect(View::Library);
 
   if (best_only) hint("The white line on each book marks how much of it attention would have read.");
   if (numbers_dropped) hint("Some numbers do not fit under their book: hover a book to read them.");

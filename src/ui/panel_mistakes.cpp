@@ -487,11 +487,11 @@ void draw_mistakes_panel(const AppState& state, AppInputs& next, UiState&) {
   const std::string mistaken_caption = std::string("With the mistake: ") + text.label;
   if (compare && !beside) {
     weights_with_sums("##mistaken", mistaken_caption.c_str(), state, t, layout);
-    publish_item_rect("mistakes:picture");
+    publish_picture_rect(View::Mistakes);
     ImGui::Spacing();
   }
   weights_with_sums("##correct", compare ? "Correct" : "Correct (no mistake is on)", state, correct, layout);
-  if (!compare || beside) publish_item_rect("mistakes:picture");
+  if (!compare || beside) publish_picture_rect(View::Mistakes);
   if (compare && beside) {
     ImGui::SameLine(0, gap);
     weights_with_sums("##mistaken", mistaken_caption.c_str(), state, t, layout);

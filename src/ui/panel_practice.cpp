@@ -45,7 +45,7 @@ void draw_exercises(const AppState& state, AppInputs& next, bool (&answer_shown)
     same_line_if_fits(ImGui::CalcTextSize(kind.c_str()).x);
     ImGui::TextDisabled("%s", kind.c_str());
     paragraph(e.question.c_str());
-    if (i == 0) publish_item_rect("practice:picture");  // the view's first exercise: what an embed shows first
+    if (i == 0) publish_picture_rect(View::Practice);  // the view's first exercise: what an embed shows first
     if (ImGui::Button(answer_shown[i] ? "Hide answer" : "Show answer")) answer_shown[i] = !answer_shown[i];
     publish_item_rect(("practice:answer:" + std::to_string(i)).c_str());
     same_line_if_fits(button_width(e.view_label));

@@ -373,7 +373,7 @@ void flow_diagram(const AppState& state, int step) {
   }
   explain_parts("##diagram", kPartCount, hovered_box, -1, [&](int p) { ImGui::TextUnformatted(boxes[p].meaning.c_str()); });
   ImGui::Dummy(ImVec2(boxes[kOutput].max.x - origin.x, height));
-  publish_item_rect("steps:picture");
+  publish_picture_rect(View::Steps);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -417,7 +417,7 @@ void draw_train_panel(const AppState& state, AppInputs& next, UiState& ui) {
   ImGui::BeginGroup();
   draw_curves(*state.train);
   ImGui::EndGroup();
-  publish_item_rect("train:picture");
+  publish_picture_rect(View::Train);
   if (curves_first) draw_recipe(state, next, wish);
   draw_probe(state, next);
   draw_experiment(state, wish);

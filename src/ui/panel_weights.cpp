@@ -485,7 +485,7 @@ void draw_weights_panel(const AppState& state, AppInputs& next, UiState&) {
   const ImVec2 size = heatmap_size(rows, cols, heat);
   const float header_height = size.y - cell * rows;
   const HeatmapHover hover = heatmap("##weights", shown.data(), rows, cols, heat);
-  publish_item_rect("weights:matrix");
+  publish_picture_rect(View::Weights);
   const bool matrix_hovered = ImGui::IsItemHovered(), matrix_clicked = ImGui::IsItemClicked();
   const ImVec2 after_matrix = ImGui::GetCursorScreenPos();
   const float grid_top = origin.y + header_height;

@@ -373,6 +373,9 @@ void publish_item_rect(const char* name) { publish_rect(name, ImGui::GetItemRect
 
 void publish_rect(const char* name, ImVec2 min, ImVec2 max) { item_rects()[name] = {min, max}; }
 
+void publish_picture_rect(View view) { publish_item_rect(view_row(view).picture); }
+void publish_picture_rect(View view, ImVec2 min, ImVec2 max) { publish_rect(view_row(view).picture, min, max); }
+
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max) {
   if (name == kKeyboardFocus) {  // Dear ImGui's nav cursor, while the keyboard is driving it
     const ImGuiContext& g = *GImGui;

@@ -101,6 +101,10 @@ constexpr const char* kKeyboardFocus = "keyboard-focus";
 void publish_item_rect(const char* name);
 // The same for a rect that is not one item (device pixels).
 void publish_rect(const char* name, ImVec2 min, ImVec2 max);
+// The view's main picture: the last drawn item (or the rect min–max) under the name the table of
+// views gives it (ViewRow::picture, src/state/views.h).
+void publish_picture_rect(View view);
+void publish_picture_rect(View view, ImVec2 min, ImVec2 max);
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max);
 
 // [SECTION] Explanations: every explanation that hovering shows goes through these two, so it behaves
