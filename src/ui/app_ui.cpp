@@ -403,7 +403,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
   update_view_state(state, now);
   if (state.inputs.view == View::Cost) cost_measure_step(state.cost.run, state.inputs.backend, gpu_facts(), steady_clock_seconds());
   kPanels[static_cast<int>(state.inputs.view)].draw(state, next, ui);
-  draw_view_check(state, next);
+  draw_view_check(state, next, ui.typed_answer);
   ImGui::PopTextWrapPos();
   // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
   // views fit its width).

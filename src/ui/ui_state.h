@@ -21,6 +21,13 @@ struct TrainWish {
   bool shown = false;  // the view is on screen: time to start the page's training worker
 };
 
+// The typed answer being typed into (a check's number field, a Derive cell): one field at a time
+// holds its draft here until it is left, so a half-typed "0." is neither marked nor posted.
+struct TypedAnswer {
+  char draft[kMaxAnswerChars + 1] = "";
+  unsigned field = 0;  // the field's ImGui id (0: none is being typed into)
+};
+
 struct UiState {
   struct App {  // app_ui.cpp
     View shown_tab = View::Flow;  // which tab ImGui shows; forced when the view changes elsewhere
@@ -55,6 +62,7 @@ struct UiState {
   struct Practice {  // panel_practice.cpp
     bool answer_shown[4] = {};  // which exercises' answers are open
   } practice;
+  TypedAnswer typed_answer;  // checks.cpp's typed_answer_field (the checks' number, Derive's cells)
   TrainWish train;  // panel_train.cpp: this frame's wishes (draw_app clears them, then applies them)
   struct Derive {  // panel_derive.cpp
     // The last refused cell edit, kept so its message stays next to the matrix after the field is
