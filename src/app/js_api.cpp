@@ -94,8 +94,8 @@ JS_EXPORT const char* attn_get_handout() {
   if (!g_state) return error_reply("the explainer is not running yet");
   try {
     nlohmann::json steps = nlohmann::json::array();
-    for (int step = 0; step < attn::ui::kStepCount; ++step) steps.push_back(attn::ui::step_view_data(*g_state, step));
-    return reply({{"handout", {{"steps", steps}, {"practice", attn::ui::practice_view_data(*g_state)}}}});
+    for (int step = 0; step < attn::kStepCount; ++step) steps.push_back(attn::step_view_data(*g_state, step));
+    return reply({{"handout", {{"steps", steps}, {"practice", attn::practice_view_data(*g_state)}}}});
   } catch (const std::exception& e) {
     return error_reply(e.what());
   }

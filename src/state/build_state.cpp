@@ -275,4 +275,17 @@ void update_build_state(AppState& state, double now) {
   }
 }
 
+std::string build_hint(CodeLanguage language, const BuildState& cache) {
+  if (language == CodeLanguage::NumPy)
+    return "Paste it into Python 3 with NumPy and run it. It prints the weights, one row per query token: the same "
+           "numbers as the Weights view. Then it prints the outputs.";
+  std::string text = "Paste it into Python 3 with PyTorch and run it. It prints the weights (the same numbers as the "
+                     "Weights view) and the outputs.";
+  if (cache.builtin_check) return text + " Then it checks itself against PyTorch's built-in attention (PyTorch 2.0 or newer).";
+  return text + (cache.code_note.empty()
+                     ? " It has no check against PyTorch's built-in attention: with √d scaling off or a temperature "
+                       "other than 1 that function computes something else."
+                     : " It has no check against PyTorch's built-in attention: it starts from this head's Q, K and V.");
+}
+
 }  // namespace attn

@@ -39,6 +39,12 @@ struct BuildState {
   int computations = 0;         // how many times the code and the CPU rows were made (for tests)
 };
 
+// Which program the Build view shows: a reading choice like a tab, not an input a URL restores
+// (getState's view_data has both programs and both hints; the UI state keeps the one shown).
+enum class CodeLanguage { NumPy, PyTorch };
+// What to do with the program and what it checks, as this program does.
+std::string build_hint(CodeLanguage language, const BuildState& cache);
+
 // Brings state.build up to date: the programs and the CPU backends' rows when the model, layer, head,
 // text or switches changed; the registered backends' rows (the GPU) once `now` (seconds, the clock of
 // state.changed_at) is kBuildSlowCheckDelay past the last change. now = −∞: never those (getState

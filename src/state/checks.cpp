@@ -8,6 +8,9 @@
 #include <limits>
 #include <numeric>
 
+#include "compare_view.h"
+#include "view_text.h"
+
 namespace attn {
 
 namespace {
@@ -46,21 +49,6 @@ std::string word_choice(const std::vector<std::string>& words, int index) {
   return repeated ? words[index] + " (word " + std::to_string(index + 1) + ")" : words[index];
 }
 
-std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
-
-// Whether the trace's scores are multiplied by the model's own factor (Gemma's heads), neither 1/√d
-// nor 1 (the same test as trace_scaling in src/ui/panel_family.cpp).
-bool own_score_factor(const AttentionTrace& t, float temperature) {
-  const float f = t.score_factor * temperature, d = static_cast<float>(t.key.cols());
-  return !(std::fabs(f * std::sqrt(d) - 1.0f) < 1e-3f) && !(std::fabs(f - 1.0f) < 1e-6f);
-}
-
-// The current loaded model's cap on its scores (0: none, and for the hand-made model).
-float score_softcap(const AppState& state) {
-  const LoadedModel* m = current_loaded_model(state);
-  return m ? m->model->config.attn_softcap : 0.0f;
-}
-
 
 // With a model loaded, the Flow view's question is about its part around the head: which head of
 // the layer adds most to the attention's update at the selected token (by share along the update,
@@ -91,33 +79,6 @@ void around_question(const AppState& state, CheckQuestion& q) {
   }
   q.why = "From the bars under \"Around this head\": " + listing + ". A head's weights alone do not tell this: its "
           "values and its rows of W_O decide how much it writes.";
-}
-
-// One side of the Compare view, as far as its question needs it: the query row and the key it gives
-// the most weight to among the keys the mask leaves it (the first of a tie), and how many tie.
-struct CompareSide {
-  std::string query_text;
-  int best = 0, tied = 0;
-  std::string best_text;
-};
-
-CompareSide compare_side(const AttentionTrace& t, const EmbeddedSentence& queries, const EmbeddedSentence& keys, int query) {
-  CompareSide s;
-  s.query_text = queries.tokens[static_cast<std::size_t>(query)].text;
-  float top = -1;
-  std::vector<float> shown;
-  for (int j = 0; j < static_cast<int>(t.weights.cols()); ++j) {
-    const bool hidden = key_hidden_by_mask(t, query, j);
-    const float w = t.weights(query, j);
-    shown.push_back(hidden ? -std::numeric_limits<float>::infinity() : w);
-    if (!hidden && w > top) {
-      top = w;
-      s.best = j;
-    }
-  }
-  for (float w : shown) s.tied += std::isfinite(w) && std::fabs(w - top) <= 1e-6f * std::max(1.0f, top);
-  s.best_text = keys.tokens[static_cast<std::size_t>(s.best)].text;
-  return s;
 }
 
 }  // namespace
@@ -189,7 +150,7 @@ void steps(const AppState& state, CheckQuestion& q) {
   const std::string score = short_fixed(raw, 3);
   const std::string pair = "The raw score of " + in_quotes(query_labels(state)[query]) + " with " +
                            in_quotes(key_labels(state)[best]) + " is " + score;
-  if (own_score_factor(t, state.inputs.temperature)) {
+  if (trace_scaling(t, state.inputs.temperature) == Scaling::ModelFactor) {
     // Gemma's heads: the model's own factor, not 1/√d (before any cap)
     const double factor = std::round(static_cast<double>(t.score_factor) * 10000.0) / 10000.0;
     q.prompt = pair + ". This model multiplies every raw score by its own factor, " + short_fixed(factor, 4) +
@@ -250,36 +211,20 @@ void cost(const AppState& state, CheckQuestion& q) {
 }
 
 void compare(const AppState& state, CheckQuestion& q) {
-  // The two rows the Compare view sets side by side (as compare() in src/ui/panel_compare.cpp): two
-  // query tokens of one sentence, or the same word in the second sentence.
-  const AppModel& m = state.model;
-  const bool tokens = state.inputs.compare_tokens || m.compare_queries.tokens.empty();
-  const int token = state.inputs.token;
-  const CompareSide a = compare_side(m.trace, m.queries, m.keys, token);
-  CompareSide b;
-  if (tokens) {
-    const int other = std::clamp(state.inputs.compare_token, 0, static_cast<int>(m.queries.tokens.size()) - 1);
-    b = compare_side(m.trace, m.queries, m.keys, other);
-  } else {
-    const auto& b_tokens = m.compare_queries.tokens;
-    const std::string& word = m.queries.tokens[static_cast<std::size_t>(token)].lower;
-    const int found = token < static_cast<int>(b_tokens.size()) && b_tokens[static_cast<std::size_t>(token)].lower == word
-                          ? token
-                          : find_token(m.compare_queries, word);
-    const int query = found >= 0 ? found : std::min(token, static_cast<int>(b_tokens.size()) - 1);
-    // cross-attention (the hand-made model only): B's keys are the key sentence too
-    const bool cross = cross_shown(state);
-    b = compare_side(m.compare, m.compare_queries, cross ? m.keys : m.compare_queries, query);
-  }
+  // The two rows the Compare view sets side by side: two query tokens of one sentence, or the same
+  // word in the second sentence.
+  const Comparison c = compare(state);
+  const CompareSide &a = c.a, &b = c.b;
+  const bool tokens = c.tokens;
   q.prompt = tokens ? "Do " + in_quotes(a.query_text) + " and " + in_quotes(b.query_text) +
                           " give their most weight to the same word?"
                     : "Does " + in_quotes(a.query_text) + " give its most weight to the same word in both sentences?";
   q.choices = {"Yes, the same word", "No, another word", "A tie on one side"};
   const bool tie = a.tied > 1 || b.tied > 1;
-  const bool same = tokens ? a.best == b.best : a.best_text == b.best_text;
+  const bool same = tokens ? a.best == b.best : a.keys[a.best] == b.keys[b.best];
   q.right = {q.choices[tie ? 2 : same ? 0 : 1]};
   const auto side = [](const CompareSide& s) {
-    return s.tied > 1 ? std::to_string(s.tied) + " words tie" : in_quotes(s.best_text);
+    return s.tied > 1 ? std::to_string(s.tied) + " words tie" : in_quotes(s.keys[s.best]);
   };
   q.why = "A: " + side(a) + ", B: " + side(b) + "." +
           (tie ? "" : same ? " The same word wins on both sides." : " The input changed where it looks most.");

@@ -22,19 +22,7 @@ struct CheckQuestion {
   std::string why;                   // one line, shown once answered
 };
 
-// Each view's question (the check column of the table of views, views.cpp): fills q's prompt,
-// choices or number, and why from the state's numbers.
-namespace check_questions {
-void flow(const AppState& state, CheckQuestion& q);
-void weights(const AppState& state, CheckQuestion& q);
-void library(const AppState& state, CheckQuestion& q);
-void steps(const AppState& state, CheckQuestion& q);
-void break_(const AppState& state, CheckQuestion& q);
-void mistakes(const AppState& state, CheckQuestion& q);
-void build(const AppState& state, CheckQuestion& q);
-void cost(const AppState& state, CheckQuestion& q);
-void compare(const AppState& state, CheckQuestion& q);
-}  // namespace check_questions
+// Each view's question: check_questions::flow, ... (declared with the table of views, views.h).
 
 // The view's check question for the current state; false when the view asks none.
 bool view_check(const AppState& state, View view, CheckQuestion* out);

@@ -23,6 +23,14 @@ std::string head_groups_text(const TransformerConfig& config);
 // "local (window 4)" or "global" for a layer.
 std::string layer_kind_text(const TransformerConfig& config, int layer);
 
+// Why there are positions at all, for every model: what attention alone does with order.
+constexpr const char* kWhyPositions =
+    "Attention itself ignores order: without positions and without the causal mask, shuffle the tokens and each "
+    "output moves with its token, unchanged, as if the text were a bag of words. The causal mask alone already "
+    "breaks that symmetry (each token sees a different number of others), and models trained with the mask but no "
+    "positions still come to know where their tokens stand in later layers (Haviv et al., 2022). So a head that "
+    "reads the previous token shows that the model knows order, not how it was given.";
+
 // How the chosen head's scores depend on where two tokens stand.
 struct PositionsView {
   bool rope = false;       // q and k are rotated by their positions (else: learned table, or no positions)

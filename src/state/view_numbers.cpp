@@ -12,6 +12,7 @@
 #include "../core/softmax.h"
 #include "app_state.h"
 #include "check_answers.h"
+#include "view_data.h"
 
 namespace attn {
 

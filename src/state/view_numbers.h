@@ -157,9 +157,8 @@ struct ViewNumbers {
 };
 ViewNumbers view_numbers(const AppState& state);
 
-// [SECTION] The views' getState().view_data
+// [SECTION] Derive's answers (its getState().view_data: derive_view_data, view_data.h)
 
-nlohmann::json derive_view_data(const AppState& state);
 std::vector<Eigen::MatrixXd> derive_stage_answers(const AppState& state);
 
 }  // namespace attn

@@ -8,37 +8,6 @@ namespace attn {
 
 namespace {
 
-// One row per view, indexed by View: its public name, its tab's title and its check question.
-// The UI's half of each row (draw and data functions, banner, place among the tabs) is kPanels in
-// src/ui/app_ui.cpp, indexed the same way: the state room must not know ImGui's draw functions,
-// and the UI room reads this half through view_row(). Both tables name their View in every row and
-// check at compile time that row i is View i, so a view added to the enum without its rows, or
-// rows out of order, does not compile. The views that ask a check (kCheckViews, the ids the stored
-// answers accept) are checked against the rows with a question the same way.
-constexpr ViewRow kViews[] = {
-    {View::Flow, "flow", "Flow", check_questions::flow},
-    {View::Weights, "weights", "Weights", check_questions::weights},
-    {View::Heads, "heads", "Heads", nullptr},
-    {View::Library, "library", "Library", check_questions::library},
-    {View::Steps, "steps", "Steps", check_questions::steps},
-    {View::Derive, "derive", "Derive", nullptr},  // its check is its typed grids (derive_stage_answers)
-    {View::Break, "break", "Break", check_questions::break_},
-    {View::Mistakes, "mistakes", "Mistakes", check_questions::mistakes},
-    {View::Build, "build", "Build", check_questions::build},
-    {View::Cost, "cost", "Cost T²", check_questions::cost},
-    {View::Practice, "practice", "Practice", nullptr},
-    {View::Train, "train", "Train", nullptr},
-    {View::Compare, "compare", "Compare", check_questions::compare},
-};
-static_assert(sizeof kViews / sizeof kViews[0] == kViewCount, "one row per view");
-
-constexpr bool rows_in_view_order() {
-  for (int i = 0; i < kViewCount; ++i)
-    if (static_cast<int>(kViews[i].view) != i) return false;
-  return true;
-}
-static_assert(rows_in_view_order(), "row i of kViews is View i");
-
 constexpr bool same_text(const char* a, const char* b) {
   while (*a && *a == *b) ++a, ++b;
   return *a == *b;

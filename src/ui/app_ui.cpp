@@ -11,6 +11,7 @@
 #include <string>
 
 #include "checks.h"
+#include "family_panels.h"
 #include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
@@ -19,19 +20,24 @@
 namespace attn::ui {
 
 namespace {
-using PanelFn = void (*)(const AppState&, AppInputs&, UiState&);
-using DataFn = nlohmann::json (*)(const AppState&);
+
+// The Cost view's data with the K/V cache's numbers (drawn by the family panels, family_panels.h).
+nlohmann::json cost_and_cache_view_data(const AppState& state) {
+  nlohmann::json j = cost_view_data(state);
+  j["kv_cache"] = kv_cache_view_data(state);
+  return j;
+}
 
 // The table of views, the UI's half: one row per view, indexed by View, with its draw and data
-// functions, whether it shows the model's attention (banner) and its place among the tabs. The
-// state's half (name, title, check question) is kViews in src/state/views.cpp, indexed the same
-// way and read through view_row(); the two halves are apart because the state room must not know
-// ImGui. Every row names its View, and the checks below fail to compile when row i is not View i,
+// functions (the data ones are the state's, src/state/view_data.h), whether it shows the model's
+// attention (banner) and its place among the tabs. The state's half (name, title, picture, check
+// question) is kViews in src/state/views.h, indexed the same way; the two halves are apart because
+// the state room must not know ImGui. Every row names its View, and the checks below fail to compile when row i is not View i,
 // a view has no row, or two views claim one place among the tabs.
 struct Panel {
   View view;
-  PanelFn draw;
-  DataFn data;  // nullptr: the main state already carries everything the view shows
+  PanelFn* draw;
+  ViewDataFn* data;  // nullptr: the main state already carries everything the view shows
   bool banner;  // it shows the current model's attention, with head_banner (and the toy's notes)
   int tab;      // its place among the tabs, in teaching order: the lesson from the picture to the
                 // exercises, then the views about the model (the enum's order is the public one and stays)
@@ -47,7 +53,7 @@ constexpr Panel kPanels[] = {
     {View::Break, draw_break_panel, break_view_data, false, 6},
     {View::Mistakes, draw_mistakes_panel, mistakes_view_data, true, 5},
     {View::Build, draw_build_panel, build_view_data, true, 8},
-    {View::Cost, draw_cost_panel, cost_view_data, false, 7},
+    {View::Cost, draw_cost_panel, cost_and_cache_view_data, false, 7},
     {View::Practice, draw_practice_panel, practice_view_data, false, 9},
     {View::Train, draw_train_panel, train_view_data, false, 12},
     {View::Compare, draw_compare_panel, compare_view_data, true, 11},
@@ -230,13 +236,14 @@ void update_view_state(AppState& state, double now) {
 
 nlohmann::json view_data(AppState& state) {
   update_view_state(state, -std::numeric_limits<double>::infinity());
-  const DataFn data = kPanels[static_cast<int>(state.inputs.view)].data;
+  ViewDataFn* const data = kPanels[static_cast<int>(state.inputs.view)].data;
   nlohmann::json j = data ? data(state) : nlohmann::json(nullptr);
   if (nlohmann::json check = view_check_json(state); !check.is_null()) {
     if (j.is_null()) j = nlohmann::json::object();
     j["check"] = std::move(check);
   }
   if (j.is_null()) j = nlohmann::json::object();
+  j["picture"] = view_row(state.inputs.view).picture;  // the itemRect name of its main picture
   j["controls"] = control_texts_json(state);  // what the controls column says of its switches
   if (const NextStripTexts strip = next_strip_texts(state); !strip.title.empty() || !strip.prompt.empty())
     j["next_strip"] = {{"title", strip.title}, {"note", strip.note}, {"trained_here", strip.trained_here},
@@ -396,7 +403,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
   update_view_state(state, now);
   if (state.inputs.view == View::Cost) cost_measure_step(state.cost.run, state.inputs.backend, gpu_facts(), steady_clock_seconds());
   kPanels[static_cast<int>(state.inputs.view)].draw(state, next, ui);
-  draw_view_check(state, next);
+  draw_view_check(state, next, ui.typed_answer);
   ImGui::PopTextWrapPos();
   // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
   // views fit its width).

@@ -19,9 +19,11 @@ void answer(const AppState& state, AppInputs& next, const CheckQuestion& q, cons
   next.checks[q.id] = graded_answer(state, q, given);
 }
 
-void number_field(const AppState& state, AppInputs& next, const CheckQuestion& q, const CheckAnswer* given) {
+void number_field(const AppState& state, AppInputs& next, const CheckQuestion& q, const CheckAnswer* given,
+                  TypedAnswer& draft) {
   std::string typed;
-  const bool committed = typed_answer_field("##quiz_number", given ? given->answer : "", ImGui::GetFontSize() * 8.0f, &typed);
+  const bool committed =
+      typed_answer_field("##quiz_number", given ? given->answer : "", ImGui::GetFontSize() * 8.0f, &typed, draft);
   publish_item_rect("quiz:field");
   same_line_if_fits(ImGui::CalcTextSize("Check").x + ImGui::GetStyle().FramePadding.x * 2);
   const bool pressed = ImGui::Button("Check");
@@ -37,28 +39,26 @@ ImVec4 mark_colour(const AppState& state, bool right) {
   return right ? ImVec4(0.30f, 0.78f, 0.42f, 1.0f) : ImVec4(0.95f, 0.45f, 0.40f, 1.0f);
 }
 
-bool typed_answer_field(const char* id, const std::string& stored, float width, std::string* committed) {
-  // One field is typed into at a time: its text lives here (and in ImGui's own copy) until it is
-  // left, so a half-typed "0." is not marked and not posted to the course page.
-  static char draft[kMaxAnswerChars + 1] = "";
-  static ImGuiID draft_id = 0;
+bool typed_answer_field(const char* id, const std::string& stored, float width, std::string* committed, TypedAnswer& draft) {
+  // One field is typed into at a time: its text lives in `draft` (and in ImGui's own copy) until it
+  // is left, so a half-typed "0." is not marked and not posted to the course page.
   char shown[kMaxAnswerChars + 1];
   std::snprintf(shown, sizeof shown, "%s", stored.c_str());
   const ImGuiID this_id = ImGui::GetID(id);
-  char* buffer = draft_id == this_id ? draft : shown;
+  char* buffer = draft.field == this_id ? draft.draft : shown;
   ImGui::SetNextItemWidth(width);
-  ImGui::InputTextWithHint(id, "?", buffer, sizeof draft, ImGuiInputTextFlags_CharsScientific | ImGuiInputTextFlags_AutoSelectAll);
+  ImGui::InputTextWithHint(id, "?", buffer, sizeof draft.draft, ImGuiInputTextFlags_CharsScientific | ImGuiInputTextFlags_AutoSelectAll);
   if (ImGui::IsItemActivated()) {
-    draft_id = this_id;
-    if (buffer != draft) std::snprintf(draft, sizeof draft, "%s", buffer);
+    draft.field = this_id;
+    if (buffer != draft.draft) std::snprintf(draft.draft, sizeof draft.draft, "%s", buffer);
   }
   const bool done = ImGui::IsItemDeactivatedAfterEdit();
   if (done) *committed = buffer;
-  if (ImGui::IsItemDeactivated() && draft_id == this_id) draft_id = 0;
+  if (ImGui::IsItemDeactivated() && draft.field == this_id) draft.field = 0;
   return done;
 }
 
-void draw_view_check(const AppState& state, AppInputs& next) {
+void draw_view_check(const AppState& state, AppInputs& next, TypedAnswer& draft) {
   CheckQuestion q;
   if (!view_check(state, state.inputs.view, &q)) return;
   ImGui::PushID("quiz");
@@ -75,7 +75,7 @@ void draw_view_check(const AppState& state, AppInputs& next) {
   }
   paragraph(q.prompt.c_str());
   if (q.choices.empty()) {
-    number_field(state, next, q, given);
+    number_field(state, next, q, given, draft);
     if (!q.whole) hint((std::string("Right within ") + kRoundingRule + ".").c_str());
   } else {
     for (std::size_t i = 0; i < q.choices.size(); ++i) {

@@ -15,13 +15,9 @@ void draw_head_groups_line(const AppState& state);
 void draw_layer_strip(const AppState& state, AppInputs& next);
 // Heads view, under the chosen head: its positions, and where they apply its window, cap and q/k norm.
 void draw_family_sections(const AppState& state, AppInputs& next);
-// The numbers of those, for getState().view_data.family (heads) and the a11y mirror.
-nlohmann::json family_view_data(const AppState& state);
+// (their numbers, getState().view_data.family of the Heads view: family_view_data, src/state/view_data.h)
 
-// How a trace's raw scores were scaled: by 1/√d, by the model's own factor (Gemma's
-// query_pre_attn_scalar^−½), or not at all (the temperature aside).
-enum class Scaling { SqrtD, ModelFactor, None };
-Scaling trace_scaling(const AttentionTrace& trace, float temperature);
+// (trace_scaling: src/state/view_text.h)
 
 // Cost view: what the K/V cache of the loaded model holds at the current T, shared and not.
 void draw_kv_cache_section(const AppState& state);

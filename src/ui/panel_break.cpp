@@ -17,15 +17,7 @@ namespace attn::ui {
 
 namespace {
 
-constexpr int kHistogramBins = 20;         // bins of width 0.05 over [0, 1]
 constexpr float kOneHotThreshold = 0.99f;  // the experiment's "almost one-hot" line (break_experiment.h)
-
-// How many rows have their largest weight in each bin of [0, 1] (a weight of exactly 1 goes last).
-std::vector<int> row_max_histogram(const std::vector<float>& row_max) {
-  std::vector<int> counts(kHistogramBins, 0);
-  for (float w : row_max) ++counts[std::clamp(static_cast<int>(w * kHistogramBins), 0, kHistogramBins - 1)];
-  return counts;
-}
 
 // "1.2 × 10⁻¹⁷": a gradient norm spans twenty orders of magnitude, so it is shown as a power of ten.
 std::string scientific_text(double v) {
@@ -346,7 +338,7 @@ void draw_break_panel(const AppState& state, AppInputs& next, UiState&) {
   ImGui::BeginGroup();
   draw_side("÷√d (scaled)", "scaled", histogram_scaled, y_max, r.weights_scaled, column);
   ImGui::EndGroup();
-  publish_item_rect("break:picture");
+  publish_picture_rect(View::Break);
   if (side_by_side) {
     ImGui::SetCursorPos(ImVec2(left_x + column + gap, top_y));
   } else {
@@ -366,17 +358,6 @@ void draw_break_panel(const AppState& state, AppInputs& next, UiState&) {
     draw_verdict(r, state.model.saturation_range);
   }
   draw_explanation(r);
-}
-
-nlohmann::json break_view_data(const AppState& state) {
-  const BreakResult& r = state.model.saturation;
-  const BreakRatioRange& range = state.model.saturation_range;
-  nlohmann::json data = break_result_json(r, range);
-  data.update({{"histogram_scaled", row_max_histogram(r.row_max_scaled)},
-               {"histogram_unscaled", row_max_histogram(r.row_max_unscaled)},
-               {"bins", kHistogramBins},
-               {"max_entropy", std::log(static_cast<double>(r.T))}});
-  return data;
 }
 
 }  // namespace attn::ui

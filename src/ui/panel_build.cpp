@@ -17,20 +17,6 @@ namespace attn::ui {
 
 namespace {
 
-// What to do with the program and what it checks, as this program does.
-std::string build_hint(CodeLanguage language, const BuildState& cache) {
-  if (language == CodeLanguage::NumPy)
-    return "Paste it into Python 3 with NumPy and run it. It prints the weights, one row per query token: the same "
-           "numbers as the Weights view. Then it prints the outputs.";
-  std::string text = "Paste it into Python 3 with PyTorch and run it. It prints the weights (the same numbers as the "
-                     "Weights view) and the outputs.";
-  if (cache.builtin_check) return text + " Then it checks itself against PyTorch's built-in attention (PyTorch 2.0 or newer).";
-  return text + (cache.code_note.empty()
-                     ? " It has no check against PyTorch's built-in attention: with √d scaling off or a temperature "
-                       "other than 1 that function computes something else."
-                     : " It has no check against PyTorch's built-in attention: it starts from this head's Q, K and V.");
-}
-
 // Green for "agrees" / "copied", red for "does not": darker on the light theme to stay readable.
 ImU32 good_color(bool light) { return light ? IM_COL32(20, 125, 55, 255) : IM_COL32(120, 220, 140, 255); }
 ImU32 bad_color(bool light) { return light ? IM_COL32(190, 40, 30, 255) : IM_COL32(255, 120, 110, 255); }
@@ -156,7 +142,7 @@ void draw_build_panel(const AppState& state, AppInputs&, UiState& all) {
   const float code_height = std::max(ImGui::GetContentRegionAvail().y - line * 12.0f, line * 10.0f);
   code_box(language == CodeLanguage::NumPy ? "numpy_code" : "torch_code", code, code_height,
            state.inputs.light_theme);
-  publish_item_rect("build:picture");
+  publish_picture_rect(View::Build);
 
   ImGui::Spacing();
   ImGui::TextUnformatted("Do the project's backends agree?");
@@ -170,30 +156,6 @@ void draw_build_panel(const AppState& state, AppInputs&, UiState& all) {
   end_sideways_box("build:agreement");
   hint("Δ: the largest difference from the scalar result over all weights or all outputs. Relative: that "
        "difference divided by the largest reference value.");
-}
-
-nlohmann::json build_view_data(const AppState& state) {
-  // getState reads what the view shows: the code and the CPU rows are made once per change of the
-  // inputs, the GPU rows only while the view is drawn once they rest (never for getState: no read-backs).
-  const BuildState& cache = state.build;
-  nlohmann::json agreement = nlohmann::json::array();
-  for (const BackendAgreement& a : cache.agreement)
-    agreement.push_back({{"backend", a.backend},
-                         {"max_abs_weights", a.max_abs_weights},
-                         {"max_abs_output", a.max_abs_output},
-                         {"relative", a.relative},
-                         {"tolerance", a.tolerance},
-                         {"available", a.unavailable.empty()}});
-  return {{"from_qkv", !cache.code_note.empty()},
-          {"builtin_check", cache.builtin_check},
-          {"numpy_hint", build_hint(CodeLanguage::NumPy, cache)},
-          {"torch_hint", build_hint(CodeLanguage::PyTorch, cache)},
-          {"numpy", cache.numpy},
-          {"torch", cache.torch},
-          {"agreement", agreement},
-          {"tolerance", kBuildRelativeTolerance},
-          {"gpu_check_pending", cache.slow_pending},
-          {"simd_flavour", simd_flavour()}};
 }
 
 }  // namespace attn::ui

@@ -355,7 +355,7 @@ void draw_whole_matrix(const AppState& state, AppInputs& next, float view_width)
   ImGui::BeginGroup();
   draw_whole_matrix_image(m, side);
   ImGui::EndGroup();
-  publish_item_rect("cost:picture");
+  publish_picture_rect(View::Cost);
   if (beside) ImGui::SameLine(0, font);
   ImGui::BeginGroup();
   const float text_width = beside ? view_width - side - font : view_width;
@@ -491,20 +491,6 @@ void draw_cost_panel(const AppState& state, AppInputs& next, UiState& all) {
   draw_cost_table(run, view_width);
   ImGui::Spacing();
   draw_cost_explanation(run);
-}
-
-nlohmann::json cost_view_data(const AppState& state) {
-  const CostRun& run = state.cost.run;
-  nlohmann::json points = nlohmann::json::array();
-  for (const CostPoint& p : run.points)
-    points.push_back({{"T", p.T}, {"ms", p.ms}, {"bytes", bytes_for(p.T)}, {"bytes_fused", fused_bytes_for(p.T)},
-                      {"backend", p.backend}});
-  const CostMatrix& m = state.cost.matrix;  // update_view_state made it for this state (view_data)
-  const nlohmann::json matrix = {{"T", m.T},          {"d", kWidth},
-                                 {"causal", m.causal}, {"backend", m.backend},
-                                 {"reason", m.reason}, {"ms", m.ms},
-                                 {"max_weight", m.max_weight}, {"colour_top", m.colour_top}, {"max_row_sum_error", m.max_row_sum_error}};
-  return {{"d", kWidth}, {"points", points}, {"done", run.done()}, {"matrix", matrix}, {"kv_cache", kv_cache_view_data(state)}};
 }
 
 }  // namespace attn::ui

@@ -167,7 +167,7 @@ const ImU32 kRightFill = IM_COL32(40, 120, 60, 255), kWrongFill = IM_COL32(140, 
 
 // A hidden stage as a grid of fields: each takes a typed prediction and turns green (right within
 // the rounding) or red as soon as it is left.
-void prediction_grid(const AppState& state, AppInputs& next, int stage, const Grid& g) {
+void prediction_grid(const AppState& state, AppInputs& next, int stage, const Grid& g, TypedAnswer& draft) {
   const ImVec2 size = grid_size(g), origin = ImGui::GetCursorScreenPos();
   const float cell_w = grid_cell_width(g), cell_h = ImGui::GetFrameHeight(), gap = std::max(1.0f, cell_h * 0.06f);
   const ImVec2 grid = draw_grid_labels(g, origin);
@@ -182,7 +182,7 @@ void prediction_grid(const AppState& state, AppInputs& next, int stage, const Gr
       }
       const std::string id = "##" + derive_cell_id(stage, i, j);
       std::string typed;
-      if (typed_answer_field(id.c_str(), mark.typed, cell_w - gap, &typed)) {
+      if (typed_answer_field(id.c_str(), mark.typed, cell_w - gap, &typed, draft)) {
         if (typed.empty()) next.checks.erase(derive_cell_id(stage, i, j));
         else next.checks[derive_cell_id(stage, i, j)] = CheckAnswer{typed, "", false, false};
       }
@@ -326,7 +326,7 @@ void matrix_editors(const AppState& state, AppInputs& next, Refusal& refusal) {
 
 // [SECTION] The six stages
 
-void draw_stages(const AppState& state, AppInputs& next) {
+void draw_stages(const AppState& state, AppInputs& next, TypedAnswer& draft) {
   const AttentionTrace& t = state.model.derive;
   const DeriveNumbers& dv = state.views.derive;
   const int revealed = state.inputs.derive_revealed;
@@ -440,7 +440,7 @@ void draw_stages(const AppState& state, AppInputs& next) {
     begin_stage(s + 1, titles[s], hows[s], widths[s], how_height);
     if (s == 5)
       for (const std::string& line : lines) ImGui::TextUnformatted(line.c_str());
-    if (grids[s]->hidden) prediction_grid(state, next, s, *grids[s]);
+    if (grids[s]->hidden) prediction_grid(state, next, s, *grids[s], draft);
     else if (s < 5) draw_grid(titles[s], *grids[s]);
     stage_marks(state, next, s, grids[s]->hidden, answers[s]);
     ImGui::EndGroup();
@@ -477,7 +477,7 @@ void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui) {
   ImGui::BeginGroup();
   matrix_editors(state, next, refusal);
   ImGui::EndGroup();
-  publish_item_rect("derive:picture");
+  publish_picture_rect(View::Derive);
   if (ImGui::Button("Lesson's numbers")) {
     next.derive_q = AppInputs::derive_default_qk();
     next.derive_k = AppInputs::derive_default_qk();
@@ -496,7 +496,7 @@ void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui) {
   hint((std::string("A prediction counts as right within ") + kRoundingRule + ".").c_str());
   reveal_controls(state, next);
   ImGui::Spacing();
-  draw_stages(state, next);
+  draw_stages(state, next, ui.typed_answer);
 
   if (state.inputs.derive_revealed >= AppInputs::kDeriveStages) {
     ImGui::Spacing();

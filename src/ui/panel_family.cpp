@@ -7,7 +7,7 @@
 // [SECTION] Positions
 // [SECTION] The window, soft-capping, q/k norm
 // [SECTION] Cost: the K/V cache
-// [SECTION] Data for getState() and the screen-reader mirror
+// [SECTION] Data for getState() and the screen-reader mirror (the Heads view's: family_view_data, src/state/heads_view.cpp)
 #include <imgui.h>
 
 #include <algorithm>
@@ -178,14 +178,6 @@ void draw_distance_plot(const PositionsView& p, float width) {
     dl->AddText(ImVec2(tx, ty), mark, t.c_str());
   }
 }
-
-// Why there are positions at all, for every model: what attention alone does with order.
-constexpr const char* kWhyPositions =
-    "Attention itself ignores order: without positions and without the causal mask, shuffle the tokens and each "
-    "output moves with its token, unchanged, as if the text were a bag of words. The causal mask alone already "
-    "breaks that symmetry (each token sees a different number of others), and models trained with the mask but no "
-    "positions still come to know where their tokens stand in later layers (Haviv et al., 2022). So a head that "
-    "reads the previous token shows that the model knows order, not how it was given.";
 
 void draw_positions(const AppState& state) {
   const FamilyViews& f = family(state);
@@ -358,13 +350,6 @@ std::string grouped(long long n) {
 
 }  // namespace
 
-Scaling trace_scaling(const AttentionTrace& trace, float temperature) {
-  const float f = trace.score_factor * temperature, d = static_cast<float>(trace.key.cols());
-  if (std::fabs(f * std::sqrt(d) - 1.0f) < 1e-3f) return Scaling::SqrtD;
-  if (std::fabs(f - 1.0f) < 1e-6f) return Scaling::None;
-  return Scaling::ModelFactor;
-}
-
 // [SECTION] Heads: groups and the layer strip
 
 void draw_head_groups_line(const AppState& state) {
@@ -469,60 +454,7 @@ void draw_kv_cache_section(const AppState& state) {
   hint("Doubling T doubles the cache of every layer without a window: it grows like T, not T².");
 }
 
-// [SECTION] Data for getState() and the screen-reader mirror
-
-nlohmann::json family_view_data(const AppState& state) {
-  const FamilyViews& f = family(state);
-  const TransformerConfig* c = config_of(state);
-  nlohmann::json j = {{"loaded", f.loaded}};
-  if (!c || !f.loaded) {
-    j["positions"] = {{"kind", "none"}, {"text", "The hand-made model gives its tokens no positions."}, {"why", kWhyPositions}};
-    return j;
-  }
-  const PositionsView& p = f.positions;
-  nlohmann::json groups = nlohmann::json::array();
-  for (const HeadGroup& g : head_groups(*c))
-    groups.push_back({{"kv_head", g.kv_head}, {"first_head", g.first_head}, {"last_head", g.last_head}});
-  nlohmann::json layers = nlohmann::json::array();
-  for (int l = 0; l < c->n_layer; ++l) {
-    const int w = c->layers[static_cast<std::size_t>(l)].window;
-    layers.push_back({{"layer", l}, {"kind", w > 0 ? "local" : "global"}, {"window", w}});
-  }
-  j["groups"] = {{"text", head_groups_text(*c)}, {"n_head", c->n_head}, {"n_kv_head", c->n_kv_head},
-                 {"kv_head_of_chosen", f.kv_head}, {"list", groups}};
-  j["layer_kinds"] = layers;
-  j["layer_kind"] = layer_kind_text(*c, f.layer);
-  j["window"] = f.window;
-  nlohmann::json pos = {{"kind", p.rope ? "rope" : p.learned ? "learned" : "none"}};
-  if (p.rope) {
-    pos["query_token"] = p.query_token;
-    pos["key_token"] = p.key_token;
-    pos["distance"] = p.query_token - p.key_token;
-    pos["theta"] = p.theta;
-    pos["score_factor"] = p.score_factor;
-    pos["by_distance"] = p.by_distance;
-    pos["q_before"] = std::vector<float>(p.q_before.data(), p.q_before.data() + p.q_before.size());
-    pos["q_after"] = std::vector<float>(p.q_after.data(), p.q_after.data() + p.q_after.size());
-    pos["k_before"] = std::vector<float>(p.k_before.data(), p.k_before.data() + p.k_before.size());
-    pos["k_after"] = std::vector<float>(p.k_after.data(), p.k_after.data() + p.k_after.size());
-    pos["text"] = "The score of the same two vectors depends only on their distance, not on where they stand.";
-  } else if (p.learned) {
-    pos["text"] = "Positions were learned vectors added to X before the first layer: q and k carry them in their content.";
-  }
-  pos["why"] = kWhyPositions;
-  j["positions"] = pos;
-  if (f.softcap.on)
-    j["softcap"] = {{"cap", f.softcap.cap}, {"scaled_row", f.softcap.scaled_row}, {"capped_row", f.softcap.capped_row},
-                    {"largest_scaled", f.softcap.largest_scaled}, {"largest_capped", f.softcap.largest_capped},
-                    {"largest_change", f.softcap.largest_change}};
-  if (f.qk_norm.on) {
-    const std::size_t r = static_cast<std::size_t>(std::clamp(state.inputs.token, 0, f.T - 1));
-    j["qk_norm"] = {{"q_rms_before", f.qk_norm.q_rms_before[r]}, {"q_rms_after", f.qk_norm.q_rms_after[r]},
-                    {"k_rms_before", f.qk_norm.k_rms_before[r]}, {"k_rms_after", f.qk_norm.k_rms_after[r]},
-                    {"head_dim", f.qk_norm.q_before.cols()}};
-  }
-  return j;
-}
+// [SECTION] Data for getState() and the screen-reader mirror (the Heads view's: family_view_data, src/state/heads_view.cpp)
 
 nlohmann::json kv_cache_view_data(const AppState& state) {
   const FamilyViews& f = family(state);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../state/library_view.h"
 #include "layout.h"
 #include "model_ui.h"
 #include "panels.h"
@@ -24,36 +25,12 @@
 
 namespace attn::ui {
 
-// Defined in panel_weights.cpp; they belong in widgets.h / app_state.h (see there).
-
 namespace {
 
 // [SECTION] Small helpers
 
 // A token as running text names it: quoted, a very long word shortened rather than wrapped mid-word.
 std::string token_name(const std::string& token) { return in_quotes(fit_text(token, ImGui::GetFontSize() * 10.0f)); }
-
-std::string percent(float share) {
-  if (share > 0.0f && share < 0.005f) return "<1%";
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.0f%%", static_cast<double>(share) * 100.0);
-  return buf;
-}
-
-// "seeks creature +1.20 · seeks thing 0.00 · ..." for one row of a matrix with named columns; a
-// real model's long rows (64 unnamed dimensions): the first few and how many more.
-std::string named_vector(const std::vector<std::string>& names, const Matrix& m, int row) {
-  constexpr int kListed = 6;
-  const int cols = std::min(static_cast<int>(m.cols()), static_cast<int>(names.size()));
-  const int shown = cols > kListed + 2 ? kListed : cols;
-  std::string out;
-  for (int c = 0; c < shown; ++c) {
-    if (c) out += "  ·  ";
-    out += names[c] + " " + number_text(m(row, c), 2);
-  }
-  if (shown < cols) out += "  ·  … " + std::to_string(cols - shown) + " more";
-  return out;
-}
 
 // A long vector (a real model's value, 64 numbers) as one thin bar per dimension around a zero
 // line, `width` × `height` at `at`.
@@ -77,61 +54,6 @@ void vector_strip(ImDrawList* dl, ImVec2 at, float width, float height, const st
 using Reading = LibraryReading;
 const Reading& read_shelf(const AppState& state) { return state.views.library; }
 
-// "Most of the weight goes to 'animal' (43%) and 'tired' (12%) ...", only where the named books
-// hold at least half of it; then what each book adds to the blend by size (weight × |value|), which
-// is not its weight where the contents differ in length.
-std::string where_the_blend_comes_from(const AppState& state, const Reading& r) {
-  auto book = [&](int j) { return token_name(state.model.keys.tokens[j].text); };
-  std::vector<int> order(r.attention.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.attention[a] > r.attention[b]; });
-  const float top = r.attention[order[0]];
-  int visible = 0;
-  for (float w : r.attention) visible += w > 0.0f;
-  // Nothing stands out when the best share is barely above an even split: say so, not "mostly".
-  if (visible > 1 && top < 1.5f / static_cast<float>(visible))
-    return "No book stands out: the " + std::to_string(visible) + " books it can see are read about equally (" +
-           percent(1.0f / static_cast<float>(visible)) + " each, give or take).";
-  std::string text;
-  if (top >= 0.995f) {
-    text = "All the weight goes to " + book(order[0]) + ".";
-  } else if (top >= 0.9f) {
-    text = "Almost all the weight goes to " + book(order[0]) + " (" + percent(top) + ").";
-  } else {
-    std::vector<int> named = {order[0]};
-    float covered = top;
-    for (std::size_t k = 1; k < order.size() && named.size() < 3; ++k) {
-      if (r.attention[order[k]] < 0.12f || covered >= 0.8f) break;
-      named.push_back(order[k]);
-      covered += r.attention[order[k]];
-    }
-    std::string list;
-    for (std::size_t k = 0; k < named.size(); ++k) {
-      if (k) list += k + 1 == named.size() ? " and " : ", ";
-      list += book(named[k]) + " (" + percent(r.attention[named[k]]) + ")";
-    }
-    int others = 0;
-    for (std::size_t j = 0; j < r.attention.size(); ++j)
-      if (r.attention[j] > 0.0f && std::find(named.begin(), named.end(), static_cast<int>(j)) == named.end()) ++others;
-    text = covered >= 0.5f ? "Most of the weight goes to " + list
-                           : "The largest weights: " + list + "; no few books get most of it";
-    if (others > 0)
-      text += "; the other " + std::to_string(others) + (others == 1 ? " book gets " : " books get ") +
-              percent(std::max(0.0f, 1.0f - covered)) + " together";
-    text += ".";
-  }
-  // What each book adds by size: its weight × the length of its contents.
-  std::vector<float> adds(r.attention.size());
-  float total = 0;
-  for (std::size_t j = 0; j < adds.size(); ++j) total += adds[j] = r.attention[j] * r.value_lengths[j];
-  if (total <= 0) return text;
-  const int largest = static_cast<int>(std::max_element(adds.begin(), adds.end()) - adds.begin());
-  const float share = adds[static_cast<std::size_t>(largest)] / total;
-  text += " Weights are not shares of the take-home: the contents differ in length. Counted as weight × |v| (the "
-          "length of its contents), " + book(largest) + " gives " + percent(share) + " of the total" +
-          (largest == order[0] ? "" : ", more than the book with the largest weight") + ".";
-  return text;
-}
 
 // [SECTION] The shelf
 
@@ -334,7 +256,7 @@ void draw_shelf(const AppState& state, const Reading& r, UiState::Library& ui) {
   }
   explain_parts("##books", books, hovered_book, r.best, [&](int j) { book_explanation(state, r, j); });
   ImGui::EndChild();
-  publish_item_rect("library:picture");
+  publish_picture_rect(View::Library);
 
   if (best_only) hint("The white line on each book marks how much of it attention would have read.");
   if (numbers_dropped) hint("Some numbers do not fit under their book: hover a book to read them.");
@@ -551,31 +473,5 @@ void draw_library_panel(const AppState& state, AppInputs& next, UiState& all) {
   draw_limits(state, r);
 }
 
-}  // namespace attn::ui
-
-namespace attn::ui {
-
-nlohmann::json library_view_data(const AppState& state) {
-  const Reading& r = read_shelf(state);
-  return {{"reader", r.reader},
-          {"best", r.best},
-          {"best_title", state.model.keys.tokens[r.best].text},
-          {"mode", state.inputs.library_best_only ? "best_only" : "attention"},
-          {"read", r.read},
-          {"attention_take_home", r.blend},
-          {"library_take_home", r.best_book},
-          {"value_lengths", r.value_lengths},
-          {"summary", state.inputs.library_best_only ? nlohmann::json(nullptr)
-                                                     : nlohmann::json(where_the_blend_comes_from(state, r))},
-          {"thin_book", [&] {
-             const int thin = r.thin_book;
-             if (thin < 0) return nlohmann::json(nullptr);
-             return nlohmann::json{{"index", thin},
-                                   {"title", state.model.keys.tokens[thin].text},
-                                   {"read", r.attention[thin]},
-                                   {"value_length", r.value_lengths[static_cast<std::size_t>(thin)]},
-                                   {"best_value_length", r.value_lengths[static_cast<std::size_t>(r.best)]}};
-           }()}};
-}
 
 }  // namespace attn::ui

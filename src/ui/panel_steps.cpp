@@ -3,11 +3,11 @@
 // Not the maths: every number is read from the core's trace or from state.views.steps (the softmax
 // row's exps, step 6's row with and without the division by √d: view_numbers.h); this file draws them.
 //
-// [SECTION] The seven steps and the numbers they show (shared by the drawing and by view_data)
+// [SECTION] Sizes (the seven steps and the numbers they show: src/state/steps_view.h)
 // [SECTION] Small drawing helpers: formula box, heatmap rows, tables
 // [SECTION] The flow diagram
 // [SECTION] One function per step
-// [SECTION] draw_steps_panel, steps_view_data
+// [SECTION] draw_steps_panel
 #include <imgui.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../state/steps_view.h"
 #include "model_ui.h"
 #include "family_panels.h"
 #include "panels.h"
@@ -34,74 +35,16 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 ImVec4 mistake_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().warning)); }
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] The seven steps and the numbers they show
+// [SECTION] Sizes (the steps, their formulas and numbers: src/state/steps_view.h)
 // ---------------------------------------------------------------------------------------------
-
-struct StepText {
-  const char* title;
-  const char* formula;
-};
-
-constexpr StepText kSteps[kStepCount] = {
-    {"Make a query, a key and a value", "q = x·W_Q      k = x·W_K      v = x·W_V"},
-    {"Score the query against every key", "score_j = q·k_j / √d"},
-    {"Softmax turns the scores into weights", "weight_j = exp(score_j) / Σₖ exp(score_k)"},
-    {"The output is a weighted sum of the values", "output = Σⱼ weight_j · v_j"},
-    {"Every token at once, as matrices", "A = softmax(Q·Kᵀ / √d)      output = A·V"},
-    {"Why divide by √d", "spread of q·k ≈ √d     →     spread of q·k / √d ≈ 1"},
-    {"The causal mask: no looking ahead", "score_ij = −∞ for every key j after query i, before the softmax"},
-};
 
 std::string shape_text(long long rows, long long cols) {
   return "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
 }
 
-// A number as short as it can be read: at most 2 decimals, no trailing zeros ("3", "0.5", "-0.37").
-std::string compact(float v) {
-  std::string s = number_text(v, 2);
-  if (!std::isfinite(v) || s.find('.') == std::string::npos) return s;
-  while (s.back() == '0') s.pop_back();
-  if (s.back() == '.') s.pop_back();
-  return s == "-0" ? "0" : s;
-}
-
-// A real model's vectors (64 numbers a head) are written out only this far.
-constexpr int kVectorShown = 6;
-
-// "[0.65, 0.09, 0, 0.06]"; long vectors: the first kVectorShown entries and how many more.
-std::string vector_text(const float* values, int count) {
-  std::string out = "[";
-  const int shown = count > kVectorShown + 2 ? kVectorShown : count;
-  for (int c = 0; c < shown; ++c) out += (c ? ", " : "") + compact(values[c]);
-  if (shown < count) out += ", … " + std::to_string(count - shown) + " more";
-  return out + "]";
-}
-
 // Column width that squeezes a wide matrix (a real model's head: 64 columns) into `width` pixels.
 float squeezed_cell_width(int cols, float width, float cell) {
   return cols > 16 ? std::min(cell, width / static_cast<float>(cols)) : 0.0f;
-}
-
-// exp values span many orders of magnitude: three significant digits ("20.1", "0.368", "1.2e+05").
-std::string exp_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-json row_json(const Matrix& m, int row) {
-  json a = json::array();
-  for (Eigen::Index j = 0; j < m.cols(); ++j) {
-    const float v = m(row, j);
-    a.push_back(std::isfinite(v) ? json(static_cast<double>(v)) : json(nullptr));  // null: masked
-  }
-  return a;
-}
-
-json floats_json(const std::vector<float>& values) {
-  json a = json::array();
-  for (float v : values) a.push_back(std::isfinite(v) ? json(static_cast<double>(v)) : json(nullptr));
-  return a;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -430,7 +373,7 @@ void flow_diagram(const AppState& state, int step) {
   }
   explain_parts("##diagram", kPartCount, hovered_box, -1, [&](int p) { ImGui::TextUnformatted(boxes[p].meaning.c_str()); });
   ImGui::Dummy(ImVec2(boxes[kOutput].max.x - origin.x, height));
-  publish_item_rect("steps:picture");
+  publish_picture_rect(View::Steps);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -446,20 +389,6 @@ struct StepContext {
   std::vector<std::string> queries, keys;
   float avail;  // width of the view
 };
-
-// A step's formula as this model computes it: step 1's projections with the model's biases, q/k norm
-// and RoPE (projection_formula), steps 2 and 5's scores with its own factor and cap (score_formula);
-// the others as written in kSteps.
-std::string step_formula(const AppState& state, int step) {
-  if (step == 1) return "score_j = " + score_formula(state, false);
-  if (step == 4) return "A = softmax(" + score_formula(state, true) + ")      output = A·V";
-  if (step == 6 && state.model.family->window > 0)
-    return "score_ij = −∞ for every key j after query i, and for j ≤ i − " + std::to_string(state.model.family->window) +
-           " (this layer's window), before the softmax";
-  if (step != 0) return kSteps[step].formula;
-  return "q = " + projection_formula(state, 'q', "x") + "      k = " + projection_formula(state, 'k', "x") +
-         "      v = " + projection_formula(state, 'v', "x");
-}
 
 // "1 × W_Q['pronoun'] + …": the rows of a projection matrix that x actually picks up.
 std::string picked_rows(const Matrix& x, int row, const char* matrix_name) {
@@ -950,26 +879,6 @@ void step_scaling(StepContext& c) {
   if (action_button("Open the Break view (d = 512)", "step:open_break")) c.next.view = View::Break;
 }
 
-// Which keys the selected query may see, in words: the causal mask hides the later ones, and a
-// sliding-window layer also those that fell out of its window (query i sees i − w + 1 … i).
-std::string mask_row_text(const AppState& state) {
-  const AttentionTrace& t = state.model.trace;
-  const int token = state.inputs.token;
-  const std::string name = in_quotes(state.model.queries.tokens[static_cast<std::size_t>(token)].text);
-  int hidden = 0;
-  for (Eigen::Index k = 0; k < t.masked_scores.cols(); ++k) hidden += !std::isfinite(t.masked_scores(token, k));
-  const int window = state.model.family->window;
-  const int before = window > 0 ? std::max(0, token - window + 1) : 0, after = hidden - before;
-  const std::string at = name + " is token " + std::to_string(token + 1) + ": ";
-  if (hidden == 0) return at + "every key comes at or before it, so none is hidden.";
-  if (before == 0)
-    return at + "it may look at keys 1 to " + std::to_string(token + 1) + "; the " + std::to_string(hidden) +
-           " after it " + (hidden == 1 ? "is" : "are") + " hidden.";
-  return at + "this layer's window of " + std::to_string(window) + " tokens lets it look at keys " +
-         std::to_string(before + 1) + " to " + std::to_string(token + 1) + " only; the " + std::to_string(before) +
-         " before them" + (after > 0 ? " and the " + std::to_string(after) + " after it are" : (before == 1 ? " is" : " are")) +
-         " hidden.";
-}
 
 void step_mask(StepContext& c) {
   paragraph(
@@ -1045,7 +954,7 @@ void step_mask(StepContext& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] draw_steps_panel, steps_view_data
+// [SECTION] draw_steps_panel
 // ---------------------------------------------------------------------------------------------
 
 // Back, the seven numbered steps, Next.
@@ -1110,81 +1019,5 @@ void draw_steps_panel(const AppState& state, AppInputs& next, UiState&) {
   ImGui::PopTextWrapPos();
 }
 
-json steps_view_data(const AppState& state) { return step_view_data(state, state.inputs.step); }
-
-json step_view_data(const AppState& state, int shown_step) {
-  const AttentionTrace& t = state.model.trace;
-  const int step = std::clamp(shown_step, 0, kStepCount - 1), row = state.inputs.token;
-  json j;
-  j["step"] = step;
-  j["title"] = kSteps[step].title;
-  j["formula"] = step_formula(state, step);
-  j["token"] = row;
-  j["token_text"] = state.model.queries.tokens[row].text;
-  switch (step) {
-    case 0:
-      j["x"] = row_json(state.model.queries.x, row);
-      j["q"] = row_json(t.query, row);
-      if (!cross_shown(state)) {
-        j["k"] = row_json(t.key, row);
-        j["v"] = row_json(t.value, row);
-      }
-      break;
-    case 1:
-      j["raw_scores"] = row_json(t.raw_scores, row);
-      j["scaled_scores"] = row_json(t.scaled_scores, row);
-      j["scores"] = row_json(t.capped_scores, row);  // what the softmax sees before the mask
-      j["score_factor"] = t.score_factor;
-      j["softcap"] = score_softcap(state);
-      break;
-    case 2: {
-      const StepsNumbers& n = state.views.steps;
-      j["scores"] = floats_json(n.softmax_scores);
-      j["exps"] = n.softmax.exps;
-      j["exp_shift"] = n.softmax.shift;
-      j["sum_of_exps"] = n.softmax.sum_of_exps;
-      j["weights"] = row_json(t.weights, row);
-      break;
-    }
-    case 3: {
-      json contributors = json::array();
-      for (int k : state.views.steps.keys_by_weight)
-        contributors.push_back({{"key", k}, {"text", state.model.keys.tokens[k].text}, {"weight", t.weights(row, k)}});
-      j["contributors"] = contributors;
-      j["weights"] = row_json(t.weights, row);
-      j["output"] = row_json(t.output, row);
-      j["output_dims"] = column_names(state, Columns::Value, static_cast<int>(t.output.cols()));
-      break;
-    }
-    case 4:
-      j["shape_A"] = {t.weights.rows(), t.weights.cols()};
-      j["shape_output"] = {t.output.rows(), t.output.cols()};
-      j["weights"] = row_json(t.weights, row);
-      j["output"] = row_json(t.output, row);
-      break;
-    case 5: {
-      const StepsNumbers& n = state.views.steps;
-      j["sqrt_d"] = n.sqrt_d;
-      j["score_std_raw"] = n.std_raw;
-      j["score_std_scaled"] = n.std_divided;
-      j["weights_scaled"] = floats_json(n.weights_divided);
-      j["weights_unscaled"] = floats_json(n.weights_undivided);
-      break;
-    }
-    default: {
-      json hidden = json::array();
-      for (Eigen::Index k = 0; k < t.masked_scores.cols(); ++k)
-        if (!std::isfinite(t.masked_scores(row, k))) hidden.push_back(k);
-      j["causal"] = causal_shown(state);
-      j["masked_keys"] = hidden;
-      j["window"] = state.model.family->window;
-      j["seen"] = mask_row_text(state);
-      j["scores"] = row_json(t.masked_scores, row);
-      j["weights"] = row_json(t.weights, row);
-      break;
-    }
-  }
-  return j;
-}
 
 }  // namespace attn::ui

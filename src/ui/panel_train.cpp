@@ -417,7 +417,7 @@ void draw_train_panel(const AppState& state, AppInputs& next, UiState& ui) {
   ImGui::BeginGroup();
   draw_curves(*state.train);
   ImGui::EndGroup();
-  publish_item_rect("train:picture");
+  publish_picture_rect(View::Train);
   if (curves_first) draw_recipe(state, next, wish);
   draw_probe(state, next);
   draw_experiment(state, wish);
@@ -462,6 +462,5 @@ void apply_train_wish(AppState& state, const TrainWish& wish, double now) {
   if (wish.download && s.run.started()) save_trained_model_zip(state);
 }
 
-nlohmann::json train_view_data(const AppState& state) { return train_state_json(*state.train, state.inputs.train); }
 
 }  // namespace attn::ui

@@ -3,6 +3,7 @@
 // Not state owners: nothing here keeps a value that belongs in AppState.
 #pragma once
 #include "../state/app_state.h"
+#include "../state/view_data.h"
 #include "ui_state.h"
 
 namespace attn::ui {
@@ -32,42 +33,18 @@ void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence, 
 void draw_compact_controls(const AppState& state, AppInputs& next);
 
 // One draw function per view, all alike (app_ui.cpp's table of views calls them): each reads the state,
-// writes its wishes into `next` and keeps its UI leftovers in `ui`. The *_view_data functions return the numbers that view shows, for
-// getState().view_data (so tests and embedding pages can read exactly what the learner sees).
-void draw_flow_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_weights_panel(const AppState& state, AppInputs& next, UiState& ui);
-nlohmann::json weights_view_data(const AppState& state);
-void draw_heads_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_library_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_steps_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_break_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_mistakes_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_build_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_cost_panel(const AppState& state, AppInputs& next, UiState& ui);
-void draw_practice_panel(const AppState& state, AppInputs& next, UiState& ui);
+// writes its wishes into `next` and keeps its UI leftovers in `ui`. The numbers each view shows, for
+// getState().view_data, are the state's (src/state/view_data.h).
+using PanelFn = void(const AppState& state, AppInputs& next, UiState& ui);
+PanelFn draw_flow_panel, draw_weights_panel, draw_heads_panel, draw_library_panel, draw_steps_panel, draw_derive_panel,
+    draw_break_panel, draw_mistakes_panel, draw_build_panel, draw_cost_panel, draw_practice_panel, draw_compare_panel;
 // The train view also asks for actions that are not inputs (they act on state.train): ui.train.
-void draw_train_panel(const AppState& state, AppInputs& next, UiState& ui);
+PanelFn draw_train_panel;
 // Applies the wish after the frame (Start, Pause, Reset, Use this model, Download, the experiment).
 void apply_train_wish(AppState& state, const TrainWish& wish, double now);
 // Makes the trained model the current model of every view (through the one loader, as its
 // downloaded folder would open); returns "" or why not.
 std::string use_trained_model(AppState& state, double now);
-nlohmann::json train_view_data(const AppState& state);
-void draw_compare_panel(const AppState& state, AppInputs& next, UiState& ui);
-nlohmann::json flow_view_data(const AppState& state);
-nlohmann::json heads_view_data(const AppState& state);
-nlohmann::json library_view_data(const AppState& state);
-nlohmann::json steps_view_data(const AppState& state);
-constexpr int kStepCount = 7;  // the Steps view's steps
-// The numbers of step `step` (0..6) of the Steps view for the selected query, whichever step is open.
-nlohmann::json step_view_data(const AppState& state, int step);
-nlohmann::json break_view_data(const AppState& state);
-nlohmann::json mistakes_view_data(const AppState& state);
-nlohmann::json build_view_data(const AppState& state);
-nlohmann::json cost_view_data(const AppState& state);
-nlohmann::json practice_view_data(const AppState& state);
-nlohmann::json compare_view_data(const AppState& state);
 
 // Brings the open view's numbers in the state room up to date (state.build for the Build view,
 // state.cost.matrix for the Cost view): once per input revision, as draw_app does before drawing.

@@ -15,14 +15,17 @@ struct TextBox {
   bool active = false;             // being typed in (last frame)
 };
 
-// Which program the Build view shows: a reading choice like a tab, not an input a URL restores
-// (getState's view_data has both programs and both hints).
-enum class CodeLanguage { NumPy, PyTorch };
-
 // The train view's wishes that are not inputs (they act on state.train), applied after the frame.
 struct TrainWish {
   bool start = false, pause = false, reset = false, use_model = false, download = false, experiment = false;
   bool shown = false;  // the view is on screen: time to start the page's training worker
+};
+
+// The typed answer being typed into (a check's number field, a Derive cell): one field at a time
+// holds its draft here until it is left, so a half-typed "0." is neither marked nor posted.
+struct TypedAnswer {
+  char draft[kMaxAnswerChars + 1] = "";
+  unsigned field = 0;  // the field's ImGui id (0: none is being typed into)
 };
 
 struct UiState {
@@ -59,6 +62,7 @@ struct UiState {
   struct Practice {  // panel_practice.cpp
     bool answer_shown[4] = {};  // which exercises' answers are open
   } practice;
+  TypedAnswer typed_answer;  // checks.cpp's typed_answer_field (the checks' number, Derive's cells)
   TrainWish train;  // panel_train.cpp: this frame's wishes (draw_app clears them, then applies them)
   struct Derive {  // panel_derive.cpp
     // The last refused cell edit, kept so its message stays next to the matrix after the field is

@@ -78,15 +78,6 @@ ImU32 text_color_on(ImU32 bg) {
   return 0.299f * r + 0.587f * g + 0.114f * b > 0.55f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
 
-std::string number_text(float v, int decimals) {
-  if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
-  if (std::isnan(v)) return "—";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(v));
-  if (std::string(buf).find_first_not_of("-0.") == std::string::npos && buf[0] == '-') return buf + 1;  // no "-0.00"
-  return buf;
-}
-
 void draw_masked_cell(ImDrawList* dl, ImVec2 a, ImVec2 b) {
   const Palette& p = palette();
   dl->AddRectFilled(a, b, color(p.masked_fill));
@@ -382,6 +373,9 @@ void publish_item_rect(const char* name) { publish_rect(name, ImGui::GetItemRect
 
 void publish_rect(const char* name, ImVec2 min, ImVec2 max) { item_rects()[name] = {min, max}; }
 
+void publish_picture_rect(View view) { publish_item_rect(view_row(view).picture); }
+void publish_picture_rect(View view, ImVec2 min, ImVec2 max) { publish_rect(view_row(view).picture, min, max); }
+
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max) {
   if (name == kKeyboardFocus) {  // Dear ImGui's nav cursor, while the keyboard is driving it
     const ImGuiContext& g = *GImGui;
@@ -638,8 +632,6 @@ void hint(const char* text) {
   ImGui::TextWrapped("%s", text);
   ImGui::PopStyleColor();
 }
-
-std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
 
 ImVec4 warning_color() { return ImGui::ColorConvertU32ToFloat4(color(palette().warning)); }
 

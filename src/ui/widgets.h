@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../state/palette.h"
+#include "../state/view_text.h"
 
 namespace attn::ui {
 
@@ -100,6 +101,10 @@ constexpr const char* kKeyboardFocus = "keyboard-focus";
 void publish_item_rect(const char* name);
 // The same for a rect that is not one item (device pixels).
 void publish_rect(const char* name, ImVec2 min, ImVec2 max);
+// The view's main picture: the last drawn item (or the rect min–max) under the name the table of
+// views gives it (ViewRow::picture, src/state/views.h).
+void publish_picture_rect(View view);
+void publish_picture_rect(View view, ImVec2 min, ImVec2 max);
 bool find_item_rect(const std::string& name, ImVec2* min, ImVec2* max);
 
 // [SECTION] Explanations: every explanation that hovering shows goes through these two, so it behaves
@@ -144,10 +149,7 @@ struct ShownExplanation {
 };
 const ShownExplanation& shown_explanation();
 
-// Text of a number: "−∞" for -inf, "NaN" never reaches the screen as a number.
-std::string number_text(float v, int decimals);
-// A token or word as the texts quote it: 'it'.
-std::string in_quotes(const std::string& text);
+// (number_text, in_quotes: src/state/view_text.h)
 // The theme's warning red, for a warning line (it reads on either theme: tests/unit/test_palette.cpp).
 ImVec4 warning_color();
 

@@ -13,8 +13,6 @@ const DEVICES = [
   { name: "phone-390", width: 390, height: 844, dpr: 3 },
   { name: "tablet-820", width: 820, height: 1180, dpr: 2 },
 ];
-// Each view's main picture, by the name it publishes its rect under (itemRect).
-const picture = (view) => ({ flow: "flow:X", weights: "weights:matrix" })[view] || `${view}:picture`;
 const within = (r, width) => r.w > 0 && r.x >= -0.5 && r.x + r.w <= width + 0.5;
 const span = (r) => `${r.x.toFixed(1)}..${(r.x + r.w).toFixed(1)}`;
 
@@ -47,6 +45,8 @@ async function screenshot(page, name) {
 const rect = (page, name) => page.evaluate((n) => window.attentionExplainer.itemRect(n), name);
 const state = (page) => page.evaluate(() => window.attentionExplainer.getState());
 const center = (r) => [r.x + r.w / 2, r.y + r.h / 2];
+// The open view's main picture: the name the table of views gives its rect (src/state/views.h).
+const picture = async (page) => (await state(page)).view_data.picture;
 
 // Real touch events through the DevTools protocol (what Playwright's touchscreen.tap sends).
 async function touch(page, type, points) {
@@ -72,8 +72,9 @@ for (const device of DEVICES)
         const content = await rect(page, "view:content");
         const right = content.x + content.w;
         assert.ok(right <= screen.width + 0.5, `${view}: the view scrolls sideways, its content reaches ${right.toFixed(1)} px of ${screen.width}`);
-        const main = await rect(page, picture(view));
-        assert.ok(within(main, screen.width), `${view}: its picture ${picture(view)} spans ${span(main)} of ${screen.width}`);
+        const name = await picture(page);
+        const main = await rect(page, name);
+        assert.ok(within(main, screen.width), `${view}: its picture ${name} spans ${span(main)} of ${screen.width}`);
         if (view === "flow")
           for (const box of ["X", "Q", "K", "V", "scores", "weights", "output"]) {
             const r = await rect(page, `flow:${box}`);
@@ -226,7 +227,7 @@ test("phone 360×640: every step of Steps and every mistake of Mistakes fits the
     const content = await rect(page, "view:content");
     assert.ok(content.x + content.w <= DEVICES[0].width + 0.5,
       `${JSON.stringify(s)}: the view scrolls sideways to ${(content.x + content.w).toFixed(1)} px`);
-    const main = await rect(page, picture(s.view));
+    const main = await rect(page, await picture(page));
     assert.ok(within(main, DEVICES[0].width), `${JSON.stringify(s)}: its picture spans ${span(main)}`);
   }
   assert.deepEqual(errors, []);
@@ -244,10 +245,11 @@ test("small embeds (320×240, 480×320): every view's picture is on screen witho
       const content = await rect(page, "view:content");
       assert.ok(content.x + content.w <= width + 0.5, `${at}: the view scrolls sideways to ${(content.x + content.w).toFixed(1)} px`);
       // The picture's rect meets the visible canvas (it may go on below the fold, never start there).
-      const main = await rect(page, picture(view));
+      const name = await picture(page);
+      const main = await rect(page, name);
       assert.ok(main.w > 0 && main.y < height && main.y + main.h > 0 && main.x < width && main.x + main.w > 0,
-        `${at}: its picture ${picture(view)} is at y ${main.y.toFixed(1)}..${(main.y + main.h).toFixed(1)}, the canvas ends at ${height}`);
-      assert.ok(within(main, width), `${at}: its picture spans ${span(main)} of ${width}`);
+        `${at}: its picture ${name} is at y ${main.y.toFixed(1)}..${(main.y + main.h).toFixed(1)}, the canvas ends at ${height}`);
+      assert.ok(within(main, width), `${at}: its picture ${name} spans ${span(main)} of ${width}`);
       const more = await rect(page, "intro:more");
       assert.ok(more.w > 0 && more.y < height, `${at}: the intro is one line with a button for the rest`);
     }

@@ -11,8 +11,10 @@
 #include "../../src/core/corpus.h"
 #include "../../src/state/app_state.h"
 #include "../../src/state/checks.h"
+#include "state_helpers.h"
 
 using namespace attn;
+using attn::test::with_toy_model;
 
 namespace {
 
@@ -50,17 +52,6 @@ AppState opened(View v) {
   AppInputs next = s.inputs;
   next.view = v;
   REQUIRE(apply_inputs(s, next, 0.0));
-  return s;
-}
-
-// A random GPT-2 model "toy" of 2 layers × 2 heads on the Train view's corpus, as the page loads one.
-AppState with_toy_model() {
-  const Corpus corpus = make_corpus(1);
-  const Transformer model = random_transformer(gpt2_config(2, 2, 16, 32, static_cast<int>(corpus.vocab.size())), 5,
-                                               Dtype::F32, WeightLayout::InOut, 0.3);
-  AppState s = make_initial_state();
-  add_model(s, load_model_files("toy", trained_model_files(model, corpus)));
-  apply_state_json(s, {{"model", "toy"}, {"sentence", "the animal didn't cross the street because it was tired"}}, 0.0);
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include "../../src/core/head_summary.h"
 #include "../../src/core/softmax.h"
 #include "../../src/state/app_state.h"
+#include "../../src/state/view_data.h"
 #include "../../src/state/view_numbers.h"
 #include "test_helpers.h"
 
