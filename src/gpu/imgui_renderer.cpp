@@ -110,6 +110,7 @@ struct Fingerprint {
     h = ((h << 31) | (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
   }
   void bytes(const void* data, std::size_t n) {
+    if (n == 0) return word(0);  // an empty list may have no buffer at all
     const auto* p = static_cast<const unsigned char*>(data);
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8) {
