@@ -354,7 +354,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
     ImGui::End();
     ImGui::PopStyleVar();
     explanations_end_frame();
-    if (next != state.inputs) apply_inputs(state, next, now);
+    if (next != state.inputs) apply_inputs_in_background(state, next, now);  // a new text: the model's worker computes it
     return;
   }
   // Presentation mode: the view's explanations in a column beside it (under it when narrow), kept
@@ -412,7 +412,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
 
   if (ui.cost.measure_again) state.cost.run = CostRun(state.inputs.backend);  // "Measure again"
   ui.cost.measure_again = false;
-  if (next != state.inputs) apply_inputs(state, next, now);
+  if (next != state.inputs) apply_inputs_in_background(state, next, now);  // a new text: the model's worker computes it
   apply_train_wish(state, ui.train, now);
 }
 
