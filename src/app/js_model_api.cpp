@@ -17,6 +17,7 @@
 #include "../api/model_json.h"
 #include "../state/app_state.h"
 #include "js_api.h"
+#include "model_worker.h"
 
 
 namespace {
@@ -173,12 +174,15 @@ JS_EXPORT const char* attn_model_finish() {
     const nlohmann::json info = attn::model_info_json(loaded);
     const std::string name = loaded.name;
     attn::AppState& s = *state();
+    // A model of the same name is replaced: the worker's copy of it goes, and a text it computes is dropped.
+    if (const attn::LoadedModel* old = attn::find_model(s, name)) attn::app::model_worker_forget(old->model);
     add_model(s, std::move(loaded));
     g_load = Load{};
     s.loading.active = false;
     s.loading.error.clear();
     if (s.loading.offered_hub == name) s.loading.offered_hub.clear();
     attn::apply_state_json(s, {{"model", name}, {"layer", 0}, {"head", 0}}, ImGui::GetTime());
+    attn::app::model_worker_model_loaded(*attn::find_model(s, name));
     return reply({{"model", info}});
   });
 }
@@ -246,6 +250,10 @@ JS_EXPORT const char* attn_model_unload(const char* name_text) {
     // The views' cached passes hold the model too: they go with it (recomputed on the next change).
     if (s.model.forward_model == weights) s.model.forward.reset(), s.model.forward_model.reset();
     if (s.model.compare_forward_model == weights) s.model.compare_forward.reset(), s.model.compare_forward_model.reset();
+    // and the worker's copy, and a text it computes for this model (its answer is dropped when it comes)
+    if (s.model_run.pending_weights == weights) attn::model_run_cancel(s.model_run);
+    if (s.model_run.cache->model == weights.get()) s.model_run.cache->clear();
+    attn::app::model_worker_forget(weights);
     if (s.loading.offered_hub == name) s.loading.offered_hub.clear();
     return reply({{"ok", true}, {"model", s.inputs.model}});
   });
@@ -344,6 +352,50 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
     return reply({{"ms", samples[samples.size() / 2]}, {"flops", flops}});
   } catch (const std::bad_alloc&) {
     return error_reply("bench: out of memory");
+  } catch (const std::exception& e) {
+    return error_reply(e.what());
+  }
+}
+
+// For the benchmark: appending one token at T as the page computes it without a worker: the forward of T + 1
+// tokens in full, against the incremental forward from a cache of the first T (transformer_forward_cached),
+// each with the LM head on the last row; the medians of `reps` after a warm-up: {"full_ms", "append_ms",
+// "recomputed_from"}. (The worker runs the same incremental forward: getState().model_run times it there.)
+JS_EXPORT const char* attn_model_bench_append(int T, int reps) {
+  try {
+    attn::AppState* s = state();
+    const attn::LoadedModel* model = s ? attn::find_model(*s, s->inputs.model) : nullptr;
+    if (!model) throw std::invalid_argument("benchAppend: load a model first");
+    const attn::TransformerConfig& c = model->model->config;
+    const int longest = c.positions == attn::PositionKind::Learned ? std::min(c.n_positions, attn::kMaxModelTokens) : attn::kMaxModelTokens;
+    if (T < 1 || T + 1 > longest || reps < 1 || reps > 100) throw std::invalid_argument("benchAppend: T or reps out of range");
+    std::vector<int> ids(T + 1);
+    for (int i = 0; i <= T; ++i) ids[i] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
+    const std::vector<int> prefix(ids.begin(), ids.end() - 1);
+    attn::ForwardOptions options;
+    options.top_k = 0;
+    using clock = std::chrono::steady_clock;
+    const auto ms_since = [](clock::time_point t0) { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
+    std::vector<double> full, append;
+    int from = -1;
+    for (int r = 0; r <= reps; ++r) {
+      auto t0 = clock::now();
+      const attn::ModelTrace whole = attn::transformer_forward(*model->model, ids, options);
+      attn::next_tokens_at(*model->model, whole, T, attn::kShownNextTokens);
+      const double full_ms = ms_since(t0);
+      attn::ForwardCache cache;
+      attn::transformer_forward_cached(*model->model, prefix, cache, options);
+      t0 = clock::now();
+      const attn::ModelTrace grown = attn::transformer_forward_cached(*model->model, ids, cache, options, &from);
+      attn::next_tokens_at(*model->model, grown, T, attn::kShownNextTokens);
+      const double append_ms = ms_since(t0);
+      if (r > 0) full.push_back(full_ms), append.push_back(append_ms);  // the first run warms up
+    }
+    std::sort(full.begin(), full.end());
+    std::sort(append.begin(), append.end());
+    return reply({{"full_ms", full[full.size() / 2]}, {"append_ms", append[append.size() / 2]}, {"recomputed_from", from}});
+  } catch (const std::bad_alloc&) {
+    return error_reply("benchAppend: out of memory");
   } catch (const std::exception& e) {
     return error_reply(e.what());
   }
