@@ -240,7 +240,7 @@ nlohmann::json view_data(AppState& state) {
   j["controls"] = control_texts_json(state);  // what the controls column says of its switches
   if (const NextStripTexts strip = next_strip_texts(state); !strip.title.empty() || !strip.prompt.empty())
     j["next_strip"] = {{"title", strip.title}, {"note", strip.note}, {"trained_here", strip.trained_here},
-                       {"prompt", strip.prompt}};
+                       {"prompt", strip.prompt}, {"write", strip.write}, {"writes", strip.writes}};
   // The learner's changes inside the model and what they did, as the strip (or the Weights view) says it.
   if (const InterventionTexts edits = intervention_texts(state); !edits.entries.empty() || !edits.note.empty()) {
     nlohmann::json entries = nlohmann::json::array();

@@ -221,7 +221,13 @@ NextStripTexts next_strip_texts(const AppState& state) {
     return t;
   }
   t.title = "Next token after " + tokens[static_cast<std::size_t>(at)].text + ", by the whole model" +
-            (state.model.effect.shown ? " with your changes" : "");
+            (state.model.effect.shown ? " with your changes" : "") + (state.model_run.pending ? " (updating…)" : "");
+  const bool last = at == static_cast<int>(tokens.size()) - 1;
+  t.writes = last && !state.model_run.pending;
+  t.write = state.model_run.pending ? "Wait for the new text: its predictions come with it."
+            : last ? "Write with the model: click a token to add it to the end of the text (each new token computes "
+                     "only its own row of every layer: the keys and values of the others are kept)."
+                   : "Select the text's last token to write with the model: a click on a prediction then adds it to the text.";
   t.note = "Each bar: the probability the model gives this token as the next one, from the text up to here (every "
            "layer and head, not the chosen head alone).";
   if (state.inputs.model == kBuiltInTrainedModel) {
@@ -414,6 +420,9 @@ void next_token_strip(const AppState& state, AppInputs& next) {
   publish_item_rect("next");
   explain_item(texts.note.c_str());
   if (!texts.trained_here.empty()) hint(texts.trained_here.c_str());
+  if (!texts.write.empty()) hint(texts.write.c_str());
+  const LoadedModel* m = current_loaded_model(state);
+  int clicked = -1;
   const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
   const ImGuiStyle& style = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -424,7 +433,13 @@ void next_token_strip(const AppState& state, AppInputs& next) {
   int hovered_row = -1;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::Dummy(ImVec2(label_width + bar_width + number_width, line));
+    ImGui::PushID(static_cast<int>(i));
+    // a button where a click writes the token (keyboard: focus it and press Enter), else a plain row
+    if (texts.writes ? ImGui::InvisibleButton("##write", ImVec2(label_width + bar_width + number_width, line))
+                     : (ImGui::Dummy(ImVec2(label_width + bar_width + number_width, line)), false))
+      clicked = static_cast<int>(i);
+    ImGui::PopID();
+    if (texts.writes) publish_item_rect(("next:" + std::to_string(i)).c_str());
     if (ImGui::IsItemHovered()) hovered_row = static_cast<int>(i);
     const std::string label = fit_text(rows[i].text, label_width - style.ItemSpacing.x);
     const float lw = ImGui::CalcTextSize(label.c_str()).x;
@@ -441,6 +456,15 @@ void next_token_strip(const AppState& state, AppInputs& next) {
     const NextTokenRow& row = rows[static_cast<std::size_t>(i)];
     ImGui::Text("Token %d, “%s”: probability %.4f", row.id, row.text.c_str(), static_cast<double>(row.p));
   });
+  if (clicked >= 0 && m) {  // the text grows by the token; its new last token is selected
+    const std::string text = shown_sentence(state) + m->tokenizer->decode({rows[static_cast<std::size_t>(clicked)].id});
+    try {
+      next.token = static_cast<int>(model_token_ids(*m, text).size()) - 1;
+      next.sentence = text;
+    } catch (const std::invalid_argument&) {
+      next.sentence = text;  // past what the model reads: refused, with its message under the text box
+    }
+  }
   intervention_list(state, next);
 }
 
