@@ -220,3 +220,27 @@ test("the worker's script answering 404: the forward runs in the page, which say
   assert.deepEqual(errors.filter((e) => !/404|model_worker/.test(e)), []);
   await context.close();
 });
+
+test("the Cost view's K/V cache: what a new token computes and the last update's time; light theme, phone layout", async () => {
+  for (const [label, options, query] of [["desktop-dark", {}, "?view=cost"], ["phone-light", { width: 390, height: 844, dpr: 2 }, "?view=cost&theme=light"]]) {
+    const { page, context, errors } = await openExplainer(browser, server.url + query, options);
+    await load(page);
+    await page.waitForFunction(() => window.attentionExplainer.getState().model_run.where === "worker", null, { timeout: 20000 });
+    await page.evaluate((start) => { const api = window.attentionExplainer; api.setState({ sentence: start, view: "cost" });
+      api.setState({ token: api.getState().tokens.length - 1 }); api.writeToken(api.getState().next[0].id); }, START);
+    await settled(page);
+    const s = await get(page);
+    const kv = s.view_data.kv_cache;
+    assert.equal(kv.available, true);
+    assert.equal(kv.per_token_layer, 2 * kv.kv_heads * kv.head_dim);
+    assert.match(kv.new_token.text, /one query per head against the \d+ keys held/);
+    assert.equal(kv.new_token.score_macs_per_layer, kv.heads * s.tokens.length * kv.head_dim);
+    assert.match(kv.measured, /Measured: the last change \(T = \d+\) computed rows \d+ to \d+ again: [\d.]+ ms in the model's worker/);
+    await frames(page, 4);
+    const rect = await page.evaluate(() => window.attentionExplainer.itemRect("cost:kv_update"));
+    assert.ok(rect && rect.h > 0, "the update's lines are drawn");
+    await screenshot(page, `model-worker-cost-${label}`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
