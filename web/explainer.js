@@ -698,9 +698,6 @@
   api.intervene = (request = {}) => call("attn_model_intervene", JSON.stringify(request)).result;
   /** Benchmark: median ms of the current model's whole forward on T tokens ({ms, flops}). */
   api.benchModel = ({ T = 64, reps = 3 } = {}) => modelCall("attn_model_bench", ["number", "number"], [T, reps]);
-  /** Benchmark: appending one token at T in the page, the forward in full against the incremental one
-   *  (medians): {full_ms, append_ms, recomputed_from}. */
-  api.benchAppend = ({ T = 64, reps = 3 } = {}) => modelCall("attn_model_bench_append", ["number", "number"], [T, reps]);
 
   // [Train] The train view's actions and its model's files (src/app/js_train_api.cpp). The zip is
   // made by fflate (dist/fflate.js), fetched on the first Download: it is not in the first page load.

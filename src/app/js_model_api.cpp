@@ -357,50 +357,6 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
   }
 }
 
-// For the benchmark: appending one token at T as the page computes it without a worker: the forward of T + 1
-// tokens in full, against the incremental forward from a cache of the first T (transformer_forward_cached),
-// each with the LM head on the last row; the medians of `reps` after a warm-up: {"full_ms", "append_ms",
-// "recomputed_from"}. (The worker runs the same incremental forward: getState().model_run times it there.)
-JS_EXPORT const char* attn_model_bench_append(int T, int reps) {
-  try {
-    attn::AppState* s = state();
-    const attn::LoadedModel* model = s ? attn::find_model(*s, s->inputs.model) : nullptr;
-    if (!model) throw std::invalid_argument("benchAppend: load a model first");
-    const attn::TransformerConfig& c = model->model->config;
-    const int longest = c.positions == attn::PositionKind::Learned ? std::min(c.n_positions, attn::kMaxModelTokens) : attn::kMaxModelTokens;
-    if (T < 1 || T + 1 > longest || reps < 1 || reps > 100) throw std::invalid_argument("benchAppend: T or reps out of range");
-    std::vector<int> ids(T + 1);
-    for (int i = 0; i <= T; ++i) ids[i] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
-    const std::vector<int> prefix(ids.begin(), ids.end() - 1);
-    attn::ForwardOptions options;
-    options.top_k = 0;
-    using clock = std::chrono::steady_clock;
-    const auto ms_since = [](clock::time_point t0) { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
-    std::vector<double> full, append;
-    int from = -1;
-    for (int r = 0; r <= reps; ++r) {
-      auto t0 = clock::now();
-      const attn::ModelTrace whole = attn::transformer_forward(*model->model, ids, options);
-      attn::next_tokens_at(*model->model, whole, T, attn::kShownNextTokens);
-      const double full_ms = ms_since(t0);
-      attn::ForwardCache cache;
-      attn::transformer_forward_cached(*model->model, prefix, cache, options);
-      t0 = clock::now();
-      const attn::ModelTrace grown = attn::transformer_forward_cached(*model->model, ids, cache, options, &from);
-      attn::next_tokens_at(*model->model, grown, T, attn::kShownNextTokens);
-      const double append_ms = ms_since(t0);
-      if (r > 0) full.push_back(full_ms), append.push_back(append_ms);  // the first run warms up
-    }
-    std::sort(full.begin(), full.end());
-    std::sort(append.begin(), append.end());
-    return reply({{"full_ms", full[full.size() / 2]}, {"append_ms", append[append.size() / 2]}, {"recomputed_from", from}});
-  } catch (const std::bad_alloc&) {
-    return error_reply("benchAppend: out of memory");
-  } catch (const std::exception& e) {
-    return error_reply(e.what());
-  }
-}
-
 // What the model picker shows: {"loading": {active, label, bytes_done, bytes_total, percent, file,
 // file_bytes_done, file_bytes_total, error, offered_hub, offered_bytes, kept, on_request: the built-in
 // models not loaded yet}, "models": [every loaded model's info]} (getState() adds both).

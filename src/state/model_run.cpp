@@ -32,7 +32,8 @@ std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedM
   // as T grows (the cache is kept only for the same options).
   ForwardOptions same = options;
   if (same.predict_from >= static_cast<int>(ids.size())) same.top_k = 0, same.predict_from = 0;
-  auto trace = std::make_shared<const ModelTrace>(transformer_forward_cached(*model.model, ids, *run.cache, same, &from));
+  auto trace = std::make_shared<const ModelTrace>(run.page_forward ? run.page_forward(*model.model, ids, *run.cache, same, &from)
+                                                                    : transformer_forward(*model.model, ids, same));
   note_forward(run, "page", std::chrono::duration<double, std::milli>(clock::now() - t0).count(), static_cast<int>(ids.size()),
                from, model.model->config.causal);
   return trace;

@@ -41,12 +41,16 @@ struct ModelRun {
   double full_ms = -1;
   int full_T = 0;
   bool causal = true;      // the last forward's model masks later keys (an encoder computes every row again)
-  // The page's own incremental cache (the forward here); the worker keeps its own.
+  // The forward the page runs itself when no worker does: the incremental one where the program links it (the
+  // native app sets it), else the whole forward (the page's wasm leaves the incremental one to the worker's, so
+  // the first load stays under 1 MB), with the page's own cache.
+  using PageForward = ModelTrace (*)(const Transformer&, const std::vector<int>&, ForwardCache&, const ForwardOptions&, int*);
+  PageForward page_forward = nullptr;
   std::shared_ptr<ForwardCache> cache = std::make_shared<ForwardCache>();
 };
 
 // The shown text's forward by `model` for `ids`: the worker's answer when it is for these, else computed
-// here with the page's cache (timed into run). Throws what transformer_forward throws.
+// here (run.page_forward with the page's cache, or in full; timed into run). Throws what transformer_forward throws.
 std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedModel& model, const std::vector<int>& ids,
                                                     const ForwardOptions& options);
 

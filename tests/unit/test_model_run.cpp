@@ -136,8 +136,9 @@ TEST_CASE("model run: a text past the model's positions is refused at once; the 
   CHECK_FALSE(s.model_run.post);
 }
 
-TEST_CASE("model run: without a worker the page computes incrementally, the same numbers as the whole forward") {
+TEST_CASE("model run: without a worker the native app computes incrementally, the same numbers as the whole forward") {
   AppState s = with_toy();
+  s.model_run.page_forward = transformer_forward_cached;  // as the native app sets it
   const std::string base = "the animal didn't cross the street because it was tired";
   apply_state_json(s, {{"sentence", base}}, 1.0);
   const int T0 = static_cast<int>(s.model.token_ids.size());
