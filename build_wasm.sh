@@ -74,12 +74,12 @@ site() {  # site [simd-only]
   [ "${1:-}" = simd-only ] && flavours=(simd)
   build_native trained_model
   log "shipped model: $(cat "$NATIVE_DIR/trained.json")"
-  build_web "$WEB_DIR" ON attention_explainer attention_train_worker
-  [ "${#flavours[@]}" -eq 2 ] && build_web "$WEB_BASELINE_DIR" OFF attention_explainer attention_train_worker
+  build_web "$WEB_DIR" ON attention_explainer attention_train_worker attention_model_worker
+  [ "${#flavours[@]}" -eq 2 ] && build_web "$WEB_BASELINE_DIR" OFF attention_explainer attention_train_worker attention_model_worker
   rm -rf dist
   for flavour in "${flavours[@]}"; do mkdir -p "dist/$flavour"; done
   cp web/index.html web/explainer.js web/a11y.js web/touch.js web/handout.html web/handout.js web/style.css web/embed.js \
-    web/embed-example.html web/train_worker.js dist/
+    web/embed-example.html web/train_worker.js web/model_worker.js dist/
   cp "$WEB_DIR/assets/ui_font.ttf" dist/  # one font file for both builds
   mkdir -p dist/models/trained
   cp "$NATIVE_DIR"/trained/config.json "$NATIVE_DIR"/trained/model.safetensors "$NATIVE_DIR"/trained/tokenizer.json dist/models/trained/
@@ -95,6 +95,8 @@ site() {  # site [simd-only]
     cp "$dir/explainer.wasm" "dist/$flavour/explainer.wasm"
     cp "$dir/train_worker.js" "dist/$flavour/train_worker-wasm.js"
     cp "$dir/train_worker.wasm" "dist/$flavour/train_worker.wasm"
+    cp "$dir/model_worker.js" "dist/$flavour/model_worker-wasm.js"
+    cp "$dir/model_worker.wasm" "dist/$flavour/model_worker.wasm"
   done
   # the first load's scripts, minified (terser, npm): the page stays under 1 MB gzip
   [ -f node_modules/terser/package.json ] || deps --npm

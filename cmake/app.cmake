@@ -116,3 +116,14 @@ if(EMSCRIPTEN)
   target_link_options(attention_train_worker PRIVATE --no-entry -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1
     -sMAXIMUM_MEMORY=4GB -sEXPORTED_RUNTIME_METHODS=ccall -sEXPORTED_FUNCTIONS=_malloc,_free)
 endif()
+
+# The loaded model's Web Worker (web only): the forward without the app, loaded by web/model_worker.js
+# when a model is first loaded (not part of the first load).
+if(EMSCRIPTEN)
+  add_executable(attention_model_worker ${CMAKE_SOURCE_DIR}/src/worker/model_worker.cpp)
+  target_link_libraries(attention_model_worker PRIVATE attn_api)  # core + the JSON of traces: nothing of the app
+  set_target_properties(attention_model_worker PROPERTIES OUTPUT_NAME model_worker SUFFIX ".js")
+  target_link_options(attention_model_worker PRIVATE --no-entry -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1
+    -sMAXIMUM_MEMORY=4GB -sMEMORY_GROWTH_LINEAR_STEP=4MB -sEXPORTED_RUNTIME_METHODS=ccall,lengthBytesUTF8,stringToUTF8
+    -sEXPORTED_FUNCTIONS=_malloc,_free)
+endif()

@@ -151,8 +151,18 @@
     const top = s.masked && s.masked.length ? s.masked[0].top : s.next || [];
     const list = element("ol", undefined, { "aria-label": strip.title });
     for (const t of top) list.appendChild(element("li", `${t.token}: ${number(t.p, 3)}`));
-    return [element("h3", strip.title), list, element("p", strip.note),
-      ...(strip.trained_here ? [element("p", strip.trained_here)] : [])];
+    const parts = [element("h3", strip.title), list, element("p", strip.note),
+      ...(strip.trained_here ? [element("p", strip.trained_here)] : []), ...(strip.write ? [element("p", strip.write)] : [])];
+    if (strip.writes) {  // the strip's click: write a token at the end of the text
+      const buttons = element("ul", undefined, { "aria-label": "Write with the model" });
+      for (const t of top) {
+        const button = element("button", `Write ${t.token}`, { type: "button" });
+        button.addEventListener("click", () => { try { api.writeToken(t.id); } catch (e) { console.warn(e.message); } });
+        buttons.appendChild(element("li")).appendChild(button);
+      }
+      parts.push(buttons);
+    }
+    return parts;
   }
 
   // The learner's changes inside the model (switched-off heads, cut links, a patch) and what they did.
@@ -185,6 +195,9 @@
     else if (s.view === "heads") parts.push(...headParts(s));
     else if (s.view !== "flow" && s.view !== "weights") parts.push(plainFacts(s.view_data));
     parts.push(...predictionParts(s));
+    const run = s.model_run;  // where the model's forward runs, and whether the views wait for a newer text
+    if (run && run.pending) parts.push(element("p", "Updating: the views show the last complete text while the model reads the new one."));
+    if (run && (run.error || run.note)) parts.push(element("p", run.error || run.note));
     parts.push(...interventionParts(s.view_data.interventions));
     box.replaceChildren(...parts);
   }

@@ -685,8 +685,14 @@
     await refreshKept();
     return gone;
   };
-  /** The CLI's `model` JSON for the current model: {model, tokens, token_ids, attention, next}. */
-  api.modelTrace = ({ text, top = 5 } = {}) => call("attn_model_trace", JSON.stringify({ text, top })).result;
+  /** A Promise of the CLI's `model` JSON for the current model: {model, tokens, token_ids, attention, next},
+   *  computed in the model's worker (in the page where none runs); a bad request rejects naming its key. */
+  api.modelTrace = ({ text, top = 5 } = {}) => new Promise((resolve, reject) => {
+    const asked = call("attn_model_trace_request", JSON.stringify({ text, top }));
+    if (asked.result) return resolve(asked.result);
+    modelTraces.set(asked.seq, { text, top, resolve, reject });
+    modelWorker.postMessage({ type: "trace", seq: asked.seq, model: asked.model, ids: asked.ids, top: asked.top, padding: asked.padding });
+  });
   /** The CLI's `model --ablate/--cut/--patch-from/--target …` JSON for the current model, computed without
    *  drawing: {text, ablate, ablate_kind, cut, patch: {from, heads | resid}, target, against, at, sweep, top}. */
   api.intervene = (request = {}) => call("attn_model_intervene", JSON.stringify(request)).result;
@@ -777,6 +783,86 @@
     trainWorker.postMessage({ type: "load", flavour: api.build, wasmSuffix });
   }
   const trainWorkerPost = (text) => trainWorker.postMessage(JSON.parse(text));
+
+  // [Model worker] The loaded model's forward in a Web Worker (web/model_worker.js, the forward's own small
+  // wasm), started when a model is first loaded (never in the first load): each model's weights are moved
+  // in once (Module.modelWorkerSendModel, copied out of the heap tensor by tensor and transferred), the
+  // learner's new text is posted there (Module.modelWorkerPost) and its trace comes back
+  // (attn_model_run_result), so typing never waits for a forward. Where it cannot start or stops, the
+  // page computes the forward itself and says so (attn_model_worker_failed).
+  let modelWorker = null;
+  let modelWorkerFailedWhy = "";
+  const modelTraces = new Map();  // seq → {text, top, resolve, reject}: modelTrace requests in the worker
+  function modelWorkerFailed(why) {
+    if (modelWorkerFailedWhy) return;
+    modelWorkerFailedWhy = String(why);
+    console.warn("model worker: " + why);
+    try { modelWorker && modelWorker.terminate(); } catch (e) { /* gone already */ }
+    let reply = { traces: [] };
+    try { if (running) reply = call("attn_model_worker_failed", String(why)); } catch (e) { console.error(e); }
+    for (const seq of reply.traces) {  // the page answers the traces the worker had
+      const asked = modelTraces.get(seq);
+      modelTraces.delete(seq);
+      Module.ccall("attn_model_trace_forget", null, ["number"], [seq]);
+      if (!asked) continue;
+      try { asked.resolve(call("attn_model_trace", JSON.stringify({ text: asked.text, top: asked.top })).result); }
+      catch (e) { asked.reject(e); }
+    }
+  }
+  function deliverModelRun(data) {
+    if (data.error !== undefined) return call("attn_model_run_result", JSON.stringify({ seq: data.seq, error: data.error }));
+    const bytes = data.numbers.byteLength;
+    const pointer = bytes ? Module._malloc(bytes) >>> 0 : 0;
+    if (bytes && !pointer) return call("attn_model_run_result", JSON.stringify({ seq: data.seq, error: "the page has no memory for the answer" }));
+    try {
+      if (bytes) Module.HEAPU8.set(new Uint8Array(data.numbers.buffer), pointer);
+      call("attn_model_run_result", JSON.stringify({ seq: data.seq, header: data.header, numbers: pointer,
+        count: data.numbers.length, ms: data.ms, recomputed_from: data.recomputed_from }));
+    } finally {
+      if (pointer) Module._free(pointer);
+    }
+  }
+  function deliverModelTrace({ seq, result, error }) {
+    const asked = modelTraces.get(seq);
+    modelTraces.delete(seq);
+    if (!asked) return;
+    try {
+      const answer = call("attn_model_trace_answer", JSON.stringify(error !== undefined ? { seq, error } : { seq, next: result.next })).result;
+      answer.attention = result.attention;
+      asked.resolve(answer);
+    } catch (e) { asked.reject(e); }
+  }
+  function startModelWorker() {
+    if (modelWorker || modelWorkerFailedWhy) return;
+    try {
+      modelWorker = new Worker("model_worker.js");
+    } catch (e) {
+      return modelWorkerFailed(e.message || String(e));
+    }
+    modelWorker.onerror = (e) => { e.preventDefault(); modelWorkerFailed(e.message || "its script could not be loaded, or it stopped"); };
+    modelWorker.onmessage = ({ data }) => {
+      try {
+        if (data.type === "ready") Module.ccall("attn_model_worker_ready", null, [], []);
+        else if (data.type === "failed") modelWorkerFailed(data.why);
+        else if (data.type === "model" && data.error) modelWorkerFailed(`the model could not be moved in: ${data.error}`);
+        else if (data.type === "forward") deliverModelRun(data);
+        else if (data.type === "trace") deliverModelTrace(data);
+      } catch (e) { console.error(e); }
+    };
+    modelWorker.postMessage({ type: "load", flavour: api.build, wasmSuffix });
+  }
+  const modelWorkerPost = (text) => modelWorker && modelWorker.postMessage(JSON.parse(text));
+  function modelWorkerSendModel(id, header, tensorsText) {
+    if (!modelWorker) return;
+    // each tensor copied out of the heap (the page keeps its own: the views read a layer from it)
+    const tensors = JSON.parse(tensorsText).map(([pointer, bytes]) => Module.HEAPU8.slice(pointer >>> 0, (pointer >>> 0) + bytes).buffer);
+    modelWorker.postMessage({ type: "model", id, header, tensors }, tensors);
+  }
+  /** Writes with the model: token `id` added to the end of the text (as a click in the next-token strip);
+   *  computed like typing, in the model's worker where it runs. Returns the text. */
+  api.writeToken = (id) => modelCall("attn_model_write", ["number"], [Number(id)]).text;
+  /** For tests: the model worker stops as if it crashed (its onerror runs). */
+  api.stopModelWorkerForTest = () => modelWorker && modelWorker.postMessage({ type: "crash" });
   /** The folder as one zip: a Promise of {name: "trained-....zip", zip: Uint8Array} (files under the folder's name). */
   api.trainedModelZip = async () => {
     const { name, files } = api.trainedModelFiles();
@@ -1206,6 +1292,9 @@
     canvas,
     startTrainWorker,  // the train view's Web Worker (above)
     trainWorkerPost,
+    startModelWorker,  // the loaded model's Web Worker (above)
+    modelWorkerPost,
+    modelWorkerSendModel,
     canvasCssSize: null,  // [width, height] in CSS pixels, kept by the observer below
     print: (text) => console.log(text),
     printErr: (text) => console.warn(text),

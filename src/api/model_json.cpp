@@ -146,26 +146,38 @@ std::vector<int> padded_ids(const LoadedModel& m, std::vector<int> ids, int padd
   return ids;
 }
 
-json model_trace_json(const LoadedModel& m, const std::vector<int>& ids_in, int top, int padding) {
+std::vector<int> model_trace_ids(const LoadedModel& m, const std::vector<int>& ids_in, int top, int padding) {
   if (top < 1 || top > 100) throw std::invalid_argument("top: must be a whole number from 1 to 100");
-  const TransformerConfig& c = m.model->config;
-  const std::vector<int> ids = padded_ids(m, ids_in, padding);
-  check_attention_size(c, static_cast<long long>(ids.size()));
+  std::vector<int> ids = padded_ids(m, ids_in, padding);
+  check_attention_size(m.model->config, static_cast<long long>(ids.size()));
   check_mask_tokens(m, ids_in);
+  return ids;
+}
+
+ModelTrace model_trace_numbers(const Transformer& model, const std::vector<int>& ids, int top, int padding) {
   ForwardOptions options;
   options.top_k = top;
   options.padding = padding;
   options.stream_bytes = std::numeric_limits<std::int64_t>::max();  // every layer's detail follows: none run twice
-  const ModelTrace trace = transformer_forward(*m.model, ids, options);
+  return transformer_forward(model, ids, options);
+}
+
+json model_trace_answer(const LoadedModel& m, const ModelTrace& trace, json attention, int top) {
   json tokens = json::array();
-  for (int id : ids) tokens.push_back(m.tokenizer->decode({id}));
-  json out = {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", ids},
-              {"attention", attention_json(*m.model, trace)}};
+  for (int id : trace.token_ids) tokens.push_back(m.tokenizer->decode({id}));
+  json out = {{"model", model_info_json(m)}, {"tokens", tokens}, {"token_ids", trace.token_ids},
+              {"attention", std::move(attention)}};
   // an encoder fills in its mask tokens; a decoder predicts the next token everywhere
-  if (c.causal) out["next"] = next_json(m, trace, top);
+  if (m.model->config.causal) out["next"] = next_json(m, trace, top);
   else out["masked"] = masked_json(m, trace, top);
-  if (padding > 0) out["padding"] = padding;
+  if (trace.padding > 0) out["padding"] = trace.padding;
   return out;
+}
+
+json model_trace_json(const LoadedModel& m, const std::vector<int>& ids_in, int top, int padding) {
+  const std::vector<int> ids = model_trace_ids(m, ids_in, top, padding);
+  const ModelTrace trace = model_trace_numbers(*m.model, ids, top, padding);
+  return model_trace_answer(m, trace, attention_json(*m.model, trace), top);
 }
 
 }  // namespace attn

@@ -29,6 +29,13 @@ nlohmann::json model_trace_json(const LoadedModel& model, const std::string& tex
 // The same for token ids given directly (ids outside the vocabulary are refused by the forward).
 nlohmann::json model_trace_json(const LoadedModel& model, const std::vector<int>& ids, int top, int padding = 0);
 
+// model_trace_json in its three parts, for a page whose worker computes the numbers: the ids it reads
+// (checked, padded), the forward (every layer's stream kept, `top` next tokens everywhere), and the answer
+// from the trace's ids, next tokens and padding, with the attention computed by attention_json.
+std::vector<int> model_trace_ids(const LoadedModel& model, const std::vector<int>& ids, int top, int padding);
+ModelTrace model_trace_numbers(const Transformer& model, const std::vector<int>& padded_ids, int top, int padding);
+nlohmann::json model_trace_answer(const LoadedModel& model, const ModelTrace& trace, nlohmann::json attention, int top);
+
 // What both traces and interventions read a text and its padding with. model_text_ids: the ids the
 // model reads (the tokenizer's specials added), refusing an empty text and, for an encoder, a
 // [MASK] / <mask> typed when its tokenizer has no mask token ("<what>: …"). check_mask_tokens: an

@@ -17,6 +17,7 @@
 #include "../api/model_json.h"
 #include "../state/app_state.h"
 #include "js_api.h"
+#include "model_worker.h"
 
 
 namespace {
@@ -173,12 +174,15 @@ JS_EXPORT const char* attn_model_finish() {
     const nlohmann::json info = attn::model_info_json(loaded);
     const std::string name = loaded.name;
     attn::AppState& s = *state();
+    // A model of the same name is replaced: the worker's copy of it goes, and a text it computes is dropped.
+    if (const attn::LoadedModel* old = attn::find_model(s, name)) attn::app::model_worker_forget(old->model);
     add_model(s, std::move(loaded));
     g_load = Load{};
     s.loading.active = false;
     s.loading.error.clear();
     if (s.loading.offered_hub == name) s.loading.offered_hub.clear();
     attn::apply_state_json(s, {{"model", name}, {"layer", 0}, {"head", 0}}, ImGui::GetTime());
+    attn::app::model_worker_model_loaded(*attn::find_model(s, name));
     return reply({{"model", info}});
   });
 }
@@ -246,6 +250,10 @@ JS_EXPORT const char* attn_model_unload(const char* name_text) {
     // The views' cached passes hold the model too: they go with it (recomputed on the next change).
     if (s.model.forward_model == weights) s.model.forward.reset(), s.model.forward_model.reset();
     if (s.model.compare_forward_model == weights) s.model.compare_forward.reset(), s.model.compare_forward_model.reset();
+    // and the worker's copy, and a text it computes for this model (its answer is dropped when it comes)
+    if (s.model_run.pending_weights == weights) attn::model_run_cancel(s.model_run);
+    if (s.model_run.cache->model == weights.get()) s.model_run.cache->clear();
+    attn::app::model_worker_forget(weights);
     if (s.loading.offered_hub == name) s.loading.offered_hub.clear();
     return reply({{"ok", true}, {"model", s.inputs.model}});
   });

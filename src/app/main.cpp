@@ -129,6 +129,10 @@ int main(int argc, char** argv) {
   }
 
   static attn::AppState state = attn::make_initial_state();
+#if !defined(__EMSCRIPTEN__)
+  // Natively the app computes a loaded model's text itself, incrementally (the page's worker does on the web).
+  state.model_run.page_forward = attn::transformer_forward_cached;
+#endif
   static attn::ui::UiState ui;  // the panels' UI leftovers (ui_state.h)
 #ifdef ATTN_TRAINED_MODEL_DIR
   // The model trained at build time (the default recipe, seed 1), through the same loader as any

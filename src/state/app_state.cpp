@@ -112,6 +112,8 @@ std::vector<Token> model_tokens(const TextTokenizer& tokenizer, const std::vecto
   return tokens;
 }
 
+}  // namespace
+
 // The tokens a sentence has under a model (the hand-made lexicon or a loaded tokenizer); throws
 // std::invalid_argument for text the model cannot read.
 std::vector<int> model_token_ids(const LoadedModel& m, const std::string& sentence) {
@@ -125,8 +127,6 @@ std::vector<int> model_token_ids(const LoadedModel& m, const std::string& senten
                                 std::to_string(longest) + " here: shorten it");
   return ids;
 }
-
-}  // namespace
 
 EmbeddedSentence query_tokens(const AppState& state, const std::string& model, const std::string& sentence) {
   const LoadedModel* m = find_model(state, model);
@@ -341,8 +341,9 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       const int T = static_cast<int>(model.token_ids.size());
       ForwardOptions only_heads;  // the LM head only where the page shows predictions: below
       only_heads.predict_from = T;
+      // (the worker's answer for this text when it computed it, else here, from the first changed token)
       model.base_forward = same_forward ? state.model.base_forward
-                                        : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, model.token_ids, only_heads));
+                                        : model_run_forward(state.model_run, *loaded, model.token_ids, only_heads);
       model.forward_model = loaded->model;
       model.queries.tokens = same_forward ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
       model.queries.unknown.assign(model.queries.tokens.size(), false);
@@ -597,6 +598,19 @@ AppState make_initial_state() {
   return s;
 }
 
+json model_run_json(const AppState& s) {
+  const ModelRun& r = s.model_run;
+  const auto ms = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
+  json j = {{"pending", r.pending}, {"where", r.worker ? "worker" : "page"}, {"last_where", r.last_where},
+            {"last_ms", ms(r.last_ms)}, {"last_T", r.last_T},
+            {"incremental_from", r.incremental_from >= 0 ? json(r.incremental_from) : json(nullptr)},
+            {"full_ms", ms(r.full_ms)}, {"full_T", r.full_T}, {"dropped", r.dropped}, {"note", r.note}, {"error", r.error}};
+  if (r.pending) j["pending_sentence"] = r.pending_sentence;
+  // an encoder reads both ways: a new token changes every earlier row, so every change computes them all
+  if (!r.last_where.empty() && !r.causal) j["full_because"] = "an encoder reads both ways: every row changes with the text";
+  return j;
+}
+
 json inputs_to_json(const AppState& s) {
   const AppInputs& in = s.inputs;
   auto token_texts = [](const EmbeddedSentence& e) {
@@ -631,6 +645,7 @@ json inputs_to_json(const AppState& s) {
                                {"restored", std::isfinite(e.restored) ? json(e.restored) : json(nullptr)}};
   }
   j["intervention"] = std::move(intervention);
+  j["model_run"] = model_run_json(s);
   j["error"] = s.error;
   j["revision"] = s.revision;
   return j;
@@ -671,6 +686,8 @@ void apply_state_json(AppState& s, const json& partial, double now) {
   // the layer and the head, which are checked against them.
   for (const InputField& f : input_fields())
     if (partial.contains(f.name)) f.set(f, s, next, partial[f.name]);
+  // A text or model set here is computed now: a text the worker computes is no longer wanted.
+  if (partial.contains("sentence") || partial.contains("model")) model_run_cancel(s.model_run);
   EmbeddedSentence queries;
   try {
     queries = query_tokens(s, next.model, next.sentence);

@@ -21,6 +21,7 @@
 #include "family_views.h"
 #include "views.h"
 #include "view_numbers.h"
+#include "model_run.h"
 #include "../train/train_session.h"
 
 namespace attn {
@@ -285,6 +286,7 @@ struct AppState {
   CostState cost;
   BuildState build;
   ViewNumbers views;         // the numbers the views show beyond the core's traces (view_numbers.h), per revision
+  ModelRun model_run;        // where the loaded model's forward runs, what it computes now and last took (model_run.h)
 };
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)
@@ -319,6 +321,9 @@ AppState make_initial_state();
 
 // The public JSON of the state: inputs, and the computed results (tokens, weights, output, ...).
 nlohmann::json state_to_json(const AppState& state);
+// getState().model_run: {pending, where, last_where, last_ms, last_T, incremental_from, full_ms, full_T, dropped,
+// note, error[, pending_sentence, full_because]} (model_run.h).
+nlohmann::json model_run_json(const AppState& state);
 // Its light part: the inputs, the token lists, the error and revision; no computed matrices.
 nlohmann::json inputs_to_json(const AppState& state);
 
@@ -333,6 +338,10 @@ std::string weights_csv(const AppState& state);
 // The query tokens `sentence` has under `model` (the hand-made lexicon or a loaded tokenizer);
 // throws std::invalid_argument for text the model cannot read.
 EmbeddedSentence query_tokens(const AppState& state, const std::string& model, const std::string& sentence);
+
+// The token ids a loaded model reads for `sentence` (a BOS where it has one); throws std::invalid_argument
+// for an empty text or one past what the model reads here.
+std::vector<int> model_token_ids(const LoadedModel& m, const std::string& sentence);
 
 // Index of the first token whose lowercased text is `word` (case-insensitive), or -1.
 int find_token(const EmbeddedSentence& sentence, const std::string& word);

@@ -221,7 +221,13 @@ NextStripTexts next_strip_texts(const AppState& state) {
     return t;
   }
   t.title = "Next token after " + tokens[static_cast<std::size_t>(at)].text + ", by the whole model" +
-            (state.model.effect.shown ? " with your changes" : "");
+            (state.model.effect.shown ? " with your changes" : "") + (state.model_run.pending ? " (updating…)" : "");
+  const bool last = at == static_cast<int>(tokens.size()) - 1;
+  t.writes = last && !state.model_run.pending;
+  t.write = state.model_run.pending ? "Wait for the new text: its predictions come with it."
+            : last ? "Write with the model: click a token to add it to the end of the text (each new token computes "
+                     "only its own row of every layer: the keys and values of the others are kept)."
+                   : "Select the text's last token to write with the model: a click on a prediction then adds it to the text.";
   t.note = "Each bar: the probability the model gives this token as the next one, from the text up to here (every "
            "layer and head, not the chosen head alone).";
   if (state.inputs.model == kBuiltInTrainedModel) {

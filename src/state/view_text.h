@@ -73,6 +73,8 @@ std::vector<NextTokenRow> next_tokens(const AppState& state, int k = kShownNextT
 struct NextStripTexts {
   std::string title, note, trained_here;
   std::string prompt;  // where there is nothing to show: why, and (an encoder) how to ask (type its mask token)
+  std::string write;   // a decoder's: how to write with it (a click adds the token to the text), or why not now
+  bool writes = false; // a click on a token adds it to the text (a decoder, the text's last token selected)
 };
 NextStripTexts next_strip_texts(const AppState& state);
 // The strip's prediction at `position` in words: "after 'it' the model's likeliest next token" (a

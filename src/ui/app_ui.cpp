@@ -247,7 +247,7 @@ nlohmann::json view_data(AppState& state) {
   j["controls"] = control_texts_json(state);  // what the controls column says of its switches
   if (const NextStripTexts strip = next_strip_texts(state); !strip.title.empty() || !strip.prompt.empty())
     j["next_strip"] = {{"title", strip.title}, {"note", strip.note}, {"trained_here", strip.trained_here},
-                       {"prompt", strip.prompt}};
+                       {"prompt", strip.prompt}, {"write", strip.write}, {"writes", strip.writes}};
   // The learner's changes inside the model and what they did, as the strip (or the Weights view) says it.
   if (const InterventionTexts edits = intervention_texts(state); !edits.entries.empty() || !edits.note.empty()) {
     nlohmann::json entries = nlohmann::json::array();
@@ -361,7 +361,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
     ImGui::End();
     ImGui::PopStyleVar();
     explanations_end_frame();
-    if (next != state.inputs) apply_inputs(state, next, now);
+    if (next != state.inputs) apply_inputs_in_background(state, next, now);  // a new text: the model's worker computes it
     return;
   }
   // Presentation mode: the view's explanations in a column beside it (under it when narrow), kept
@@ -419,7 +419,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
 
   if (ui.cost.measure_again) state.cost.run = CostRun(state.inputs.backend);  // "Measure again"
   ui.cost.measure_again = false;
-  if (next != state.inputs) apply_inputs(state, next, now);
+  if (next != state.inputs) apply_inputs_in_background(state, next, now);  // a new text: the model's worker computes it
   apply_train_wish(state, ui.train, now);
 }
 

@@ -22,9 +22,10 @@ namespace {
 // A text box whose typing is kept while it is invalid (TextBox, ui_state.h: the state keeps its last
 // good sentence). Returns true when the text changed this frame.
 bool sentence_box(const char* label, const std::string& current, unsigned revision, TextBox& box) {
-  if (box.synced_revision != revision && !box.active) {  // changed elsewhere (URL, API, reset)
+  if ((box.synced_revision != revision || box.synced_text != current) && !box.active) {  // changed elsewhere (URL, API, reset, the strip)
     std::snprintf(box.buffer, sizeof box.buffer, "%s", current.c_str());
     box.synced_revision = revision;
+    box.synced_text = current;
   }
   ImGui::SetNextItemWidth(-1);
   const bool edited = ImGui::InputText(label, box.buffer, sizeof box.buffer);
@@ -38,6 +39,26 @@ void error_line(const AppState& state, const char* key) {
   ImGui::TextWrapped("%s", state.error.c_str());
   ImGui::PopStyleColor();
   hint("The views still show the last valid sentence.");
+}
+
+// Where the loaded model's forward runs and whether the views wait for a newer text: "updating…" while
+// the worker computes it (the views show the last complete text), why the page computes where it does.
+void model_run_line(const AppState& state) {
+  const ModelRun& run = state.model_run;
+  if (!real_model(state)) return;
+  if (run.pending) {
+    ImGui::PushStyleColor(ImGuiCol_Text, color(palette().warning));
+    ImGui::TextWrapped("updating… the views show the last complete text while the model reads the new one");
+    ImGui::PopStyleColor();
+    publish_item_rect("model_run:updating");
+  }
+  if (!run.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, color(palette().warning));
+    ImGui::TextWrapped("%s", run.error.c_str());
+    ImGui::PopStyleColor();
+  } else if (!run.note.empty()) {
+    hint(run.note.c_str());
+  }
 }
 
 // The query-token combo (width set by the caller).
@@ -399,9 +420,10 @@ nlohmann::json control_texts_json(const AppState& state) {
 void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence, UiState::Controls& ui) {
   TextBox& sentence = ui.phone_sentence;  // what is typed, kept while it is invalid
   if (with_sentence) {
-    if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
+    if (sentence_box("##sentence", shown_sentence(state), state.revision, sentence)) next.sentence = sentence.buffer;
     publish_item_rect("sentence");
     error_line(state, "sentence");
+    model_run_line(state);
   }
   const bool real = real_model(state);  // a decoder always masks: no switch to offer
   const ImGuiStyle& style = ImGui::GetStyle();
@@ -471,9 +493,10 @@ void draw_controls(const AppState& state, AppInputs& next, UiState::Controls& ui
   ImGui::BeginDisabled(own_problem);
   // Self-attention reads Q, K and V all from this sentence; only cross-attention splits them.
   ImGui::TextUnformatted(real ? "Text" : cross_shown(state) ? "Sentence (gives the queries)" : "Sentence (gives Q, K and V)");
-  if (sentence_box("##sentence", state.inputs.sentence, state.revision, sentence)) next.sentence = sentence.buffer;
+  if (sentence_box("##sentence", shown_sentence(state), state.revision, sentence)) next.sentence = sentence.buffer;
   publish_item_rect("sentence");
   error_line(state, "sentence");
+  model_run_line(state);
   word_chips(state, next);
 
   ImGui::TextUnformatted("Query token");

@@ -401,6 +401,56 @@ void draw_family_sections(const AppState& state, AppInputs& next) {
   draw_qk_norm(state);
 }
 
+namespace {
+// What a new token computes with the cache, and the measured times of the last forward (model_run.h):
+// the lines the Cost view writes and getState's view_data reads.
+struct KvUpdateTexts {
+  std::string computes, measured;
+  double new_token_score_macs = 0, full_score_macs = 0;  // per layer: one query row per head, or every row
+};
+KvUpdateTexts kv_update_texts(const AppState& state, const TransformerConfig& c, int T) {
+  KvUpdateTexts t;
+  const double H = c.n_head, hd = c.head_dim, t_keys = T;
+  t.new_token_score_macs = H * t_keys * hd;                  // q·k for every cached key, per head
+  t.full_score_macs = H * hd * t_keys * (t_keys + 1) / 2.0;  // every row again, each against the keys before it
+  char line[400];
+  if (c.causal) {
+    std::snprintf(line, sizeof line,
+                  "A new token computes its own row in every layer: one query per head against the %d keys held "
+                  "(%s multiply-adds of scores per layer), where the whole text again would be %s, and its MLP row alone.",
+                  T, grouped(static_cast<std::int64_t>(t.new_token_score_macs)).c_str(),
+                  grouped(static_cast<std::int64_t>(t.full_score_macs)).c_str());
+  } else {
+    std::snprintf(line, sizeof line, "An encoder reads both ways: a new token changes every earlier row, so each change "
+                                     "computes the whole text again (no cache helps it).");
+  }
+  t.computes = line;
+  const ModelRun& r = state.model_run;
+  if (r.last_ms < 0) return t;
+  const std::string where = r.last_where == "worker" ? "in the model's worker" : "in the page";
+  std::string m;
+  if (r.incremental_from >= r.last_T) {
+    std::snprintf(line, sizeof line, "Measured: the last change (T = %d) needed no new rows: %.1f ms %s.", r.last_T, r.last_ms,
+                  where.c_str());
+    m = line;
+  } else if (r.incremental_from > 0) {
+    std::snprintf(line, sizeof line, "Measured: the last change (T = %d) computed rows %d to %d again: %.1f ms %s.", r.last_T,
+                  r.incremental_from + 1, r.last_T, r.last_ms, where.c_str());
+    m = line;
+  } else {
+    std::snprintf(line, sizeof line, "Measured: the last change (T = %d) computed every row: %.1f ms %s.", r.last_T, r.last_ms,
+                  where.c_str());
+    m = line;
+  }
+  if (r.full_ms >= 0 && r.incremental_from != 0) {
+    std::snprintf(line, sizeof line, " The last full forward (T = %d): %.1f ms.", r.full_T, r.full_ms);
+    m += line;
+  }
+  t.measured = m;
+  return t;
+}
+}  // namespace
+
 void draw_kv_cache_section(const AppState& state) {
   const TransformerConfig* c = config_of(state);
   heading("The K/V cache");
@@ -452,6 +502,11 @@ void draw_kv_cache_section(const AppState& state) {
              .c_str());
   }
   hint("Doubling T doubles the cache of every layer without a window: it grows like T, not T².");
+  const KvUpdateTexts u = kv_update_texts(state, *c, v.T);
+  paragraph(u.computes.c_str());
+  if (!u.measured.empty()) paragraph(u.measured.c_str());
+  if (state.model_run.pending) hint("updating… the model reads the new text");
+  publish_item_rect("cost:kv_update");
 }
 
 // [SECTION] Data for getState() and the screen-reader mirror (the Heads view's: family_view_data, src/state/heads_view.cpp)
@@ -460,6 +515,7 @@ nlohmann::json kv_cache_view_data(const AppState& state) {
   const FamilyViews& f = family(state);
   if (!f.loaded) return {{"available", false}};
   const KvCacheView& v = f.cache;
+  const KvUpdateTexts u = kv_update_texts(state, *config_of(state), v.T);
   return {{"available", true},
           {"T", v.T},
           {"layers", v.n_layer},
@@ -473,7 +529,10 @@ nlohmann::json kv_cache_view_data(const AppState& state) {
           {"numbers", v.numbers},
           {"bytes", v.bytes()},
           {"bytes_unshared", v.bytes_unshared()},
-          {"bytes_no_window", v.bytes_no_window()}};
+          {"bytes_no_window", v.bytes_no_window()},
+          {"new_token", {{"text", u.computes}, {"score_macs_per_layer", u.new_token_score_macs},
+                         {"full_score_macs_per_layer", u.full_score_macs}}},
+          {"measured", u.measured}};
 }
 
 }  // namespace attn::ui

@@ -129,6 +129,9 @@ void next_token_strip(const AppState& state, AppInputs& next) {
   publish_item_rect("next");
   explain_item(texts.note.c_str());
   if (!texts.trained_here.empty()) hint(texts.trained_here.c_str());
+  if (!texts.write.empty()) hint(texts.write.c_str());
+  const LoadedModel* m = current_loaded_model(state);
+  int clicked = -1;
   const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeight();
   const ImGuiStyle& style = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -139,7 +142,13 @@ void next_token_strip(const AppState& state, AppInputs& next) {
   int hovered_row = -1;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::Dummy(ImVec2(label_width + bar_width + number_width, line));
+    ImGui::PushID(static_cast<int>(i));
+    // a button where a click writes the token (keyboard: focus it and press Enter), else a plain row
+    if (texts.writes ? ImGui::InvisibleButton("##write", ImVec2(label_width + bar_width + number_width, line))
+                     : (ImGui::Dummy(ImVec2(label_width + bar_width + number_width, line)), false))
+      clicked = static_cast<int>(i);
+    ImGui::PopID();
+    if (texts.writes) publish_item_rect(("next:" + std::to_string(i)).c_str());
     if (ImGui::IsItemHovered()) hovered_row = static_cast<int>(i);
     const std::string label = fit_text(rows[i].text, label_width - style.ItemSpacing.x);
     const float lw = ImGui::CalcTextSize(label.c_str()).x;
@@ -156,6 +165,15 @@ void next_token_strip(const AppState& state, AppInputs& next) {
     const NextTokenRow& row = rows[static_cast<std::size_t>(i)];
     ImGui::Text("Token %d, “%s”: probability %.4f", row.id, row.text.c_str(), static_cast<double>(row.p));
   });
+  if (clicked >= 0 && m) {  // the text grows by the token; its new last token is selected
+    const std::string text = shown_sentence(state) + m->tokenizer->decode({rows[static_cast<std::size_t>(clicked)].id});
+    try {
+      next.token = static_cast<int>(model_token_ids(*m, text).size()) - 1;
+      next.sentence = text;
+    } catch (const std::invalid_argument&) {
+      next.sentence = text;  // past what the model reads: refused, with its message under the text box
+    }
+  }
   intervention_list(state, next);
 }
 

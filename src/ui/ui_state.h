@@ -12,6 +12,7 @@ namespace attn::ui {
 struct TextBox {
   char buffer[4200] = {};
   unsigned synced_revision = ~0u;  // the state revision the buffer was last filled from
+  std::string synced_text;         // ... and the text (a text the model's worker computes comes before its revision)
   bool active = false;             // being typed in (last frame)
 };
 

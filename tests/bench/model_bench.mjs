@@ -8,7 +8,11 @@
 // (attentionExplainer.benchModel: every layer and head, the trace the views keep, the LM head at the
 // selected position only; tests/bench/native_bench.cpp --forward has it over every position) at
 // T = 64 and 256 with GFLOP/s, and
-// the wasm memory (Module.HEAPU8.length) after the load and after each forward, against the file.
+// the wasm memory (Module.HEAPU8.length) after the load and after each forward, against the file; for a
+// decoder, appending one token at T = 64 and 256 (writeToken's round trip through the model's worker, in
+// full and incremental, beside the page's own full forward) and typing 30 characters into the text box
+// (the gaps between frames, and the new text on screen after the last key). GPT-2 small's shape:
+// --models gpt2-f32.
 // Prints a table (stdout), adds "models" to results.json. Not a test: slow numbers never fail it.
 // The folders are written by tests/models/make_family_model.py (make_model.py for GPT-2,
 // make_encoder_model.py for BERT) under
@@ -113,6 +117,57 @@ async function benchOne(browser, serverUrl, key) {
       const heap = await page.evaluate(() => Module.HEAPU8.length);
       forward.push({ T, ms: r.ms, gflops: r.flops / 1e9, gflop_per_s: r.flops / 1e6 / r.ms, heap_after: heap, heap_ratio: heap / weightsBytes });
     }
+    // Appending one token (a causal model), in the model's worker as a learner gets it: writeToken at T
+    // tokens to the frame that shows the new text, twice (the worker's first text computes every row, its
+    // cache empty; the second only the new one): the round trip and the worker's own forward
+    // (model_run.last_ms). Beside it the page's own full forward of T + 1 tokens (benchModel).
+    const append = [];
+    if (load.model.causal !== false) {
+      for (const T of Ts) {
+        log(`${key}: append one token at T = ${T}`);
+        const full = await page.evaluate((t) => window.attentionExplainer.benchModel({ T: t + 1, reps: t >= 256 ? 1 : 3 }), T);
+        const inWorker = await page.evaluate(async (t) => {
+          const api = window.attentionExplainer, frame = () => new Promise((res) => requestAnimationFrame(res));
+          for (let i = 0; i < 600 && api.getState().model_run.where !== "worker"; i++) await frame();
+          const words = "the quick brown fox jumps over the lazy dog while".split(" ");
+          let n = t;
+          const textOf = (k) => Array.from({ length: k }, (_, i) => words[i % words.length]).join(" ");
+          while (n > 1 && api.setState({ sentence: textOf(n) }).tokens.length > t - 1) n -= 1;
+          const write = async () => {
+            const s = api.setState({ token: api.getState().tokens.length - 1, view: "heads" });
+            await frame();
+            const t0 = performance.now();
+            api.writeToken(s.next[0].id);
+            while (api.getState().model_run.pending) await frame();
+            await frame();
+            const r = api.getState().model_run;
+            return { T: r.last_T, ms: performance.now() - t0, worker_ms: r.last_ms, where: r.last_where, from: r.incremental_from };
+          };
+          return { first: await write(), second: await write() };
+        }, T);
+        append.push({ T, page_full_ms: full.ms, worker: inWorker });
+      }
+      // Typing 30 characters 60 ms apart into the real text box at T ≈ 20: the gaps between frames, and the
+      // time from the last key to the frame that shows the new text.
+      log(`${key}: typing 30 characters`);
+      await page.evaluate(() => window.attentionExplainer.setState({ view: "weights", sentence: "The animal didn't cross the street because it was tired and" }));
+      const box = await page.evaluate(() => window.attentionExplainer.itemRect("sentence"));
+      await page.mouse.click(box.x + box.w / 2, box.y + box.h / 2);
+      await page.keyboard.press("End");
+      await page.evaluate(() => { window.benchFrames = []; const step = (t) => { window.benchFrames.push(t); if (!window.benchStop) requestAnimationFrame(step); }; window.benchStop = false; requestAnimationFrame(step); });
+      await page.keyboard.type(" so the cat sat on the red mat", { delay: 60 });
+      const typing = await page.evaluate(async () => {
+        const api = window.attentionExplainer, t0 = performance.now();
+        while (api.getState().model_run.pending) await new Promise((res) => requestAnimationFrame(res));
+        await new Promise((res) => requestAnimationFrame(res));
+        const settle_ms = performance.now() - t0;
+        window.benchStop = true;
+        const f = window.benchFrames, gaps = f.slice(1).map((t, i) => t - f[i]).sort((a, b) => a - b);
+        const at = (q) => gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))];
+        return { frames: f.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: gaps[gaps.length - 1], settle_ms, T: api.getState().tokens.length };
+      });
+      append.push({ typing });
+    }
     // What a learner does with it: the longest text the page takes (128 tokens, kMaxTokens) typed in, the heads view drawn,
     // then another layer chosen (its detail recomputed from the trace's streams). Timed: setState to the
     // frame after it.
@@ -139,7 +194,7 @@ async function benchOne(browser, serverUrl, key) {
     pageText.heap_ratio = pageText.heap_after / weightsBytes;
     const heapPeak = await page.evaluate(() => Module.HEAPU8.length);
     return { key, label: MODELS[key].label, model: load.model, weights_file_bytes: weightsBytes, load_ms: load.load_ms,
-      file_to_first_frame_ms: load.file_to_first_frame_ms, frame_error: load.frame_error, forward, page_text: pageText, heap_at_start: heapAtStart, heap_after_load: load.heap_after_load,
+      file_to_first_frame_ms: load.file_to_first_frame_ms, frame_error: load.frame_error, forward, append, page_text: pageText, heap_at_start: heapAtStart, heap_after_load: load.heap_after_load,
       heap_peak: heapPeak, peak_memory_ratio: heapPeak / weightsBytes, load_memory_ratio: load.heap_after_load / weightsBytes,
       js_heap_after_load: jsAfterLoad, js_heap_end: await jsHeap(page), page_errors: errors };
   } finally {
@@ -166,6 +221,14 @@ function table(results) {
         f.T === 64 && r.key.startsWith("smollm2") ? `goal < ${GOALS.forward_T64_ms} ms: ${f.ms < GOALS.forward_T64_ms ? "met" : "NOT met"}` : ""],
       [`  wasm memory after it`, `${mib(f.heap_after)} = ${fmt(f.heap_ratio, 2)} × the file`,
         r.key.endsWith("bf16") ? `goal ≤ ${GOALS.peak_memory_ratio_16bit}×: ${f.heap_ratio <= GOALS.peak_memory_ratio_16bit ? "met" : "NOT met"}` : "(F32 file: for comparison)"]]),
+      ...(r.append || []).filter((a) => a.T).flatMap((a) => [[`append one token at T ≈ ${a.T}: the page's full forward of T + 1`, `${fmt(a.page_full_ms, 1)} ms`, ""],
+      [`  in the model's worker, writeToken to its frame: in full (cold cache, T = ${a.worker.first.T})`,
+        `${fmt(a.worker.first.ms, 1)} ms (the forward there ${fmt(a.worker.first.worker_ms, 1)} ms, from row ${a.worker.first.from})`, ""],
+      [`  in the model's worker, writeToken to its frame: incremental (T = ${a.worker.second.T})`,
+        `${fmt(a.worker.second.ms, 1)} ms (the forward there ${fmt(a.worker.second.worker_ms, 1)} ms, from row ${a.worker.second.from})`, ""]]),
+      ...(r.append || []).filter((a) => a.typing).map(({ typing: t }) => [`typing 30 characters 60 ms apart (T ≈ ${t.T}): frame gaps`,
+        `p50 ${fmt(t.p50, 0)} / p90 ${fmt(t.p90, 0)} / p99 ${fmt(t.p99, 0)} / max ${fmt(t.max, 0)} ms over ${t.frames} frames`,
+        `the new text on screen ${fmt(t.settle_ms, 0)} ms after the last key`]),
       [`the page's own text (T = ${r.page_text.T}) in the heads view, then layer ${Math.floor(r.model.layers / 2)}`,
         `${fmt(r.page_text.text_ms, 0)} ms, then ${fmt(r.page_text.layer_ms, 0)} ms`, ""],
       [`  wasm memory after it (the run's peak)`, `${mib(r.page_text.heap_after)} = ${fmt(r.page_text.heap_ratio, 2)} × the file`,

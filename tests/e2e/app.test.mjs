@@ -31,7 +31,7 @@ test("page loads with no console error; 'it' attends most to 'animal'", async ()
   await context.close();
 });
 
-test("the first page load is under 1 MB gzip; the train worker and model files only come on request", async () => {
+test("the first page load is under 1 MB gzip; the train and model workers and model files only come on request", async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const bodies = [];
@@ -44,7 +44,7 @@ test("the first page load is under 1 MB gzip; the train worker and model files o
   console.log(`first load: ${files.length} files, ${(total / 1024).toFixed(0)} KiB gzip: ` +
     files.map(([name, bytes]) => `${name} ${(bytes / 1024).toFixed(0)}`).join(", "));
   assert.ok(total < 1e6, `${total} bytes gzip`);
-  assert.ok(!files.some(([name]) => /train_worker|safetensors|fflate/.test(name)), files.map(([n]) => n).join(" "));
+  assert.ok(!files.some(([name]) => /train_worker|model_worker|safetensors|fflate/.test(name)), files.map(([n]) => n).join(" "));
   // the train view asks for its worker
   const more = bodies.length;
   await page.evaluate(() => window.attentionExplainer.setState({ view: "train" }));

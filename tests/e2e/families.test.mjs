@@ -293,7 +293,7 @@ test("kept downloads: a reload loads without the hub; Remove empties the storage
   let s = await explainer(page, (r) => window.attentionExplainer.unloadModel(r), repo);
   assert.equal(s.model, "handmade");
   assert.ok(!s.models.some((m) => m.name === repo));
-  assert.match(await page.evaluate(() => { try { window.attentionExplainer.modelTrace({ text: "a" }); return "traced"; } catch (e) { return e.message; } }), /load a model first/);
+  assert.match(await page.evaluate(async () => { try { await window.attentionExplainer.modelTrace({ text: "a" }); return "traced"; } catch (e) { return e.message; } }), /load a model first/);
   assert.equal((await explainer(page, () => window.attentionExplainer.setState({ view: "weights" }))).view, "weights");
   // Remove: the files leave the storage
   await page.evaluate(() => window.Module.forgetKeptModel("test/llama-public", "main"));

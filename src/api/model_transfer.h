@@ -1,0 +1,42 @@
+// A loaded model's weights and a forward's trace as bytes, for the model's Web Worker (the page moves
+// the weights into the worker once; the worker sends each trace back). Not a file format: both ends
+// are the same build, the header is JSON and the numbers are the tensors' own bytes, in one fixed order.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../core/transformer.h"
+
+namespace attn {
+
+// One tensor's bytes as the model holds them (Weights in their dtype, norm vectors as floats).
+struct TensorBytes {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
+struct TensorDestination {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+// The config and every tensor's dtype and shape, as JSON text; the tensors' bytes in the same order.
+std::string transformer_header(const Transformer& model);
+std::vector<TensorBytes> transformer_tensors(const Transformer& model);
+// The receiving end: a model with every tensor allocated as the header says (zeros), and where each
+// tensor's bytes go, in transformer_tensors' order. Throws std::invalid_argument for a bad header.
+std::unique_ptr<Transformer> transformer_from_header(const std::string& header);
+std::vector<TensorDestination> transformer_slots(Transformer& model);
+
+// A trace without an intervention (what the worker computes): its header (JSON text: ids, summaries,
+// shapes, next tokens) and its numbers (thumbnails, streams, final_normed, one after another).
+struct PackedTrace {
+  std::string header;
+  std::vector<float> numbers;
+};
+PackedTrace pack_trace(const ModelTrace& trace);
+// Throws std::invalid_argument when `count` floats at `numbers` are not what the header says.
+ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count);
+
+}  // namespace attn

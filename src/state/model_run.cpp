@@ -1,0 +1,147 @@
+// Where a loaded model's forward runs (model_run.h): the worker's requests and answers, and the page's own
+// incremental forward when no worker runs.
+#include "model_run.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "app_state.h"
+
+namespace attn {
+
+namespace {
+
+void note_forward(ModelRun& run, const std::string& where, double ms, int T, int from, bool causal) {
+  run.last_where = where;
+  run.last_ms = ms;
+  run.last_T = T;
+  run.incremental_from = from;
+  run.causal = causal;
+  if (from == 0) run.full_ms = ms, run.full_T = T;
+}
+
+}  // namespace
+
+std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedModel& model, const std::vector<int>& ids,
+                                                    const ForwardOptions& options) {
+  if (run.arrived && run.arrived_weights == model.model && run.arrived->token_ids == ids) return run.arrived;
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  int from = 0;
+  // No LM head rows at all rather than none from T on: the same trace, and options that stay the same
+  // as T grows (the cache is kept only for the same options).
+  ForwardOptions same = options;
+  if (same.predict_from >= static_cast<int>(ids.size())) same.top_k = 0, same.predict_from = 0;
+  auto trace = std::make_shared<const ModelTrace>(run.page_forward ? run.page_forward(*model.model, ids, *run.cache, same, &from)
+                                                                    : transformer_forward(*model.model, ids, same));
+  note_forward(run, "page", std::chrono::duration<double, std::milli>(clock::now() - t0).count(), static_cast<int>(ids.size()),
+               from, model.model->config.causal);
+  return trace;
+}
+
+void model_run_cancel(ModelRun& run) {
+  if (run.pending) ++run.seq;  // an answer still on its way is for text no longer asked
+  run.pending = false;
+  run.pending_weights.reset();
+  run.pending_sentence.clear();
+  run.pending_model.clear();
+}
+
+const std::string& shown_sentence(const AppState& state) {
+  return state.model_run.pending ? state.model_run.pending_sentence : state.inputs.sentence;
+}
+
+bool apply_inputs_in_background(AppState& state, const AppInputs& next_in, double now) {
+  ModelRun& run = state.model_run;
+  AppInputs next = next_in;
+  const LoadedModel* loaded = find_model(state, next.model);
+  const bool new_text = next.sentence != state.inputs.sentence;
+  if (!loaded || !run.post || next.model != state.inputs.model || !new_text || state.model.forward_model != loaded->model) {
+    if (next.model != state.inputs.model || new_text) model_run_cancel(run);
+    return apply_inputs(state, next, now);
+  }
+  std::vector<int> ids;
+  try {
+    ids = model_token_ids(*loaded, next.sentence);
+  } catch (const std::invalid_argument&) {  // empty, or past what the model reads: refused with its message
+    model_run_cancel(run);
+    return apply_inputs(state, next, now);
+  }
+  const bool asked = run.pending && run.pending_model == next.model && run.pending_sentence == next.sentence &&
+                     run.pending_weights == loaded->model;
+  if (!asked) {
+    ++run.seq;
+    run.pending = true;
+    run.pending_model = next.model;
+    run.pending_sentence = next.sentence;
+    run.pending_weights = loaded->model;
+    run.error.clear();
+    run.post(*loaded, ids, run.seq);
+  }
+  run.pending_token = next.token;
+  // The rest of the change applies now; the text and its token when the answer comes.
+  next.sentence = state.inputs.sentence;
+  next.token = state.inputs.token;
+  if (next == state.inputs) return true;
+  return apply_inputs(state, next, now);
+}
+
+bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, double ms, int recomputed_from,
+                       double now) {
+  ModelRun& run = state.model_run;
+  if (!run.pending || seq != run.seq) {
+    ++run.dropped;  // for text that has changed since
+    return false;
+  }
+  const LoadedModel* m = find_model(state, run.pending_model);
+  if (!m || m->model != run.pending_weights || state.inputs.model != run.pending_model) {
+    ++run.dropped;
+    model_run_cancel(run);
+    return false;
+  }
+  note_forward(run, "worker", ms, static_cast<int>(trace->token_ids.size()), recomputed_from, m->model->config.causal);
+  run.arrived = std::move(trace);
+  run.arrived_weights = m->model;
+  AppInputs next = state.inputs;
+  next.sentence = run.pending_sentence;
+  next.token = run.pending_token;
+  run.pending = false;
+  run.pending_weights.reset();
+  const bool ok = apply_inputs(state, next, now);
+  run.arrived.reset();
+  run.arrived_weights.reset();
+  if (!ok) run.error = state.error;
+  return ok;
+}
+
+namespace {
+// The pending text computed here instead (the worker could not).
+void compute_pending_here(AppState& state, double now) {
+  ModelRun& run = state.model_run;
+  if (!run.pending) return;
+  AppInputs next = state.inputs;
+  next.sentence = run.pending_sentence;
+  next.token = run.pending_token;
+  const bool same_model = state.inputs.model == run.pending_model;
+  model_run_cancel(run);
+  if (same_model) apply_inputs(state, next, now);
+}
+}  // namespace
+
+void model_run_request_failed(AppState& state, unsigned seq, const std::string& why, double now) {
+  ModelRun& run = state.model_run;
+  if (!run.pending || seq != run.seq) return;
+  run.error = "The model's worker could not compute this text (" + why + "): it was computed in the page.";
+  compute_pending_here(state, now);
+}
+
+void model_run_worker_failed(AppState& state, const std::string& why, double now) {
+  ModelRun& run = state.model_run;
+  run.post = nullptr;
+  run.worker = false;
+  run.note = "The model's worker stopped (" + why + "): the forward runs in the page, and a long text may pause it.";
+  run.error = run.note;
+  compute_pending_here(state, now);
+}
+
+}  // namespace attn

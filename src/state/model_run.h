@@ -1,0 +1,75 @@
+// Where a loaded model's forward runs and what it last did: in the model's Web Worker (the page posts
+// the text's token ids and shows the last complete result, "updating…", until the answer comes) or
+// here, between frames, with the same incremental forward. Not the worker (src/worker/model_worker.cpp)
+// and not the page's glue (src/app/js_model_api.cpp): a hook set by the platform edge posts requests.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../api/model_files.h"
+#include "../core/transformer.h"
+
+namespace attn {
+
+struct AppState;
+struct AppInputs;
+
+struct ModelRun {
+  // Posts the forward of `ids` by `model` to the worker under `seq` (set by the platform edge while its
+  // worker runs; null: the forward runs here, in the page).
+  std::function<void(const LoadedModel& model, const std::vector<int>& ids, unsigned seq)> post;
+  bool worker = false;     // the worker computes (post is set)
+  std::string note;        // why the page computes instead (the worker could not start, stopped), "" when it does not
+  std::string error;       // the last failure a learner should read ("" none): the last good result stays on screen
+  // The text the worker computes now (pending): the views show the last complete result until it comes.
+  bool pending = false;
+  unsigned seq = 0;        // the last request's number: an answer with another one is for older text, dropped
+  std::string pending_model, pending_sentence;
+  int pending_token = 0;
+  std::shared_ptr<const Transformer> pending_weights;
+  // The worker's answer, taken by the next apply_inputs for the same weights and ids.
+  std::shared_ptr<const ModelTrace> arrived;
+  std::shared_ptr<const Transformer> arrived_weights;
+  int dropped = 0;         // answers dropped: for text that changed since, or a model unloaded or replaced
+  // The last forward of the shown text: where, its ms (to the trace, without the views' own numbers), its
+  // T and the first position computed again (0: all; T: none), and the last forward computed in full.
+  std::string last_where;  // "worker" | "page" ("" before the first)
+  double last_ms = -1;
+  int last_T = 0, incremental_from = -1;
+  double full_ms = -1;
+  int full_T = 0;
+  bool causal = true;      // the last forward's model masks later keys (an encoder computes every row again)
+  // The forward the page runs itself when no worker does: the incremental one where the program links it (the
+  // native app sets it), else the whole forward (the page's wasm leaves the incremental one to the worker's, so
+  // the first load stays under 1 MB), with the page's own cache.
+  using PageForward = ModelTrace (*)(const Transformer&, const std::vector<int>&, ForwardCache&, const ForwardOptions&, int*);
+  PageForward page_forward = nullptr;
+  std::shared_ptr<ForwardCache> cache = std::make_shared<ForwardCache>();
+};
+
+// The shown text's forward by `model` for `ids`: the worker's answer when it is for these, else computed
+// here (run.page_forward with the page's cache, or in full; timed into run). Throws what transformer_forward throws.
+std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedModel& model, const std::vector<int>& ids,
+                                                    const ForwardOptions& options);
+
+// Applies the learner's change like apply_inputs, except that a new text for the shown loaded model, while a
+// worker runs, is posted to it instead of computed: the rest of the change applies now, the text when its
+// answer comes (model_run_arrived). Returns apply_inputs' answer (true for a posted text).
+bool apply_inputs_in_background(AppState& state, const AppInputs& next, double now);
+// The worker's answer for request `seq`: applied when it is the latest and its model is still the one asked;
+// else dropped (counted). Returns true when applied.
+bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, double ms, int recomputed_from,
+                       double now);
+// The worker failed for request `seq` (its message): the text is computed here instead, the error kept.
+void model_run_request_failed(AppState& state, unsigned seq, const std::string& why, double now);
+// The worker could not start or stopped: the page computes from now on and says why; a text the worker had
+// is computed here.
+void model_run_worker_failed(AppState& state, const std::string& why, double now);
+// Forgets the text the worker computes (another text or model was applied directly, or the model went).
+void model_run_cancel(ModelRun& run);
+// The text box's text: the text the worker computes while one is pending, else the shown one.
+const std::string& shown_sentence(const AppState& state);
+
+}  // namespace attn

@@ -1,0 +1,127 @@
+// The loaded model's Web Worker (web only; web/model_worker.js loads it): the models the page moved in
+// (model_transfer.h), the incremental forward of the shown text with its cache, and modelTrace's numbers.
+// No window, no ImGui, no tokenizer: the page sends token ids and reads the answers.
+#include <emscripten/emscripten.h>
+
+#include <chrono>
+#include <limits>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../api/model_json.h"
+#include "../api/model_transfer.h"
+#include "../core/transformer.h"
+
+namespace {
+std::map<int, std::unique_ptr<attn::Transformer>> g_models;
+std::unique_ptr<attn::Transformer> g_arriving;  // the model whose tensors the page is copying in
+int g_arriving_id = -1;
+std::vector<attn::TensorDestination> g_slots;
+attn::ForwardCache g_cache;  // the shown text's: one model at a time (another model starts it afresh)
+std::string g_reply;
+attn::PackedTrace g_packed;
+
+const char* reply(const nlohmann::json& j) {
+  g_reply = j.dump();
+  return g_reply.c_str();
+}
+
+const attn::Transformer& model_of(int id) {
+  const auto it = g_models.find(id);
+  if (it == g_models.end()) throw std::invalid_argument("the worker has no model " + std::to_string(id));
+  return *it->second;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+// A model begins: its header (transformer_header) → {"tensors": [bytes of each]} or {"error"}.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_model_begin(int id, const char* header) {
+  try {
+    g_slots.clear();
+    g_arriving = attn::transformer_from_header(header);
+    g_arriving_id = id;
+    g_slots = attn::transformer_slots(*g_arriving);
+    nlohmann::json sizes = nlohmann::json::array();
+    for (const attn::TensorDestination& s : g_slots) sizes.push_back(s.bytes);
+    return reply({{"tensors", sizes}});
+  } catch (const std::exception& e) {
+    g_arriving.reset();
+    return reply({{"error", e.what()}});
+  }
+}
+
+// Where tensor i's bytes go (the page copies them there).
+extern "C" EMSCRIPTEN_KEEPALIVE void* mw_model_slot(int i) {
+  return i >= 0 && i < static_cast<int>(g_slots.size()) ? g_slots[static_cast<std::size_t>(i)].data : nullptr;
+}
+
+// Every tensor arrived: the model is ready under its id.
+extern "C" EMSCRIPTEN_KEEPALIVE int mw_model_finish() {
+  if (!g_arriving) return 0;
+  g_models[g_arriving_id] = std::move(g_arriving);
+  g_slots.clear();
+  return 1;
+}
+
+extern "C" EMSCRIPTEN_KEEPALIVE void mw_model_drop(int id) {
+  const auto it = g_models.find(id);
+  if (it == g_models.end()) return;
+  if (g_cache.model == it->second.get()) g_cache.clear();
+  g_models.erase(it);
+}
+
+// The shown text's forward, {"model": id, "ids": [...]} → {"header", "count", "ms", "recomputed_from"} (the
+// trace's numbers at mw_numbers()) or {"error"}: every layer and head, no LM head rows (the page runs
+// the head on the row it shows).
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_forward(const char* request_text) {
+  try {
+    const nlohmann::json request = nlohmann::json::parse(request_text);
+    const attn::Transformer& model = model_of(request.at("model").get<int>());
+    const std::vector<int> ids = request.at("ids").get<std::vector<int>>();
+    attn::ForwardOptions options;
+    options.top_k = 0;
+    const double t0 = now_ms();
+    int from = 0;
+    const attn::ModelTrace trace = attn::transformer_forward_cached(model, ids, g_cache, options, &from);
+    const double ms = now_ms() - t0;
+    g_packed = attn::pack_trace(trace);
+    return reply({{"header", g_packed.header}, {"count", g_packed.numbers.size()}, {"ms", ms}, {"recomputed_from", from}});
+  } catch (const std::bad_alloc&) {
+    return reply({{"error", "the browser refused the worker enough memory for this text"}});
+  } catch (const std::exception& e) {
+    return reply({{"error", e.what()}});
+  }
+}
+
+extern "C" EMSCRIPTEN_KEEPALIVE const float* mw_numbers() { return g_packed.numbers.data(); }
+
+// modelTrace's numbers, {"model", "ids", "top", "padding"} → {"attention": [L][H][T][T], "next": [T][[id, p]...],
+// "ms"} or {"error"} (the page adds the tokens' text and the model's name: model_trace_json).
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_trace(const char* request_text) {
+  try {
+    const nlohmann::json request = nlohmann::json::parse(request_text);
+    const attn::Transformer& model = model_of(request.at("model").get<int>());
+    const std::vector<int> ids = request.at("ids").get<std::vector<int>>();
+    const double t0 = now_ms();
+    const attn::ModelTrace trace = attn::model_trace_numbers(model, ids, request.at("top").get<int>(), request.at("padding").get<int>());
+    nlohmann::json next = nlohmann::json::array();
+    for (const std::vector<attn::NextToken>& options : trace.next) {
+      nlohmann::json row = nlohmann::json::array();
+      for (const attn::NextToken& n : options) row.push_back({n.id, n.p});
+      next.push_back(row);
+    }
+    nlohmann::json out = {{"attention", attn::attention_json(model, trace)}, {"next", next}};
+    out["ms"] = now_ms() - t0;
+    return reply(out);
+  } catch (const std::bad_alloc&) {
+    return reply({{"error", "modelTrace: the browser refused the worker enough memory for this text"}});
+  } catch (const std::exception& e) {
+    return reply({{"error", e.what()}});
+  }
+}

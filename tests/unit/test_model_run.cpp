@@ -1,0 +1,157 @@
+// Where a loaded model's forward runs (src/state/model_run.h), with a stand-in for the worker (a hook that
+// records the requests; the test answers them with the core's own forward): a new text is posted and the
+// last complete one stays shown, the answer applied when it is the latest, an older or orphaned one
+// dropped, a text past the model's positions refused at once, the worker's failure computed here; without
+// a worker the page computes incrementally and times it.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../src/api/trained_model_bytes.h"
+#include "../../src/core/corpus.h"
+#include "../../src/state/app_state.h"
+
+using namespace attn;
+
+namespace {
+
+struct Posted {
+  std::vector<int> ids;
+  unsigned seq = 0;
+};
+
+// The app with a random GPT-2 "toy" (2 layers, 32 positions) on the Train view's corpus, shown.
+AppState with_toy(std::uint64_t seed = 3) {
+  const Corpus corpus = make_corpus(1);
+  const Transformer model = random_transformer(gpt2_config(2, 2, 16, 32, static_cast<int>(corpus.vocab.size())), seed,
+                                               Dtype::F32, WeightLayout::InOut, 0.3);
+  AppState s = make_initial_state();
+  add_model(s, load_model_files("toy", trained_model_files(model, corpus)));
+  apply_state_json(s, {{"model", "toy"}, {"sentence", "the animal didn't cross the street"}}, 0.0);
+  return s;
+}
+
+// What the worker answers for a request: the same forward as the page's (no LM head rows).
+std::shared_ptr<const ModelTrace> answer(const AppState& s, const Posted& p) {
+  ForwardOptions o;
+  o.top_k = 0;
+  return std::make_shared<const ModelTrace>(transformer_forward(*find_model(s, "toy")->model, p.ids, o));
+}
+
+}  // namespace
+
+TEST_CASE("model run: a typed text goes to the worker; the last complete text stays until its answer comes") {
+  AppState s = with_toy();
+  std::vector<Posted> posted;
+  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, unsigned seq) { posted.push_back({ids, seq}); };
+  s.model_run.worker = true;
+  const std::string before = s.inputs.sentence, typed = before + " because";
+  const unsigned revision = s.revision;
+  AppInputs next = s.inputs;
+  next.sentence = typed;
+  CHECK(apply_inputs_in_background(s, next, 1.0));
+  REQUIRE(posted.size() == 1);
+  CHECK(s.model_run.pending);
+  CHECK(s.inputs.sentence == before);  // the views show the last complete text
+  CHECK(shown_sentence(s) == typed);   // the text box shows what was typed
+  CHECK(s.revision == revision);
+  CHECK(model_run_json(s)["pending"] == true);
+  // the answer: applied, the trace is the worker's
+  const auto trace = answer(s, posted[0]);
+  CHECK(model_run_arrived(s, posted[0].seq, trace, 12.5, 4, 2.0));
+  CHECK_FALSE(s.model_run.pending);
+  CHECK(s.inputs.sentence == typed);
+  CHECK(s.model.base_forward == trace);
+  CHECK(s.model_run.last_where == "worker");
+  CHECK(s.model_run.last_ms == 12.5);
+  CHECK(s.model_run.incremental_from == 4);
+  CHECK(model_run_json(s)["incremental_from"] == 4);
+}
+
+TEST_CASE("model run: an older answer, or one for a model unloaded or replaced since, is dropped") {
+  AppState s = with_toy();
+  std::vector<Posted> posted;
+  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, unsigned seq) { posted.push_back({ids, seq}); };
+  const std::string base = s.inputs.sentence;
+  AppInputs next = s.inputs;
+  next.sentence = base + " because";
+  apply_inputs_in_background(s, next, 1.0);
+  next.sentence = base + " because it";
+  apply_inputs_in_background(s, next, 1.0);
+  REQUIRE(posted.size() == 2);
+  CHECK_FALSE(model_run_arrived(s, posted[0].seq, answer(s, posted[0]), 1, 0, 2.0));  // for text changed since
+  CHECK(s.model_run.dropped == 1);
+  CHECK(s.inputs.sentence == base);
+  CHECK(model_run_arrived(s, posted[1].seq, answer(s, posted[1]), 1, 0, 2.0));
+  CHECK(s.inputs.sentence == base + " because it");
+  // replaced while it computes: a model of the same name with other weights
+  next = s.inputs;
+  next.sentence = base;
+  apply_inputs_in_background(s, next, 3.0);
+  const Posted asked = posted.back();
+  const auto old_answer = answer(s, asked);
+  const Corpus corpus = make_corpus(1);
+  add_model(s, load_model_files("toy", trained_model_files(random_transformer(gpt2_config(2, 2, 16, 32, static_cast<int>(corpus.vocab.size())), 9,
+                                                                                               Dtype::F32, WeightLayout::InOut, 0.3),
+                                                            corpus)));
+  CHECK_FALSE(model_run_arrived(s, asked.seq, old_answer, 1, 0, 4.0));
+  CHECK_FALSE(s.model_run.pending);
+  CHECK(s.model_run.dropped == 2);
+  // unloaded: setState's model (as the page's unload does) forgets the text asked
+  apply_state_json(s, {{"model", "toy"}}, 5.0);
+  next = s.inputs;
+  next.sentence = base + " because";
+  apply_inputs_in_background(s, next, 5.0);
+  REQUIRE(s.model_run.pending);
+  apply_state_json(s, {{"model", kHandmadeModel}}, 6.0);
+  CHECK_FALSE(s.model_run.pending);
+  CHECK_FALSE(model_run_arrived(s, posted.back().seq, answer(s, posted.back()), 1, 0, 7.0));
+  CHECK(s.inputs.model == kHandmadeModel);
+}
+
+TEST_CASE("model run: a text past the model's positions is refused at once; the worker's failure is computed here") {
+  AppState s = with_toy();
+  int posts = 0;
+  s.model_run.post = [&](const LoadedModel&, const std::vector<int>&, unsigned) { ++posts; };
+  const std::string good = s.inputs.sentence;
+  std::string long_text = good;
+  for (int i = 0; i < 6; ++i) long_text += " the animal didn't cross the street";
+  AppInputs next = s.inputs;
+  next.sentence = long_text;
+  CHECK_FALSE(apply_inputs_in_background(s, next, 1.0));
+  CHECK(posts == 0);
+  CHECK(s.inputs.sentence == good);
+  CHECK(s.error.find("reads at most 32") != std::string::npos);
+  // the worker stops while it computes a text: the page computes it, and says so from now on
+  next.sentence = good + " because";
+  apply_inputs_in_background(s, next, 2.0);
+  REQUIRE(s.model_run.pending);
+  model_run_worker_failed(s, "a test", 3.0);
+  CHECK_FALSE(s.model_run.pending);
+  CHECK(s.inputs.sentence == good + " because");
+  CHECK(s.model_run.last_where == "page");
+  CHECK(s.model_run.note.find("worker stopped (a test)") != std::string::npos);
+  CHECK_FALSE(s.model_run.post);
+}
+
+TEST_CASE("model run: without a worker the native app computes incrementally, the same numbers as the whole forward") {
+  AppState s = with_toy();
+  s.model_run.page_forward = transformer_forward_cached;  // as the native app sets it
+  const std::string base = "the animal didn't cross the street because it was tired";
+  apply_state_json(s, {{"sentence", base}}, 1.0);
+  const int T0 = static_cast<int>(s.model.token_ids.size());
+  apply_state_json(s, {{"sentence", base + " . it refers to the"}}, 1.0);
+  CHECK(s.model_run.last_where == "page");
+  CHECK(s.model_run.incremental_from > 0);
+  CHECK(s.model_run.incremental_from <= T0);
+  CHECK(s.model_run.last_ms >= 0);
+  ForwardOptions o;
+  o.top_k = 0;
+  const ModelTrace whole = transformer_forward(*find_model(s, "toy")->model, s.model.token_ids, o);
+  CHECK((s.model.base_forward->final_normed.array() == whole.final_normed.array()).all());
+  REQUIRE(s.model.base_forward->streams.size() == whole.streams.size());
+  for (std::size_t i = 0; i < whole.streams.size(); ++i)
+    CHECK((s.model.base_forward->streams[i].array() == whole.streams[i].array()).all());
+}

@@ -1,0 +1,108 @@
+// The loaded model's Web Worker: loads the forward's own wasm (src/worker/model_worker.cpp), holds the
+// models the page moves in, and computes the shown text's forward (incrementally: a longer text computes
+// its new rows) and modelTrace's numbers, so the page's main thread never waits for a forward. Messages:
+// the page → {type: "load", flavour, wasmSuffix} once; {type: "model", id, header, tensors: [ArrayBuffer]};
+// {type: "drop", id}; {type: "forward", seq, model, ids} (only the latest waiting one is computed);
+// {type: "trace", seq, model, ids, top, padding}; the worker → {type: "ready"} | {type: "failed", why} |
+// {type: "model", id, error?} | {type: "forward", seq, header, numbers, ms, recomputed_from} or {..., error} |
+// {type: "trace", seq, result} or {..., error}.
+"use strict";
+
+let ready = false;
+const queue = [];  // messages that came before the wasm was ready
+let latestForward = null;  // the newest forward asked for: older ones waiting are for text since changed
+
+function call(name, ret, types, args) {
+  return Module.ccall(name, ret, types, args);
+}
+
+function onHeap(text, fn) {  // a request on the heap, not ccall's small stack (ids of long texts)
+  const size = Module.lengthBytesUTF8(text) + 1;
+  const pointer = Module._malloc(size);
+  try {
+    Module.stringToUTF8(text, pointer, size);
+    return JSON.parse(fn(pointer));
+  } finally {
+    Module._free(pointer);
+  }
+}
+
+function receiveModel({ id, header, tensors }) {
+  const begun = onHeap(header, (p) => call("mw_model_begin", "string", ["number", "number"], [id, p]));
+  if (begun.error) return postMessage({ type: "model", id, error: begun.error });
+  if (begun.tensors.length !== tensors.length) return postMessage({ type: "model", id, error: "the model's tensors did not all arrive" });
+  for (let i = 0; i < tensors.length; i++) {
+    if (tensors[i].byteLength !== begun.tensors[i]) return postMessage({ type: "model", id, error: `tensor ${i}: ${tensors[i].byteLength} bytes, expected ${begun.tensors[i]}` });
+    if (!tensors[i].byteLength) continue;
+    const at = call("mw_model_slot", "number", ["number"], [i]) >>> 0;
+    Module.HEAPU8.set(new Uint8Array(tensors[i]), at);
+    tensors[i] = null;  // the page's copy goes as soon as it is in the heap
+  }
+  call("mw_model_finish", "number", [], []);
+  postMessage({ type: "model", id });
+}
+
+function forward({ seq, model, ids }) {
+  const r = onHeap(JSON.stringify({ model, ids }), (p) => call("mw_forward", "string", ["number"], [p]));
+  if (r.error) return postMessage({ type: "forward", seq, error: r.error });
+  const at = call("mw_numbers", "number", [], []) >>> 0;
+  const numbers = new Float32Array(Module.HEAPU8.buffer.slice(at, at + 4 * r.count));
+  postMessage({ type: "forward", seq, model, header: r.header, numbers, ms: r.ms, recomputed_from: r.recomputed_from },
+    [numbers.buffer]);
+}
+
+function trace({ seq, model, ids, top, padding }) {
+  const r = onHeap(JSON.stringify({ model, ids, top, padding }), (p) => call("mw_trace", "string", ["number"], [p]));
+  postMessage(r.error ? { type: "trace", seq, error: r.error } : { type: "trace", seq, result: r });
+}
+
+// A forward waits for the next turn, so a newer text that came meanwhile replaces it.
+const turns = new MessageChannel();
+turns.port1.onmessage = () => {
+  const asked = latestForward;
+  latestForward = null;
+  if (asked) forward(asked);
+};
+
+function handle(message) {
+  if (message.type === "model") receiveModel(message);
+  else if (message.type === "drop") call("mw_model_drop", null, ["number"], [message.id]);
+  else if (message.type === "forward") {
+    if (!latestForward) turns.port2.postMessage(0);
+    latestForward = message;
+  } else if (message.type === "trace") trace(message);
+  else if (message.type === "crash") throw new Error("the model worker was asked to stop (a test)");
+}
+
+self.onmessage = (event) => {
+  const message = event.data;
+  if (message.type === "load") {
+    const base = message.flavour + "/";
+    const suffix = typeof message.wasmSuffix === "string" ? message.wasmSuffix : "";
+    self.Module = {
+      locateFile: (file) => base + file + (file.endsWith(".wasm") ? suffix : ""),
+      // a renamed wasm is served as text, which streaming compilation refuses: compiled from the bytes
+      ...(suffix ? { instantiateWasm: (imports, receive) => {
+        fetch(base + "model_worker.wasm" + suffix).then((r) => { if (!r.ok) throw new Error(`HTTP ${r.status}`); return r.arrayBuffer(); })
+          .then((bytes) => WebAssembly.instantiate(bytes, imports)).then((r) => receive(r.instance, r.module))
+          .catch((e) => postMessage({ type: "failed", why: `could not load model_worker.wasm${suffix}: ${e.message}` }));
+        return {};
+      } } : {}),
+      onAbort: (what) => postMessage({ type: "failed", why: `the model's wasm stopped: ${what}` }),
+      onRuntimeInitialized: () => {
+        ready = true;
+        postMessage({ type: "ready" });
+        while (queue.length) handle(queue.shift());
+      },
+    };
+    try {
+      importScripts(base + "model_worker-wasm.js");
+    } catch (e) {
+      postMessage({ type: "failed", why: `could not load ${base}model_worker-wasm.js: ${e.message}` });
+    }
+    return;
+  }
+  if (message.type === "crash") throw new Error("the model worker was asked to stop (a test)");
+  if (!ready) queue.push(message);
+  else handle(message);
+};
