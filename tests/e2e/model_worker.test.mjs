@@ -11,7 +11,7 @@ import path from "node:path";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
-import { serveStatic, launchBrowser, openExplainer, frames, clickRect, screenshot } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, clickRect, holdKey, screenshot } from "./harness.mjs";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -65,7 +65,7 @@ test("typing computes in the worker from the first changed token; the views wait
   // a key typed into the real text box: the worker computes, the frame does not wait
   const box = await page.evaluate(() => window.attentionExplainer.itemRect("sentence"));
   await clickRect(page, box);
-  await page.keyboard.press("End");
+  await holdKey(page, "End");
   await page.keyboard.type(" w", { delay: 60 });  // the worker's first text: computed in full (its cache was empty)
   await settled(page);
   await page.keyboard.type("as", { delay: 60 });  // then from the first changed token on
@@ -167,7 +167,7 @@ test("a text past n_positions is refused with its message; the last good text st
   await loadInWorker(page);
   const box = await page.evaluate(() => window.attentionExplainer.itemRect("sentence"));
   await clickRect(page, box);
-  await page.keyboard.press("End");
+  await holdKey(page, "End");
   await page.keyboard.type(" and then the dog ran far away from the house again because it was so very tired of all the noise");
   await frames(page, 5);
   const s = await get(page);
