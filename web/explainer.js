@@ -847,6 +847,7 @@
         else if (data.type === "model" && data.error) modelWorkerFailed(`the model could not be moved in: ${data.error}`);
         else if (data.type === "forward") deliverModelRun(data);
         else if (data.type === "trace") deliverModelTrace(data);
+        else if (data.type === "bench" && workerBench) { workerBench(data.result); workerBench = null; }
       } catch (e) { console.error(e); }
     };
     modelWorker.postMessage({ type: "load", flavour: api.build, wasmSuffix });
@@ -861,6 +862,16 @@
   /** Writes with the model: token `id` added to the end of the text (as a click in the next-token strip);
    *  computed like typing, in the model's worker where it runs. Returns the text. */
   api.writeToken = (id) => modelCall("attn_model_write", ["number"], [Number(id)]).text;
+  /** Benchmark: a Promise of the model worker's own times at T tokens ({full_ms, append_ms, pack_ms,
+   *  recomputed_from}, medians of reps): the whole forward of T + 1 tokens, and appending the last one to
+   *  a cache holding T (tests/bench/model_bench.mjs). */
+  let workerBench = null;
+  api.benchModelWorker = ({ T = 64, reps = 3 } = {}) => new Promise((resolve, reject) => {
+    const asked = modelCall("attn_model_worker_bench", ["number"], [Number(T)]);
+    if (workerBench) return reject(new Error("bench: one at a time"));
+    workerBench = (r) => (r.error ? reject(new Error(r.error)) : resolve(r));
+    modelWorker.postMessage({ type: "bench", model: asked.model, ids: asked.ids, reps: Number(reps) });
+  });
   /** For tests: the model worker stops as if it crashed (its onerror runs). */
   api.stopModelWorkerForTest = () => modelWorker && modelWorker.postMessage({ type: "crash" });
   /** The folder as one zip: a Promise of {name: "trained-....zip", zip: Uint8Array} (files under the folder's name). */

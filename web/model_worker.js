@@ -3,9 +3,9 @@
 // its new rows) and modelTrace's numbers, so the page's main thread never waits for a forward. Messages:
 // the page → {type: "load", flavour, wasmSuffix} once; {type: "model", id, header, tensors: [ArrayBuffer]};
 // {type: "drop", id}; {type: "forward", seq, model, ids} (only the latest waiting one is computed);
-// {type: "trace", seq, model, ids, top, padding}; the worker → {type: "ready"} | {type: "failed", why} |
+// {type: "trace", seq, model, ids, top, padding}; {type: "bench", model, ids, reps} (tests/bench); the worker → {type: "ready"} | {type: "failed", why} |
 // {type: "model", id, error?} | {type: "forward", seq, header, numbers, ms, recomputed_from} or {..., error} |
-// {type: "trace", seq, result} or {..., error}.
+// {type: "trace", seq, result} or {..., error} | {type: "bench", result}.
 "use strict";
 
 let ready = false;
@@ -71,6 +71,10 @@ function handle(message) {
     if (!latestForward) turns.port2.postMessage(0);
     latestForward = message;
   } else if (message.type === "trace") trace(message);
+  else if (message.type === "bench") {
+    const { model, ids, reps } = message;
+    postMessage({ type: "bench", result: onHeap(JSON.stringify({ model, ids, reps }), (p) => call("mw_bench", "string", ["number"], [p])) });
+  }
   else if (message.type === "crash") throw new Error("the model worker was asked to stop (a test)");
 }
 

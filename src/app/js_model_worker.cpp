@@ -206,6 +206,25 @@ void send_model(int, const std::string&, const nlohmann::json&) {}
 }  // namespace
 #endif
 
+// The benchmark's request for the worker (tests/bench/model_bench.mjs): T + 1 token ids of the current model
+// → {"model", "ids"} for the worker's {type: "bench"}, or {"error"} where no worker runs it. Not limited to
+// the views' kMaxTokens: it times the worker's forward at lengths the page does not show.
+JS_EXPORT const char* attn_model_worker_bench(int T) {
+  try {
+    attn::AppState* s = state();
+    const attn::LoadedModel* m = s ? attn::current_loaded_model(*s) : nullptr;
+    if (!m) throw std::invalid_argument("bench: load a model first");
+    if (!g_worker_ready) throw std::invalid_argument("bench: the model's worker is not running");
+    const attn::TransformerConfig& c = m->model->config;
+    if (T < 1 || T + 1 > std::min(c.n_positions, attn::kMaxModelTokens)) throw std::invalid_argument("bench: T out of range");
+    std::vector<int> ids(static_cast<std::size_t>(T) + 1);
+    for (int i = 0; i <= T; ++i) ids[static_cast<std::size_t>(i)] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
+    return reply({{"model", worker_model(*m)}, {"ids", ids}});
+  } catch (const std::exception& e) {
+    return error_reply(e.what());
+  }
+}
+
 // Writes with the model (the next-token strip's click, for the page's API and the screen-reader mirror):
 // token `id` added to the end of the text, its new last token selected, computed like typing (in the
 // worker where it runs) → {"ok", "text"} or {"error"}.

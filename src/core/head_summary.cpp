@@ -23,46 +23,42 @@ const char* head_pattern_name(HeadPattern p) {
   return "mixed";
 }
 
-HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* values) {
-  HeadSummary s;
-  const int Tq = static_cast<int>(weights.rows()), Tk = static_cast<int>(weights.cols());
-  if (Tq == 0 || Tk == 0) return s;
-  // visible keys of row i: 0 … i under the mask (and within the matrix), else all of them
-  auto visible = [&](int i) { return causal ? std::min(i + 1, Tk) : Tk; };
-  std::vector<double> key_sum(static_cast<std::size_t>(Tk), 0.0);
-  std::vector<int> key_rows(static_cast<std::size_t>(Tk), 0);
-  double previous = 0, first = 0, self = 0, next = 0, ahead = 0, spread = 0;
-  int previous_rows = 0, first_rows = 0, self_rows = 0, next_rows = 0;
-  for (int i = 0; i < Tq; ++i) {
-    const int n = visible(i);
-    if (n < 2) continue;  // no choice: the row says nothing about the head
-    ++s.rows_used;
-    double entropy = 0;
-    for (int j = 0; j < n; ++j) {
-      const double w = std::isfinite(weights(i, j)) ? std::max(0.0f, weights(i, j)) : 0.0;
-      if (w > 0) entropy -= w * std::log(w);
-      key_sum[static_cast<std::size_t>(j)] += w;
-      ++key_rows[static_cast<std::size_t>(j)];
-    }
-    spread += entropy / std::log(static_cast<double>(n));
-    if (i >= 1 && i - 1 < n) {  // row 0's key 0 is itself: it counts for "itself" only
-      first += std::isfinite(weights(i, 0)) ? weights(i, 0) : 0.0f;
-      ++first_rows;
-    }
-    if (i >= 2 && i - 1 < n) {  // row 1's previous key is the first key: it tells the two apart for neither
-      previous += std::isfinite(weights(i, i - 1)) ? weights(i, i - 1) : 0.0f;
-      ++previous_rows;
-    }
-    if (i < n) {
-      self += std::isfinite(weights(i, i)) ? weights(i, i) : 0.0f;
-      ++self_rows;
-    }
-    if (i + 1 < n) {  // a later key is visible (never under a causal mask)
-      next += std::isfinite(weights(i, i + 1)) ? weights(i, i + 1) : 0.0f;
-      ++next_rows;
-      for (int j = i + 1; j < n; ++j) ahead += std::isfinite(weights(i, j)) ? std::max(0.0f, weights(i, j)) : 0.0f;
-    }
+void HeadSummarySums::add_row(int i, int n, const float* weights, int lo) {
+  if (n < 2) return;  // no choice: the row says nothing about the head
+  const auto at = [&](int j) { return j < lo ? 0.0f : weights[j - lo]; };
+  if (static_cast<int>(key_sum_.size()) < n) key_sum_.resize(static_cast<std::size_t>(n), 0.0), key_rows_.resize(static_cast<std::size_t>(n), 0);
+  ++rows_used_;
+  double entropy = 0;
+  for (int j = 0; j < n; ++j) {
+    const double w = std::isfinite(at(j)) ? std::max(0.0f, at(j)) : 0.0;
+    if (w > 0) entropy -= w * std::log(w);
+    key_sum_[static_cast<std::size_t>(j)] += w;
+    ++key_rows_[static_cast<std::size_t>(j)];
   }
+  spread_ += entropy / std::log(static_cast<double>(n));
+  if (i >= 1 && i - 1 < n) {  // row 0's key 0 is itself: it counts for "itself" only
+    first_ += std::isfinite(at(0)) ? at(0) : 0.0f;
+    ++first_rows_;
+  }
+  if (i >= 2 && i - 1 < n) {  // row 1's previous key is the first key: it tells the two apart for neither
+    previous_ += std::isfinite(at(i - 1)) ? at(i - 1) : 0.0f;
+    ++previous_rows_;
+  }
+  if (i < n) {
+    self_ += std::isfinite(at(i)) ? at(i) : 0.0f;
+    ++self_rows_;
+  }
+  if (i + 1 < n) {  // a later key is visible (never under a causal mask)
+    next_ += std::isfinite(at(i + 1)) ? at(i + 1) : 0.0f;
+    ++next_rows_;
+    for (int j = i + 1; j < n; ++j) ahead_ += std::isfinite(at(j)) ? std::max(0.0f, at(j)) : 0.0f;
+  }
+}
+
+HeadSummary HeadSummarySums::summary(int Tk, const Matrix* values) const {
+  HeadSummary s;
+  if (Tk == 0) return s;
+  s.rows_used = rows_used_;
   if (values && values->rows() == Tk && values->cols() > 0) {
     double mean = 0;
     for (int j = 0; j < Tk; ++j) mean += values->row(j).norm();
@@ -74,27 +70,27 @@ HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* val
     s.self = s.first = 1;
     return s;
   }
-  s.spread = static_cast<float>(spread / s.rows_used);
-  s.previous = previous_rows ? static_cast<float>(previous / previous_rows) : 0.0f;
-  s.first = first_rows ? static_cast<float>(first / first_rows) : 0.0f;
-  s.self = self_rows ? static_cast<float>(self / self_rows) : 0.0f;
-  s.next = next_rows ? static_cast<float>(next / next_rows) : 0.0f;
-  s.ahead = static_cast<float>(ahead / s.rows_used);  // every row with a choice: the last one has nothing ahead
+  s.spread = static_cast<float>(spread_ / s.rows_used);
+  s.previous = previous_rows_ ? static_cast<float>(previous_ / previous_rows_) : 0.0f;
+  s.first = first_rows_ ? static_cast<float>(first_ / first_rows_) : 0.0f;
+  s.self = self_rows_ ? static_cast<float>(self_ / self_rows_) : 0.0f;
+  s.next = next_rows_ ? static_cast<float>(next_ / next_rows_) : 0.0f;
+  s.ahead = static_cast<float>(ahead_ / s.rows_used);  // every row with a choice: the last one has nothing ahead
   // A key counts when at least half the rows see it (and kHeadMinRows): under a mask the last keys
   // are seen by a few rows only, and their choice does not make one "the" token the head looks for.
   const int min_rows = std::max(kHeadMinRows, (s.rows_used + 1) / 2);
-  for (int j = 1; j < Tk; ++j) {
+  for (int j = 1; j < std::min(Tk, static_cast<int>(key_rows_.size())); ++j) {
     const std::size_t k = static_cast<std::size_t>(j);
-    if (key_rows[k] < min_rows) continue;
-    const float share = static_cast<float>(key_sum[k] / key_rows[k]);
+    if (key_rows_[k] < min_rows) continue;
+    const float share = static_cast<float>(key_sum_[k] / key_rows_[k]);
     if (share > s.top_key_share) {
       s.top_key_share = share;
       s.top_key = j;
     }
   }
   if (s.rows_used < kHeadMinRows) s.pattern = HeadPattern::TooFew;
-  else if (previous_rows >= kHeadMinRows && s.previous >= kHeadPatternShare) s.pattern = HeadPattern::PreviousToken;
-  else if (next_rows >= kHeadMinRows && s.next >= kHeadPatternShare) s.pattern = HeadPattern::NextToken;
+  else if (previous_rows_ >= kHeadMinRows && s.previous >= kHeadPatternShare) s.pattern = HeadPattern::PreviousToken;
+  else if (next_rows_ >= kHeadMinRows && s.next >= kHeadPatternShare) s.pattern = HeadPattern::NextToken;
   else if (s.first >= kHeadPatternShare) s.pattern = HeadPattern::FirstToken;
   else if (s.self >= kHeadPatternShare) s.pattern = HeadPattern::Itself;
   else if (s.top_key >= 0 && s.top_key_share >= kHeadPatternShare) s.pattern = HeadPattern::OneToken;
@@ -102,6 +98,15 @@ HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* val
   else if (s.spread >= kHeadSpreadEntropy) s.pattern = HeadPattern::SpreadOut;
   s.sink = s.pattern == HeadPattern::FirstToken && s.first_value_ratio >= 0 && s.first_value_ratio < kSinkValueRatio;
   return s;
+}
+
+HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* values) {
+  const int Tq = static_cast<int>(weights.rows()), Tk = static_cast<int>(weights.cols());
+  if (Tq == 0 || Tk == 0) return {};
+  HeadSummarySums sums;
+  // visible keys of row i: 0 … i under the mask (and within the matrix), else all of them
+  for (int i = 0; i < Tq; ++i) sums.add_row(i, causal ? std::min(i + 1, Tk) : Tk, weights.row(i).data());
+  return sums.summary(Tk, values);
 }
 
 }  // namespace attn

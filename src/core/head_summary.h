@@ -2,6 +2,8 @@
 // (previous token, first token, itself, one particular token, spread out). Not per model: nothing
 // here knows a model's name or its tokens; the same rule reads every head.
 #pragma once
+#include <vector>
+
 #include "matrix.h"
 
 namespace attn {
@@ -53,5 +55,23 @@ struct HeadSummary {
 // reaches its threshold, in the order of HeadPattern, names the head; with fewer than kHeadMinRows
 // rows that have a choice it is TooFew (the means are still filled in).
 HeadSummary summarize_head(const Matrix& weights, bool causal, const Matrix* values = nullptr);
+
+// The sums summarize_head reads, gathered row by row: a forward that adds rows to a text (the
+// incremental one, transformer.h) adds them to the sums of the rows before and gets the summary of
+// the whole matrix bit for bit (every sum gets the same numbers in the same order).
+class HeadSummarySums {
+ public:
+  // Row i with n visible keys (0 … n − 1): its weights from key `lo` on at `weights` (n − lo of them),
+  // the keys before `lo` 0 (a sliding window's).
+  void add_row(int i, int n, const float* weights, int lo = 0);
+  // The summary of the rows added so far against Tk keys, with the head's (Tk, d_v) values where given.
+  HeadSummary summary(int Tk, const Matrix* values = nullptr) const;
+
+ private:
+  std::vector<double> key_sum_;
+  std::vector<int> key_rows_;
+  double previous_ = 0, first_ = 0, self_ = 0, next_ = 0, ahead_ = 0, spread_ = 0;
+  int rows_used_ = 0, previous_rows_ = 0, first_rows_ = 0, self_rows_ = 0, next_rows_ = 0;
+};
 
 }  // namespace attn

@@ -795,8 +795,9 @@ int row_alignment(const TransformerConfig& cfg, Backend backend) {
 // place): the forward's block_forward and attend_layer, row by row, each new query row against
 // every cached key (the cache's K and V hold rows 0 … first − 1 on entry, 0 … T − 1 on return).
 // Each head's summary and thumbnail are read again over all T weight rows.
+// `sums_at`: the row whose summary sums the cache keeps for the next call (where an append would start).
 void block_forward_rows(const TransformerConfig& cfg, const TransformerBlock& b, const LayerSpec& spec, int first, int T,
-                        Matrix& x, Backend backend, ForwardCache::Layer& cached, LayerTrace& keep) {
+                        int sums_at, Matrix& x, Backend backend, ForwardCache::Layer& cached, LayerTrace& keep) {
   const int n = T - first, H = cfg.n_head, KV = cfg.n_kv_head, hd = cfg.head_dim;
   // pass 1: q, k, v of the new rows (norm, projection, q/k norm, RoPE at positions first …)
   Matrix normed, qkv;
@@ -824,8 +825,12 @@ void block_forward_rows(const TransformerConfig& cfg, const TransformerBlock& b,
   for (int i = first; i < T; ++i)
     cached.row_start.push_back(cached.row_start.back() + static_cast<std::size_t>(i - lowest_key(i) + 1));
   cached.weight_rows.resize(static_cast<std::size_t>(H));
-  // pass 3: per query head, the new rows against all T keys of its K/V head, then its summary
-  Matrix head_outputs(n, H * hd), q_h, k_h, v_h, out_h(n, hd), w(n, T), all_rows;
+  // pass 3: per query head, the new rows against all T keys of its K/V head, then its summary (the
+  // cached sums of the rows before, where they reach no further than the rows kept) and thumbnail
+  Matrix head_outputs(n, H * hd), q_h, k_h, v_h, out_h(n, hd), w(n, T);
+  const bool sums_kept = static_cast<int>(cached.sums.size()) == H && cached.sums_row <= first;
+  const int sums_from = sums_kept ? cached.sums_row : 0;
+  cached.sums.resize(static_cast<std::size_t>(H));
   for (int h = 0; h < H; ++h) {
     const int g = cfg.kv_head_of(h);
     q_h = query.middleCols(h * hd, hd), k_h = cached.key.middleCols(g * hd, hd), v_h = cached.value.middleCols(g * hd, hd);
@@ -847,15 +852,21 @@ void block_forward_rows(const TransformerConfig& cfg, const TransformerBlock& b,
         rows.insert(rows.end(), row + lowest_key(i), row + i + 1);
       }
     }
-    // the forward's summary and thumbnail read the whole (T, T) matrix: exactly 0 off the kept keys
-    all_rows.setZero(T, T);
+    // the forward's summary and thumbnail of the whole (T, T) matrix: exactly 0 off the kept keys
+    HeadSummarySums sums = sums_kept ? cached.sums[static_cast<std::size_t>(h)] : HeadSummarySums();
+    keep.thumbnails.emplace_back();
+    PooledRows pool(keep.thumbnails.back(), T, T, kThumbnailSide);
     for (int i = 0; i < T; ++i) {
       const float* kept = rows.data() + cached.row_start[static_cast<std::size_t>(i)];
-      std::copy(kept, kept + (i - lowest_key(i) + 1), all_rows.row(i).data() + lowest_key(i));
+      const int lo = lowest_key(i);
+      pool.add_row(i, kept, lo, i - lo + 1);
+      if (i == sums_at) cached.sums[static_cast<std::size_t>(h)] = sums;
+      if (i >= sums_from) sums.add_row(i, i + 1, kept, lo);
     }
-    keep.summaries.push_back(summarize_head(all_rows, cfg.causal, &v_h));
-    keep.thumbnails.push_back(max_pooled(all_rows, kThumbnailSide));
+    if (sums_at == T) cached.sums[static_cast<std::size_t>(h)] = sums;
+    keep.summaries.push_back(sums.summary(T, &v_h));
   }
+  cached.sums_row = sums_at;
   if (n == 0) return;
   // pass 4: the attention's and the MLP's updates of the new rows, as block_forward adds them
   x += attention_update(cfg, b, head_outputs, backend);
@@ -917,6 +928,8 @@ ModelTrace transformer_forward_cached(const Transformer& model, const std::vecto
   // the start of the kernel's block of query rows that holds it (its rows' last bits depend on the
   // rows computed with them). The kept streams must be kept in the old trace too.
   const int every = stream_every_for(cfg, T, options);
+  const int align = row_alignment(cfg, options.backend);
+  const int sums_at = T / align * align;  // where the next call starts when it appends
   int first = 0;
   if (cache_matches(cache, model, options)) {
     const int old_T = static_cast<int>(cache.token_ids.size());
@@ -926,7 +939,6 @@ ModelTrace transformer_forward_cached(const Transformer& model, const std::vecto
       if (recomputed_from) *recomputed_from = T;
       return cache.trace;
     }
-    const int align = row_alignment(cfg, options.backend);
     const int old_every = cache.trace.stream_every;
     // a prefix of the old text recomputes its last row (at least one row keeps every matrix non-empty)
     if (every % old_every == 0) first = std::min(same, T - 1) / align * align;  // the kept layers: a subset of the old
@@ -953,7 +965,8 @@ ModelTrace transformer_forward_cached(const Transformer& model, const std::vecto
       stream.bottomRows(T - first) = x;
       trace.streams.push_back(std::move(stream));
     }
-    block_forward_rows(cfg, model.blocks[li], cfg.layers[li], first, T, x, options.backend, cache.layers[li], trace.layers[li]);
+    block_forward_rows(cfg, model.blocks[li], cfg.layers[li], first, T, sums_at, x, options.backend, cache.layers[li],
+                       trace.layers[li]);
   }
   // the final norm (or the last block's own) and the head's transform, row by row
   trace.final_normed.resize(T, C);
@@ -1154,16 +1167,30 @@ AttentionTrace head_trace(const TransformerConfig& c, const LayerDetail& l, int 
 
 Matrix max_pooled(const Matrix& w, int side) {
   const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
-  const int pr = std::min(rows, side), pc = std::min(cols, side);
-  if (pr == rows && pc == cols) return w;
-  Matrix out = Matrix::Zero(pr, pc);
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) {
-      float& cell = out(static_cast<Eigen::Index>(static_cast<long>(i) * pr / rows),
-                        static_cast<Eigen::Index>(static_cast<long>(j) * pc / cols));
-      if (std::isfinite(w(i, j))) cell = std::max(cell, w(i, j));
-    }
+  if (rows <= side && cols <= side) return w;
+  Matrix out;
+  PooledRows pool(out, rows, cols, side);
+  for (int i = 0; i < rows; ++i) pool.add_row(i, w.row(i).data(), 0, cols);
   return out;
+}
+
+PooledRows::PooledRows(Matrix& out, int rows, int cols, int side)
+    : out_(out), rows_(rows), pooled_(rows > side || cols > side), column_cell_(static_cast<std::size_t>(cols)) {
+  const int pr = pooled_ ? std::min(rows, side) : rows, pc = pooled_ ? std::min(cols, side) : cols;
+  out_.setZero(pr, pc);
+  for (int j = 0; j < cols; ++j) column_cell_[static_cast<std::size_t>(j)] = static_cast<int>(static_cast<long>(j) * pc / cols);
+}
+
+void PooledRows::add_row(int i, const float* weights, int lo, int count) {
+  if (!pooled_) {  // no pooling: the row itself
+    std::copy(weights, weights + count, out_.row(i).data() + lo);
+    return;
+  }
+  float* cells = out_.row(static_cast<Eigen::Index>(static_cast<long>(i) * out_.rows() / rows_)).data();
+  for (int j = 0; j < count; ++j) {
+    float& cell = cells[column_cell_[static_cast<std::size_t>(lo + j)]];
+    if (std::isfinite(weights[j])) cell = std::max(cell, weights[j]);
+  }
 }
 
 Matrix head_weights(const TransformerConfig& c, const TransformerBlock& b, int head, Projection which) {

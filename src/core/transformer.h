@@ -315,6 +315,10 @@ struct ForwardCache {
     // read every row again when rows are added. row_start[i]: where row i begins (T + 1 entries).
     std::vector<std::vector<float>> weight_rows;
     std::vector<std::size_t> row_start;
+    // Per query head, its summary's sums over rows 0 … sums_row − 1 (where the next append starts),
+    // so a longer text adds only its new rows to them.
+    std::vector<HeadSummarySums> sums;
+    int sums_row = 0;
   };
   std::vector<Layer> layers;
   // What the cache was made with; any change drops it (the text is then computed in full).
@@ -412,6 +416,19 @@ AttentionTrace head_trace(const TransformerConfig& config, const LayerDetail& la
 // A head's weights max-pooled to at most side × side (a block shows its largest weight, so a
 // one-hot pattern stays visible; non-finite entries count as 0); smaller matrices as they are.
 Matrix max_pooled(const Matrix& weights, int side);
+// max_pooled of a (rows, cols) matrix given row by row, each row as a run of its columns (the others
+// 0): the incremental forward's kept weight rows pooled without the whole matrix. `out` is the result.
+class PooledRows {
+ public:
+  PooledRows(Matrix& out, int rows, int cols, int side);
+  void add_row(int i, const float* weights, int lo, int count);  // row i's columns lo … lo + count − 1
+
+ private:
+  Matrix& out_;
+  int rows_;
+  bool pooled_;
+  std::vector<int> column_cell_;
+};
 // The AttentionOptions that reproduce layer `layer` of `config` exactly (its scale, cap, window, mask).
 AttentionOptions model_attention_options(const TransformerConfig& config, int layer);
 

@@ -3,6 +3,7 @@
 // No window, no ImGui, no tokenizer: the page sends token ids and reads the answers.
 #include <emscripten/emscripten.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -92,6 +93,48 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_forward(const char* request_text)
     const double ms = now_ms() - t0;
     g_packed = attn::pack_trace(trace);
     return reply({{"header", g_packed.header}, {"count", g_packed.numbers.size()}, {"ms", ms}, {"recomputed_from", from}});
+  } catch (const std::bad_alloc&) {
+    return reply({{"error", "the browser refused the worker enough memory for this text"}});
+  } catch (const std::exception& e) {
+    return reply({{"error", e.what()}});
+  }
+}
+
+// Benchmark (tests/bench/model_bench.mjs): {"model", "ids", "reps"} → {"full_ms", "append_ms", "pack_ms",
+// "recomputed_from"}, medians over reps after a warm-up: the whole forward of the ids from an empty cache,
+// and the same ids with the cache holding all but the last (appending one token), each as mw_forward runs
+// it (no LM head rows), and packing that trace for the page. The shown text's cache is left empty.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_bench(const char* request_text) {
+  try {
+    const nlohmann::json request = nlohmann::json::parse(request_text);
+    const attn::Transformer& model = model_of(request.at("model").get<int>());
+    const std::vector<int> ids = request.at("ids").get<std::vector<int>>();
+    const int reps = request.at("reps").get<int>();
+    if (ids.size() < 2 || reps < 1 || reps > 100) throw std::invalid_argument("bench: at least 2 ids and 1 to 100 reps");
+    const std::vector<int> before(ids.begin(), ids.end() - 1);
+    attn::ForwardOptions options;
+    options.top_k = 0;
+    std::vector<double> full, append, pack;
+    int from = 0;
+    for (int r = 0; r <= reps; ++r) {
+      g_cache.clear();
+      double t0 = now_ms();
+      attn::transformer_forward_cached(model, ids, g_cache, options);
+      const double full_ms = now_ms() - t0;
+      g_cache.clear();
+      attn::transformer_forward_cached(model, before, g_cache, options);
+      t0 = now_ms();
+      const attn::ModelTrace trace = attn::transformer_forward_cached(model, ids, g_cache, options, &from);
+      const double append_ms = now_ms() - t0;
+      t0 = now_ms();
+      g_packed = attn::pack_trace(trace);
+      const double pack_ms = now_ms() - t0;
+      if (r == 0) continue;  // the first run warms up
+      full.push_back(full_ms), append.push_back(append_ms), pack.push_back(pack_ms);
+    }
+    g_cache.clear();
+    const auto median = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
+    return reply({{"full_ms", median(full)}, {"append_ms", median(append)}, {"pack_ms", median(pack)}, {"recomputed_from", from}});
   } catch (const std::bad_alloc&) {
     return reply({{"error", "the browser refused the worker enough memory for this text"}});
   } catch (const std::exception& e) {

@@ -199,6 +199,29 @@ TEST_CASE("incremental forward: Qwen-like (q/k norm, q/k/v biases), bit-identica
   run_story(m, attn::Backend::Simd, 0);
 }
 
+TEST_CASE("incremental forward: past the thumbnail's side (pooled thumbnails; the summaries' kept sums), bit-identical") {
+  const attn::Transformer m = model_of(llama_odd(), 19);
+  for (const attn::Backend backend : {attn::Backend::Scalar, attn::Backend::Simd}) {
+    const int align = alignment(m.config, backend);
+    attn::ForwardOptions options;
+    options.backend = backend;
+    attn::ForwardCache cache;
+    std::vector<int> ids = text(attn::kThumbnailSide + 3, m.config.vocab_size, 4);
+    attn::transformer_forward_cached(m, ids, cache, options);
+    for (int k = 0; k < 3; ++k) {  // one token at a time: each from the kept sums on
+      const int old_T = static_cast<int>(ids.size());
+      ids.push_back((k * 11 + 1) % m.config.vocab_size);
+      INFO("T = " << ids.size() << ", backend " << static_cast<int>(backend));
+      int from = -1;
+      const attn::ModelTrace got = attn::transformer_forward_cached(m, ids, cache, options, &from);
+      CHECK(from == old_T / align * align);
+      CHECK(cache.layers[0].sums_row == static_cast<int>(ids.size()) / align * align);
+      REQUIRE(got.layers[0].thumbnails[0].rows() == attn::kThumbnailSide);
+      check_same_trace(got, attn::transformer_forward(m, ids, options), 0);
+    }
+  }
+}
+
 // The Eigen matrix form's layers sum in an order that depends on T (transformer.h): agreement to float
 // rounding, a few units in the last place after the norms (wasm SIMD: Gemma's final norm 1.07e-6).
 constexpr double kEigenFormTolerance = 2e-6;
