@@ -817,7 +817,7 @@
     try {
       if (bytes) Module.HEAPU8.set(new Uint8Array(data.numbers.buffer), pointer);
       call("attn_model_run_result", JSON.stringify({ seq: data.seq, header: data.header, numbers: pointer,
-        count: data.numbers.length, ms: data.ms, recomputed_from: data.recomputed_from }));
+        count: data.numbers.length, ms: data.ms, extras_ms: data.extras_ms, recomputed_from: data.recomputed_from }));
     } finally {
       if (pointer) Module._free(pointer);
     }

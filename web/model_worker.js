@@ -2,9 +2,9 @@
 // models the page moves in, and computes the shown text's forward (incrementally: a longer text computes
 // its new rows) and modelTrace's numbers, so the page's main thread never waits for a forward. Messages:
 // the page → {type: "load", flavour, wasmSuffix} once; {type: "model", id, header, tensors: [ArrayBuffer]};
-// {type: "drop", id}; {type: "forward", seq, model, ids} (only the latest waiting one is computed);
+// {type: "drop", id}; {type: "forward", seq, model, ids, extras} (only the latest waiting one is computed);
 // {type: "trace", seq, model, ids, top, padding}; {type: "bench", model, ids, reps} (tests/bench); the worker → {type: "ready"} | {type: "failed", why} |
-// {type: "model", id, error?} | {type: "forward", seq, header, numbers, ms, recomputed_from} or {..., error} |
+// {type: "model", id, error?} | {type: "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or {..., error} |
 // {type: "trace", seq, result} or {..., error} | {type: "bench", result}.
 "use strict";
 
@@ -42,12 +42,12 @@ function receiveModel({ id, header, tensors }) {
   postMessage({ type: "model", id });
 }
 
-function forward({ seq, model, ids }) {
-  const r = onHeap(JSON.stringify({ model, ids }), (p) => call("mw_forward", "string", ["number"], [p]));
+function forward({ seq, model, ids, extras }) {
+  const r = onHeap(JSON.stringify({ model, ids, extras }), (p) => call("mw_forward", "string", ["number"], [p]));
   if (r.error) return postMessage({ type: "forward", seq, error: r.error });
   const at = call("mw_numbers", "number", [], []) >>> 0;
   const numbers = new Float32Array(Module.HEAPU8.buffer.slice(at, at + 4 * r.count));
-  postMessage({ type: "forward", seq, model, header: r.header, numbers, ms: r.ms, recomputed_from: r.recomputed_from },
+  postMessage({ type: "forward", seq, model, header: r.header, numbers, ms: r.ms, extras_ms: r.extras_ms, recomputed_from: r.recomputed_from },
     [numbers.buffer]);
 }
 

@@ -152,7 +152,54 @@ void append(std::vector<float>& numbers, const Matrix& m) {
 json shape(const Matrix& m) { return {m.rows(), m.cols()}; }
 }  // namespace
 
-PackedTrace pack_trace(const ModelTrace& trace) {
+ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask) {
+  const TransformerConfig& c = model.config;
+  ForwardExtras e;
+  if (ask.layer >= 0 && ask.layer < c.n_layer)
+    e.layer = ask.layer, e.detail = std::make_shared<const LayerDetail>(layer_detail(model, trace, ask.layer));
+  if (ask.position >= 0 && ask.position < static_cast<int>(trace.token_ids.size()) && ask.top > 0) {
+    e.position = ask.position;
+    e.next = next_tokens_at(model, trace, ask.position, ask.top);
+    if (ask.attribution && !e.next.empty() && why_no_attribution(c).empty())
+      e.attribution = std::make_shared<const LogitAttribution>(attribute_logit(model, trace, ask.position, e.next.front().id));
+  }
+  return e;
+}
+
+namespace {
+// The extras' header (their matrices' shapes) and numbers, after the trace's.
+json pack_extras(const ForwardExtras& e, std::vector<float>& numbers) {
+  json out = {{"layer", e.layer}, {"position", e.position}};
+  json next = json::array();
+  for (const NextToken& n : e.next) next.push_back({n.id, n.p});
+  out["next"] = next;
+  if (const LayerDetail* d = e.detail.get()) {
+    json shapes = json::array();
+    for (const Matrix* m : {&d->x, &d->query, &d->key, &d->value, &d->query_projected, &d->key_projected, &d->query_normed,
+                            &d->key_normed, &d->head_outputs, &d->stream_in}) {
+      shapes.push_back(shape(*m));
+      append(numbers, *m);
+    }
+    json weights = json::array();
+    for (const Matrix& w : d->weights) {
+      weights.push_back(shape(w));
+      append(numbers, w);
+    }
+    out["detail"] = {{"matrices", shapes}, {"weights", weights}};
+  }
+  if (const LogitAttribution* a = e.attribution.get()) {
+    out["attribution"] = {{"position", a->position}, {"target", a->target}, {"against", a->against}, {"logit", a->logit},
+                          {"offset", a->offset}, {"embeddings", a->embeddings}, {"heads", shape(a->heads)},
+                          {"post_norms_frozen", a->post_norms_frozen},
+                          {"biases", std::vector<float>(a->biases.data(), a->biases.data() + a->biases.size())},
+                          {"mlps", std::vector<float>(a->mlps.data(), a->mlps.data() + a->mlps.size())}};
+    append(numbers, a->heads);
+  }
+  return out;
+}
+}  // namespace
+
+PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras) {
   if (!trace.intervention.empty()) throw std::invalid_argument("pack_trace: a run with an intervention is not sent");
   PackedTrace packed;
   json layers = json::array();
@@ -179,14 +226,15 @@ PackedTrace pack_trace(const ModelTrace& trace) {
     for (const NextToken& n : options) row.push_back({n.id, n.p});
     next.push_back(row);
   }
-  packed.header = json{{"token_ids", trace.token_ids}, {"layers", layers}, {"stream_every", trace.stream_every},
-                       {"streams", streams}, {"final_normed", shape(trace.final_normed)}, {"next", next},
-                       {"padding", trace.padding}, {"token_types", trace.token_types}}
-                      .dump();
+  json header = {{"token_ids", trace.token_ids}, {"layers", layers}, {"stream_every", trace.stream_every},
+                 {"streams", streams}, {"final_normed", shape(trace.final_normed)}, {"next", next},
+                 {"padding", trace.padding}, {"token_types", trace.token_types}};
+  if (extras) header["extras"] = pack_extras(*extras, packed.numbers);
+  packed.header = header.dump();
   return packed;
 }
 
-ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count) {
+ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count, ForwardExtras* extras) {
   try {
     const json j = json::parse(header);
     ModelTrace trace;
@@ -224,6 +272,36 @@ ModelTrace unpack_trace(const std::string& header, const float* numbers, std::si
     }
     trace.padding = j.at("padding");
     j.at("token_types").get_to(trace.token_types);
+    if (j.contains("extras")) {  // read (and its numbers counted) whether or not the caller keeps them
+      const json& x = j.at("extras");
+      ForwardExtras e;
+      e.layer = x.at("layer"), e.position = x.at("position");
+      for (const json& n : x.at("next")) e.next.push_back({n.at(0).get<int>(), n.at(1).get<float>()});
+      if (x.contains("detail")) {
+        auto d = std::make_shared<LayerDetail>();
+        const json& m = x.at("detail").at("matrices");
+        if (m.size() != 10) throw std::invalid_argument("trace: a layer's detail of " + std::to_string(m.size()) + " matrices");
+        std::size_t k = 0;
+        for (Matrix* into : {&d->x, &d->query, &d->key, &d->value, &d->query_projected, &d->key_projected, &d->query_normed,
+                             &d->key_normed, &d->head_outputs, &d->stream_in})
+          *into = take(m.at(k++));
+        for (const json& w : x.at("detail").at("weights")) d->weights.push_back(take(w));
+        e.detail = std::move(d);
+      }
+      if (x.contains("attribution")) {
+        const json& a = x.at("attribution");
+        auto out = std::make_shared<LogitAttribution>();
+        out->position = a.at("position"), out->target = a.at("target"), out->against = a.at("against");
+        out->logit = a.at("logit"), out->offset = a.at("offset"), out->embeddings = a.at("embeddings");
+        out->post_norms_frozen = a.at("post_norms_frozen");
+        const std::vector<float> biases = a.at("biases"), mlps = a.at("mlps");
+        out->biases = Eigen::Map<const Vector>(biases.data(), static_cast<Eigen::Index>(biases.size()));
+        out->mlps = Eigen::Map<const Vector>(mlps.data(), static_cast<Eigen::Index>(mlps.size()));
+        out->heads = take(a.at("heads"));
+        e.attribution = std::move(out);
+      }
+      if (extras) *extras = std::move(e);
+    }
     if (at != count) throw std::invalid_argument("trace: more numbers than its header says");
     return trace;
   } catch (const json::exception& e) {

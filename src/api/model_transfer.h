@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/attribution.h"
 #include "../core/transformer.h"
 
 namespace attn {
@@ -35,8 +36,29 @@ struct PackedTrace {
   std::string header;
   std::vector<float> numbers;
 };
-PackedTrace pack_trace(const ModelTrace& trace);
-// Throws std::invalid_argument when `count` floats at `numbers` are not what the header says.
-ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count);
+// What the views read beside a trace for the shown layer and token, computed with it (in the model's
+// worker, so the page's main thread need not): that layer's detail, the predictions at a position and, for
+// the Heads view, the attribution of the likeliest one's logit to every head. Parts not asked stay empty.
+struct ForwardExtrasAsk {
+  int layer = -1;            // the layer whose LayerDetail the views draw (−1: none)
+  int position = -1;         // where the next-token strip predicts (−1: nowhere)
+  int top = 0;               // how many predictions there
+  bool attribution = false;  // the Heads view's attribution of the first prediction (where the model allows one)
+};
+struct ForwardExtras {
+  int layer = -1;
+  std::shared_ptr<const LayerDetail> detail;
+  int position = -1;
+  std::vector<NextToken> next;
+  std::shared_ptr<const LogitAttribution> attribution;
+};
+// The extras of `trace` by `model` as apply_inputs computes them (layer_detail, next_tokens_at, attribute_logit).
+ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask);
+
+// `extras` (when given) travel in the same header and numbers.
+PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras = nullptr);
+// Throws std::invalid_argument when `count` floats at `numbers` are not what the header says. The extras
+// (when the header has them) go to `*extras` where given.
+ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count, ForwardExtras* extras = nullptr);
 
 }  // namespace attn

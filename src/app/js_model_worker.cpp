@@ -79,8 +79,9 @@ JS_EXPORT void attn_model_worker_ready() {
   attn::ModelRun& run = s->model_run;
   run.worker = true;
   run.note.clear();
-  run.post = [](const attn::LoadedModel& m, const std::vector<int>& ids, unsigned seq) {
-    post({{"type", "forward"}, {"seq", seq}, {"model", worker_model(m)}, {"ids", ids}});
+  run.post = [](const attn::LoadedModel& m, const std::vector<int>& ids, const attn::ForwardExtrasAsk& x, unsigned seq) {
+    post({{"type", "forward"}, {"seq", seq}, {"model", worker_model(m)}, {"ids", ids},
+          {"extras", {{"layer", x.layer}, {"position", x.position}, {"top", x.top}, {"attribution", x.attribution}}}});
   };
   if (const attn::LoadedModel* m = attn::current_loaded_model(*s)) worker_model(*m);
 }
@@ -116,10 +117,11 @@ JS_EXPORT const char* attn_model_run_result(const char* json_text) {
       return reply({{"applied", false}});
     }
     const auto* numbers = reinterpret_cast<const float*>(static_cast<std::uintptr_t>(r.at("numbers").get<double>()));
+    attn::ForwardExtras extras;
     auto trace = std::make_shared<const attn::ModelTrace>(
-        attn::unpack_trace(r.at("header").get<std::string>(), numbers, r.at("count").get<std::size_t>()));
-    const bool applied = attn::model_run_arrived(*s, seq, std::move(trace), r.at("ms").get<double>(),
-                                                 r.at("recomputed_from").get<int>(), ImGui::GetTime());
+        attn::unpack_trace(r.at("header").get<std::string>(), numbers, r.at("count").get<std::size_t>(), &extras));
+    const bool applied = attn::model_run_arrived(*s, seq, std::move(trace), std::move(extras), r.at("ms").get<double>(),
+                                                 r.value("extras_ms", -1.0), r.at("recomputed_from").get<int>(), ImGui::GetTime());
     return reply({{"applied", applied}});
   } catch (const std::exception& e) {
     return error_reply(std::string("model worker answer: ") + e.what());

@@ -303,7 +303,7 @@ const char* weights_show_name(WeightsShow w) {
 // Where a loaded model's predictions are asked for: a decoder's after the selected token; an
 // encoder's (it reads both ways, so "next" means nothing) at a mask token: the selected one if it is
 // a mask, else the text's first; −1 where there is none or the file has no LM head.
-static int predict_position(const LoadedModel& loaded, const std::vector<int>& ids, int selected) {
+int predict_position(const LoadedModel& loaded, const std::vector<int>& ids, int selected) {
   const TransformerConfig& c = loaded.model->config;
   if (!c.has_lm_head) return -1;
   if (c.causal) return selected;
@@ -380,16 +380,22 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
       key = "options";
       o = model_layer_options(c, applied.layer, next);
       const bool same_layer = same_shown && state.model.layer && state.inputs.layer == applied.layer;
+      // (what the worker computed with this forward where it is for this layer and position: model_run.h)
+      const ForwardExtras* extras = arrived_extras_for(state.model_run, model.forward);
       model.layer = same_layer ? state.model.layer
-                               : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
+                    : extras && extras->detail && extras->layer == applied.layer
+                        ? extras->detail
+                        : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
       model.queries.x = model.layer->x;
       model.keys = model.queries;
       const int token = predict_position(*loaded, model.token_ids, std::clamp(next.token, 0, T - 1));
       model.predict_position = token;
       const bool same_token = same_shown && state.model.predict_position == token;
+      const bool extras_here = extras && extras->position == token && token >= 0;
       model.next = same_token ? state.model.next
                    : token < 0 ? std::vector<NextToken>{}
-                               : next_tokens_at(*loaded->model, *model.forward, token, kShownNextTokens);
+                   : extras_here ? extras->next
+                                 : next_tokens_at(*loaded->model, *model.forward, token, kShownNextTokens);
       if (same_token) model.effect = state.model.effect;
       else if (!edit.empty() && token >= 0) {
         EditEffect& e = model.effect;
@@ -421,6 +427,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         const bool stream_patched = std::any_of(edit.stream_patches.begin(), edit.stream_patches.end(),
                                                 [&](const StreamPatch& p) { return p.position == token; });
         if (same_token && old && old->target == target) model.attribution = old;
+        else if (extras_here && extras->attribution && extras->attribution->target == target) model.attribution = extras->attribution;
         else if (!stream_patched)
           model.attribution = std::make_shared<const LogitAttribution>(attribute_logit(*loaded->model, *model.forward, token, target));
       }

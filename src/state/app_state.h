@@ -299,6 +299,9 @@ void sweeps_frame(AppState& state, const std::function<bool()>& more);
 constexpr double kSweepSliceMs = 8.0;  // the sweep's share of a frame (the page's loop)
 
 // Registers a loaded model (replacing one of the same name); it does not switch to it.
+// Where a loaded model's predictions are asked for with the selected token: a decoder's after it, an
+// encoder's at a mask token (the selected one, else the text's first); −1 where there is none.
+int predict_position(const LoadedModel& loaded, const std::vector<int>& ids, int selected);
 void add_model(AppState& state, LoadedModel model);
 // The loaded model of that name, or nullptr (also for "handmade").
 const LoadedModel* find_model(const AppState& state, const std::string& name);

@@ -2,6 +2,7 @@
 // incremental forward when no worker runs.
 #include "model_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -76,7 +77,7 @@ bool apply_inputs_in_background(AppState& state, const AppInputs& next_in, doubl
     run.pending_sentence = next.sentence;
     run.pending_weights = loaded->model;
     run.error.clear();
-    run.post(*loaded, ids, run.seq);
+    run.post(*loaded, ids, extras_to_ask(*loaded, ids, next), run.seq);
   }
   run.pending_token = next.token;
   // The rest of the change applies now; the text and its token when the answer comes.
@@ -86,8 +87,22 @@ bool apply_inputs_in_background(AppState& state, const AppInputs& next_in, doubl
   return apply_inputs(state, next, now);
 }
 
-bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, double ms, int recomputed_from,
-                       double now) {
+ForwardExtrasAsk extras_to_ask(const LoadedModel& model, const std::vector<int>& ids, const AppInputs& next) {
+  const TransformerConfig& c = model.model->config;
+  ForwardExtrasAsk ask;
+  ask.layer = std::clamp(next.layer, 0, c.n_layer - 1);
+  ask.position = predict_position(model, ids, std::clamp(next.token, 0, static_cast<int>(ids.size()) - 1));
+  ask.top = kShownNextTokens;
+  ask.attribution = next.view == View::Heads;
+  return ask;
+}
+
+const ForwardExtras* arrived_extras_for(const ModelRun& run, const std::shared_ptr<const ModelTrace>& forward) {
+  return run.arrived && forward == run.arrived ? &run.arrived_extras : nullptr;
+}
+
+bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, ForwardExtras extras,
+                       double ms, double extras_ms, int recomputed_from, double now) {
   ModelRun& run = state.model_run;
   if (!run.pending || seq != run.seq) {
     ++run.dropped;  // for text that has changed since
@@ -102,6 +117,8 @@ bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const Mode
   note_forward(run, "worker", ms, static_cast<int>(trace->token_ids.size()), recomputed_from, m->model->config.causal);
   run.arrived = std::move(trace);
   run.arrived_weights = m->model;
+  run.arrived_extras = std::move(extras);
+  run.extras_ms = extras_ms;
   AppInputs next = state.inputs;
   next.sentence = run.pending_sentence;
   next.token = run.pending_token;
@@ -110,6 +127,7 @@ bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const Mode
   const bool ok = apply_inputs(state, next, now);
   run.arrived.reset();
   run.arrived_weights.reset();
+  run.arrived_extras = {};
   if (!ok) run.error = state.error;
   return ok;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../api/model_files.h"
+#include "../api/model_transfer.h"
 #include "../core/transformer.h"
 
 namespace attn {
@@ -17,9 +18,9 @@ struct AppState;
 struct AppInputs;
 
 struct ModelRun {
-  // Posts the forward of `ids` by `model` to the worker under `seq` (set by the platform edge while its
-  // worker runs; null: the forward runs here, in the page).
-  std::function<void(const LoadedModel& model, const std::vector<int>& ids, unsigned seq)> post;
+  // Posts the forward of `ids` by `model` to the worker under `seq`, with the extras the views will read
+  // (set by the platform edge while its worker runs; null: the forward runs here, in the page).
+  std::function<void(const LoadedModel& model, const std::vector<int>& ids, const ForwardExtrasAsk& extras, unsigned seq)> post;
   bool worker = false;     // the worker computes (post is set)
   std::string note;        // why the page computes instead (the worker could not start, stopped), "" when it does not
   std::string error;       // the last failure a learner should read ("" none): the last good result stays on screen
@@ -29,9 +30,12 @@ struct ModelRun {
   std::string pending_model, pending_sentence;
   int pending_token = 0;
   std::shared_ptr<const Transformer> pending_weights;
-  // The worker's answer, taken by the next apply_inputs for the same weights and ids.
+  // The worker's answer, taken by the next apply_inputs for the same weights and ids, with its extras (taken
+  // where they are for the layer and position shown: apply_inputs computes the others).
   std::shared_ptr<const ModelTrace> arrived;
   std::shared_ptr<const Transformer> arrived_weights;
+  ForwardExtras arrived_extras;
+  double extras_ms = -1;   // the worker's time for the last answer's extras (beside last_ms, the forward's)
   int dropped = 0;         // answers dropped: for text that changed since, or a model unloaded or replaced
   // The last forward of the shown text: where, its ms (to the trace, without the views' own numbers), its
   // T and the first position computed again (0: all; T: none), and the last forward computed in full.
@@ -60,8 +64,13 @@ std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedM
 bool apply_inputs_in_background(AppState& state, const AppInputs& next, double now);
 // The worker's answer for request `seq`: applied when it is the latest and its model is still the one asked;
 // else dropped (counted). Returns true when applied.
-bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, double ms, int recomputed_from,
-                       double now);
+bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, ForwardExtras extras,
+                       double ms, double extras_ms, int recomputed_from, double now);
+// The extras to ask the worker for with the text of `next` (ids: its tokens): the layer and position it shows,
+// and the Heads view's attribution.
+ForwardExtrasAsk extras_to_ask(const LoadedModel& model, const std::vector<int>& ids, const AppInputs& next);
+// The arrived extras when `forward` is the arrived trace (apply_inputs' use), else null.
+const ForwardExtras* arrived_extras_for(const ModelRun& run, const std::shared_ptr<const ModelTrace>& forward);
 // The worker failed for request `seq` (its message): the text is computed here instead, the error kept.
 void model_run_request_failed(AppState& state, unsigned seq, const std::string& why, double now);
 // The worker could not start or stopped: the page computes from now on and says why; a text the worker had

@@ -77,9 +77,10 @@ extern "C" EMSCRIPTEN_KEEPALIVE void mw_model_drop(int id) {
   g_models.erase(it);
 }
 
-// The shown text's forward, {"model": id, "ids": [...]} → {"header", "count", "ms", "recomputed_from"} (the
-// trace's numbers at mw_numbers()) or {"error"}: every layer and head, no LM head rows (the page runs
-// the head on the row it shows).
+// The shown text's forward, {"model": id, "ids": [...], "extras": {layer, position, top, attribution}} →
+// {"header", "count", "ms", "extras_ms", "recomputed_from"} (the trace's numbers at mw_numbers()) or {"error"}:
+// every layer and head, no LM head rows but at the shown position, with the extras the views read
+// (model_transfer.h: the shown layer's detail, the predictions, the Heads view's attribution).
 extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_forward(const char* request_text) {
   try {
     const nlohmann::json request = nlohmann::json::parse(request_text);
@@ -91,8 +92,16 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_forward(const char* request_text)
     int from = 0;
     const attn::ModelTrace trace = attn::transformer_forward_cached(model, ids, g_cache, options, &from);
     const double ms = now_ms() - t0;
-    g_packed = attn::pack_trace(trace);
-    return reply({{"header", g_packed.header}, {"count", g_packed.numbers.size()}, {"ms", ms}, {"recomputed_from", from}});
+    attn::ForwardExtrasAsk ask;
+    if (request.contains("extras")) {
+      const nlohmann::json& x = request["extras"];
+      ask.layer = x.at("layer"), ask.position = x.at("position"), ask.top = x.at("top"), ask.attribution = x.at("attribution");
+    }
+    const attn::ForwardExtras extras = attn::forward_extras(model, trace, ask);
+    const double extras_ms = now_ms() - t0 - ms;
+    g_packed = attn::pack_trace(trace, &extras);
+    return reply({{"header", g_packed.header}, {"count", g_packed.numbers.size()}, {"ms", ms}, {"extras_ms", extras_ms},
+                  {"recomputed_from", from}});
   } catch (const std::bad_alloc&) {
     return reply({{"error", "the browser refused the worker enough memory for this text"}});
   } catch (const std::exception& e) {

@@ -20,6 +20,7 @@ namespace {
 struct Posted {
   std::vector<int> ids;
   unsigned seq = 0;
+  ForwardExtrasAsk extras;
 };
 
 // The app with a random GPT-2 "toy" (2 layers, 32 positions) on the Train view's corpus, shown.
@@ -45,7 +46,9 @@ std::shared_ptr<const ModelTrace> answer(const AppState& s, const Posted& p) {
 TEST_CASE("model run: a typed text goes to the worker; the last complete text stays until its answer comes") {
   AppState s = with_toy();
   std::vector<Posted> posted;
-  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, unsigned seq) { posted.push_back({ids, seq}); };
+  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, const ForwardExtrasAsk& x, unsigned seq) {
+    posted.push_back({ids, seq, x});
+  };
   s.model_run.worker = true;
   const std::string before = s.inputs.sentence, typed = before + " because";
   const unsigned revision = s.revision;
@@ -60,7 +63,7 @@ TEST_CASE("model run: a typed text goes to the worker; the last complete text st
   CHECK(model_run_json(s)["pending"] == true);
   // the answer: applied, the trace is the worker's
   const auto trace = answer(s, posted[0]);
-  CHECK(model_run_arrived(s, posted[0].seq, trace, 12.5, 4, 2.0));
+  CHECK(model_run_arrived(s, posted[0].seq, trace, {}, 12.5, -1, 4, 2.0));
   CHECK_FALSE(s.model_run.pending);
   CHECK(s.inputs.sentence == typed);
   CHECK(s.model.base_forward == trace);
@@ -73,7 +76,9 @@ TEST_CASE("model run: a typed text goes to the worker; the last complete text st
 TEST_CASE("model run: an older answer, or one for a model unloaded or replaced since, is dropped") {
   AppState s = with_toy();
   std::vector<Posted> posted;
-  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, unsigned seq) { posted.push_back({ids, seq}); };
+  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, const ForwardExtrasAsk& x, unsigned seq) {
+    posted.push_back({ids, seq, x});
+  };
   const std::string base = s.inputs.sentence;
   AppInputs next = s.inputs;
   next.sentence = base + " because";
@@ -81,10 +86,10 @@ TEST_CASE("model run: an older answer, or one for a model unloaded or replaced s
   next.sentence = base + " because it";
   apply_inputs_in_background(s, next, 1.0);
   REQUIRE(posted.size() == 2);
-  CHECK_FALSE(model_run_arrived(s, posted[0].seq, answer(s, posted[0]), 1, 0, 2.0));  // for text changed since
+  CHECK_FALSE(model_run_arrived(s, posted[0].seq, answer(s, posted[0]), {}, 1, -1, 0, 2.0));  // for text changed since
   CHECK(s.model_run.dropped == 1);
   CHECK(s.inputs.sentence == base);
-  CHECK(model_run_arrived(s, posted[1].seq, answer(s, posted[1]), 1, 0, 2.0));
+  CHECK(model_run_arrived(s, posted[1].seq, answer(s, posted[1]), {}, 1, -1, 0, 2.0));
   CHECK(s.inputs.sentence == base + " because it");
   // replaced while it computes: a model of the same name with other weights
   next = s.inputs;
@@ -96,7 +101,7 @@ TEST_CASE("model run: an older answer, or one for a model unloaded or replaced s
   add_model(s, load_model_files("toy", trained_model_files(random_transformer(gpt2_config(2, 2, 16, 32, static_cast<int>(corpus.vocab.size())), 9,
                                                                                                Dtype::F32, WeightLayout::InOut, 0.3),
                                                             corpus)));
-  CHECK_FALSE(model_run_arrived(s, asked.seq, old_answer, 1, 0, 4.0));
+  CHECK_FALSE(model_run_arrived(s, asked.seq, old_answer, {}, 1, -1, 0, 4.0));
   CHECK_FALSE(s.model_run.pending);
   CHECK(s.model_run.dropped == 2);
   // unloaded: setState's model (as the page's unload does) forgets the text asked
@@ -107,14 +112,14 @@ TEST_CASE("model run: an older answer, or one for a model unloaded or replaced s
   REQUIRE(s.model_run.pending);
   apply_state_json(s, {{"model", kHandmadeModel}}, 6.0);
   CHECK_FALSE(s.model_run.pending);
-  CHECK_FALSE(model_run_arrived(s, posted.back().seq, answer(s, posted.back()), 1, 0, 7.0));
+  CHECK_FALSE(model_run_arrived(s, posted.back().seq, answer(s, posted.back()), {}, 1, -1, 0, 7.0));
   CHECK(s.inputs.model == kHandmadeModel);
 }
 
 TEST_CASE("model run: a text past the model's positions is refused at once; the worker's failure is computed here") {
   AppState s = with_toy();
   int posts = 0;
-  s.model_run.post = [&](const LoadedModel&, const std::vector<int>&, unsigned) { ++posts; };
+  s.model_run.post = [&](const LoadedModel&, const std::vector<int>&, const ForwardExtrasAsk&, unsigned) { ++posts; };
   const std::string good = s.inputs.sentence;
   std::string long_text = good;
   for (int i = 0; i < 6; ++i) long_text += " the animal didn't cross the street";
@@ -154,4 +159,76 @@ TEST_CASE("model run: without a worker the native app computes incrementally, th
   REQUIRE(s.model.base_forward->streams.size() == whole.streams.size());
   for (std::size_t i = 0; i < whole.streams.size(); ++i)
     CHECK((s.model.base_forward->streams[i].array() == whole.streams[i].array()).all());
+}
+
+TEST_CASE("model run: the worker's extras (the shown layer's detail, the predictions, the Heads view's attribution) are shown as the page would compute them") {
+  AppState s = with_toy();
+  apply_state_json(s, {{"view", "heads"}, {"layer", 1}}, 0.5);
+  std::vector<Posted> posted;
+  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, const ForwardExtrasAsk& x, unsigned seq) {
+    posted.push_back({ids, seq, x});
+  };
+  const std::string typed = s.inputs.sentence + " because it";
+  AppInputs next = s.inputs;
+  next.sentence = typed;
+  next.token = static_cast<int>(model_token_ids(*find_model(s, "toy"), typed).size()) - 1;  // the last token
+  apply_inputs_in_background(s, next, 1.0);
+  REQUIRE(posted.size() == 1);
+  const Posted& p = posted[0];
+  const int T = static_cast<int>(p.ids.size());
+  CHECK(p.extras.layer == 1);
+  CHECK(p.extras.position == T - 1);
+  CHECK(p.extras.top == kShownNextTokens);
+  CHECK(p.extras.attribution);
+  // the worker's side: the forward and its extras, through the bytes the worker sends
+  const Transformer& model = *find_model(s, "toy")->model;
+  const auto trace = answer(s, p);
+  const ForwardExtras computed = forward_extras(model, *trace, p.extras);
+  const PackedTrace packed = pack_trace(*trace, &computed);
+  ForwardExtras extras;
+  const auto received = std::make_shared<const ModelTrace>(unpack_trace(packed.header, packed.numbers.data(), packed.numbers.size(), &extras));
+  REQUIRE(extras.detail);
+  REQUIRE(extras.attribution);
+  const auto detail = extras.detail;
+  const auto attribution = extras.attribution;
+  CHECK(model_run_arrived(s, p.seq, received, std::move(extras), 20, 7, 0, 2.0));
+  CHECK(s.model.layer == detail);  // taken, not computed again
+  CHECK(s.model.attribution == attribution);
+  CHECK(s.model_run.extras_ms == 7);
+  // what the page computes itself for the same text: the same numbers
+  AppState page = with_toy();
+  apply_state_json(page, {{"view", "heads"}, {"layer", 1}, {"sentence", typed}, {"token", next.token}}, 0.5);
+  REQUIRE(page.model.layer);
+  CHECK((s.model.layer->query.array() == page.model.layer->query.array()).all());
+  CHECK((s.model.layer->stream_in.array() == page.model.layer->stream_in.array()).all());
+  REQUIRE(s.model.layer->weights.size() == page.model.layer->weights.size());
+  for (std::size_t h = 0; h < page.model.layer->weights.size(); ++h)
+    CHECK((s.model.layer->weights[h].array() == page.model.layer->weights[h].array()).all());
+  REQUIRE(s.model.next.size() == page.model.next.size());
+  for (std::size_t k = 0; k < page.model.next.size(); ++k) {
+    CHECK(s.model.next[k].id == page.model.next[k].id);
+    CHECK(s.model.next[k].p == page.model.next[k].p);
+  }
+  REQUIRE(page.model.attribution);
+  CHECK((s.model.attribution->heads.array() == page.model.attribution->heads.array()).all());
+  CHECK(s.model.attribution->logit == page.model.attribution->logit);
+  CHECK((s.model.attribution->mlps.array() == page.model.attribution->mlps.array()).all());
+  CHECK(s.model.trace.weights == page.model.trace.weights);
+
+  SUBCASE("extras for another layer than the one shown by the time they come: the page computes that layer") {
+    next = s.inputs;
+    next.sentence = typed + " was";
+    apply_inputs_in_background(s, next, 3.0);
+    REQUIRE(posted.size() == 2);
+    const auto t2 = answer(s, posted[1]);
+    const ForwardExtras e2 = forward_extras(model, *t2, posted[1].extras);
+    const auto shown_detail = e2.detail;
+    apply_state_json(s, {{"layer", 0}}, 3.5);  // the learner picks layer 0 meanwhile
+    CHECK(model_run_arrived(s, posted[1].seq, t2, e2, 20, 7, 0, 4.0));
+    REQUIRE(s.model.layer);
+    CHECK(s.model.layer != shown_detail);
+    CHECK(s.inputs.layer == 0);
+    const LayerDetail own = layer_detail(model, *t2, 0);
+    CHECK((s.model.layer->query.array() == own.query.array()).all());
+  }
 }
