@@ -636,16 +636,20 @@ void predict_next(const TransformerConfig& cfg, const Weights& head, const Vecto
 
 // Layers from … n_layer − 1 on the stream x entering `from`, then the final norm and the LM head
 // (positions predict_from … T − 1), into trace (its layers and streams before `from` already there).
-void run_layers(const Transformer& model, const ForwardOptions& options, int from, Matrix& x, ModelTrace& trace) {
+// Layer l of the forward on x (T, C), kept into trace.
+void run_layer(const Transformer& model, const ForwardOptions& options, int l, Matrix& x, ModelTrace& trace) {
+  const TransformerConfig& cfg = model.config;
+  const Intervention* edit = trace.intervention.empty() ? nullptr : &trace.intervention;
+  patch_stream(edit, l, x);
+  if (l % trace.stream_every == 0) trace.streams.push_back(x);
+  block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x,
+                options.backend, &trace.layers[static_cast<std::size_t>(l)], edit, l, trace.padding);
+}
+
+// After the last layer: the final norm, the head's transform and the LM head's rows.
+void finish_forward(const Transformer& model, const ForwardOptions& options, Matrix& x, ModelTrace& trace) {
   const TransformerConfig& cfg = model.config;
   const int T = static_cast<int>(x.rows());
-  const Intervention* edit = trace.intervention.empty() ? nullptr : &trace.intervention;
-  for (int l = from; l < cfg.n_layer; ++l) {
-    patch_stream(edit, l, x);
-    if (l % trace.stream_every == 0) trace.streams.push_back(x);
-    block_forward(cfg, model.blocks[static_cast<std::size_t>(l)], cfg.layers[static_cast<std::size_t>(l)], x,
-                  options.backend, &trace.layers[static_cast<std::size_t>(l)], edit, l, trace.padding);
-  }
   if (cfg.post_norm) trace.final_normed = x;  // the last block ended with its norm
   else norm_forward(x, model.final_norm_w, model.final_norm_b, cfg, trace.final_normed);
   if (cfg.head_transform) head_transform_forward(model, trace.final_normed, options.backend);
@@ -654,6 +658,11 @@ void run_layers(const Transformer& model, const ForwardOptions& options, int fro
   if (!cfg.has_lm_head || options.top_k <= 0 || first == T) return;
   predict_next(cfg, lm_head(model), model.lm_head_b, trace.final_normed.bottomRows(T - first),
                std::min(options.top_k, cfg.vocab_size), options.backend, trace.next.data() + first);
+}
+
+void run_layers(const Transformer& model, const ForwardOptions& options, int from, Matrix& x, ModelTrace& trace) {
+  for (int l = from; l < model.config.n_layer; ++l) run_layer(model, options, l, x, trace);
+  finish_forward(model, options, x, trace);
 }
 
 // transformer_forward's refusals (see transformer.h).
@@ -714,23 +723,47 @@ Matrix embed_tokens(const Transformer& model, const std::vector<int>& token_ids,
 
 }  // namespace
 
-ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
+namespace {
+// The trace's frame before the first layer, and the embedded tokens (T, C) into x.
+ModelTrace begin_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options, Matrix& x) {
   check_forward_inputs(model, token_ids, options);
   const TransformerConfig& cfg = model.config;
   const int T = static_cast<int>(token_ids.size());
-  const std::vector<int>& types = options.token_types;
   const Intervention* edit = options.intervention && !options.intervention->empty() ? options.intervention : nullptr;
   ModelTrace trace;
   trace.token_ids = token_ids;
   trace.padding = options.padding;
-  trace.token_types = types;
+  trace.token_types = options.token_types;
   if (edit) trace.intervention = *edit;
   trace.layers.resize(static_cast<std::size_t>(cfg.n_layer));
   trace.stream_every = stream_every_for(cfg, T, options);
+  x = embed_tokens(model, token_ids, options.token_types, 0);
+  return trace;
+}
+}  // namespace
 
-  Matrix x = embed_tokens(model, token_ids, types, 0);  // (T, C)
+ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids, const ForwardOptions& options) {
+  Matrix x;
+  ModelTrace trace = begin_forward(model, token_ids, options, x);
   run_layers(model, options, 0, x, trace);
   return trace;
+}
+
+ForwardInSlices::ForwardInSlices(std::shared_ptr<const Transformer> model, const std::vector<int>& token_ids,
+                                 const ForwardOptions& options)
+    : model_(std::move(model)), options_(options) {
+  if (options_.intervention && !options_.intervention->empty()) bad("forward in slices", "an intervention is not sliced");
+  options_.intervention = nullptr;
+  trace_ = begin_forward(*model_, token_ids, options_, x_);
+}
+
+bool ForwardInSlices::step() {
+  const int L = model_->config.n_layer;
+  if (layer_ > L) return true;
+  if (layer_ < L) run_layer(*model_, options_, layer_, x_, trace_);
+  else finish_forward(*model_, options_, x_, trace_);
+  ++layer_;
+  return layer_ > L;
 }
 
 ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const Intervention& intervention,

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -292,6 +293,28 @@ struct ForwardOptions {
 // no token, or token types the model has no row for.
 ModelTrace transformer_forward(const Transformer& model, const std::vector<int>& token_ids,
                                const ForwardOptions& options = {});
+
+// The whole forward a layer at a time (the page's own, between frames, where no worker runs: each step
+// is one layer, then one for the final norm and the LM head), the same numbers as transformer_forward.
+// Throws what transformer_forward throws, at construction; no intervention.
+class ForwardInSlices {
+ public:
+  ForwardInSlices(std::shared_ptr<const Transformer> model, const std::vector<int>& token_ids, const ForwardOptions& options);
+  bool step();  // one slice more; true when the trace is complete
+  bool done() const { return layer_ > model_->config.n_layer; }
+  int steps_done() const { return layer_; }
+  int steps() const { return model_->config.n_layer + 1; }
+  const std::shared_ptr<const Transformer>& model() const { return model_; }
+  const std::vector<int>& token_ids() const { return trace_.token_ids; }
+  ModelTrace take() { return std::move(trace_); }  // once done
+
+ private:
+  std::shared_ptr<const Transformer> model_;
+  ForwardOptions options_;
+  ModelTrace trace_;
+  Matrix x_;
+  int layer_ = 0;
+};
 
 // The forward again on base's tokens with `intervention` (validated), reusing every layer of `base`
 // before the first one it changes (from the nearest kept stream): the same numbers as

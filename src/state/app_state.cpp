@@ -613,6 +613,7 @@ json model_run_json(const AppState& s) {
             {"incremental_from", r.incremental_from >= 0 ? json(r.incremental_from) : json(nullptr)},
             {"full_ms", ms(r.full_ms)}, {"full_T", r.full_T}, {"dropped", r.dropped}, {"note", r.note}, {"error", r.error}};
   if (r.pending) j["pending_sentence"] = r.pending_sentence;
+  if (r.slicing) j["slices"] = {{"done", r.slicing->steps_done()}, {"of", r.slicing->steps()}};  // the page's, between frames
   // an encoder reads both ways: a new token changes every earlier row, so every change computes them all
   if (!r.last_where.empty() && !r.causal) j["full_because"] = "an encoder reads both ways: every row changes with the text";
   return j;

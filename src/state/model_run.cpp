@@ -43,6 +43,7 @@ std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedM
 void model_run_cancel(ModelRun& run) {
   if (run.pending) ++run.seq;  // an answer still on its way is for text no longer asked
   run.pending = false;
+  run.slicing.reset();
   run.pending_weights.reset();
   run.pending_sentence.clear();
   run.pending_model.clear();
@@ -57,7 +58,8 @@ bool apply_inputs_in_background(AppState& state, const AppInputs& next_in, doubl
   AppInputs next = next_in;
   const LoadedModel* loaded = find_model(state, next.model);
   const bool new_text = next.sentence != state.inputs.sentence;
-  if (!loaded || !run.post || next.model != state.inputs.model || !new_text || state.model.forward_model != loaded->model) {
+  if (!loaded || !(run.post || run.slices) || next.model != state.inputs.model || !new_text ||
+      state.model.forward_model != loaded->model) {
     if (next.model != state.inputs.model || new_text) model_run_cancel(run);
     return apply_inputs(state, next, now);
   }
@@ -77,7 +79,14 @@ bool apply_inputs_in_background(AppState& state, const AppInputs& next_in, doubl
     run.pending_sentence = next.sentence;
     run.pending_weights = loaded->model;
     run.error.clear();
-    run.post(*loaded, ids, extras_to_ask(*loaded, ids, next), run.seq);
+    if (run.post) {
+      run.post(*loaded, ids, extras_to_ask(*loaded, ids, next), run.seq);
+    } else {  // here, a layer a frame (model_run_frame)
+      ForwardOptions no_head;
+      no_head.top_k = 0;
+      run.slicing = std::make_shared<ForwardInSlices>(loaded->model, ids, no_head);
+      run.slicing_ms = 0;
+    }
   }
   run.pending_token = next.token;
   // The rest of the change applies now; the text and its token when the answer comes.
@@ -101,20 +110,18 @@ const ForwardExtras* arrived_extras_for(const ModelRun& run, const std::shared_p
   return run.arrived && forward == run.arrived ? &run.arrived_extras : nullptr;
 }
 
-bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, ForwardExtras extras,
-                       double ms, double extras_ms, int recomputed_from, double now) {
+namespace {
+// The pending text's trace came (from the worker, or the page's slices): applied when its model is still the one asked.
+bool pending_arrived(AppState& state, std::shared_ptr<const ModelTrace> trace, ForwardExtras extras, const std::string& where,
+                     double ms, double extras_ms, int recomputed_from, double now) {
   ModelRun& run = state.model_run;
-  if (!run.pending || seq != run.seq) {
-    ++run.dropped;  // for text that has changed since
-    return false;
-  }
   const LoadedModel* m = find_model(state, run.pending_model);
   if (!m || m->model != run.pending_weights || state.inputs.model != run.pending_model) {
     ++run.dropped;
     model_run_cancel(run);
     return false;
   }
-  note_forward(run, "worker", ms, static_cast<int>(trace->token_ids.size()), recomputed_from, m->model->config.causal);
+  note_forward(run, where, ms, static_cast<int>(trace->token_ids.size()), recomputed_from, m->model->config.causal);
   run.arrived = std::move(trace);
   run.arrived_weights = m->model;
   run.arrived_extras = std::move(extras);
@@ -131,12 +138,52 @@ bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const Mode
   if (!ok) run.error = state.error;
   return ok;
 }
+}  // namespace
+
+bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, ForwardExtras extras,
+                       double ms, double extras_ms, int recomputed_from, double now) {
+  ModelRun& run = state.model_run;
+  if (!run.pending || seq != run.seq || run.slicing) {
+    ++run.dropped;  // for text that has changed since
+    return false;
+  }
+  return pending_arrived(state, std::move(trace), std::move(extras), "worker", ms, extras_ms, recomputed_from, now);
+}
+
+void model_run_frame(AppState& state, double budget_ms, double now) {
+  ModelRun& run = state.model_run;
+  if (!run.pending || !run.slicing) return;
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  const auto spent = [&] { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); };
+  bool done = false;
+  do done = run.slicing->step();  // at least one layer a frame
+  while (!done && spent() < budget_ms);
+  run.slicing_ms += spent();
+  if (!done) return;
+  auto trace = std::make_shared<const ModelTrace>(run.slicing->take());
+  run.slicing.reset();
+  pending_arrived(state, std::move(trace), {}, "page", run.slicing_ms, -1, 0, now);
+}
 
 namespace {
 // The pending text computed here instead (the worker could not).
 void compute_pending_here(AppState& state, double now) {
   ModelRun& run = state.model_run;
   if (!run.pending) return;
+  if (run.slices) {  // in slices from the next frame on (the views stay marked "updating…")
+    const LoadedModel* m = find_model(state, run.pending_model);
+    if (m && m->model == run.pending_weights) {
+      try {
+        ForwardOptions no_head;
+        no_head.top_k = 0;
+        run.slicing = std::make_shared<ForwardInSlices>(m->model, model_token_ids(*m, run.pending_sentence), no_head);
+        run.slicing_ms = 0;
+        return;
+      } catch (const std::invalid_argument&) {  // computed at once below, which says why
+      }
+    }
+  }
   AppInputs next = state.inputs;
   next.sentence = run.pending_sentence;
   next.token = run.pending_token;
@@ -157,7 +204,8 @@ void model_run_worker_failed(AppState& state, const std::string& why, double now
   ModelRun& run = state.model_run;
   run.post = nullptr;
   run.worker = false;
-  run.note = "The model's worker stopped (" + why + "): the forward runs in the page, and a long text may pause it.";
+  run.slices = true;
+  run.note = "The model's worker stopped (" + why + "): the forward runs in the page, a layer between frames.";
   run.error = run.note;
   compute_pending_here(state, now);
 }

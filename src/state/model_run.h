@@ -51,6 +51,11 @@ struct ModelRun {
   using PageForward = ModelTrace (*)(const Transformer&, const std::vector<int>&, ForwardCache&, const ForwardOptions&, int*);
   PageForward page_forward = nullptr;
   std::shared_ptr<ForwardCache> cache = std::make_shared<ForwardCache>();
+  // Where the worker could not start or stopped (the page, not the native app): a new text's forward runs
+  // here a layer at a time between frames (model_run_frame), the views marked "updating…" as for the worker.
+  bool slices = false;
+  std::shared_ptr<ForwardInSlices> slicing;  // the pending text's, while it runs
+  double slicing_ms = 0;                     // its layers' time so far
 };
 
 // The shown text's forward by `model` for `ids`: the worker's answer when it is for these, else computed
@@ -76,6 +81,8 @@ void model_run_request_failed(AppState& state, unsigned seq, const std::string& 
 // The worker could not start or stopped: the page computes from now on and says why; a text the worker had
 // is computed here.
 void model_run_worker_failed(AppState& state, const std::string& why, double now);
+// The pending text's forward in slices (ModelRun::slices) for up to budget_ms of this frame; applied when done.
+void model_run_frame(AppState& state, double budget_ms, double now);
 // Forgets the text the worker computes (another text or model was applied directly, or the model went).
 void model_run_cancel(ModelRun& run);
 // The text box's text: the text the worker computes while one is pending, else the shown one.

@@ -323,6 +323,8 @@ void draw_app(AppState& state, UiState& ui, double now) {
   sweeps_frame(state, [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sweep_start).count() < kSweepSliceMs;
   });
+  // And a loaded model's forward where no worker runs it (model_run.h), a layer at a time.
+  model_run_frame(state, kSweepSliceMs, now);
   const bool present = state.inputs.present;
   explanations_begin_frame(present);
   AppInputs next = state.inputs;

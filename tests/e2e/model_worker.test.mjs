@@ -197,14 +197,17 @@ test("the worker crashing: the page computes the text itself and says so", async
   assert.ok(s.sentence === written || s.sentence === START, s.sentence);
   // typing goes on, computed in the page
   s = await page.evaluate(() => { const api = window.attentionExplainer; api.writeToken(api.getState().next[0].id); return api.getState(); });
-  assert.equal(s.model_run.pending, false, "the page computes at once");
+  assert.equal(s.model_run.pending, true, "the page computes a layer between frames");
+  assert.equal(s.model_run.slices.of, 3);
+  await settled(page);
+  s = await get(page);
   assert.equal(s.model_run.last_where, "page");
   await assertSameAsTrace(page, "in the page");
   assert.deepEqual(errors.filter((e) => !/asked to stop/.test(e)), []);
   await context.close();
 });
 
-test("the worker's script answering 404: the forward runs in the page, which says so", async () => {
+test("the worker's script answering 404: the forward runs in the page a layer between frames, which says so", async () => {
   const { page, context, errors } = await openExplainer(browser, server.url, {
     route: ["**/model_worker.js", (r) => r.fulfill({ status: 404, body: "gone" })],
   });
@@ -213,8 +216,10 @@ test("the worker's script answering 404: the forward runs in the page, which say
   let s = await set(page, { sentence: START });
   assert.equal(s.model_run.where, "page");
   assert.match(s.model_run.note, /worker stopped/);
-  s = await page.evaluate(() => { const api = window.attentionExplainer; api.setState({ token: api.getState().tokens.length - 1 });
-    api.writeToken(api.getState().next[0].id); return api.getState(); });
+  await page.evaluate(() => { const api = window.attentionExplainer; api.setState({ token: api.getState().tokens.length - 1 });
+    api.writeToken(api.getState().next[0].id); });
+  await settled(page);  // a layer between frames
+  s = await get(page);
   assert.equal(s.model_run.last_where, "page");
   assert.equal(s.model_run.incremental_from, 0, "the page's wasm computes in full (the incremental forward is the worker's)");
   await assertSameAsTrace(page, "404");

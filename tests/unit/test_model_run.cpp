@@ -1,8 +1,8 @@
 // Where a loaded model's forward runs (src/state/model_run.h), with a stand-in for the worker (a hook that
 // records the requests; the test answers them with the core's own forward): a new text is posted and the
 // last complete one stays shown, the answer applied when it is the latest, an older or orphaned one
-// dropped, a text past the model's positions refused at once, the worker's failure computed here; without
-// a worker the page computes incrementally and times it.
+// dropped, a text past the model's positions refused at once, the worker's failure computed here (a layer a
+// frame); without a worker the native app computes incrementally and times it.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -134,6 +134,8 @@ TEST_CASE("model run: a text past the model's positions is refused at once; the 
   apply_inputs_in_background(s, next, 2.0);
   REQUIRE(s.model_run.pending);
   model_run_worker_failed(s, "a test", 3.0);
+  REQUIRE(s.model_run.slicing);  // computed here, a layer a frame
+  for (int frame = 0; frame < 3; ++frame) model_run_frame(s, 0, 3.0);
   CHECK_FALSE(s.model_run.pending);
   CHECK(s.inputs.sentence == good + " because");
   CHECK(s.model_run.last_where == "page");
@@ -231,4 +233,64 @@ TEST_CASE("model run: the worker's extras (the shown layer's detail, the predict
     const LayerDetail own = layer_detail(model, *t2, 0);
     CHECK((s.model.layer->query.array() == own.query.array()).all());
   }
+}
+
+TEST_CASE("model run: where no worker runs (the page), a new text's forward runs a layer at a time between frames") {
+  AppState s = with_toy();
+  model_run_worker_failed(s, "its script answered 404", 0.5);
+  CHECK(s.model_run.slices);
+  const std::string before = s.inputs.sentence, typed = before + " because it";
+  AppInputs next = s.inputs;
+  next.sentence = typed;
+  CHECK(apply_inputs_in_background(s, next, 1.0));
+  REQUIRE(s.model_run.slicing);
+  CHECK(s.model_run.pending);
+  CHECK(s.inputs.sentence == before);  // the last complete text stays shown
+  CHECK(model_run_json(s)["slices"]["of"] == 3);  // 2 layers, then the final norm
+  model_run_frame(s, 0, 2.0);  // one layer a frame at least
+  CHECK(model_run_json(s)["slices"]["done"] == 1);
+  CHECK(s.model_run.pending);
+  // another text meanwhile: the slices start again on it
+  next.sentence = typed + " was";
+  apply_inputs_in_background(s, next, 2.5);
+  CHECK(s.model_run.slicing->steps_done() == 0);
+  for (int frame = 0; frame < 3; ++frame) model_run_frame(s, 0, 3.0 + frame);
+  CHECK_FALSE(s.model_run.pending);
+  CHECK_FALSE(s.model_run.slicing);
+  CHECK(s.inputs.sentence == typed + " was");
+  CHECK(s.model_run.last_where == "page");
+  ForwardOptions o;
+  o.top_k = 0;
+  const ModelTrace whole = transformer_forward(*find_model(s, "toy")->model, s.model.token_ids, o);
+  CHECK((s.model.base_forward->final_normed.array() == whole.final_normed.array()).all());
+  for (std::size_t i = 0; i < whole.streams.size(); ++i)
+    CHECK((s.model.base_forward->streams[i].array() == whole.streams[i].array()).all());
+  // a model replaced while it slices: dropped, the page works on
+  next.sentence = typed;
+  apply_inputs_in_background(s, next, 6.0);
+  REQUIRE(s.model_run.slicing);
+  apply_state_json(s, {{"model", kHandmadeModel}}, 6.5);
+  CHECK_FALSE(s.model_run.slicing);
+  model_run_frame(s, 0, 7.0);
+  CHECK(s.inputs.model == kHandmadeModel);
+}
+
+TEST_CASE("forward in slices: the same numbers as the whole forward, a layer a step") {
+  const Transformer model = random_transformer(gpt2_config(3, 2, 8, 16, 29), 4, Dtype::F32, WeightLayout::InOut, 0.3);
+  const std::vector<int> ids = {1, 5, 9, 2, 7, 7, 3};
+  ForwardOptions o;
+  o.top_k = 3;
+  ForwardInSlices slices(std::make_shared<const Transformer>(model), ids, o);
+  int steps = 0;
+  while (!slices.step()) ++steps;
+  CHECK(steps + 1 == 4);
+  CHECK(slices.done());
+  const ModelTrace got = slices.take(), want = transformer_forward(model, ids, o);
+  CHECK((got.final_normed.array() == want.final_normed.array()).all());
+  REQUIRE(got.next.size() == want.next.size());
+  CHECK(got.next.back().front().id == want.next.back().front().id);
+  CHECK(got.next.back().front().p == want.next.back().front().p);
+  for (std::size_t l = 0; l < want.layers.size(); ++l)
+    CHECK((got.layers[l].thumbnails[1].array() == want.layers[l].thumbnails[1].array()).all());
+  CHECK_THROWS_AS(ForwardInSlices(std::make_shared<const Transformer>(model), std::vector<int>{40}, o), std::invalid_argument);
 }
