@@ -4,6 +4,7 @@
 #include "model_files.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -208,8 +209,9 @@ void ModelAssembler::allocate(Dtype dtype) {
   if (sizeof(void*) == 4 && needed > (std::uint64_t{3} << 30))
     bad(weights_name_, "the model needs " + megabytes(needed) + " of memory, more than this 32-bit build can address");
   try {
-    model_ = std::make_unique<Transformer>(c, dtype, config_->layout);
-    if (own_head) model_->lm_head.allocate(dtype, c.vocab_size, c.d_model, true);
+    // the matrices' numbers unset: every one comes from the files (finish() zeroes an optional one that did not)
+    model_ = std::make_unique<Transformer>(c, dtype, config_->layout, /*zero_matrices=*/false);
+    if (own_head) model_->lm_head.allocate(dtype, c.vocab_size, c.d_model, true, /*zeros=*/false);
   } catch (const std::bad_alloc&) {
     bad(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
   } catch (const std::length_error&) {
@@ -307,6 +309,11 @@ LoadedModel ModelAssembler::finish() {
   for (const std::string& name : slot_order_)
     if (slots_[name].seen_as.empty() && !slots_[name].where.optional)
       missing.push_back(family_head_part(model_->config.family, name) ? name : file_prefix_ + name);  // as the files name them
+  for (const std::string& name : slot_order_) {  // an optional matrix the files left out: zeros, as allocated unset
+    const TensorSlot& where = slots_[name].where;
+    if (slots_[name].seen_as.empty() && where.optional && where.shape.size() == 2)
+      std::memset(where.data, 0, static_cast<std::size_t>(where.shape[0] * where.shape[1]) * dtype_bytes(where.dtype));
+  }
   if (!missing.empty()) {
     std::string list;
     for (std::size_t i = 0; i < missing.size() && i < 4; ++i) list += (i ? ", " : "") + missing[i];

@@ -117,7 +117,8 @@ std::unique_ptr<Transformer> transformer_from_header(const std::string& header) 
         const json& d = tensors.at(next++);
         const int dtype = d.at(0).get<int>(), rows = d.at(1).get<int>(), cols = d.at(2).get<int>();
         if (dtype < 0 || dtype > 2 || rows < 0 || cols < 0) throw std::invalid_argument("model: a bad tensor shape");
-        if (rows > 0 && cols > 0) w.allocate(static_cast<Dtype>(dtype), rows, cols, d.at(3).get<bool>());
+        // unset: the page sends every number (transformer_slots), and an answer is computed only after
+        if (rows > 0 && cols > 0) w.allocate(static_cast<Dtype>(dtype), rows, cols, d.at(3).get<bool>(), /*zeros=*/false);
         else w.dtype = static_cast<Dtype>(dtype), w.rows = rows, w.cols = cols, w.transposed = d.at(3).get<bool>();
       }
       void operator()(Vector& v) {

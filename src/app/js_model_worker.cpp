@@ -218,7 +218,8 @@ JS_EXPORT const char* attn_model_worker_bench(int T) {
     if (!m) throw std::invalid_argument("bench: load a model first");
     if (!g_worker_ready) throw std::invalid_argument("bench: the model's worker is not running");
     const attn::TransformerConfig& c = m->model->config;
-    if (T < 1 || T + 1 > std::min(c.n_positions, attn::kMaxModelTokens)) throw std::invalid_argument("bench: T out of range");
+    const int longest = c.positions == attn::PositionKind::Learned ? std::min(c.n_positions, attn::kMaxModelTokens) : attn::kMaxModelTokens;
+    if (T < 1 || T + 1 > longest) throw std::invalid_argument("bench: T out of range");
     std::vector<int> ids(static_cast<std::size_t>(T) + 1);
     for (int i = 0; i <= T; ++i) ids[static_cast<std::size_t>(i)] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
     return reply({{"model", worker_model(*m)}, {"ids", ids}});

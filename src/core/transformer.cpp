@@ -214,12 +214,12 @@ void validate_config(const TransformerConfig& c, const std::string& what) {
 
 // [SECTION] weights --------------------------------------------------------------------------
 
-void Weights::allocate(Dtype d, int r, int c, bool t) {
+void Weights::allocate(Dtype d, int r, int c, bool t, bool zeros) {
   dtype = d, rows = r, cols = c, transposed = t;
   f32.clear(), u16.clear();
   const std::size_t n = static_cast<std::size_t>(r) * static_cast<std::size_t>(c);
-  if (d == Dtype::F32) f32.assign(n, 0.0f);
-  else u16.assign(n, 0);
+  if (d == Dtype::F32) zeros ? f32.assign(n, 0.0f) : f32.resize(n);
+  else zeros ? u16.assign(n, 0) : u16.resize(n);
 }
 
 float Weights::at(int r, int c) const {
@@ -244,39 +244,43 @@ bool Weights::operator==(const Weights& o) const {
   return dtype == o.dtype && rows == o.rows && cols == o.cols && transposed == o.transposed && f32 == o.f32 && u16 == o.u16;
 }
 
-Transformer::Transformer(const TransformerConfig& c, Dtype dtype, WeightLayout layout) : config(c) {
+Transformer::Transformer(const TransformerConfig& c, Dtype dtype, WeightLayout layout, bool zero_matrices) : config(c) {
   validate_config(c, "config");
   const int C = c.d_model, F = c.d_ff, hd = c.head_dim;
   const int qkv_out = (c.n_head + 2 * c.n_kv_head) * hd;
   const bool layernorm = c.norm == NormKind::LayerNorm;
   const bool transposed = layout == WeightLayout::OutIn;
-  embed.allocate(dtype, c.vocab_size, C, true);
-  if (c.positions == PositionKind::Learned) position_table.allocate(dtype, c.n_positions, C, true);
-  if (c.n_token_types > 0) token_type_table.allocate(dtype, c.n_token_types, C, true);
+  // a block's matrix from `in` to `out` numbers, stored as the layout says
+  const auto matrix = [&](Weights& w, int in, int out) {
+    transposed ? w.allocate(dtype, out, in, true, zero_matrices) : w.allocate(dtype, in, out, false, zero_matrices);
+  };
+  embed.allocate(dtype, c.vocab_size, C, true, zero_matrices);
+  if (c.positions == PositionKind::Learned) position_table.allocate(dtype, c.n_positions, C, true, zero_matrices);
+  if (c.n_token_types > 0) token_type_table.allocate(dtype, c.n_token_types, C, true, zero_matrices);
   if (c.embed_norm) embed_norm_w = embed_norm_b = Vector::Zero(C);
   blocks.resize(static_cast<std::size_t>(c.n_layer));
   for (TransformerBlock& b : blocks) {
     b.attn_norm_w = Vector::Zero(C);
     if (layernorm) b.attn_norm_b = Vector::Zero(C);
-    transposed ? b.qkv.allocate(dtype, qkv_out, C, true) : b.qkv.allocate(dtype, C, qkv_out, false);
+    matrix(b.qkv, C, qkv_out);
     if (c.qkv_bias) b.qkv_b = Vector::Zero(qkv_out);
     if (c.qk_norm) b.q_norm_w = Vector::Zero(hd), b.k_norm_w = Vector::Zero(hd);
-    transposed ? b.o.allocate(dtype, C, c.n_head * hd, true) : b.o.allocate(dtype, c.n_head * hd, C, false);
+    matrix(b.o, c.n_head * hd, C);
     if (c.o_bias) b.o_b = Vector::Zero(C);
     if (c.sandwich_norms) b.post_attn_norm_w = Vector::Zero(C), b.post_mlp_norm_w = Vector::Zero(C);
     b.mlp_norm_w = Vector::Zero(C);
     if (layernorm) b.mlp_norm_b = Vector::Zero(C);
     const int up_out = c.gated_mlp ? 2 * F : F;
-    transposed ? b.up.allocate(dtype, up_out, C, true) : b.up.allocate(dtype, C, up_out, false);
+    matrix(b.up, C, up_out);
     if (c.mlp_bias) b.up_b = Vector::Zero(up_out), b.down_b = Vector::Zero(C);
-    transposed ? b.down.allocate(dtype, C, F, true) : b.down.allocate(dtype, F, C, false);
+    matrix(b.down, F, C);
   }
   if (!c.post_norm) {
     final_norm_w = Vector::Zero(C);
     if (layernorm) final_norm_b = Vector::Zero(C);
   }
   if (c.head_transform) {
-    transposed ? head_dense.allocate(dtype, C, C, true) : head_dense.allocate(dtype, C, C, false);
+    matrix(head_dense, C, C);
     head_dense_b = head_norm_w = head_norm_b = Vector::Zero(C);
   }
   if (c.head_bias) lm_head_b = Vector::Zero(c.vocab_size);
