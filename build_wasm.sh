@@ -12,6 +12,10 @@ WEB_DIR=build/web
 WEB_BASELINE_DIR=build/web-baseline
 SANITIZE_DIR=build/sanitize
 FUZZ_TARGETS=(fuzz_compute fuzz_state fuzz_tokenizer fuzz_tokenizer_files fuzz_safetensors fuzz_model_config)  # tests/fuzz/*.cpp
+# Compiles go through ccache (installed by tools/install_deps.sh): a second build of the same sources, in this
+# clone or a fresh one anywhere (paths are taken relative to the clone), reuses the objects of the first.
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+launcher() { command -v ccache >/dev/null && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache"; return 0; }
 
 usage() {
   cat <<'USAGE'
@@ -49,7 +53,7 @@ build_native() {  # build_native [targets...]
   deps
   local imgui
   imgui="$(imgui_dir)"
-  cmake -S . -B "$NATIVE_DIR" -DCMAKE_BUILD_TYPE=Release -DIMGUI_DIR="$imgui" >&2
+  cmake -S . -B "$NATIVE_DIR" -DCMAKE_BUILD_TYPE=Release -DIMGUI_DIR="$imgui" $(launcher) >&2
   cmake --build "$NATIVE_DIR" -j "$JOBS" ${1:+--target "$@"} >&2
 }
 
@@ -61,7 +65,8 @@ build_web() {  # build_web DIR SIMD(ON|OFF) [targets...]
   imgui="$(imgui_dir)"
   emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DIMGUI_DIR="$imgui" -DATTN_SIMD="$simd" \
     -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" >&2
-  cmake --build "$dir" -j "$JOBS" ${1:+--target "$@"} >&2
+  # emcc runs its clang through ccache itself (Emscripten's COMPILER_WRAPPER setting)
+  EM_COMPILER_WRAPPER="$(command -v ccache || true)" cmake --build "$dir" -j "$JOBS" ${1:+--target "$@"} >&2
 }
 
 site() {  # site [simd-only]
@@ -126,7 +131,8 @@ serve() {
 }
 
 configure_sanitize() {  # clang with ASan + UBSan, and the fuzzers (test all and fuzz share the build)
-  cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON -DATTN_FUZZ=ON >&2
+  cmake -S . -B "$SANITIZE_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DATTN_SANITIZE=ON -DATTN_FUZZ=ON \
+    $(launcher) >&2
 }
 
 run_fuzzers() {  # run_fuzzers SECONDS: each libFuzzer target from its seed corpus (tests/fuzz/corpus/)

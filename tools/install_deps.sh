@@ -9,7 +9,7 @@ APT_PACKAGES=(
   emscripten libeigen3-dev doctest-dev nlohmann-json3-dev
   libglfw3-dev libgl-dev libgles-dev libegl-dev
   fonts-dejavu-core fonts-noto-core fonts-noto-cjk python3-fonttools python3-numpy python3-pil python3-torch
-  xvfb xauth chromium imagemagick clang libclang-rt-14-dev cmake g++
+  xvfb xauth chromium imagemagick clang libclang-rt-14-dev cmake g++ ccache
   firefox-esr webkit2gtk-driver
   libxml2-utils
 )
