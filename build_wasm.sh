@@ -84,7 +84,7 @@ site() {  # site [simd-only]
   rm -rf dist
   for flavour in "${flavours[@]}"; do mkdir -p "dist/$flavour"; done
   cp web/index.html web/explainer.js web/a11y.js web/touch.js web/handout.html web/handout.js web/style.css web/embed.js \
-    web/embed-example.html web/train_worker.js web/model_worker.js dist/
+    web/embed-example.html web/train_worker.js web/model_worker.js web/worker_wasm.js dist/
   cp "$WEB_DIR/assets/ui_font.ttf" dist/  # one font file for both builds
   mkdir -p dist/models/trained
   cp "$NATIVE_DIR"/trained/config.json "$NATIVE_DIR"/trained/model.safetensors "$NATIVE_DIR"/trained/tokenizer.json dist/models/trained/

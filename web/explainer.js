@@ -833,7 +833,7 @@
       modelTraces.delete(seq);
       Module.ccall("attn_model_trace_forget", null, ["number"], [seq]);
       if (!asked) continue;
-      try { asked.resolve(call("attn_model_trace", JSON.stringify({ text: asked.text, top: asked.top })).result); }
+      try { asked.resolve(call("attn_model_trace_request", JSON.stringify({ text: asked.text, top: asked.top })).result); }
       catch (e) { asked.reject(e); }
     }
   }
@@ -895,10 +895,11 @@
    *  a cache holding T (tests/bench/model_bench.mjs). */
   let workerBench = null;
   api.benchModelWorker = ({ T = 64, reps = 3 } = {}) => new Promise((resolve, reject) => {
-    const asked = modelCall("attn_model_worker_bench", ["number"], [Number(T)]);
+    const { model, vocab } = modelCall("attn_model_worker_model");
     if (workerBench) return reject(new Error("bench: one at a time"));
     workerBench = (r) => (r.error ? reject(new Error(r.error)) : resolve(r));
-    modelWorker.postMessage({ type: "bench", model: asked.model, ids: asked.ids, reps: Number(reps) });
+    const ids = Array.from({ length: Number(T) + 1 }, (_, i) => (i * 7919 + 13) % vocab);
+    modelWorker.postMessage({ type: "bench", model, ids, reps: Number(reps) });
   });
   /** For tests: the model worker stops as if it crashed (its onerror runs). */
   api.stopModelWorkerForTest = () => modelWorker && modelWorker.postMessage({ type: "crash" });

@@ -7,6 +7,7 @@
 // {type: "model", id, error?} | {type: "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or {..., error} |
 // {type: "trace", seq, result} or {..., error} | {type: "bench", result}.
 "use strict";
+importScripts("worker_wasm.js");  // loadWorkerWasm
 
 let ready = false;
 const queue = [];  // messages that came before the wasm was ready
@@ -81,29 +82,10 @@ function handle(message) {
 self.onmessage = (event) => {
   const message = event.data;
   if (message.type === "load") {
-    const base = message.flavour + "/";
-    const suffix = typeof message.wasmSuffix === "string" ? message.wasmSuffix : "";
-    self.Module = {
-      locateFile: (file) => base + file + (file.endsWith(".wasm") ? suffix : ""),
-      // a renamed wasm is served as text, which streaming compilation refuses: compiled from the bytes
-      ...(suffix ? { instantiateWasm: (imports, receive) => {
-        fetch(base + "model_worker.wasm" + suffix).then((r) => { if (!r.ok) throw new Error(`HTTP ${r.status}`); return r.arrayBuffer(); })
-          .then((bytes) => WebAssembly.instantiate(bytes, imports)).then((r) => receive(r.instance, r.module))
-          .catch((e) => postMessage({ type: "failed", why: `could not load model_worker.wasm${suffix}: ${e.message}` }));
-        return {};
-      } } : {}),
-      onAbort: (what) => postMessage({ type: "failed", why: `the model's wasm stopped: ${what}` }),
-      onRuntimeInitialized: () => {
-        ready = true;
-        postMessage({ type: "ready" });
-        while (queue.length) handle(queue.shift());
-      },
-    };
-    try {
-      importScripts(base + "model_worker-wasm.js");
-    } catch (e) {
-      postMessage({ type: "failed", why: `could not load ${base}model_worker-wasm.js: ${e.message}` });
-    }
+    loadWorkerWasm(message, "model_worker", "the model's wasm", () => {
+      ready = true;
+      while (queue.length) handle(queue.shift());
+    });
     return;
   }
   if (message.type === "crash") throw new Error("the model worker was asked to stop (a test)");

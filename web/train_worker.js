@@ -4,6 +4,7 @@
 // the worker → {type: "ready"} | {type: "failed", why} | {type: "reports", reports: [...], params}
 // (TrainRun::report's JSON per run; params: one Float32Array, each report's weights at its offset).
 "use strict";
+importScripts("worker_wasm.js");  // loadWorkerWasm
 
 let ready = false;
 let running = false;
@@ -49,29 +50,10 @@ function loop() {
 self.onmessage = (event) => {
   const message = event.data;
   if (message.type === "load") {
-    const base = message.flavour + "/";
-    const suffix = typeof message.wasmSuffix === "string" ? message.wasmSuffix : "";
-    self.Module = {
-      locateFile: (file) => base + file + (file.endsWith(".wasm") ? suffix : ""),
-      // a renamed wasm is served as text, which streaming compilation refuses: compiled from the bytes
-      ...(suffix ? { instantiateWasm: (imports, receive) => {
-        fetch(base + "train_worker.wasm" + suffix).then((r) => { if (!r.ok) throw new Error(`HTTP ${r.status}`); return r.arrayBuffer(); })
-          .then((bytes) => WebAssembly.instantiate(bytes, imports)).then((r) => receive(r.instance, r.module))
-          .catch((e) => postMessage({ type: "failed", why: `could not load train_worker.wasm${suffix}: ${e.message}` }));
-        return {};
-      } } : {}),
-      onAbort: (what) => postMessage({ type: "failed", why: `the trainer's wasm stopped: ${what}` }),
-      onRuntimeInitialized: () => {
-        ready = true;
-        postMessage({ type: "ready" });
-        while (queue.length) handle(queue.shift());
-      },
-    };
-    try {
-      importScripts(base + "train_worker-wasm.js");
-    } catch (e) {
-      postMessage({ type: "failed", why: `could not load ${base}train_worker-wasm.js: ${e.message}` });
-    }
+    loadWorkerWasm(message, "train_worker", "the trainer's wasm", () => {
+      ready = true;
+      while (queue.length) handle(queue.shift());
+    });
     return;
   }
   if (!ready) queue.push(message);

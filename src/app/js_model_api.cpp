@@ -275,32 +275,6 @@ JS_EXPORT const char* attn_model_kept(const char* json_text) {
   });
 }
 
-// The CLI's `model` JSON for the current model: {"text": ..., "top": K} →
-// {"result": {model, tokens, token_ids, attention, next}} or {"error": ...}.
-JS_EXPORT const char* attn_model_trace(const char* json_text) {
-  try {
-    attn::AppState* s = state();
-    if (!s) return error_reply("the explainer is not running yet");
-    const nlohmann::json request = attn::parse_json_limited(json_text ? json_text : "");
-    if (!request.is_object()) throw std::invalid_argument("modelTrace takes an object {text, top}");
-    for (const auto& item : request.items())
-      if (item.key() != "text" && item.key() != "top") throw std::invalid_argument("modelTrace: unknown key \"" + item.key() + "\"");
-    if (!request.contains("text") || !request["text"].is_string()) throw std::invalid_argument("text: must be a string");
-    int top = 5;
-    if (request.contains("top")) {
-      if (!request["top"].is_number_integer()) throw std::invalid_argument("top: must be a whole number");
-      top = request["top"].get<int>();
-    }
-    const attn::LoadedModel* model = attn::find_model(*s, s->inputs.model);
-    if (!model) throw std::invalid_argument("model: the current model is the hand-made one; load a model first (loadModel)");
-    return reply({{"result", attn::model_trace_json(*model, request["text"].get<std::string>(), top)}});
-  } catch (const std::bad_alloc&) {
-    return error_reply("modelTrace: the browser refused to give the page enough memory for this text");
-  } catch (const std::exception& e) {
-    return error_reply(e.what());
-  }
-}
-
 // The interventions for the current model without drawing: intervention_request's JSON →
 // {"result": intervention_json's answer} or {"error": ...}.
 JS_EXPORT const char* attn_model_intervene(const char* json_text) {

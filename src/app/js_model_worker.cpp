@@ -88,7 +88,7 @@ JS_EXPORT void attn_model_worker_ready() {
 
 // The worker could not start (its script missing, no Worker) or stopped: the page computes, says why, and
 // computes the text the worker had; modelTrace's requests in flight are answered by the page (their
-// texts come back: {"traces": [{seq, ids, top}]}, web/explainer.js asks attn_model_trace again).
+// texts come back: {"traces": [{seq, ids, top}]}, web/explainer.js asks attn_model_trace_request again: the page answers it now).
 JS_EXPORT const char* attn_model_worker_failed(const char* why) {
   attn::AppState* s = state();
   if (!s) return error_reply("the explainer is not running yet");
@@ -208,24 +208,14 @@ void send_model(int, const std::string&, const nlohmann::json&) {}
 }  // namespace
 #endif
 
-// The benchmark's request for the worker (tests/bench/model_bench.mjs): T + 1 token ids of the current model
-// → {"model", "ids"} for the worker's {type: "bench"}, or {"error"} where no worker runs it. Not limited to
-// the views' kMaxTokens: it times the worker's forward at lengths the page does not show.
-JS_EXPORT const char* attn_model_worker_bench(int T) {
-  try {
-    attn::AppState* s = state();
-    const attn::LoadedModel* m = s ? attn::current_loaded_model(*s) : nullptr;
-    if (!m) throw std::invalid_argument("bench: load a model first");
-    if (!g_worker_ready) throw std::invalid_argument("bench: the model's worker is not running");
-    const attn::TransformerConfig& c = m->model->config;
-    const int longest = c.positions == attn::PositionKind::Learned ? std::min(c.n_positions, attn::kMaxModelTokens) : attn::kMaxModelTokens;
-    if (T < 1 || T + 1 > longest) throw std::invalid_argument("bench: T out of range");
-    std::vector<int> ids(static_cast<std::size_t>(T) + 1);
-    for (int i = 0; i <= T; ++i) ids[static_cast<std::size_t>(i)] = static_cast<int>((i * 7919LL + 13) % c.vocab_size);
-    return reply({{"model", worker_model(*m)}, {"ids", ids}});
-  } catch (const std::exception& e) {
-    return error_reply(e.what());
-  }
+// The benchmark's handle on the worker (tests/bench/model_bench.mjs): {"model": the worker's id of the current
+// model (moved in first where it is not), "vocab"}, or {"error"} where no worker runs.
+JS_EXPORT const char* attn_model_worker_model() {
+  attn::AppState* s = state();
+  const attn::LoadedModel* m = s ? attn::current_loaded_model(*s) : nullptr;
+  if (!m) return error_reply("bench: load a model first");
+  if (!g_worker_ready) return error_reply("bench: the model's worker is not running");
+  return reply({{"model", worker_model(*m)}, {"vocab", m->model->config.vocab_size}});
 }
 
 // Writes with the model (the next-token strip's click, for the page's API and the screen-reader mirror):

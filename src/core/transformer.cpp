@@ -218,8 +218,8 @@ void Weights::allocate(Dtype d, int r, int c, bool t, bool zeros) {
   dtype = d, rows = r, cols = c, transposed = t;
   f32.clear(), u16.clear();
   const std::size_t n = static_cast<std::size_t>(r) * static_cast<std::size_t>(c);
-  if (d == Dtype::F32) zeros ? f32.assign(n, 0.0f) : f32.resize(n);
-  else zeros ? u16.assign(n, 0) : u16.resize(n);
+  d == Dtype::F32 ? f32.resize(n) : u16.resize(n);  // unset, then zeros where asked
+  if (zeros && n > 0) std::memset(data(), 0, bytes());
 }
 
 float Weights::at(int r, int c) const {
