@@ -328,8 +328,6 @@ class ForwardInSlices {
   bool done() const { return layer_ > model_->config.n_layer; }
   int steps_done() const { return layer_; }
   int steps() const { return model_->config.n_layer + 1; }
-  const std::shared_ptr<const Transformer>& model() const { return model_; }
-  const std::vector<int>& token_ids() const { return trace_.token_ids; }
   ModelTrace take() { return std::move(trace_); }  // once done
 
  private:
