@@ -153,7 +153,8 @@ void append(std::vector<float>& numbers, const Matrix& m) {
 json shape(const Matrix& m) { return {m.rows(), m.cols()}; }
 }  // namespace
 
-ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask) {
+ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask,
+                             const ForwardCache* cache) {
   const TransformerConfig& c = model.config;
   ForwardExtras e;
   if (ask.layer >= 0 && ask.layer < c.n_layer)
@@ -161,8 +162,13 @@ ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, 
   if (ask.position >= 0 && ask.position < static_cast<int>(trace.token_ids.size()) && ask.top > 0) {
     e.position = ask.position;
     e.next = next_tokens_at(model, trace, ask.position, ask.top);
-    if (ask.attribution && !e.next.empty() && why_no_attribution(c).empty())
-      e.attribution = std::make_shared<const LogitAttribution>(attribute_logit(model, trace, ask.position, e.next.front().id));
+    if (ask.attribution && !e.next.empty() && why_no_attribution(c).empty()) {
+      const int target = e.next.front().id;
+      e.attribution = std::make_shared<const LogitAttribution>(
+          cache && cache->model == &model && cache->token_ids == trace.token_ids && trace.intervention.empty()
+              ? attribute_logit(model, *cache, ask.position, target)
+              : attribute_logit(model, trace, ask.position, target));
+    }
   }
   return e;
 }

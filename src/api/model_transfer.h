@@ -53,7 +53,10 @@ struct ForwardExtras {
   std::shared_ptr<const LogitAttribution> attribution;
 };
 // The extras of `trace` by `model` as apply_inputs computes them (layer_detail, next_tokens_at, attribute_logit).
-ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask);
+// `cache` (the worker's, when it holds this trace's text): the attribution reads each layer's row from its
+// keys and values (one row per layer, not every layer again; the same numbers to float rounding).
+ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask,
+                             const ForwardCache* cache = nullptr);
 
 // `extras` (when given) travel in the same header and numbers.
 PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras = nullptr);

@@ -81,8 +81,11 @@ std::string why_no_attribution(const TransformerConfig& c) {
   return "";
 }
 
-LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
-                                 int against, Backend backend) {
+namespace {
+
+// attribute_logit with layer l's numbers from detail(l): its row `row` is the position's.
+LogitAttribution attribute(const Transformer& model, const ModelTrace& trace, int position, int target, int against,
+                           Backend backend, const std::function<LayerDetail(int)>& detail, int row) {
   const TransformerConfig& c = model.config;
   if (const std::string why = why_no_attribution(c); !why.empty()) bad("attribution", why);
   check_position(trace, position);
@@ -102,13 +105,14 @@ LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& tra
   // every part of the final stream at `position`, (C) each, in order
   std::vector<Vector> head_parts(static_cast<std::size_t>(L) * H), bias_parts(L), mlp_parts(L);
   Vector stream_in, final_stream;
+  LayerDetail d, next = detail(0);
   for (int l = 0; l < L; ++l) {
     const TransformerBlock& b = model.blocks[static_cast<std::size_t>(l)];
-    const LayerDetail d = layer_detail(model, trace, l, backend);
-    if (l == 0) stream_in = d.stream_in.row(position);
-    const Matrix parts = head_contributions(c, b, d, position, backend);
+    d = std::move(next);
+    if (l + 1 < L) next = detail(l + 1);
+    if (l == 0) stream_in = d.stream_in.row(row);
+    const Matrix parts = head_contributions(c, b, d, row, backend);
     const Vector bias = b.o_b.size() ? b.o_b : Vector::Zero(c.d_model);
-    const StreamUpdates u = stream_updates(c, b, d, position, backend);
     if (c.sandwich_norms) {
       // the post-attention norm's scale frozen from this run's sum of the parts (+ b_O)
       const FrozenNorm post = freeze(c, Vector(parts.colwise().sum() + bias), b.post_attn_norm_w);
@@ -118,8 +122,17 @@ LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& tra
       for (int h = 0; h < H; ++h) head_parts[static_cast<std::size_t>(l * H + h)] = parts.row(h);
       bias_parts[static_cast<std::size_t>(l)] = bias;
     }
-    mlp_parts[static_cast<std::size_t>(l)] = u.mlp;
-    if (l == L - 1) final_stream = Vector(d.stream_in.row(position)) + u.attention + u.mlp;
+    if (l + 1 < L) {
+      // the MLP's update: what the next layer's stream adds beyond the attention's parts (the MLP is not
+      // run again; the last layer has no next stream to read)
+      Vector attention = bias_parts[static_cast<std::size_t>(l)];
+      for (int h = 0; h < H; ++h) attention += head_parts[static_cast<std::size_t>(l * H + h)];
+      mlp_parts[static_cast<std::size_t>(l)] = next.stream_in.row(row) - d.stream_in.row(row) - attention;
+    } else {
+      const StreamUpdates u = stream_updates(c, b, d, row, backend);
+      mlp_parts[static_cast<std::size_t>(l)] = u.mlp;
+      final_stream = Vector(d.stream_in.row(row)) + u.attention + u.mlp;
+    }
   }
   // the final norm frozen from the final stream, then the unembedding (target − against)
   Vector direction = unembedding(model, target);
@@ -136,6 +149,22 @@ LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& tra
     a.mlps[l] = static_cast<float>(logit_of(mlp_parts[static_cast<std::size_t>(l)]));
   }
   return a;
+}
+
+}  // namespace
+
+LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
+                                 int against, Backend backend) {
+  return attribute(model, trace, position, target, against, backend,
+                   [&](int l) { return layer_detail(model, trace, l, backend); }, position);
+}
+
+LogitAttribution attribute_logit(const Transformer& model, const ForwardCache& cache, int position, int target,
+                                 int against, Backend backend) {
+  if (const std::string why = why_no_attribution(model.config); !why.empty()) bad("attribution", why);
+  const std::vector<LayerDetail> rows = cached_layer_rows(model, cache, position, backend);
+  return attribute(model, cache.trace, position, target, against, backend,
+                   [&](int l) { return rows[static_cast<std::size_t>(l)]; }, 0);
 }
 
 ValueWeighted value_weighted(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& d, int head,

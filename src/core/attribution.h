@@ -23,7 +23,7 @@ struct LogitAttribution {
   double embeddings = 0;  // the stream entering layer 0: token embedding (· scale) + learned position
   Matrix heads;           // (L, H)
   Vector biases;          // (L) each attention's b_O
-  Vector mlps;            // (L) each MLP's update
+  Vector mlps;            // (L) each MLP's update (read off the streams: the next layer's minus this one's and the attention's update)
   bool post_norms_frozen = false;
   double sum() const;     // offset + embeddings + heads + biases + mlps
 };
@@ -32,6 +32,11 @@ struct LogitAttribution {
 // such a sum (post-norm blocks or a masked-LM head's transform: an encoder's; or no LM head), with one
 // line saying why.
 LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& trace, int position, int target,
+                                 int against = -1, Backend backend = Backend::Simd);
+// The same for the text a cache holds (cache.trace), each layer's row read from what the cache keeps
+// (cached_layer_rows) instead of every layer computed again: milliseconds where the other takes a
+// forward's time. The numbers: the trace's own to float rounding.
+LogitAttribution attribute_logit(const Transformer& model, const ForwardCache& cache, int position, int target,
                                  int against = -1, Backend backend = Backend::Simd);
 // Whether a model's logit is a sum of parts that attribute_logit can read (an LM head, pre-norm
 // blocks, a linear head); "" when it is, else the one line saying why not (what attribute_logit throws).

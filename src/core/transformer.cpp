@@ -803,7 +803,8 @@ ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const
 std::size_t ForwardCache::bytes() const {
   std::size_t n = 0;
   for (const Layer& l : layers) {
-    n += sizeof(float) * static_cast<std::size_t>(l.key.size() + l.value.size()) + sizeof(std::size_t) * l.row_start.size();
+    n += sizeof(float) * static_cast<std::size_t>(l.key.size() + l.value.size() + l.head_outputs.size()) +
+         sizeof(std::size_t) * l.row_start.size();
     for (const std::vector<float>& rows : l.weight_rows) n += sizeof(float) * rows.size();
   }
   return n;
@@ -826,6 +827,15 @@ int row_alignment(const TransformerConfig& cfg, Backend backend) {
     if (block > 1) align = std::lcm(align, block);
   }
   return align;
+}
+
+// The attention's and the MLP's updates of rows x from their heads' joined outputs, as block_forward adds them.
+void add_updates(const TransformerConfig& cfg, const TransformerBlock& b, const Matrix& head_outputs, Matrix& x,
+                 Backend backend) {
+  x += attention_update(cfg, b, head_outputs, backend);
+  if (cfg.post_norm) norm_forward(Matrix(x), b.attn_norm_w, b.attn_norm_b, cfg, x);
+  x += mlp_update(cfg, b, x, backend);
+  if (cfg.post_norm) norm_forward(Matrix(x), b.mlp_norm_w, b.mlp_norm_b, cfg, x);
 }
 
 // Layer `layer` for the rows first … T − 1 of the text, on their stream x ((T − first, C), in
@@ -905,11 +915,10 @@ void block_forward_rows(const TransformerConfig& cfg, const TransformerBlock& b,
   }
   cached.sums_row = sums_at;
   if (n == 0) return;
-  // pass 4: the attention's and the MLP's updates of the new rows, as block_forward adds them
-  x += attention_update(cfg, b, head_outputs, backend);
-  if (cfg.post_norm) norm_forward(Matrix(x), b.attn_norm_w, b.attn_norm_b, cfg, x);
-  x += mlp_update(cfg, b, x, backend);
-  if (cfg.post_norm) norm_forward(Matrix(x), b.mlp_norm_w, b.mlp_norm_b, cfg, x);
+  cached.head_outputs.conservativeResize(T, H * hd);
+  cached.head_outputs.bottomRows(n) = head_outputs;
+  // pass 4: the attention's and the MLP's updates of the new rows
+  add_updates(cfg, b, head_outputs, x, backend);
 }
 
 // A hash (FNV-1a) of 16 numbers spread over each matrix and of the norms' first weight: a model
@@ -1024,6 +1033,26 @@ ModelTrace transformer_forward_cached(const Transformer& model, const std::vecto
   cache.trace = trace;
   if (recomputed_from) *recomputed_from = first;
   return trace;
+}
+
+std::vector<LayerDetail> cached_layer_rows(const Transformer& model, const ForwardCache& cache, int position, Backend backend) {
+  const TransformerConfig& cfg = model.config;
+  if (cache.token_ids.empty() || cache.model != &model || !(cache.config == cfg) ||
+      static_cast<int>(cache.layers.size()) != cfg.n_layer)
+    bad("cache", "it was not made by this model");
+  if (position < 0 || position >= static_cast<int>(cache.token_ids.size())) bad("position", "outside the text");
+  const ModelTrace& trace = cache.trace;
+  std::vector<LayerDetail> rows(static_cast<std::size_t>(cfg.n_layer));
+  Matrix x;
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    const std::size_t li = static_cast<std::size_t>(l);
+    // the stream: the trace's where it keeps this layer's, else the row carried on from the last kept one
+    if (l % trace.stream_every == 0) x = trace.streams[static_cast<std::size_t>(l / trace.stream_every)].row(position);
+    else add_updates(cfg, model.blocks[li - 1], rows[li - 1].head_outputs, x, backend);
+    rows[li].stream_in = x;
+    rows[li].head_outputs = cache.layers[li].head_outputs.row(position);
+  }
+  return rows;
 }
 
 std::vector<NextToken> next_tokens_at(const Transformer& model, const ModelTrace& trace, int position, int k, Backend backend) {
@@ -1163,9 +1192,11 @@ StreamUpdates stream_updates(const TransformerConfig& c, const TransformerBlock&
 Matrix head_contributions(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& l, int row,
                           Backend backend) {
   if (row < 0 || row >= l.head_outputs.rows()) bad("row", "outside the text");
+  // each head's output alone in its own row (zeros in the other heads' columns): one product with W_O
   const int H = c.n_head, hd = c.head_dim;
-  Matrix parts(H, c.d_model);
-  for (int h = 0; h < H; ++h) parts.row(h) = through_head_output(c, b, h, l.head_outputs.block(row, h * hd, 1, hd), backend).row(0);
+  Matrix spread = Matrix::Zero(H, static_cast<Eigen::Index>(H) * hd), parts;
+  for (int h = 0; h < H; ++h) spread.block(h, h * hd, 1, hd) = l.head_outputs.block(row, h * hd, 1, hd);
+  linear_forward(spread, b.o, Vector(), parts, backend);
   return parts;
 }
 

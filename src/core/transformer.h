@@ -355,6 +355,7 @@ struct ForwardCache {
   ModelTrace trace;            // the trace of token_ids
   struct Layer {
     Matrix key, value;  // (T, KV·hd) each: what the scores use (after bias, q/k norm and RoPE)
+    Matrix head_outputs;  // (T, H·hd): every head's weights · V, before W_O (what attribution reads)
     // Per query head, the weight rows one after another, row i holding only the keys it may see
     // (lo_i … i: lo_i = 0, or i − w + 1 in a sliding window of w): the head's summary and thumbnail
     // read every row again when rows are added. row_start[i]: where row i begins (T + 1 entries).
@@ -404,6 +405,14 @@ struct ForwardCache {
 // small at T = 257: 36 MB.
 ModelTrace transformer_forward_cached(const Transformer& model, const std::vector<int>& token_ids, ForwardCache& cache,
                                       const ForwardOptions& options = {}, int* recomputed_from = nullptr);
+// Each layer's row `position` of the cache's text, from what the cache keeps: a LayerDetail per layer
+// holding that row only, its stream_in (1, C) and head_outputs (1, H·hd), nothing else. The heads'
+// outputs are the forward's own; so is the stream where the trace keeps that layer's, and between kept
+// ones it is carried on from the last (the attention's and the MLP's updates of the one row: the
+// forward's numbers to the last bits where the kernels block one row differently from many). What
+// attribute_logit needs, without computing any layer again. Throws for a cache another model made, or empty.
+std::vector<LayerDetail> cached_layer_rows(const Transformer& model, const ForwardCache& cache, int position,
+                                           Backend backend = Backend::Simd);
 
 // For an encoder with a masked-LM head the "next tokens" at a position are its masked-LM predictions
 // for that position: the same machinery, the head's numbers (empty everywhere without an LM head).

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/core/attribution.h"
 #include "../../src/core/transformer.h"
 #include "test_helpers.h"
 
@@ -236,6 +237,58 @@ TEST_CASE("incremental forward: Gemma-like (soft-caps, sandwich and q/k norms, (
   const attn::Transformer m = model_of(gemma_odd(), 15);
   run_story(m, attn::Backend::Scalar, 0);
   run_story(m, attn::Backend::Simd, kEigenFormTolerance);
+}
+
+// A layer's row from the cache (what the worker's attribution reads) against layer_detail's whole layer,
+// and the attribution built from those rows against the one from the trace: to float rounding (a row
+// alone sums as the kernels sum one row), at the first, a middle and the last position, on every family,
+// with every layer's stream kept and with layer 0's only (the rows carried on from it).
+TEST_CASE("incremental forward: a layer's row from the cache; the attribution from it") {
+  const struct {
+    const char* name;
+    attn::TransformerConfig config;
+  } cases[] = {{"gpt2", gpt2_odd()}, {"llama", llama_odd()}, {"mistral (window 4)", mistral_odd()},
+               {"gemma", gemma_odd()}, {"qwen3", qwen_odd()}};
+  for (const auto& k : cases)
+    for (attn::Backend backend : {attn::Backend::Scalar, attn::Backend::Simd})
+      for (std::int64_t stream_bytes : {std::int64_t{4} << 20, std::int64_t{1}}) {
+      INFO(k.name << " on " << attn::backend_name(backend) << ", stream_bytes " << stream_bytes);
+      const attn::Transformer m = model_of(k.config, 23);
+      attn::ForwardOptions options;
+      options.backend = backend, options.top_k = 0, options.stream_bytes = stream_bytes;
+      attn::ForwardCache cache;
+      std::vector<int> ids = text(12, m.config.vocab_size, 4);
+      attn::transformer_forward_cached(m, ids, cache, options);
+      ids.push_back(5);  // the rows of an appended token too
+      const attn::ModelTrace trace = attn::transformer_forward_cached(m, ids, cache, options);
+      CHECK(trace.stream_every == (stream_bytes == 1 ? m.config.n_layer : 1));
+      for (int position : {0, 6, 12}) {
+        INFO("position " << position);
+        const std::vector<attn::LayerDetail> rows = attn::cached_layer_rows(m, cache, position, backend);
+        REQUIRE(static_cast<int>(rows.size()) == m.config.n_layer);
+        for (int l = 0; l < m.config.n_layer; ++l) {
+          const attn::LayerDetail whole = attn::layer_detail(m, trace, l, backend);
+          check_matrix(rows[static_cast<std::size_t>(l)].stream_in, whole.stream_in.middleRows(position, 1), 1e-5,
+                       "stream_in of layer " + std::to_string(l));
+          check_matrix(rows[static_cast<std::size_t>(l)].head_outputs, whole.head_outputs.middleRows(position, 1), 1e-5,
+                       "head_outputs of layer " + std::to_string(l));
+        }
+        const attn::LogitAttribution want = attn::attribute_logit(m, trace, position, 3, 7, backend),
+                                     got = attn::attribute_logit(m, cache, position, 3, 7, backend);
+        check_close(static_cast<float>(got.logit), static_cast<float>(want.logit), 0, "logit (the trace's own)");
+        check_close(static_cast<float>(got.embeddings), static_cast<float>(want.embeddings), 1e-5, "embeddings");
+        check_matrix(got.heads, want.heads, 1e-5, "heads");
+        check_matrix(got.biases, want.biases, 1e-5, "biases");
+        check_matrix(got.mlps, want.mlps, 1e-5, "mlps");
+        CHECK(std::abs(got.sum() - want.sum()) <= 1e-4 * std::max(1.0, std::abs(want.sum())));
+      }
+    }
+  const attn::Transformer a = model_of(gpt2_odd(), 1), b = model_of(gpt2_odd(), 2);
+  attn::ForwardCache cache;
+  CHECK_THROWS_WITH_AS(attn::cached_layer_rows(a, cache, 0), doctest::Contains("not made by this model"), std::invalid_argument);
+  attn::transformer_forward_cached(a, text(5, a.config.vocab_size, 1), cache);
+  CHECK_THROWS_WITH_AS(attn::cached_layer_rows(b, cache, 0), doctest::Contains("not made by this model"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(attn::cached_layer_rows(a, cache, 5), doctest::Contains("outside the text"), std::invalid_argument);
 }
 
 TEST_CASE("incremental forward: an encoder, an intervention or other options compute in full") {
