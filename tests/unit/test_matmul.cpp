@@ -466,3 +466,50 @@ TEST_CASE("matmul 16-bit: TN, null and doubled pointers are refused") {
       CHECK_THROWS_AS(matmul(backend, p, x), std::invalid_argument);
     }
 }
+
+// A token appended runs its products on one row (M = 1), which the SIMD backend sums straight from b's
+// rows (NN, TN) instead of packing b: that row must be bit for bit the same row of a product of many
+// rows (the incremental forward's promise), in every dtype, past one k block, on whole and part strips.
+TEST_CASE("matmul: one row alone is bit for bit that row of a product of many (SIMD, NN and TN, every dtype)") {
+  Rng rng(41);
+  const int M = 7;
+  for (Dtype dtype : {Dtype::F32, Dtype::F16, Dtype::BF16})
+    for (MatmulLayout layout : {MatmulLayout::NN, MatmulLayout::TN}) {
+      if (dtype != Dtype::F32 && layout == MatmulLayout::TN) continue;  // 16-bit b: NN and NT only
+      for (int K : {1, 5, 1700})
+        for (int N : {3, 16, 37, 130})
+          for (int variant = 0; variant < 3; ++variant) {  // plain, bias, bias + accumulate
+            INFO(dtype_name(dtype) << " " << layout_name(layout) << " K " << K << " N " << N << " variant " << variant);
+            const std::vector<float> a_mk = random_values(rng, static_cast<std::size_t>(M) * K);
+            std::vector<float> b_kn = random_values(rng, static_cast<std::size_t>(K) * N);
+            if (dtype != Dtype::F32) for (float& x : b_kn) x = widen16(dtype, narrow16(dtype, x));
+            const std::vector<float> bias = random_values(rng, static_cast<std::size_t>(N));
+            const std::vector<float> c_before = random_values(rng, static_cast<std::size_t>(M) * N);
+            const Operands ops = store_as(layout, a_mk, b_kn, M, K, N);
+            std::vector<std::uint16_t> b16(ops.b.size());
+            for (std::size_t e = 0; e < b16.size(); ++e) b16[e] = dtype == Dtype::F32 ? 0 : narrow16(dtype, ops.b[e]);
+            MatmulProblem many;
+            many.layout = layout, many.a = ops.a.data(), many.M = M, many.K = K, many.N = N;
+            if (dtype == Dtype::F32) many.b = ops.b.data();
+            else many.b16 = b16.data(), many.b_dtype = dtype;
+            many.bias = variant > 0 ? bias.data() : nullptr;
+            many.accumulate = variant == 2;
+            std::vector<float> all = c_before;
+            matmul(Backend::Simd, many, all.data());
+            for (int i : {0, 3, M - 1}) {
+              // row i alone: a's row i (TN: its column i, as one row stored (K, 1))
+              std::vector<float> a_row(a_mk.begin() + static_cast<std::ptrdiff_t>(i) * K, a_mk.begin() + static_cast<std::ptrdiff_t>(i + 1) * K);
+              MatmulProblem one = many;
+              one.a = a_row.data(), one.M = 1;
+              std::vector<float> row(c_before.begin() + static_cast<std::ptrdiff_t>(i) * N, c_before.begin() + static_cast<std::ptrdiff_t>(i + 1) * N);
+              row.push_back(kGuard);
+              matmul(Backend::Simd, one, row.data());
+              INFO("row " << i);
+              CHECK(row.back() == kGuard);
+              bool same = true;
+              for (int j = 0; j < N; ++j) same = same && row[static_cast<std::size_t>(j)] == all[static_cast<std::size_t>(i) * N + j];
+              CHECK(same);
+            }
+          }
+    }
+}

@@ -604,6 +604,57 @@ constexpr std::array<TileFn, MR + 1> make_tiles(std::index_sequence<I...>) {
 }
 constexpr std::array<TileFn, MR + 1> kTiles = make_tiles(std::make_index_sequence<MR>{});
 
+// One row of a (M = 1) times b stored along its rows (NN, TN): each whole strip of NR columns of c is
+// summed straight from b's rows, without packing b (a token appended reads each weight once, not
+// copies it first), in tile_kernel<1>'s order: the same multiply-adds over k in the same k blocks, the
+// bias, then c's own value. So the row's numbers are bit for bit those of any M that holds it. The
+// columns past the last whole strip go through a packed strip and the tile, as gemm does.
+template <class From>
+void gemv(const MatmulProblem& p, const typename From::T* b, float* c, MatmulWorkspace& ws) {
+  const int N = p.N, K = p.K, whole = N / NR * NR;
+  float* a_panel = MatmulWorkspace::grow(ws.a_panels, static_cast<std::size_t>(KC) * MR);
+  float* strip = MatmulWorkspace::grow(ws.b_block, static_cast<std::size_t>(KC) * NR);
+  alignas(64) float bias_strip[NR];
+  alignas(64) float edge[MR * NR] = {};
+  for (int pc = 0; pc < K; pc += KC) {
+    const int kc = std::min(KC, K - pc);
+    const bool first = pc == 0;
+    const bool load_c = !first || p.accumulate;
+    for (int jr = 0; jr < whole; jr += NR) {
+      V acc[NV];
+      for (int v = 0; v < NV; ++v) acc[v] = Isa::zero();
+      const typename From::T* row = b + static_cast<std::size_t>(pc) * N + jr;
+      for (int k = 0; k < kc; ++k, row += N) {
+        const V av = Isa::load_splat(p.a + pc + k);
+        for (int v = 0; v < NV; v += 2) {
+          V lo, hi;
+          From::load2(row + v * W, lo, hi);
+          acc[v] = Isa::madd(av, lo, acc[v]);
+          acc[v + 1] = Isa::madd(av, hi, acc[v + 1]);
+        }
+      }
+      for (int v = 0; v < NV; ++v) {
+        if (first && p.bias) acc[v] = Isa::add(acc[v], Isa::load(p.bias + jr + v * W));
+        float* cp = c + jr + v * W;
+        Isa::store(cp, load_c ? Isa::add(acc[v], Isa::load(cp)) : acc[v]);
+      }
+    }
+    if (whole == N) continue;
+    const int cols = N - whole;
+    pack_transposed<FromF32>(p.a + pc, K, 1, kc, MR, a_panel);
+    pack_rows<From>(b + static_cast<std::size_t>(pc) * N + whole, static_cast<std::size_t>(N), kc, cols, NR, strip);
+    const float* bias = nullptr;
+    if (first && p.bias) {
+      for (int j = 0; j < NR; ++j) bias_strip[j] = j < cols ? p.bias[whole + j] : 0.0f;
+      bias = bias_strip;
+    }
+    if (load_c)
+      for (int j = 0; j < cols; ++j) edge[j] = c[whole + j];
+    opaque(kTiles[1])(kc, a_panel, strip, edge, NR, bias, load_c ? 1 : 0);
+    for (int j = 0; j < cols; ++j) c[whole + j] = edge[j];
+  }
+}
+
 void gemm(const MatmulProblem& p, float* c, MatmulWorkspace& ws) {
   const int M = p.M, N = p.N, K = p.K;
   if (M == 0 || N == 0) return;
@@ -614,6 +665,13 @@ void gemm(const MatmulProblem& p, float* c, MatmulWorkspace& ws) {
         cij = (p.accumulate ? cij : 0.0f) + (p.bias ? p.bias[j] : 0.0f);
       }
     return;
+  }
+  if (M == 1 && p.layout != MatmulLayout::NT) {
+    switch (p.b_dtype) {
+      case Dtype::F32: return gemv<FromF32>(p, p.b, c, ws);
+      case Dtype::F16: return gemv<FromF16>(p, p.b16, c, ws);
+      case Dtype::BF16: return gemv<FromBF16>(p, p.b16, c, ws);
+    }
   }
   const int kc_max = p.layout == MatmulLayout::NT ? KC_NT : KC;
   float* a_panels = MatmulWorkspace::grow(ws.a_panels, static_cast<std::size_t>(MC) * kc_max);
