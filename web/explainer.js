@@ -814,7 +814,7 @@
 
   // [Model worker] The loaded model's forward in a Web Worker (web/model_worker.js, the forward's own small
   // wasm), started when a model is first loaded (never in the first load): each model's weights are moved
-  // in once (Module.modelWorkerSendModel, copied out of the heap tensor by tensor and transferred), the
+  // in once (Module.modelWorkerSendModel, copied out of the heap in pieces, below), the
   // learner's new text is posted there (Module.modelWorkerPost) and its trace comes back
   // (attn_model_run_result), so typing never waits for a forward. Where it cannot start or stops, the
   // page computes the forward itself and says so (attn_model_worker_failed).
@@ -824,6 +824,7 @@
   function modelWorkerFailed(why) {
     if (modelWorkerFailedWhy) return;
     modelWorkerFailedWhy = String(why);
+    modelSends = [];
     console.warn("model worker: " + why);
     try { modelWorker && modelWorker.terminate(); } catch (e) { /* gone already */ }
     let reply = { traces: [] };
@@ -873,6 +874,7 @@
         if (data.type === "ready") Module.ccall("attn_model_worker_ready", null, [], []);
         else if (data.type === "failed") modelWorkerFailed(data.why);
         else if (data.type === "model" && data.error) modelWorkerFailed(`the model could not be moved in: ${data.error}`);
+        else if (data.type === "model-buffer") modelPieceBack(data.buffer);
         else if (data.type === "forward") deliverModelRun(data);
         else if (data.type === "trace") deliverModelTrace(data);
         else if (data.type === "bench" && workerBench) { workerBench(data.result); workerBench = null; }
@@ -880,12 +882,52 @@
     };
     modelWorker.postMessage({ type: "load", flavour: api.build, wasmSuffix });
   }
-  const modelWorkerPost = (text) => modelWorker && modelWorker.postMessage(JSON.parse(text));
+  function modelWorkerPost(text) {
+    const message = JSON.parse(text);
+    if (message.type === "drop") modelSends = modelSends.filter((send) => send.id !== message.id);  // gone: no more pieces
+    if (modelWorker) modelWorker.postMessage(message);
+  }
+  // A model's tensors move in as pieces of modelPieceBytes copied out of the heap into a few buffers that
+  // travel to the worker and come back to be filled again ("model-buffer"), so the page writes each weight
+  // once into memory it has touched before (a fresh copy of the whole model would stall it for seconds),
+  // a piece per message turn, while the worker writes them into its own heap.
+  const MODEL_PIECES_OUT = 3;
+  let modelPieceBytes = 8 << 20;
+  let modelSends = [];  // {id, tensors: [[pointer, bytes]], tensor, offset}: the first is being sent
+  let modelPieceBuffers = [], modelPiecesOut = 0;
   function modelWorkerSendModel(id, header, tensorsText) {
     if (!modelWorker) return;
-    // each tensor copied out of the heap (the page keeps its own: the views read a layer from it)
-    const tensors = JSON.parse(tensorsText).map(([pointer, bytes]) => Module.HEAPU8.slice(pointer >>> 0, (pointer >>> 0) + bytes).buffer);
-    modelWorker.postMessage({ type: "model", id, header, tensors }, tensors);
+    const tensors = JSON.parse(tensorsText);
+    modelWorker.postMessage({ type: "model-begin", id, header, sizes: tensors.map(([, bytes]) => bytes) });
+    modelSends.push({ id, tensors, tensor: 0, offset: 0 });
+    sendModelPieces();
+  }
+  function sendModelPieces() {
+    while (modelWorker && modelSends.length && modelPiecesOut < MODEL_PIECES_OUT) {
+      const send = modelSends[0];
+      const buffer = modelPieceBuffers.pop() || new ArrayBuffer(modelPieceBytes);
+      const piece = new Uint8Array(buffer), segments = [];  // [tensor, its byte offset, where in the piece, bytes]
+      let used = 0;
+      while (used < modelPieceBytes && send.tensor < send.tensors.length) {
+        const [pointer, bytes] = send.tensors[send.tensor];
+        const n = Math.min(bytes - send.offset, modelPieceBytes - used);
+        const from = (pointer >>> 0) + send.offset;
+        if (n > 0) piece.set(Module.HEAPU8.subarray(from, from + n), used);
+        segments.push([send.tensor, send.offset, used, n]);
+        used += n;
+        send.offset += n;
+        if (send.offset >= bytes) send.tensor += 1, send.offset = 0;
+      }
+      if (send.tensor >= send.tensors.length) modelSends.shift();
+      modelPiecesOut += 1;
+      modelWorker.postMessage({ type: "model-piece", id: send.id, segments, buffer }, [buffer]);
+    }
+    if (!modelSends.length && !modelPiecesOut) modelPieceBuffers = [];  // all sent: the buffers go
+  }
+  function modelPieceBack(buffer) {
+    modelPiecesOut -= 1;
+    if (buffer.byteLength === modelPieceBytes) modelPieceBuffers.push(buffer);
+    sendModelPieces();
   }
   /** Writes with the model: token `id` added to the end of the text (as a click in the next-token strip);
    *  computed like typing, in the model's worker where it runs. Returns the text. */
@@ -903,6 +945,7 @@
   });
   /** For tests: the model worker stops as if it crashed (its onerror runs). */
   api.stopModelWorkerForTest = () => modelWorker && modelWorker.postMessage({ type: "crash" });
+  api.setModelPieceBytesForTest = (bytes) => { modelPieceBytes = Math.max(1, Math.floor(bytes)); };
   /** The folder as one zip: a Promise of {name: "trained-....zip", zip: Uint8Array} (files under the folder's name). */
   api.trainedModelZip = async () => {
     const { name, files } = api.trainedModelFiles();

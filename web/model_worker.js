@@ -1,10 +1,10 @@
 // The loaded model's Web Worker: loads the forward's own wasm (src/worker/model_worker.cpp), holds the
 // models the page moves in, and computes the shown text's forward (incrementally: a longer text computes
 // its new rows) and modelTrace's numbers, so the page's main thread never waits for a forward. Messages:
-// the page → {type: "load", flavour, wasmSuffix} once; {type: "model", id, header, tensors: [ArrayBuffer]};
-// {type: "drop", id}; {type: "forward", seq, model, ids, extras} (only the latest waiting one is computed);
+// the page → {type: "load", flavour, wasmSuffix} once; {type: "model-begin", id, header, sizes: [bytes of
+// each tensor]}, then {type: "model-piece", id, segments, buffer} until every byte came; {type: "drop", id}; {type: "forward", seq, model, ids, extras} (only the latest waiting one is computed);
 // {type: "trace", seq, model, ids, top, padding}; {type: "bench", model, ids, reps} (tests/bench); the worker → {type: "ready"} | {type: "failed", why} |
-// {type: "model", id, error?} | {type: "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or {..., error} |
+// {type: "model", id, error?} (every piece in) | {type: "model-buffer", buffer} (a piece's buffer back) | {type: "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or {..., error} |
 // {type: "trace", seq, result} or {..., error} | {type: "bench", result}.
 "use strict";
 importScripts("worker_wasm.js");  // loadWorkerWasm
@@ -28,19 +28,54 @@ function onHeap(text, fn) {  // a request on the heap, not ccall's small stack (
   }
 }
 
-function receiveModel({ id, header, tensors }) {
+// The model whose pieces are arriving: {id, sizes, left: bytes still to come, waiting: messages for it}.
+let arriving = null;
+
+function modelFailed(id, error) {
+  if (arriving && arriving.id === id) dropArriving();
+  postMessage({ type: "model", id, error });
+}
+
+function beginModel({ id, header, sizes }) {
+  if (arriving) dropArriving();  // a model the page stopped sending
   const begun = onHeap(header, (p) => call("mw_model_begin", "string", ["number", "number"], [id, p]));
   if (begun.error) return postMessage({ type: "model", id, error: begun.error });
-  if (begun.tensors.length !== tensors.length) return postMessage({ type: "model", id, error: "the model's tensors did not all arrive" });
-  for (let i = 0; i < tensors.length; i++) {
-    if (tensors[i].byteLength !== begun.tensors[i]) return postMessage({ type: "model", id, error: `tensor ${i}: ${tensors[i].byteLength} bytes, expected ${begun.tensors[i]}` });
-    if (!tensors[i].byteLength) continue;
-    const at = call("mw_model_slot", "number", ["number"], [i]) >>> 0;
-    Module.HEAPU8.set(new Uint8Array(tensors[i]), at);
-    tensors[i] = null;  // the page's copy goes as soon as it is in the heap
+  if (begun.tensors.length !== sizes.length || begun.tensors.some((bytes, i) => bytes !== sizes[i]))
+    return postMessage({ type: "model", id, error: "the page's tensors are not the ones its header describes" });
+  arriving = { id, sizes, left: sizes.reduce((a, b) => a + b, 0), waiting: [] };
+  if (!arriving.left) finishModel();
+}
+
+// A piece: [tensor, its byte offset, where in the buffer, bytes] segments; the buffer goes back to be filled again.
+function modelPiece({ id, segments, buffer }) {
+  try {
+    if (!arriving || arriving.id !== id) return;  // dropped meanwhile
+    for (const [i, offset, at, bytes] of segments) {
+      if (!(i >= 0 && i < arriving.sizes.length) || offset < 0 || offset + bytes > arriving.sizes[i] || at < 0 || at + bytes > buffer.byteLength)
+        return modelFailed(id, `a piece of tensor ${i} outside it`);
+      const slot = call("mw_model_slot", "number", ["number"], [i]) >>> 0;
+      Module.HEAPU8.set(new Uint8Array(buffer, at, bytes), slot + offset);
+      arriving.left -= bytes;
+    }
+    if (!arriving.left) finishModel();
+  } finally {
+    postMessage({ type: "model-buffer", buffer }, [buffer]);
   }
+}
+
+function finishModel() {
+  const { id, waiting } = arriving;
+  arriving = null;
   call("mw_model_finish", "number", [], []);
   postMessage({ type: "model", id });
+  waiting.forEach(handle);
+}
+
+function dropArriving() {
+  const { id, waiting } = arriving;
+  arriving = null;
+  call("mw_model_drop", null, ["number"], [id]);
+  waiting.forEach(handle);  // answered now: the model is gone
 }
 
 function forward({ seq, model, ids, extras }) {
@@ -66,8 +101,13 @@ turns.port1.onmessage = () => {
 };
 
 function handle(message) {
-  if (message.type === "model") receiveModel(message);
-  else if (message.type === "drop") call("mw_model_drop", null, ["number"], [message.id]);
+  if (arriving && message.model === arriving.id) return arriving.waiting.push(message);  // computed once it is in
+  if (message.type === "model-begin") beginModel(message);
+  else if (message.type === "model-piece") modelPiece(message);
+  else if (message.type === "drop") {
+    if (arriving && arriving.id === message.id) dropArriving();
+    else call("mw_model_drop", null, ["number"], [message.id]);
+  }
   else if (message.type === "forward") {
     if (!latestForward) turns.port2.postMessage(0);
     latestForward = message;

@@ -71,6 +71,11 @@ extern "C" EMSCRIPTEN_KEEPALIVE int mw_model_finish() {
 }
 
 extern "C" EMSCRIPTEN_KEEPALIVE void mw_model_drop(int id) {
+  if (id == g_arriving_id && g_arriving) {  // dropped while its pieces came
+    g_arriving.reset();
+    g_slots.clear();
+    return;
+  }
   const auto it = g_models.find(id);
   if (it == g_models.end()) return;
   if (g_cache.model == it->second.get()) g_cache.clear();
@@ -97,7 +102,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_forward(const char* request_text)
       const nlohmann::json& x = request["extras"];
       ask.layer = x.at("layer"), ask.position = x.at("position"), ask.top = x.at("top"), ask.attribution = x.at("attribution");
     }
-    const attn::ForwardExtras extras = attn::forward_extras(model, trace, ask);
+    const attn::ForwardExtras extras = attn::forward_extras(model, trace, ask, &g_cache);
     const double extras_ms = now_ms() - t0 - ms;
     g_packed = attn::pack_trace(trace, &extras);
     return reply({{"header", g_packed.header}, {"count", g_packed.numbers.size()}, {"ms", ms}, {"extras_ms", extras_ms},

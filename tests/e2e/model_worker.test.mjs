@@ -2,7 +2,7 @@
 // incrementally (the first changed token on), while the views show the last complete text marked
 // "updating…"; the next-token strip writes with the model; modelTrace is a Promise computed there. And the
 // failure cases, each with the last good result kept and the page working: the model unloaded or replaced
-// while the worker computes, a text past n_positions, the worker crashing, its script answering 404.
+// while the worker computes or while its weights move in (in pieces), a text past n_positions, the worker crashing, its script answering 404.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -159,6 +159,44 @@ test("the model unloaded or replaced while the worker computes: the answer is dr
   assert.ok(after.sentence === START || after.sentence === replaced, after.sentence);
   await assertSameAsTrace(page, "after the replacement");
   assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the weights move in as many small pieces (64 KB): the worker's numbers are the page's; replaced mid-way, the page works", async () => {
+  const { page, context, errors } = await openExplainer(browser, server.url);
+  await page.evaluate(() => window.attentionExplainer.setModelPieceBytesForTest(65536));
+  // the model's ~6.5 MB in ~100 pieces, tensors split across them: any byte misplaced changes the numbers
+  await loadInWorker(page);
+  await settled(page);
+  await assertSameAsTrace(page, "after ~100 pieces");
+  // loaded again (its pieces begin at once) and unloaded in the same turn: the rest are not sent
+  const mid = await page.evaluate(async ({ list, name }) => {
+    const api = window.attentionExplainer;
+    await api.loadModel({ files: list.map(({ name, b64 }) => ({ name, data: Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)) })) });
+    api.unloadModel(name);
+    return api.getState().model;
+  }, { list: files, name: NAME });
+  assert.equal(mid, "handmade");
+  await frames(page, 10);
+  assert.equal((await set(page, { view: "heads" })).view, "heads");
+  await loadInWorker(page);
+  await settled(page);
+  const inWorker = await assertSameAsTrace(page, "loaded again after a send stopped half-way");
+  assert.equal(inWorker.model_run.last_where, "worker");
+  // the worker's numbers against the page's own weights: the worker stopped, the page computes the same text
+  await page.evaluate(() => window.attentionExplainer.stopModelWorkerForTest());
+  await page.waitForFunction(() => window.attentionExplainer.getState().model_run.where === "page", null, { timeout: 20000 });
+  await set(page, { sentence: START + " was" });
+  await settled(page);
+  await set(page, { sentence: START });
+  await settled(page);
+  const inPage = await get(page);
+  assert.equal(inPage.model_run.last_where, "page");
+  let worst = 0;
+  inPage.weights.forEach((row, i) => row.forEach((w, j) => { worst = Math.max(worst, Math.abs(w - inWorker.weights[i][j])); }));
+  assert.ok(worst < 1e-5, `the worker's weights (its model from ~100 pieces) and the page's differ by ${worst}`);
+  assert.deepEqual(inPage.next.map((n) => n.id), inWorker.next.map((n) => n.id), "the next tokens");
+  assert.deepEqual(errors.filter((e) => !/asked to stop/.test(e)), []);
   await context.close();
 });
 
