@@ -840,16 +840,16 @@
   }
   function deliverModelRun(data) {
     if (data.error !== undefined) return call("attn_model_run_result", JSON.stringify({ seq: data.seq, error: data.error }));
-    const bytes = data.numbers.byteLength;
-    const pointer = bytes ? Module._malloc(bytes) >>> 0 : 0;
-    if (bytes && !pointer) return call("attn_model_run_result", JSON.stringify({ seq: data.seq, error: "the page has no memory for the answer" }));
-    try {
-      if (bytes) Module.HEAPU8.set(new Uint8Array(data.numbers.buffer), pointer);
-      call("attn_model_run_result", JSON.stringify({ seq: data.seq, header: data.header, numbers: pointer,
-        count: data.numbers.length, ms: data.ms, extras_ms: data.extras_ms, recomputed_from: data.recomputed_from }));
-    } finally {
-      if (pointer) Module._free(pointer);
+    // the trace's matrices are made first, then the numbers copied straight into them (no second copy)
+    const r = call("attn_model_run_result", JSON.stringify({ seq: data.seq, header: data.header, count: data.numbers.length,
+      ms: data.ms, extras_ms: data.extras_ms, recomputed_from: data.recomputed_from }));
+    if (!r.copy) return r;
+    let at = 0;
+    for (const [pointer, floats] of r.copy) {
+      if (floats) Module.HEAPF32.set(data.numbers.subarray(at, at + floats), (pointer >>> 0) / 4);
+      at += floats;
     }
+    return call("attn_model_run_filled");
   }
   function deliverModelTrace({ seq, result, error }) {
     const asked = modelTraces.get(seq);

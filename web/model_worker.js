@@ -2,10 +2,12 @@
 // models the page moves in, and computes the shown text's forward (incrementally: a longer text computes
 // its new rows) and modelTrace's numbers, so the page's main thread never waits for a forward. Messages:
 // the page → {type: "load", flavour, wasmSuffix} once; {type: "model-begin", id, header, sizes: [bytes of
-// each tensor]}, then {type: "model-piece", id, segments, buffer} until every byte came; {type: "drop", id}; {type: "forward", seq, model, ids, extras} (only the latest waiting one is computed);
-// {type: "trace", seq, model, ids, top, padding}; {type: "bench", model, ids, reps} (tests/bench); the worker → {type: "ready"} | {type: "failed", why} |
-// {type: "model", id, error?} (every piece in) | {type: "model-buffer", buffer} (a piece's buffer back) | {type: "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or {..., error} |
-// {type: "trace", seq, result} or {..., error} | {type: "bench", result}.
+// each tensor]}, then {type: "model-piece", id, segments, buffer} until every byte came; {type: "drop", id};
+// {type: "forward", seq, model, ids, extras} (only the latest waiting one is computed); {type: "trace", seq,
+// model, ids, top, padding}; {type: "bench", model, ids, reps} (tests/bench). The worker → {type: "ready"} |
+// {type: "failed", why} | {type: "model", id, error?} (every piece in) | {type: "model-buffer", buffer} (a
+// piece's buffer back) | {type: "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or
+// {..., error} | {type: "trace", seq, result} or {..., error} | {type: "bench", result}.
 "use strict";
 importScripts("worker_wasm.js");  // loadWorkerWasm
 

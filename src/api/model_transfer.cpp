@@ -241,7 +241,8 @@ PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras) {
   return packed;
 }
 
-ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count, ForwardExtras* extras) {
+ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count, ForwardExtras* extras,
+                        std::vector<TensorDestination>* into) {
   try {
     const json j = json::parse(header);
     ModelTrace trace;
@@ -251,7 +252,9 @@ ModelTrace unpack_trace(const std::string& header, const float* numbers, std::si
       if (rows < 0 || cols < 0 || static_cast<unsigned long long>(rows * cols) > count - at)
         throw std::invalid_argument("trace: fewer numbers than its header says");
       Matrix m(rows, cols);
-      if (m.size() > 0) std::memcpy(m.data(), numbers + at, static_cast<std::size_t>(m.size()) * sizeof(float));
+      const std::size_t bytes = static_cast<std::size_t>(m.size()) * sizeof(float);
+      if (into) into->push_back({m.data(), bytes});  // (moving an Eigen matrix keeps its buffer)
+      else if (m.size() > 0) std::memcpy(m.data(), numbers + at, bytes);
       at += static_cast<std::size_t>(m.size());
       return m;
     };

@@ -61,7 +61,10 @@ ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, 
 // `extras` (when given) travel in the same header and numbers.
 PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras = nullptr);
 // Throws std::invalid_argument when `count` floats at `numbers` are not what the header says. The extras
-// (when the header has them) go to `*extras` where given.
-ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count, ForwardExtras* extras = nullptr);
+// (when the header has them) go to `*extras` where given. With `into`: `numbers` is not read (may be
+// null); every matrix is allocated, unset, and where its numbers go is appended to `*into` in the
+// order of the packed numbers (the page copies the worker's answer straight there: no second copy).
+ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count, ForwardExtras* extras = nullptr,
+                        std::vector<TensorDestination>* into = nullptr);
 
 }  // namespace attn

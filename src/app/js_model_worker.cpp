@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -100,11 +101,25 @@ JS_EXPORT const char* attn_model_worker_failed(const char* why) {
   return reply({{"traces", traces}});
 }
 
-// The worker's forward of request `seq`: {"seq", "header", "numbers": pointer, "count", "ms",
-// "recomputed_from"} or {"seq", "error"} → {"applied": bool} (false: for text since changed, dropped).
+// The worker's forward of request `seq` in two calls, so its numbers are copied once, straight into the
+// trace's matrices: {"seq", "header", "count", "ms", "extras_ms", "recomputed_from"} or {"seq", "error"} →
+// {"copy": [[pointer, floats], ...]} (where the page copies the numbers, in order, then calls
+// attn_model_run_filled) or {"applied": false} (an error, or text since changed: dropped, not even unpacked).
+namespace {
+struct ArrivingRun {
+  unsigned seq = 0;
+  std::shared_ptr<attn::ModelTrace> trace;
+  attn::ForwardExtras extras;
+  double ms = 0, extras_ms = -1;
+  int recomputed_from = 0;
+};
+std::optional<ArrivingRun> g_arriving_run;
+}  // namespace
+
 JS_EXPORT const char* attn_model_run_result(const char* json_text) {
   attn::AppState* s = state();
   if (!s) return error_reply("the explainer is not running yet");
+  g_arriving_run.reset();
   try {
     const nlohmann::json r = nlohmann::json::parse(json_text ? json_text : "");
     const unsigned seq = r.at("seq").get<unsigned>();
@@ -116,12 +131,32 @@ JS_EXPORT const char* attn_model_run_result(const char* json_text) {
       ++s->model_run.dropped;
       return reply({{"applied", false}});
     }
-    const auto* numbers = reinterpret_cast<const float*>(static_cast<std::uintptr_t>(r.at("numbers").get<double>()));
-    attn::ForwardExtras extras;
-    auto trace = std::make_shared<const attn::ModelTrace>(
-        attn::unpack_trace(r.at("header").get<std::string>(), numbers, r.at("count").get<std::size_t>(), &extras));
-    const bool applied = attn::model_run_arrived(*s, seq, std::move(trace), std::move(extras), r.at("ms").get<double>(),
-                                                 r.value("extras_ms", -1.0), r.at("recomputed_from").get<int>(), ImGui::GetTime());
+    ArrivingRun run;
+    std::vector<attn::TensorDestination> into;
+    run.seq = seq, run.ms = r.at("ms").get<double>(), run.extras_ms = r.value("extras_ms", -1.0);
+    run.recomputed_from = r.at("recomputed_from").get<int>();
+    run.trace = std::make_shared<attn::ModelTrace>(
+        attn::unpack_trace(r.at("header").get<std::string>(), nullptr, r.at("count").get<std::size_t>(), &run.extras, &into));
+    nlohmann::json copy = nlohmann::json::array();
+    for (const attn::TensorDestination& d : into) copy.push_back({reinterpret_cast<std::uintptr_t>(d.data), d.bytes / sizeof(float)});
+    g_arriving_run = std::move(run);
+    return reply({{"copy", copy}});
+  } catch (const std::bad_alloc&) {
+    return error_reply("model worker answer: the browser refused the page enough memory for it");
+  } catch (const std::exception& e) {
+    return error_reply(std::string("model worker answer: ") + e.what());
+  }
+}
+
+// The numbers of the answer attn_model_run_result unpacked are in place: applied → {"applied": bool}.
+JS_EXPORT const char* attn_model_run_filled() {
+  attn::AppState* s = state();
+  if (!s || !g_arriving_run) return reply({{"applied", false}});
+  ArrivingRun run = std::move(*g_arriving_run);
+  g_arriving_run.reset();
+  try {
+    const bool applied = attn::model_run_arrived(*s, run.seq, std::move(run.trace), std::move(run.extras), run.ms,
+                                                 run.extras_ms, run.recomputed_from, ImGui::GetTime());
     return reply({{"applied", applied}});
   } catch (const std::exception& e) {
     return error_reply(std::string("model worker answer: ") + e.what());

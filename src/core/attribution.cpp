@@ -105,13 +105,22 @@ LogitAttribution attribute(const Transformer& model, const ModelTrace& trace, in
   // every part of the final stream at `position`, (C) each, in order
   std::vector<Vector> head_parts(static_cast<std::size_t>(L) * H), bias_parts(L), mlp_parts(L);
   Vector stream_in, final_stream;
-  LayerDetail d, next = detail(0);
+  // each layer's position alone (its stream and heads' outputs there: all the parts read), the next
+  // layer's taken before this one's MLP is read off; one layer's whole detail alive at a time
+  const auto position_of = [&](int l) {
+    const LayerDetail whole = detail(l);
+    LayerDetail one;
+    one.stream_in = whole.stream_in.middleRows(row, 1);
+    one.head_outputs = whole.head_outputs.middleRows(row, 1);
+    return one;
+  };
+  LayerDetail d, next = position_of(0);
   for (int l = 0; l < L; ++l) {
     const TransformerBlock& b = model.blocks[static_cast<std::size_t>(l)];
     d = std::move(next);
-    if (l + 1 < L) next = detail(l + 1);
-    if (l == 0) stream_in = d.stream_in.row(row);
-    const Matrix parts = head_contributions(c, b, d, row, backend);
+    if (l + 1 < L) next = position_of(l + 1);
+    if (l == 0) stream_in = d.stream_in.row(0);
+    const Matrix parts = head_contributions(c, b, d, 0, backend);
     const Vector bias = b.o_b.size() ? b.o_b : Vector::Zero(c.d_model);
     if (c.sandwich_norms) {
       // the post-attention norm's scale frozen from this run's sum of the parts (+ b_O)
@@ -127,11 +136,11 @@ LogitAttribution attribute(const Transformer& model, const ModelTrace& trace, in
       // run again; the last layer has no next stream to read)
       Vector attention = bias_parts[static_cast<std::size_t>(l)];
       for (int h = 0; h < H; ++h) attention += head_parts[static_cast<std::size_t>(l * H + h)];
-      mlp_parts[static_cast<std::size_t>(l)] = next.stream_in.row(row) - d.stream_in.row(row) - attention;
+      mlp_parts[static_cast<std::size_t>(l)] = next.stream_in.row(0) - d.stream_in.row(0) - attention;
     } else {
-      const StreamUpdates u = stream_updates(c, b, d, row, backend);
+      const StreamUpdates u = stream_updates(c, b, d, 0, backend);
       mlp_parts[static_cast<std::size_t>(l)] = u.mlp;
-      final_stream = Vector(d.stream_in.row(row)) + u.attention + u.mlp;
+      final_stream = Vector(d.stream_in.row(0)) + u.attention + u.mlp;
     }
   }
   // the final norm frozen from the final stream, then the unembedding (target − against)

@@ -96,4 +96,23 @@ TEST_CASE("trace transfer: packed and unpacked is the same trace; too few number
   CHECK((a.weights[1].array() == b.weights[1].array()).all());
   CHECK_THROWS_WITH_AS(attn::unpack_trace(packed.header, packed.numbers.data(), packed.numbers.size() - 1),
                        doctest::Contains("fewer numbers"), std::invalid_argument);
+  // as the page receives it: the matrices made first, the numbers then copied into them in order
+  std::vector<attn::TensorDestination> into;
+  attn::ForwardExtras extras;
+  attn::ModelTrace filled = attn::unpack_trace(packed.header, nullptr, packed.numbers.size(), &extras, &into);
+  std::size_t at = 0;
+  for (const attn::TensorDestination& d : into) {
+    REQUIRE(at * sizeof(float) + d.bytes <= packed.numbers.size() * sizeof(float));
+    if (d.bytes) std::memcpy(d.data, packed.numbers.data() + at, d.bytes);
+    at += d.bytes / sizeof(float);
+  }
+  CHECK(at == packed.numbers.size());
+  for (std::size_t s = 0; s < trace.streams.size(); ++s) CHECK((filled.streams[s].array() == trace.streams[s].array()).all());
+  CHECK((filled.final_normed.array() == trace.final_normed.array()).all());
+  for (std::size_t l = 0; l < trace.layers.size(); ++l)
+    for (std::size_t h = 0; h < trace.layers[l].thumbnails.size(); ++h)
+      CHECK((filled.layers[l].thumbnails[h].array() == trace.layers[l].thumbnails[h].array()).all());
+  into.clear();
+  CHECK_THROWS_WITH_AS(attn::unpack_trace(packed.header, nullptr, packed.numbers.size() + 1, nullptr, &into),
+                       doctest::Contains("more numbers"), std::invalid_argument);
 }
