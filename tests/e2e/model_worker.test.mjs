@@ -181,17 +181,20 @@ test("the weights move in as many small pieces (64 KB): the worker's numbers are
   assert.equal((await set(page, { view: "heads" })).view, "heads");
   await loadInWorker(page);
   await settled(page);
-  const inWorker = await assertSameAsTrace(page, "loaded again after a send stopped half-way");
+  await assertSameAsTrace(page, "loaded again after a send stopped half-way");
+  // a token written: computed in the worker (once its pieces are in), against the page's own weights after it stops
+  await page.evaluate(() => { const api = window.attentionExplainer; api.setState({ token: api.getState().tokens.length - 1 }); api.writeToken(api.getState().next[0].id); });
+  await settled(page);
+  const inWorker = await get(page);
   assert.equal(inWorker.model_run.last_where, "worker");
-  // the worker's numbers against the page's own weights: the worker stopped, the page computes the same text
   await page.evaluate(() => window.attentionExplainer.stopModelWorkerForTest());
   await page.waitForFunction(() => window.attentionExplainer.getState().model_run.where === "page", null, { timeout: 20000 });
-  await set(page, { sentence: START + " was" });
-  await settled(page);
   await set(page, { sentence: START });
+  await set(page, { sentence: inWorker.sentence, token: inWorker.token });
   await settled(page);
   const inPage = await get(page);
-  assert.equal(inPage.model_run.last_where, "page");
+  assert.equal(inPage.model_run.where, "page");
+  assert.equal(inPage.sentence, inWorker.sentence);
   let worst = 0;
   inPage.weights.forEach((row, i) => row.forEach((w, j) => { worst = Math.max(worst, Math.abs(w - inWorker.weights[i][j])); }));
   assert.ok(worst < 1e-5, `the worker's weights (its model from ~100 pieces) and the page's differ by ${worst}`);
