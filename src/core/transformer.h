@@ -376,7 +376,7 @@ struct ForwardCache {
   std::int64_t stream_bytes = 0;
   std::string kernels;  // the SIMD flavours the kernels ran on (select_simd_flavour, ATTN_SIMD_ISA)
   void clear() { *this = ForwardCache(); }
-  std::size_t bytes() const;  // what the cache holds beyond its trace (K, V and weight rows)
+  std::size_t bytes() const;  // what the cache holds beyond its trace (K, V, heads' outputs and weight rows)
 };
 
 // The numbers of transformer_forward(model, ids, options), computed from the first position where
