@@ -9,6 +9,15 @@ import { fileURLToPath } from "node:url";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const PYTHON = "/usr/bin/python3";
 
+// Every folder the helpers below make, removed when the test file's process ends.
+const made = [];
+function tempDir(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+process.on("exit", () => { for (const dir of made) fs.rmSync(dir, { recursive: true, force: true }); });
+
 function python(script, args, input) {
   const r = spawnSync(PYTHON, [path.join(ROOT, "tests/models", script), ...args], { encoding: "utf8", maxBuffer: 1 << 30, input });
   if (r.status !== 0) throw new Error(`${script} ${args.join(" ")}: ${r.stderr}`);
@@ -17,7 +26,7 @@ function python(script, args, input) {
 
 /** A random model folder; options as make_model.py's flags ({layers, heads, embd, dtype, prefix, ...}). */
 export function makeModel(options = {}) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-model-"));
+  const dir = tempDir("attn-model-");
   const args = ["--out", dir];
   for (const [key, value] of Object.entries(options)) {
     const flag = "--" + key.replace(/_/g, "-");
@@ -55,7 +64,7 @@ export function writeSafetensors(file, header, data) {
 
 /** A copy of a model folder with `edit(dir)` applied to the copy. */
 export function variant(dir, edit) {
-  const copy = fs.mkdtempSync(path.join(os.tmpdir(), "attn-bad-"));
+  const copy = tempDir("attn-bad-");
   for (const name of fs.readdirSync(dir)) fs.copyFileSync(path.join(dir, name), path.join(copy, name));
   edit(copy);
   return copy;
@@ -105,7 +114,7 @@ export function flags(options) {
  *  make_family_model.py's flags ({family, layers, heads, kv_heads, head_dim, d_model, dtype, window,
  *  rope, rope_form, shards, tokenizer, ...}). */
 export function makeFamilyModel(options = {}) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-family-"));
+  const dir = tempDir("attn-family-");
   python("make_family_model.py", ["--out", dir, ...flags(options)]);
   return dir;
 }
@@ -123,7 +132,7 @@ export function torchFamilyReference(dir, ids, { top = 5, probsAt = [] } = {}) {
  *  make_encoder_model.py's flags ({family, dtype, layers, heads, d_model, d_ff, tokenizer, vocab_txt,
  *  prefix, untied, no_mask, ...}). */
 export function makeEncoderModel(options = {}) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "attn-encoder-"));
+  const dir = tempDir("attn-encoder-");
   python("make_encoder_model.py", ["--out", dir, ...flags(options)]);
   return dir;
 }
