@@ -78,7 +78,7 @@
   function plainFacts(data, prefix = "") {
     const list = element("ul");
     for (const [key, value] of Object.entries(data || {})) {
-      if (key === "interventions" || key === "next_strip") continue;  // their own lists (interventionParts, predictionParts)
+      if (key === "interventions" || key === "next_strip" || key === "ask") continue;  // their own lists (interventionParts, predictionParts, askParts)
       const name = prefix + key.replace(/_/g, " ");
       if (typeof value === "number") list.appendChild(element("li", `${name}: ${figure(value)}`));
       else if (typeof value === "string" || typeof value === "boolean") list.appendChild(element("li", `${name}: ${value}`));
@@ -165,6 +165,16 @@
     return parts;
   }
 
+  // The model asked about two sentences (Compare's pair, Train's probe and its twin): what it answers, each
+  // head's share of the answer and each head switched off, in the view's words.
+  function askParts(ask) {
+    const lines = ask ? ask.lines || [ask.text] : [];
+    if (!lines.length) return [];
+    const list = element("ul", undefined, { "aria-label": "The model asked" });
+    for (const line of lines) list.appendChild(element("li", line));
+    return [element("h3", "Ask the model, not its weights"), list];
+  }
+
   // The learner's changes inside the model (switched-off heads, cut links, a patch) and what they did.
   function interventionParts(d) {
     if (!d) return [];
@@ -194,6 +204,7 @@
     else if (s.view === "derive") parts.push(...deriveParts(s));
     else if (s.view === "heads") parts.push(...headParts(s));
     else if (s.view !== "flow" && s.view !== "weights") parts.push(plainFacts(s.view_data));
+    parts.push(...askParts(s.view === "train" ? s.view_data.probe && s.view_data.probe.ask : s.view_data.ask));
     parts.push(...predictionParts(s));
     const run = s.model_run;  // where the model's forward runs, and whether the views wait for a newer text
     if (run && run.pending) parts.push(element("p", "Updating: the views show the last complete text while the model reads the new one."));

@@ -877,6 +877,7 @@
         else if (data.type === "model-buffer") modelPieceBack(data.buffer);
         else if (data.type === "forward") deliverModelRun(data);
         else if (data.type === "trace") deliverModelTrace(data);
+        else if (data.type === "sweep") call("attn_model_sweep_arrived", JSON.stringify({ ...data, values: data.values && Array.from(data.values) }));
         else if (data.type === "bench" && workerBench) { workerBench(data.result); workerBench = null; }
       } catch (e) { console.error(e); }
     };

@@ -4,10 +4,13 @@
 // the page → {type: "load", flavour, wasmSuffix} once; {type: "model-begin", id, header, sizes: [bytes of
 // each tensor]}, then {type: "model-piece", id, segments, buffer} until every byte came; {type: "drop", id};
 // {type: "forward", seq, model, ids, extras} (only the latest waiting one is computed); {type: "trace", seq,
-// model, ids, top, padding}; {type: "bench", model, ids, reps} (tests/bench). The worker → {type: "ready"} |
-// {type: "failed", why} | {type: "model", id, error?} (every piece in) | {type: "model-buffer", buffer} (a
-// piece's buffer back) | {type: "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or
-// {..., error} | {type: "trace", seq, result} or {..., error} | {type: "bench", result}.
+// model, ids, top, padding}; {type: "sweep", slot, seq, model, over, ids, source_ids?, position, target, resume?}
+// (a sweep, a slice at a time; another one for the slot replaces it); {type: "sweep-stop", slot}; {type:
+// "bench", model, ids, reps} (tests/bench). The worker → {type: "ready"} | {type: "failed", why} | {type:
+// "model", id, error?} (every piece in) | {type: "model-buffer", buffer} (a piece's buffer back) | {type:
+// "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or {..., error} | {type: "trace", seq,
+// result} or {..., error} | {type: "sweep", slot, seq, done, total, values, baseline, source} after each slice,
+// or {..., error} | {type: "bench", result}.
 "use strict";
 importScripts("worker_wasm.js");  // loadWorkerWasm
 
@@ -94,6 +97,40 @@ function trace({ seq, model, ids, top, padding }) {
   postMessage(r.error ? { type: "trace", seq, error: r.error } : { type: "trace", seq, result: r });
 }
 
+// Sweeps: each slot's runs a slice (SWEEP_SLICE_MS) a turn, so a newer text's forward or a stop that came
+// meanwhile is read between slices; each slice's cells go to the page.
+const SWEEP_SLICE_MS = 40;
+const sweeps = new Map();  // slot → seq of the sweep running there
+const sweepTurns = new MessageChannel();
+sweepTurns.port1.onmessage = ({ data: slot }) => {
+  const seq = sweeps.get(slot);
+  if (seq === undefined) return;  // stopped meanwhile
+  const r = JSON.parse(call("mw_sweep_step", "string", ["string", "number"], [slot, SWEEP_SLICE_MS]));
+  if (r.error) {
+    sweeps.delete(slot);
+    return postMessage({ type: "sweep", slot, seq, error: r.error });
+  }
+  const at = call("mw_sweep_values", "number", ["string"], [slot]) >>> 0;
+  const values = new Float32Array(Module.HEAPU8.buffer.slice(at, at + 4 * r.total));
+  postMessage({ type: "sweep", slot, seq, done: r.done, total: r.total, values, baseline: r.baseline, source: r.source }, [values.buffer]);
+  if (r.done < r.total) sweepTurns.port2.postMessage(slot);
+  else {
+    sweeps.delete(slot);
+    call("mw_sweep_stop", null, ["string"], [slot]);
+  }
+};
+
+function sweepBegin(message) {
+  const { slot, seq } = message;
+  const r = onHeap(JSON.stringify(message), (p) => call("mw_sweep_begin", "string", ["number"], [p]));
+  if (r.error) {
+    sweeps.delete(slot);
+    return postMessage({ type: "sweep", slot, seq, error: r.error });
+  }
+  if (!sweeps.has(slot)) sweepTurns.port2.postMessage(slot);  // (a slot already running goes on with the new one)
+  sweeps.set(slot, seq);
+}
+
 // A forward waits for the next turn, so a newer text that came meanwhile replaces it.
 const turns = new MessageChannel();
 turns.port1.onmessage = () => {
@@ -114,6 +151,12 @@ function handle(message) {
     if (!latestForward) turns.port2.postMessage(0);
     latestForward = message;
   } else if (message.type === "trace") trace(message);
+  else if (message.type === "sweep") sweepBegin(message);
+  else if (message.type === "sweep-stop") {
+    if (arriving) arriving.waiting = arriving.waiting.filter((m) => !(m.type === "sweep" && m.slot === message.slot));
+    sweeps.delete(message.slot);
+    call("mw_sweep_stop", null, ["string"], [message.slot]);
+  }
   else if (message.type === "bench") {
     const { model, ids, reps } = message;
     postMessage({ type: "bench", result: onHeap(JSON.stringify({ model, ids, reps }), (p) => call("mw_bench", "string", ["number"], [p])) });

@@ -84,7 +84,24 @@ JS_EXPORT void attn_model_worker_ready() {
     post({{"type", "forward"}, {"seq", seq}, {"model", worker_model(m)}, {"ids", ids},
           {"extras", {{"layer", x.layer}, {"position", x.position}, {"top", x.top}, {"attribution", x.attribution}}}});
   };
+  run.post_sweep = [](const attn::LoadedModel* m, const nlohmann::json& request) {
+    nlohmann::json message = request;
+    message["type"] = m ? "sweep" : "sweep-stop";
+    if (m) message["model"] = worker_model(*m);
+    post(message);
+  };
   if (const attn::LoadedModel* m = attn::current_loaded_model(*s)) worker_model(*m);
+}
+
+// A slice of the worker's sweep (model_run_sweep_arrived's report, its values an array) → {"applied"}.
+JS_EXPORT const char* attn_model_sweep_arrived(const char* json_text) {
+  attn::AppState* s = state();
+  if (!s) return error_reply("the explainer is not running yet");
+  try {
+    return reply({{"applied", attn::model_run_sweep_arrived(*s, nlohmann::json::parse(json_text ? json_text : ""))}});
+  } catch (const std::exception& e) {
+    return error_reply(std::string("a sweep from the model's worker: ") + e.what());
+  }
 }
 
 // The worker could not start (its script missing, no Worker) or stopped: the page computes, says why, and

@@ -234,6 +234,76 @@ StreamPatch stream_patch_from(const Transformer& model, const ModelTrace& source
 }
 
 namespace {
+// Whether the twins can be asked at position and layer: shown set, with the answers and their probabilities.
+bool ask_answers(const Transformer& model, const ModelTrace& a, const ModelTrace& b, int position, int layer, TwinAsk& ask) {
+  const TransformerConfig& c = model.config;
+  const int T = static_cast<int>(a.token_ids.size());
+  if (T != static_cast<int>(b.token_ids.size()) || position < 0 || position >= T || layer < 0 || layer >= c.n_layer) return false;
+  if (!why_no_attribution(c).empty()) return false;  // its measure is the heads' direct shares (an encoder has none)
+  ask.shown = true;
+  ask.position = position;
+  ask.layer = layer;
+  const NextToken top_a = next_tokens_at(model, a, position, 1).front(), top_b = next_tokens_at(model, b, position, 1).front();
+  ask.answer_a = top_a.id, ask.p_a = top_a.p;
+  ask.answer_b = top_b.id, ask.p_b = top_b.p;
+  return true;
+}
+
+void ask_heads(const Transformer& model, const ModelTrace& a, const ModelTrace& b, TwinAsk& ask) {
+  const TransformerConfig& c = model.config;
+  const int position = ask.position, layer = ask.layer;
+  const LogitAttribution la = attribute_logit(model, a, position, ask.target, ask.against);
+  const LogitAttribution lb = attribute_logit(model, b, position, ask.target, ask.against);
+  ask.difference_a = static_cast<float>(la.logit);
+  ask.difference_b = static_cast<float>(lb.logit);
+  ask.rest_a = ask.difference_a, ask.rest_b = ask.difference_b;
+  ask.ablated = 2 * c.n_head * (c.n_layer - layer) <= kAskReruns;
+  ForwardOptions only_stream;  // the LM head on the selected row only, below
+  only_stream.predict_from = static_cast<int>(a.token_ids.size());
+  // log p of each text's own answer with every head on, once for all the heads below
+  const double own_a = ask.ablated ? token_log_prob(model, a, position, ask.answer_a) : 0;
+  const double own_b = ask.ablated ? token_log_prob(model, b, position, ask.answer_b) : 0;
+  const auto switched_off = [&](const ModelTrace& run, int h, int own, double own_log_prob, int& answer, float& delta) {
+    Intervention off;
+    off.ablate = {{layer, h}};
+    const ModelTrace rerun = rerun_forward(model, run, off, only_stream);
+    answer = next_tokens_at(model, rerun, position, 1).front().id;
+    delta = static_cast<float>(token_log_prob(model, rerun, position, own) - own_log_prob);
+  };
+  for (int h = 0; h < c.n_head; ++h) {
+    AskedHead head;
+    head.share_a = static_cast<float>(la.heads(layer, h));
+    head.share_b = static_cast<float>(lb.heads(layer, h));
+    ask.rest_a -= head.share_a, ask.rest_b -= head.share_b;
+    if (ask.ablated) {
+      switched_off(a, h, ask.answer_a, own_a, head.answer_a, head.delta_a);
+      switched_off(b, h, ask.answer_b, own_b, head.answer_b, head.delta_b);
+    }
+    ask.heads.push_back(head);
+  }
+}
+}  // namespace
+
+TwinAsk ask_twins(const Transformer& model, const ModelTrace& a, const ModelTrace& b, int position, int layer) {
+  TwinAsk ask;
+  if (!ask_answers(model, a, b, position, layer, ask)) return ask;
+  ask.target = ask.answer_b;
+  ask.against = ask.answer_a == ask.answer_b ? -1 : ask.answer_a;
+  ask_heads(model, a, b, ask);
+  return ask;
+}
+
+TwinAsk ask_twins(const Transformer& model, const ModelTrace& a, const ModelTrace& b, int position, int layer, int target,
+                  int against) {
+  TwinAsk ask;
+  if (!ask_answers(model, a, b, position, layer, ask)) return ask;
+  ask.target = target;
+  ask.against = against;
+  ask_heads(model, a, b, ask);
+  return ask;
+}
+
+namespace {
 
 // One rerun of `base` per (layer, column) cell: edit(layer, column, detail) is that cell's change
 // (`detail`: layer `layer` of the source run, when there is one), the cell log p(target) after it

@@ -67,6 +67,35 @@ double token_log_prob(const Transformer& model, const ModelTrace& trace, int pos
 constexpr double kMinRestorable = 0.01;
 double restored_fraction(double patched, double a, double b);
 
+// Two runs of one model on twin texts (as many tokens, e.g. one word swapped) asked at one position
+// about one layer's heads: each text's likeliest next token; each head's direct share (attribute_logit)
+// of logit(target) − logit(against) in A and in B; and, where the reruns are few enough to run between
+// frames (kAskReruns layer runs at most), what each text answers with that head switched off (zeroed).
+struct AskedHead {
+  float share_a = 0, share_b = 0;     // direct share of logit(target) − logit(against)
+  int answer_a = -1, answer_b = -1;   // the likeliest next token with the head zeroed (-1: not computed)
+  float delta_a = 0, delta_b = 0;     // Δ log p of the text's own answer with the head zeroed
+};
+struct TwinAsk {
+  bool shown = false;
+  int position = 0, layer = 0;
+  int answer_a = -1, answer_b = -1;   // the likeliest next token in A and in B
+  float p_a = 0, p_b = 0;
+  int target = -1, against = -1;      // what is measured: logit(target) − logit(against); against -1: logit(target)
+  float difference_a = 0, difference_b = 0;  // that number in A and in B
+  float rest_a = 0, rest_b = 0;       // the share of everything but this layer's heads (embeddings, MLPs, …)
+  bool ablated = false;               // the heads' answers with each switched off were computed
+  std::vector<AskedHead> heads;
+};
+constexpr int kAskReruns = 48;  // heads × layers rerun, both texts together
+// Not shown (shown false) for texts of unequal lengths, a position or layer outside them, or a model
+// attribute_logit cannot read (why_no_attribution). This one measures B's answer against A's (A's
+// alone where they agree).
+TwinAsk ask_twins(const Transformer& model, const ModelTrace& a, const ModelTrace& b, int position, int layer);
+// ... and this one logit(target) − logit(against) (against −1: logit(target)); target must be a token.
+TwinAsk ask_twins(const Transformer& model, const ModelTrace& a, const ModelTrace& b, int position, int layer, int target,
+                  int against);
+
 // Sweeps: one intervention per cell, each rerun from its layer (rerun_forward). `progress(done,
 // total)` after each cell; it returns false to stop, leaving the cells not reached NaN. A stopped
 // sweep passed back as `resume` (same model, runs and request) continues from its next cell, with

@@ -513,12 +513,12 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
         model.compare = head_trace(c, detail, applied.head, b_shown);
         key = "compare";
         const int position = std::clamp(next.token, 0, static_cast<int>(model.token_ids.size()) - 1);
-        const CompareAsk& old_ask = state.model.compare_ask;
+        const TwinAsk& old_ask = state.model.compare_ask;
         const bool same_ask = old_ask.shown && model.base_forward == state.model.base_forward &&
                               model.compare_forward == state.model.compare_forward && old_ask.position == position &&
                               old_ask.layer == applied.layer;
         model.compare_ask = same_ask ? old_ask
-                                     : ask_compare(*loaded->model, *model.base_forward, *model.compare_forward, position, applied.layer);
+                                     : ask_twins(*loaded->model, *model.base_forward, *model.compare_forward, position, applied.layer);
       } else {
         model.compare_queries = embed_sentence(next.compare_sentence);
         const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;
@@ -587,7 +587,9 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
 void sweeps_frame(AppState& state, const std::function<bool()>& more) {
   for (SweepRun* r : {&state.heads_sweep, &state.patch_sweep}) {
     const bool on = r == &state.heads_sweep ? state.inputs.heads_sweep : state.inputs.patch_sweep != AppInputs::PatchSweep::None;
+    if (model_run_sweep(state, *r, r == &state.heads_sweep ? "heads" : "patch", on)) continue;  // the worker's
     if (!on || !r->base || r->finished()) continue;
+    r->where = "page";
     const Sweep* resume = r->sweep.values.size() > 0 ? &r->sweep : nullptr;
     const SweepProgress progress = [&](int, int) { return more(); };
     if (r->over == SweepOver::Ablate)

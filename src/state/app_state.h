@@ -205,7 +205,7 @@ struct AppModel {
   std::shared_ptr<const ModelTrace> compare_edited;
   std::string compare_edit_note;
   std::shared_ptr<const Transformer> compare_forward_model;
-  CompareAsk compare_ask;  // what the model answers in both (twins of as many tokens; family_views.h)
+  TwinAsk compare_ask;  // what the model answers in both (twins of as many tokens; core/attribution.h)
   // What the views show of the loaded model's family (positions, K/V groups and cache, window, cap,
   // q/k norm) for the chosen layer, head and token; loaded == false for the hand-made model.
   std::shared_ptr<const FamilyViews> family = std::make_shared<const FamilyViews>();
@@ -260,6 +260,9 @@ struct SweepRun {
   std::shared_ptr<const ModelTrace> source;  // patching: the run it copies from
   int position = -1, target = -1;
   Sweep sweep;                               // values (L, H) or (L, T), NaN until run; empty before the first cell
+  std::string where;                         // where its cells are computed: "worker" | "page" ("" before the first)
+  unsigned worker_seq = 0;                   // the request the model's worker runs it under (0: none)
+  bool page_only = false;                    // the worker could not run it: the page sweeps it
   int total() const {
     if (!model) return 0;
     return model->config.n_layer * (over == SweepOver::PatchPositions ? static_cast<int>(base->token_ids.size()) : model->config.n_head);

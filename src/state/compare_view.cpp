@@ -142,7 +142,7 @@ std::string verdict(const AppState& state, const Comparison& c) {
 // What the model answers in both sentences and what the chosen layer's heads do to it, one line
 // each (drawn under the verdict; view_data.ask for the mirror). Empty where nothing was asked.
 std::vector<std::string> ask_lines(const AppState& state, const Comparison& c) {
-  const CompareAsk& ask = state.model.compare_ask;
+  const TwinAsk& ask = state.model.compare_ask;
   const LoadedModel* m = find_model(state, state.inputs.model);
   if (c.tokens || !m || !ask.shown) return {};
   const auto word = [&](int id) { return in_quotes(m->tokenizer->display(id)); };
@@ -180,7 +180,7 @@ std::vector<std::string> ask_lines(const AppState& state, const Comparison& c) {
                     "test of what the model needs.");
   else
     lines.push_back("Switching each head off is computed here only where it takes at most " + std::to_string(kAskReruns) +
-                    " layer runs; for this model the Heads view's sweep does it, a few heads per frame.");
+                    " layer runs; for this model the Heads view's sweep does it, a few heads at a time.");
   const bool same_query = c.a.query == c.b.query && c.a.query_text == c.b.query_text;
   if (ask.layer == 0 && same_query)
     lines.push_back("In a first layer the ratio of a head's weights on two keys is e to the difference of their "
@@ -199,7 +199,7 @@ namespace {
 nlohmann::json ask_json(const AppState& state, const Comparison& c) {
   const std::vector<std::string> lines = ask_lines(state, c);
   if (lines.empty()) return nullptr;
-  const CompareAsk& a = state.model.compare_ask;
+  const TwinAsk& a = state.model.compare_ask;
   nlohmann::json heads = nlohmann::json::array();
   for (const AskedHead& h : a.heads) {
     nlohmann::json j = {{"share_a", h.share_a}, {"share_b", h.share_b}};

@@ -116,30 +116,6 @@ struct AroundHeadView {
 AroundHeadView around_head(const TransformerConfig& config, const TransformerBlock& block, const LayerDetail& detail,
                            int head, int token);
 
-// The Compare view asks the model about its two sentences (twins of as many tokens): at the selected
-// position, each one's likeliest next token; each head of the chosen layer's direct share of the
-// difference of the two answers' logits (attribute_logit), in A and in B; and, where the reruns are
-// few enough to run between frames (kAskReruns layer runs at most), what each sentence answers with
-// that head switched off (zeroed).
-struct AskedHead {
-  float share_a = 0, share_b = 0;     // direct share of logit(target) − logit(against)
-  int answer_a = -1, answer_b = -1;   // the likeliest next token with the head zeroed (-1: not computed)
-  float delta_a = 0, delta_b = 0;     // Δ log p of the sentence's own answer with the head zeroed
-};
-struct CompareAsk {
-  bool shown = false;
-  int position = 0, layer = 0;
-  int answer_a = -1, answer_b = -1;   // the likeliest next token in A and in B
-  float p_a = 0, p_b = 0;
-  int target = -1, against = -1;      // what is measured: logit(B's answer) − logit(A's); against -1 when they agree
-  float difference_a = 0, difference_b = 0;  // that number in A and in B
-  float rest_a = 0, rest_b = 0;       // the share of everything but this layer's heads (embeddings, MLPs, …)
-  bool ablated = false;               // the heads' answers with each switched off were computed
-  std::vector<AskedHead> heads;
-};
-constexpr int kAskReruns = 48;  // heads × layers rerun, both sentences together
-CompareAsk ask_compare(const Transformer& model, const ModelTrace& a, const ModelTrace& b, int position, int layer);
-
 // The score of q and k (head_dim each, unrotated) when the query sits `query_position` and the key
 // `key_position`, both rotated by `rope` at those positions, × factor (a direct computation).
 float rotated_score(const Vector& q, const Vector& k, const RopeConfig& rope, int query_position, int key_position,

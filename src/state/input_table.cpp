@@ -383,11 +383,11 @@ std::vector<InputField> make_fields() {
   t.push_back(boolean<&AppInputs::present>("present", G::Setting, U::Permalink,
                                            "presentation mode: large type, no controls column, every explanation on screen without hovering"));
   t.push_back(boolean<&AppInputs::heads_sweep>("heads_sweep", G::Place, U::None,
-                                               "Heads view: switch every head off alone, a few per frame (getState().view_data.sweep); false stops it"));
+                                               "Heads view: switch every head off alone, a few at a time, in the model's worker where it runs (getState().view_data.sweep); false stops it"));
   InputField patch_sweep = row<&AppInputs::patch_sweep>(
       "patch_sweep", "choice", G::Place, U::None,
       "Compare view: copy every head's output (heads), or the stream at every layer and position (positions), from the "
-      "second sentence's run into the first's alone, a few per frame (getState().view_data.patch_sweep); none stops it");
+      "second sentence's run into the first's alone, a few at a time, in the model's worker where it runs (getState().view_data.patch_sweep); none stops it");
   patch_sweep.choices = {"none", "heads", "positions"};
   patch_sweep.get = [](const AppInputs& in) {
     const char* const names[] = {"none", "heads", "positions"};

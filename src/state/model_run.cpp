@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "app_state.h"
@@ -203,11 +205,78 @@ void model_run_request_failed(AppState& state, unsigned seq, const std::string& 
 void model_run_worker_failed(AppState& state, const std::string& why, double now) {
   ModelRun& run = state.model_run;
   run.post = nullptr;
+  run.post_sweep = nullptr;  // the sweeps go on here from the cells that came
+  run.sweeps_posted.clear();
   run.worker = false;
   run.slices = true;
   run.note = "The model's worker stopped (" + why + "): the forward runs in the page, a layer between frames.";
   run.error = run.note;
   compute_pending_here(state, now);
+}
+
+// [SECTION] Sweeps in the worker
+
+bool model_run_sweep(AppState& state, SweepRun& r, const std::string& slot, bool on) {
+  ModelRun& run = state.model_run;
+  if (!run.post_sweep || r.page_only) return false;
+  const auto posted = run.sweeps_posted.find(slot);
+  const bool wanted = on && r.base && !r.finished();
+  if (!wanted) {
+    if (posted != run.sweeps_posted.end()) {  // stopped, done, or for runs no longer shown
+      run.post_sweep(nullptr, {{"slot", slot}});
+      run.sweeps_posted.erase(posted);
+    }
+    return true;
+  }
+  if (posted != run.sweeps_posted.end() && posted->second == r.worker_seq) return true;  // running there
+  const LoadedModel* m = find_model(state, state.inputs.model);
+  if (!m || m->model != r.model) return true;  // (follows the shown model's runs: apply_inputs starts it again)
+  static const char* const kOver[] = {"ablate", "heads", "positions"};
+  nlohmann::json request = {{"slot", slot}, {"seq", ++run.sweep_seq}, {"over", kOver[static_cast<int>(r.over)]},
+                            {"ids", r.base->token_ids}, {"position", r.position}, {"target", r.target}};
+  if (r.source) request["source_ids"] = r.source->token_ids;
+  if (r.sweep.values.size() > 0) {  // stopped before: it continues from the cells it has
+    nlohmann::json values = nlohmann::json::array();
+    for (Eigen::Index i = 0; i < r.sweep.values.size(); ++i) {
+      const float v = r.sweep.values.data()[i];
+      values.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
+    }
+    request["resume"] = {{"values", values}, {"done", r.sweep.done}, {"baseline", r.sweep.baseline}, {"source", r.sweep.source}};
+  }
+  r.worker_seq = run.sweep_seq;
+  r.where = "worker";
+  run.sweeps_posted[slot] = r.worker_seq;
+  run.post_sweep(m, request);
+  return true;
+}
+
+bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report) {
+  ModelRun& run = state.model_run;
+  const std::string slot = report.at("slot").get<std::string>();
+  const unsigned seq = report.at("seq").get<unsigned>();
+  SweepRun& r = slot == "heads" ? state.heads_sweep : state.patch_sweep;
+  const auto posted = run.sweeps_posted.find(slot);
+  if (posted == run.sweeps_posted.end() || posted->second != seq || r.worker_seq != seq) return false;  // stopped or replaced
+  if (report.contains("error")) {
+    run.sweeps_posted.erase(posted);
+    r.page_only = true;
+    r.where = "page";
+    run.error = "The model's worker could not run the sweep (" + report["error"].get<std::string>() + "): it runs in the page.";
+    return false;
+  }
+  const nlohmann::json& values = report.at("values");
+  const int rows = r.model->config.n_layer, cols = r.total() / std::max(1, rows);
+  if (static_cast<int>(values.size()) != rows * cols) throw std::invalid_argument("sweep: the worker's cells have another shape");
+  r.sweep.values.resize(rows, cols);
+  for (int i = 0; i < rows * cols; ++i)
+    r.sweep.values.data()[i] = values[static_cast<std::size_t>(i)].is_null() ? std::numeric_limits<float>::quiet_NaN()
+                                                                              : values[static_cast<std::size_t>(i)].get<float>();
+  r.sweep.done = report.at("done").get<int>();
+  r.sweep.baseline = report.at("baseline").get<double>();
+  r.sweep.source = report.at("source").get<double>();
+  r.sweep.cancelled = false;
+  if (r.finished()) run.sweeps_posted.erase(slot);
+  return true;
 }
 
 }  // namespace attn

@@ -4,7 +4,9 @@
 // and not the page's glue (src/app/js_model_api.cpp): a hook set by the platform edge posts requests.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,11 +18,17 @@ namespace attn {
 
 struct AppState;
 struct AppInputs;
+struct SweepRun;
 
 struct ModelRun {
   // Posts the forward of `ids` by `model` to the worker under `seq`, with the extras the views will read
   // (set by the platform edge while its worker runs; null: the forward runs here, in the page).
   std::function<void(const LoadedModel& model, const std::vector<int>& ids, const ForwardExtrasAsk& extras, unsigned seq)> post;
+  // Posts a sweep to the worker (set with post): `request` {slot, seq, over, ids, source_ids?, position, target,
+  // resume?} for the weights of `model`; model null: the slot's sweep stops (web/model_worker.js).
+  std::function<void(const LoadedModel* model, const nlohmann::json& request)> post_sweep;
+  std::map<std::string, unsigned> sweeps_posted;  // slot ("heads" | "patch") → the sweep request the worker runs there
+  unsigned sweep_seq = 0;                         // the last sweep request's number
   bool worker = false;     // the worker computes (post is set)
   std::string note;        // why the page computes instead (the worker could not start, stopped), "" when it does not
   std::string error;       // the last failure a learner should read ("" none): the last good result stays on screen
@@ -83,6 +91,14 @@ void model_run_request_failed(AppState& state, unsigned seq, const std::string& 
 void model_run_worker_failed(AppState& state, const std::string& why, double now);
 // The pending text's forward in slices (ModelRun::slices) for up to budget_ms of this frame; applied when done.
 void model_run_frame(AppState& state, double budget_ms, double now);
+// A sweep (app_state.h's SweepRun, in `slot`: "heads" | "patch") while a worker runs: posted there when it is on
+// (continuing from the cells it has), stopped there when it is off or done. False where no worker runs
+// (the page sweeps itself: sweeps_frame) or the worker could not run it.
+bool model_run_sweep(AppState& state, SweepRun& sweep, const std::string& slot, bool on);
+// A slice of the worker's sweep: {slot, seq, done, total, values (row-major, null where not run), baseline,
+// source} or {slot, seq, error}: applied to the sweep it was posted for, else dropped; an error leaves the
+// sweep to the page (with the cells done), the error kept. Returns true when applied.
+bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report);
 // Forgets the text the worker computes (another text or model was applied directly, or the model went).
 void model_run_cancel(ModelRun& run);
 // The text box's text: the text the worker computes while one is pending, else the shown one.

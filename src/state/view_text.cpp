@@ -270,7 +270,8 @@ nlohmann::json sweep_values_json(const SweepRun& r) {
 nlohmann::json sweep_run_json(const SweepRun& r, bool running, const std::string& text) {
   if (!r.model) return nullptr;
   return {{"running", running}, {"done", r.sweep.done}, {"total", r.total()}, {"position", r.position},
-          {"target", r.target}, {"baseline", r.sweep.baseline}, {"values", sweep_values_json(r)}, {"text", text}};
+          {"target", r.target}, {"baseline", r.sweep.baseline}, {"values", sweep_values_json(r)}, {"text", text},
+          {"where", r.where}};
 }
 
 // [SECTION] Asking the model why

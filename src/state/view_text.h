@@ -88,7 +88,7 @@ int largest_cell(const Matrix& values);
 // Its values as [rows][cols] (null: not run yet, or nothing to restore).
 nlohmann::json sweep_values_json(const SweepRun& r);
 // A sweep for view_data: null before one, else {running, done, total, position, target, baseline
-// (log p with nothing changed), values, text}.
+// (log p with nothing changed), values, text, where: "worker" | "page" ("" before its first cell)}.
 nlohmann::json sweep_run_json(const SweepRun& r, bool running, const std::string& text);
 
 // [SECTION] Asking the model why: what the learner changed inside it (inputs ablate, cut, patch)

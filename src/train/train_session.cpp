@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <stdexcept>
 
@@ -118,6 +119,40 @@ bool ProbeView::shows(const TrainForm& form) const {
          pick_adjective == form.probe_adjective;
 }
 
+namespace {
+// The probe's asks (ProbeView::asks): the probe and its twin through the trained weights as a model.
+void ask_probe(const Trainer& trainer, const Corpus& corpus, const CorpusSentence& s, const TrainForm& form, ProbeView& p) {
+  const int n = corpus.creature_adjectives;
+  TrainForm twin_form = form;
+  twin_form.probe_adjective = form.probe_adjective < n ? form.probe_adjective + n : form.probe_adjective - n;
+  bool heldout = false;
+  const CorpusSentence* twin = find_sentence(corpus, twin_form, &heldout);
+  const int position = s.predict_pos();
+  if (!twin || twin->predict_pos() != position) return;
+  const Transformer model = trainer.model();
+  ForwardOptions options;
+  options.predict_from = position + 1;  // no LM head rows: the asks read the one they need
+  const auto run = [&](const CorpusSentence& c) {
+    return transformer_forward(model, std::vector<int>(c.ids.begin(), c.ids.begin() + position + 1), options);
+  };
+  const ModelTrace a = run(s), b = run(*twin);
+  const int creature = s.ids[static_cast<std::size_t>(s.creature_pos)], thing = s.ids[static_cast<std::size_t>(s.thing_pos)];
+  p.adjective = corpus.adjectives[static_cast<std::size_t>(form.probe_adjective)];
+  p.twin_adjective = corpus.adjectives[static_cast<std::size_t>(twin_form.probe_adjective)];
+  p.twin_answer = corpus.vocab[static_cast<std::size_t>(twin->answer_id)];
+  p.vocab_words = corpus.vocab;
+  for (int l = 0; l < model.config.n_layer; ++l) {
+    p.asks.push_back(ask_twins(model, a, b, position, l, thing, creature));
+    for (auto [trace, ratios] : {std::pair{&a, &p.ratio}, std::pair{&b, &p.twin_ratio}}) {
+      const LayerDetail detail = layer_detail(model, *trace, l);
+      ratios->emplace_back();
+      for (const Matrix& w : detail.weights)
+        ratios->back().push_back(w(position, s.creature_pos) / w(position, s.thing_pos));
+    }
+  }
+}
+}  // namespace
+
 void refresh_probe(TrainSession& session, const TrainForm& form) {
   const bool trained = session.run.started();
   const Corpus& corpus = trained ? session.run.trainer().corpus() : train_picker_corpus();
@@ -160,8 +195,81 @@ void refresh_probe(TrainSession& session, const TrainForm& form) {
     p.p_creature = probs[s->ids[static_cast<std::size_t>(s->creature_pos)]];
     p.p_thing = probs[s->ids[static_cast<std::size_t>(s->thing_pos)]];
     p.at_step = trainer.steps_done();
+    // The model asked about the probe and its twin: at every refresh where that is a few layer runs,
+    // else once training pauses.
+    const TrainSettings& set = trainer.settings();
+    if (!session.running || 2 * set.n_layer * set.n_head <= kAskReruns) ask_probe(trainer, corpus, *s, form, p);
   }
   session.probe = std::move(p);
+}
+
+std::vector<std::string> probe_ask_lines(const ProbeView& p) {
+  if (p.asks.empty()) return {};
+  const auto q = [](const std::string& w) { return "\"" + w + "\""; };
+  const auto number = [](double v, bool sign) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, sign ? "%+.2f" : "%.2f", v);
+    return std::string(buf);
+  };
+  const TwinAsk& first = p.asks.front();
+  const std::string &tired = p.adjective, &wide = p.twin_adjective;
+  const std::string with_a = " with " + q(tired), with_b = " with " + q(wide);
+  const auto word = [&](int id) { return q(p.vocab_words[static_cast<std::size_t>(id)]); };
+  std::vector<std::string> lines;
+  lines.push_back("Ask the model, not its weights: it answers " + word(first.answer_a) + " (p " + number(first.p_a, false) + ")" +
+                  with_a + " and " + word(first.answer_b) + " (p " + number(first.p_b, false) + ")" + with_b +
+                  " (the twin sentence, whose referent is " + q(p.twin_answer) + ").");
+  double rest_a = first.difference_a, rest_b = first.difference_b;
+  for (const TwinAsk& ask : p.asks)
+    for (const AskedHead& h : ask.heads) rest_a -= h.share_a, rest_b -= h.share_b;
+  lines.push_back("Measured: the logit of " + q(p.thing) + " minus that of " + q(p.creature) + ", " +
+                  number(first.difference_a, true) + with_a + " and " + number(first.difference_b, true) + with_b +
+                  ". Each head adds its direct share (its output through W_O, this run's final norm and the "
+                  "unembedding); the embeddings, the output biases and the MLPs add the rest, " + number(rest_a, true) +
+                  " and " + number(rest_b, true) + ".");
+  std::vector<std::string> flips;
+  bool same_ratio_layer1 = true;
+  for (std::size_t l = 0; l < p.asks.size(); ++l) {
+    const TwinAsk& ask = p.asks[l];
+    for (std::size_t h = 0; h < ask.heads.size(); ++h) {
+      const AskedHead& a = ask.heads[h];
+      const std::string name = "L" + std::to_string(l + 1) + " H" + std::to_string(h + 1);
+      const float ra = p.ratio[l][h], rb = p.twin_ratio[l][h];
+      if (l == 0 && std::fabs(ra - rb) > 1e-3f * std::max(1.0f, std::fabs(ra))) same_ratio_layer1 = false;
+      std::string line = name + ": weight on " + q(p.creature) + " ÷ weight on " + q(p.thing) + " " + number(ra, false) +
+                         with_a + ", " + number(rb, false) + with_b + "; adds " + number(a.share_a, true) + with_a + ", " +
+                         number(a.share_b, true) + with_b + ".";
+      if (ask.ablated) {
+        const auto off = [&](const std::string& adj, int answer, int own) {
+          return q(adj) + (answer == own ? " still answers " : " answers ") + word(answer) + (answer == own ? "" : " instead");
+        };
+        line += " Switched off: " + off(tired, a.answer_a, ask.answer_a) + ", " + off(wide, a.answer_b, ask.answer_b) + ".";
+        const bool flips_a = a.answer_a != ask.answer_a, flips_b = a.answer_b != ask.answer_b;
+        if (flips_a || flips_b)
+          flips.push_back(name + " flips the answer" + (flips_a ? with_a : "") + (flips_a && flips_b ? " and" : "") +
+                          (flips_b ? with_b : ""));
+      }
+      lines.push_back(line);
+    }
+  }
+  if (first.ablated) {
+    std::string verdict;
+    for (const std::string& f : flips) verdict += (verdict.empty() ? "" : "; ") + f;
+    lines.push_back(flips.empty() ? "No head switched off alone flips either answer: each answer rests on more than one part."
+                                  : "Switched off alone, " + verdict + ": the answer needs " +
+                                        (flips.size() > 1 ? "each of these heads." : "that head."));
+  } else {
+    lines.push_back("Switching each head off is computed here for small models only: Use this model, then the Heads "
+                    "view's sweep does it.");
+  }
+  if (same_ratio_layer1)
+    lines.push_back("In layer 1 every head's ratio is the same in both sentences: the ratio of two softmax weights is e "
+                    "to the difference of their scores, and each noun's score there comes from the query of \"the\" and "
+                    "that noun at its place alone, not from the adjective. The adjective changes its own weight and what "
+                    "its value adds, so the answer can flip while no head of layer 1 changes which noun it prefers." +
+                    std::string(p.asks.size() > 1 ? " From layer 2 on queries and keys have read the sentence, so there "
+                                                     "the ratio can change." : ""));
+  return lines;
 }
 
 namespace {
@@ -322,6 +430,30 @@ void train_frame(TrainSession& session, const TrainForm& form, double budget_ms,
 
 // ---- JSON ---------------------------------------------------------------------------------------
 
+namespace {
+// probe.ask: null, or {adjective, twin_adjective, twin_answer, answers: [probe's, twin's] (words), p: [...],
+// difference: [...] (logit(thing) − logit(creature)), heads: [layer][head] {ratio: [probe, twin], share:
+// [...], answer_off: [...] (words; null where not computed)}, lines (what the view draws)}.
+json probe_ask_json(const ProbeView& p) {
+  if (p.asks.empty()) return nullptr;
+  const auto word = [&](int id) { return id < 0 ? json(nullptr) : json(p.vocab_words[static_cast<std::size_t>(id)]); };
+  const TwinAsk& first = p.asks.front();
+  json heads = json::array();
+  for (std::size_t l = 0; l < p.asks.size(); ++l) {
+    json layer = json::array();
+    for (std::size_t h = 0; h < p.asks[l].heads.size(); ++h) {
+      const AskedHead& a = p.asks[l].heads[h];
+      layer.push_back({{"ratio", {p.ratio[l][h], p.twin_ratio[l][h]}}, {"share", {a.share_a, a.share_b}},
+                       {"answer_off", {word(a.answer_a), word(a.answer_b)}}});
+    }
+    heads.push_back(layer);
+  }
+  return {{"adjective", p.adjective}, {"twin_adjective", p.twin_adjective}, {"twin_answer", p.twin_answer},
+          {"answers", {word(first.answer_a), word(first.answer_b)}}, {"p", {first.p_a, first.p_b}},
+          {"difference", {first.difference_a, first.difference_b}}, {"heads", heads}, {"lines", probe_ask_lines(p)}};
+}
+}  // namespace
+
 json train_state_json(const TrainSession& s, const TrainForm& form) {
   const TrainRun& r = s.run;
   json j = train_form_to_json(form);
@@ -358,7 +490,7 @@ json train_state_json(const TrainSession& s, const TrainForm& form) {
   for (const ProbeView::Guess& g : p.top) top.push_back({{"word", g.word}, {"p", g.p}});
   j["probe"] = {{"words", p.words}, {"answer", p.answer}, {"creature", p.creature}, {"thing", p.thing},
                 {"heldout", p.heldout}, {"p_creature", p.p_creature}, {"p_thing", p.p_thing}, {"top", top},
-                {"attention", p.attention}, {"at_step", p.at_step}};
+                {"attention", p.attention}, {"at_step", p.at_step}, {"ask", probe_ask_json(p)}};
   json runs = json::array();
   for (const TrainRun& e : s.experiment)
     runs.push_back({{"steps_done", e.steps()},

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/attribution.h"
 #include "../core/train.h"
 #include "train_run.h"
 
@@ -59,6 +60,15 @@ struct ProbeView {
   std::vector<Guess> top;                              // the 5 likeliest next words
   float p_creature = 0, p_thing = 0;
   int at_step = -1;                                    // the step it was computed at (-1: none)
+  // The model asked, not its weights (once a run has started, and while it trains only where that is
+  // cheap: probe_asked): the probe and its twin, the same sentence with the adjective's twin (whose
+  // referent is the other noun), at the predicting position. asks[layer]: A the probe, B the twin,
+  // measured logit(thing) − logit(creature) (TwinAsk); ratio[layer][head]: the head's weight on the
+  // creature over its weight on the thing, in the probe and in the twin.
+  std::string adjective, twin_adjective, twin_answer;  // the probe's adjective, its twin's, the twin's referent
+  std::vector<TwinAsk> asks;
+  std::vector<std::vector<float>> ratio, twin_ratio;
+  std::vector<std::string> vocab_words;  // the corpus's words by id (the asks' token ids), with the asks
   int pick_frame = -1, pick_creature = -1, pick_thing = -1, pick_adjective = -1;  // the form's picks it shows
   bool shows(const TrainForm& form) const;             // computed for the form's picks
 };
@@ -114,6 +124,11 @@ void train_receive(TrainSession& session, const nlohmann::json& report, const fl
 void experiment_start(TrainSession& session, const TrainForm& form);
 // The probe for the form's picked sentence on the run's current weights.
 void refresh_probe(TrainSession& session, const TrainForm& form);
+// What the probe's asks say, line by line (the train view draws them; getState's probe.ask.lines):
+// each sentence's answer, the measured logit difference and its parts, per head its ratio of weights,
+// its direct share and its answer switched off, which head's switch flips an answer, and why in
+// layer 1 no head can change which noun it prefers. Empty when nothing was asked.
+std::vector<std::string> probe_ask_lines(const ProbeView& probe);
 // The corpus whose lists the probe picker offers (its sets are the same for every seed).
 const Corpus& train_picker_corpus();
 // Whether the form's probe indices name a sentence of the corpus (else: why not).

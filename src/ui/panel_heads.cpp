@@ -302,7 +302,8 @@ void draw_heads_sweep(const AppState& state, AppInputs& next) {
   paragraph((said + as_it_is + " is " + word + ". Each head in turn is switched off (its "
              "output set to zero) and the model runs again from that head's layer: each square of the map is how much "
              "log p of " + word + " changes (blue: down, so the answer needs that head), " +
-             std::to_string(c.n_layer * c.n_head) + " runs in all, a few per frame.")
+             std::to_string(c.n_layer * c.n_head) + " runs in all, " +
+             (state.model_run.worker ? "in the model's worker while the page goes on." : "a few per frame."))
                 .c_str());
   if (const bool on = sweep_controls(r, state.inputs.heads_sweep, "Switch every head off, one at a time", "heads:sweep");
       on != state.inputs.heads_sweep)

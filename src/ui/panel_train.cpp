@@ -1,6 +1,7 @@
 // The train view: a small GPT-2 learns the lesson's pronoun sentence while the learner watches —
 // the recipe, Start / Pause / Reset, the loss and held-out accuracy curves, every head's attention
-// on a probe sentence, the "it refers to the ___" guess, and the √d experiment. Not the trainer
+// on a probe sentence, the "it refers to the ___" guess, the model asked about the probe and its twin
+// (each head switched off, each head's share of the answer), and the √d experiment. Not the trainer
 // (core/train.h) and not the session that steps it (src/train/train_session.h): this draws them.
 //
 // [SECTION] Line plot
@@ -301,8 +302,8 @@ void draw_probe(const AppState& state, AppInputs& next) {
   }
   ImGui::BeginGroup();
   hint("Attention from the last \"the\", one column per head (L = layer, H = head). Where a head looks is not why "
-       "the model answers: the Compare view asks the model itself, with each head switched off and each head's share "
-       "of the answer (choose this model with Use this model, or \"trained (built in)\").");
+       "the model answers: below, the model itself is asked, with each head switched off and each head's share of the "
+       "answer (the Compare view asks it about any two sentences: Use this model, or \"trained (built in)\").");
   HeatmapStyle style;
   style.show_values = true;
   style.cell_width = ImGui::GetFontSize() * 3.2f;
@@ -330,6 +331,49 @@ void draw_probe(const AppState& state, AppInputs& next) {
   ImGui::Text("p(%s) = %.1f%%   p(%s) = %.1f%%", p.creature.c_str(), 100.0 * p.p_creature, p.thing.c_str(), 100.0 * p.p_thing);
   publish_item_rect("train:guess");
   ImGui::EndGroup();
+}
+
+// The model asked about the probe and its twin (the session's lines): each head's share of the answer
+// as two bars (the probe's, the twin's) beside its line, and which switch flips an answer.
+void draw_probe_ask(const TrainSession& s) {
+  const ProbeView& p = s.probe;
+  const std::vector<std::string> lines = probe_ask_lines(p);
+  if (lines.empty()) return;
+  section_title("Ask the model, not its weights");
+  ImGui::BeginGroup();
+  const float wrap = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 12);
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
+  // lines: the answers, the measure, one per head (layer by layer), the verdict, then why (layer 1)
+  float largest = 1e-6f;
+  for (const TwinAsk& ask : p.asks)
+    for (const AskedHead& h : ask.heads) largest = std::max({largest, std::fabs(h.share_a), std::fabs(h.share_b)});
+  const float line = ImGui::GetTextLineHeight(), bar_w = ImGui::GetFontSize() * 4;
+  std::size_t i = 0;
+  ImGui::TextUnformatted(lines[i++].c_str());
+  ImGui::TextUnformatted(lines[i++].c_str());
+  for (const TwinAsk& ask : p.asks)
+    for (const AskedHead& h : ask.heads) {
+      // two bars about a centre line: the head's direct share with the probe's adjective (top) and its twin's
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      const ImVec2 at = ImGui::GetCursorScreenPos();
+      const float mid = at.x + bar_w * 0.5f;
+      const auto bar = [&](float share, float y, ImU32 colour) {
+        const float len = share / largest * bar_w * 0.5f;
+        dl->AddRectFilled(ImVec2(std::min(mid, mid + len), y), ImVec2(std::max(mid, mid + len), y + line * 0.4f), colour);
+      };
+      bar(h.share_a, at.y + line * 0.05f, loss_color());
+      bar(h.share_b, at.y + line * 0.5f, accuracy_color());
+      dl->AddLine(ImVec2(mid, at.y), ImVec2(mid, at.y + line), ImGui::GetColorU32(ImGuiCol_TextDisabled));
+      ImGui::Dummy(ImVec2(bar_w, line));
+      ImGui::SameLine();
+      ImGui::TextUnformatted(lines[i++].c_str());
+    }
+  for (; i < lines.size(); ++i) ImGui::TextUnformatted(lines[i].c_str());
+  ImGui::PopTextWrapPos();
+  hint(("Bars: each head's share of the measured difference, with \"" + p.adjective + "\" (top) and \"" + p.twin_adjective +
+        "\" (below); right of the line pushes towards \"" + p.thing + "\".").c_str());
+  ImGui::EndGroup();
+  publish_item_rect("train:ask");
 }
 
 // [SECTION] The √d experiment
@@ -420,6 +464,7 @@ void draw_train_panel(const AppState& state, AppInputs& next, UiState& ui) {
   publish_picture_rect(View::Train);
   if (curves_first) draw_recipe(state, next, wish);
   draw_probe(state, next);
+  draw_probe_ask(*state.train);
   draw_experiment(state, wish);
 }
 

@@ -1,5 +1,6 @@
 // The loaded model's Web Worker (web only; web/model_worker.js loads it): the models the page moved in
-// (model_transfer.h), the incremental forward of the shown text with its cache, and modelTrace's numbers.
+// (model_transfer.h), the incremental forward of the shown text with its cache, modelTrace's numbers, and
+// the sweeps (every head switched off, or patched, alone), a slice at a time.
 // No window, no ImGui, no tokenizer: the page sends token ids and reads the answers.
 #include <emscripten/emscripten.h>
 
@@ -14,6 +15,7 @@
 
 #include "../api/model_json.h"
 #include "../api/model_transfer.h"
+#include "../core/attribution.h"
 #include "../core/transformer.h"
 
 namespace {
@@ -182,3 +184,95 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_trace(const char* request_text) {
     return reply({{"error", e.what()}});
   }
 }
+
+// [SECTION] Sweeps: the Heads view's (every head switched off alone) and Compare's (every head's output, or
+// every layer's stream at every position, patched alone from the second sentence's run), one per slot
+// ("heads" | "patch"), computed a slice at a time so the worker reads its messages (a newer text, a stop)
+// between slices.
+namespace {
+struct SweepJob {
+  int model_id = 0;
+  std::string over;  // "ablate" | "heads" | "positions"
+  attn::ModelTrace base, source;
+  int position = 0, target = 0;
+  attn::Sweep sweep;
+};
+std::map<std::string, SweepJob> g_sweeps;
+}  // namespace
+
+// {"slot", "model", "over", "ids", "source_ids" (patching), "position", "target", "resume"?: {"values" (L × columns,
+// row-major, NaN where not run), "done", "baseline", "source"}} → {"total"} or {"error"}: the runs it changes
+// computed here (no LM head rows), the sweep begun (or continued from `resume`) by mw_sweep_step.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_sweep_begin(const char* request_text) {
+  try {
+    const nlohmann::json request = nlohmann::json::parse(request_text);
+    const std::string slot = request.at("slot").get<std::string>();
+    g_sweeps.erase(slot);
+    SweepJob job;
+    job.model_id = request.at("model").get<int>();
+    const attn::Transformer& model = model_of(job.model_id);
+    job.over = request.at("over").get<std::string>();
+    if (job.over != "ablate" && job.over != "heads" && job.over != "positions") throw std::invalid_argument("sweep: no such sweep " + job.over);
+    const std::vector<int> ids = request.at("ids").get<std::vector<int>>();
+    attn::ForwardOptions options;
+    options.predict_from = static_cast<int>(ids.size());  // as the page's runs: no LM head rows
+    job.base = attn::transformer_forward(model, ids, options);
+    if (job.over != "ablate") job.source = attn::transformer_forward(model, request.at("source_ids").get<std::vector<int>>(), options);
+    job.position = request.at("position").get<int>();
+    job.target = request.at("target").get<int>();
+    const int columns = job.over == "positions" ? static_cast<int>(ids.size()) : model.config.n_head;
+    if (request.contains("resume")) {
+      const nlohmann::json& r = request["resume"];
+      const std::vector<float> values = r.at("values").get<std::vector<float>>();
+      if (values.size() != static_cast<std::size_t>(model.config.n_layer * columns)) throw std::invalid_argument("sweep: the cells to continue have another shape");
+      job.sweep.values = Eigen::Map<const attn::Matrix>(values.data(), model.config.n_layer, columns);
+      job.sweep.done = r.at("done").get<int>();
+      job.sweep.baseline = r.at("baseline").get<double>();
+      job.sweep.source = r.at("source").get<double>();
+    }
+    const int total = model.config.n_layer * columns;
+    g_sweeps[slot] = std::move(job);
+    return reply({{"total", total}});
+  } catch (const std::bad_alloc&) {
+    return reply({{"error", "the browser refused the worker enough memory for this sweep"}});
+  } catch (const std::exception& e) {
+    return reply({{"error", e.what()}});
+  }
+}
+
+// The slot's sweep on for about budget_ms (at least one cell) → {"done", "total", "baseline", "source"} with its
+// cells at mw_sweep_values(slot) (L × columns, row-major, NaN where not run), or {"error"} (the sweep is
+// gone: its model dropped, or stopped).
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_sweep_step(const char* slot, double budget_ms) {
+  try {
+    const auto it = g_sweeps.find(slot);
+    if (it == g_sweeps.end()) throw std::invalid_argument("sweep: none runs in slot " + std::string(slot));
+    SweepJob& job = it->second;
+    const attn::Transformer& model = model_of(job.model_id);
+    const double deadline = now_ms() + budget_ms;
+    const attn::SweepProgress more = [&](int, int) { return now_ms() < deadline; };
+    const attn::Sweep* resume = job.sweep.values.size() > 0 ? &job.sweep : nullptr;
+    if (job.over == "ablate")
+      job.sweep = attn::ablation_sweep(model, job.base, job.position, job.target, attn::AblateKind::Zero, more, attn::Backend::Simd, resume);
+    else if (job.over == "heads")
+      job.sweep = attn::head_patch_sweep(model, job.source, job.base, job.position, job.target, more, attn::Backend::Simd, resume);
+    else
+      job.sweep = attn::stream_patch_sweep(model, job.source, job.base, job.position, job.target, more, attn::Backend::Simd, resume);
+    return reply({{"done", job.sweep.done}, {"total", job.sweep.values.size()}, {"baseline", job.sweep.baseline},
+                  {"source", job.sweep.source}});
+  } catch (const std::bad_alloc&) {
+    g_sweeps.erase(slot);
+    return reply({{"error", "the browser refused the worker enough memory for this sweep"}});
+  } catch (const std::exception& e) {
+    g_sweeps.erase(slot);
+    return reply({{"error", e.what()}});
+  }
+}
+
+extern "C" EMSCRIPTEN_KEEPALIVE const float* mw_sweep_values(const char* slot) {
+  const auto it = g_sweeps.find(slot);
+  return it == g_sweeps.end() ? nullptr : it->second.sweep.values.data();
+}
+
+// Forgets the slot's sweep (stopped, finished or replaced by the page).
+extern "C" EMSCRIPTEN_KEEPALIVE void mw_sweep_stop(const char* slot) { g_sweeps.erase(slot); }

@@ -90,6 +90,19 @@ test("the default recipe trained in the page reaches the native CLI's accuracy a
     assert.ok(end.probe.p_creature > 0.9, `p(animal) = ${end.probe.p_creature}`);
     assert.equal(end.probe.attention.length, 1, "one layer");
     assert.equal(end.probe.attention[0].length, 2, "of two heads");
+    // Asked, not only looked at: the probe and its twin ("wide", whose referent is the street), each head's
+    // share of logit(street) − logit(animal) and each head switched off; in the screen-reader mirror too.
+    const ask = end.probe.ask;
+    assert.ok(ask, "the model is asked about the probe and its twin");
+    assert.deepEqual([ask.adjective, ask.twin_adjective, ask.twin_answer], ["tired", "wide", "street"]);
+    assert.deepEqual(ask.answers, ["animal", "street"], "the trained model answers both twins right");
+    assert.ok(ask.difference[0] < 0 && ask.difference[1] > 0, `logit(street) − logit(animal): ${ask.difference}`);
+    assert.equal(ask.heads.length, 1);
+    ask.heads[0].forEach((h, i) => assert.ok(Math.abs(h.ratio[0] - h.ratio[1]) <= 1e-4 * h.ratio[0], `L1 H${i + 1}: one ratio in both sentences (${h.ratio})`));
+    assert.match(ask.lines.join("\n"), /L1 H2: weight on "animal" ÷ weight on "street" .* Switched off: "tired" (still answers|answers) "/);
+    await page.waitForFunction(() => /Ask the model, not its weights/.test(document.getElementById("view-numbers").textContent), null, { timeout: 5000 });
+    const askRect = await page.evaluate(() => window.attentionExplainer.itemRect("train:ask"));
+    assert.ok(askRect && askRect.h > 0, "the asks are drawn");
 
     // The phone's portrait: the same view, laid out for 390 px.
     await page.setViewportSize({ width: 390, height: 844 });
@@ -105,6 +118,11 @@ test("the default recipe trained in the page reaches the native CLI's accuracy a
     assert.equal(weights.tokens.join(" "), PROBE);
     assert.equal(weights.next[0].token, "animal");
     assert.ok(Math.abs(weights.next[0].p - end.probe.p_creature) < 1e-4, `Weights' next ${weights.next[0].p} vs the probe ${end.probe.p_creature}`);
+    // The same switches through the loaded model's intervene(): the Train view's answers with each head off.
+    for (const [h, head] of ask.heads[0].entries()) {
+      const off = await page.evaluate(([text, h]) => window.attentionExplainer.intervene({ text, ablate: [[0, h]], top: 1 }), [PROBE, h]);
+      assert.equal(off.intervened.next[off.intervened.next.length - 1][0].token, head.answer_off[0], `L1 H${h + 1} off`);
+    }
     await page.setViewportSize({ width: 1280, height: 800 });
     await frames(page, 3);
     await screenshot(page, "train-used-weights-1280x800");

@@ -5,6 +5,7 @@
 // frame); without a worker the native app computes incrementally and times it.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "../../src/api/trained_model_bytes.h"
 #include "../../src/core/corpus.h"
 #include "../../src/state/app_state.h"
+#include "../../src/state/view_data.h"
 
 using namespace attn;
 
@@ -293,4 +295,82 @@ TEST_CASE("forward in slices: the same numbers as the whole forward, a layer a s
   for (std::size_t l = 0; l < want.layers.size(); ++l)
     CHECK((got.layers[l].thumbnails[1].array() == want.layers[l].thumbnails[1].array()).all());
   CHECK_THROWS_AS(ForwardInSlices(std::make_shared<const Transformer>(model), std::vector<int>{40}, o), std::invalid_argument);
+}
+
+TEST_CASE("model run: a sweep runs in the worker: posted once, its slices applied, stopped and continued there, a replaced one's dropped") {
+  AppState s = with_toy();
+  std::vector<std::pair<bool, nlohmann::json>> posted;  // (with a model, the request)
+  s.model_run.post_sweep = [&](const LoadedModel* m, const nlohmann::json& r) { posted.push_back({m != nullptr, r}); };
+  const Transformer& model = *find_model(s, "toy")->model;
+  // The page's own sweep, for the numbers (no worker).
+  AppState page = with_toy();
+  apply_state_json(page, {{"view", "heads"}, {"heads_sweep", true}}, 1.0);
+  for (int frame = 0; frame < 10 && !page.heads_sweep.finished(); ++frame) sweeps_frame(page, [] { return true; });
+  REQUIRE(page.heads_sweep.finished());
+  CHECK(page.heads_sweep.where == "page");
+
+  apply_state_json(s, {{"view", "heads"}, {"heads_sweep", true}}, 1.0);
+  sweeps_frame(s, [] { return true; });
+  sweeps_frame(s, [] { return true; });  // posted once, not every frame
+  REQUIRE(posted.size() == 1);
+  nlohmann::json request = posted[0].second;
+  CHECK(posted[0].first);
+  CHECK(request["slot"] == "heads");
+  CHECK(request["over"] == "ablate");
+  CHECK(request["ids"].get<std::vector<int>>() == s.model.token_ids);
+  CHECK_FALSE(request.contains("resume"));
+  CHECK(s.heads_sweep.where == "worker");
+  CHECK(s.heads_sweep.sweep.done == 0);  // nothing computed here
+  // The worker's slices, as model_worker.cpp computes them: its own base run, cells until told to stop.
+  ForwardOptions no_rows;
+  no_rows.predict_from = static_cast<int>(s.model.token_ids.size());
+  const ModelTrace base = transformer_forward(model, s.model.token_ids, no_rows);
+  const auto slice = [&](const nlohmann::json& r, int cells, const Sweep* resume) {
+    int left = cells;
+    const Sweep sw = ablation_sweep(model, base, r["position"], r["target"], AblateKind::Zero, [&](int, int) { return --left > 0; },
+                                    Backend::Simd, resume);
+    nlohmann::json values = nlohmann::json::array();
+    for (Eigen::Index i = 0; i < sw.values.size(); ++i)
+      values.push_back(std::isnan(sw.values.data()[i]) ? nlohmann::json(nullptr) : nlohmann::json(sw.values.data()[i]));
+    return std::pair{sw, nlohmann::json{{"slot", r["slot"]}, {"seq", r["seq"]}, {"done", sw.done}, {"total", sw.values.size()},
+                                        {"values", values}, {"baseline", sw.baseline}, {"source", sw.source}}};
+  };
+  auto [first, report] = slice(request, 2, nullptr);
+  CHECK(model_run_sweep_arrived(s, report));
+  CHECK(s.heads_sweep.sweep.done == 2);
+  CHECK(heads_view_data(s)["sweep"]["where"] == "worker");
+  // Turned off: the worker is told to stop; the cells stay. On again: it continues there from them.
+  apply_state_json(s, {{"heads_sweep", false}}, 2.0);
+  sweeps_frame(s, [] { return true; });
+  REQUIRE(posted.size() == 2);
+  CHECK_FALSE(posted[1].first);
+  CHECK(posted[1].second["slot"] == "heads");
+  CHECK_FALSE(model_run_sweep_arrived(s, report));  // a slice still on its way: dropped
+  apply_state_json(s, {{"heads_sweep", true}}, 3.0);
+  sweeps_frame(s, [] { return true; });
+  REQUIRE(posted.size() == 3);
+  request = posted[2].second;
+  REQUIRE(request.contains("resume"));
+  CHECK(request["resume"]["done"] == 2);
+  CHECK(request["resume"]["values"][5].is_null());
+  auto [rest, last] = slice(request, 1000, &first);
+  CHECK(model_run_sweep_arrived(s, last));
+  REQUIRE(s.heads_sweep.finished());
+  for (Eigen::Index i = 0; i < s.heads_sweep.sweep.values.size(); ++i)
+    CHECK(s.heads_sweep.sweep.values.data()[i] == doctest::Approx(page.heads_sweep.sweep.values.data()[i]).epsilon(1e-5));
+  sweeps_frame(s, [] { return true; });  // done: the slot is free, nothing more posted
+  CHECK(posted.size() == 3);
+  CHECK(s.model_run.sweeps_posted.empty());
+  // A new text starts it again (the old request is replaced there); the worker's error leaves it to the page.
+  apply_state_json(s, {{"sentence", "the animal didn't cross"}}, 4.0);
+  sweeps_frame(s, [] { return true; });
+  REQUIRE(posted.size() == 4);
+  CHECK(posted[3].second["seq"].get<unsigned>() > request["seq"].get<unsigned>());
+  CHECK_FALSE(model_run_sweep_arrived(s, {{"slot", "heads"}, {"seq", request["seq"]}, {"error", "late"}}));  // replaced: dropped
+  CHECK(s.model_run.error.empty());
+  CHECK_FALSE(model_run_sweep_arrived(s, {{"slot", "heads"}, {"seq", posted[3].second["seq"]}, {"error", "out of memory"}}));
+  CHECK(s.model_run.error.find("out of memory") != std::string::npos);
+  sweeps_frame(s, [] { return true; });
+  CHECK(s.heads_sweep.where == "page");
+  CHECK(s.heads_sweep.sweep.done > 0);  // the page sweeps it now
 }

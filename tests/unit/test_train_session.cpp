@@ -3,6 +3,7 @@
 // and the trained model's folder bytes load back through the one loader with the same predictions.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -249,4 +250,67 @@ TEST_CASE("train session: the probe shows every head at the predicting position;
   train_frame(s, twin, 1000);
   CHECK(s.probe.answer == "street");
   CHECK(s.probe.at_step == 20);
+}
+
+TEST_CASE("train session: the probe asks the model about the probe and its twin: answers, shares, switched-off heads, ratios") {
+  TrainForm form = small_form(300);
+  form.layers = 2;
+  TrainSession s;
+  run_to_end(s, form, 1000);
+  const ProbeView& p = s.probe;
+  const Trainer& trainer = s.run.trainer();
+  const Corpus& corpus = trainer.corpus();
+  REQUIRE(p.asks.size() == 2);
+  CHECK(p.adjective == "tired");
+  CHECK(p.twin_adjective == "wide");
+  CHECK(p.twin_answer == "street");
+  const int creature = corpus.id(p.creature), thing = corpus.id(p.thing);
+  // The measured difference is logit(thing) − logit(creature) = log p(thing) − log p(creature), by the trainer's own graph.
+  CHECK(p.asks[0].difference_a == doctest::Approx(std::log(p.p_thing) - std::log(p.p_creature)).epsilon(1e-4));
+  // The twin and the switched-off heads, by a forward of their own.
+  const Transformer model = trainer.model();
+  std::vector<int> ids, twin_ids;
+  for (const std::string& w : p.words) ids.push_back(corpus.id(w)), twin_ids.push_back(corpus.id(w == "tired" ? "wide" : w));
+  const int at = p.predict_pos;
+  const ModelTrace twin = transformer_forward(model, twin_ids);
+  CHECK(p.asks[0].answer_b == twin.next[static_cast<std::size_t>(at)][0].id);
+  double logit_difference = 0;
+  for (const NextToken& n : twin.next[static_cast<std::size_t>(at)]) {
+    if (n.id == thing) logit_difference += std::log(n.p);
+    if (n.id == creature) logit_difference -= std::log(n.p);
+  }
+  CHECK(p.asks[0].difference_b == doctest::Approx(logit_difference).epsilon(1e-4));
+  for (int l = 0; l < 2; ++l) {
+    const TwinAsk& ask = p.asks[static_cast<std::size_t>(l)];
+    CHECK(ask.target == thing);
+    CHECK(ask.against == creature);
+    REQUIRE(ask.ablated);  // 2 layers × 2 heads: a few reruns
+    for (int h = 0; h < form.heads; ++h) {
+      const std::size_t lh = static_cast<std::size_t>(l), hh = static_cast<std::size_t>(h);
+      const std::vector<float>& row = p.attention[lh][hh];
+      CHECK(p.ratio[lh][hh] == doctest::Approx(row[static_cast<std::size_t>(p.creature_pos)] / row[static_cast<std::size_t>(p.thing_pos)]).epsilon(1e-4));
+      Intervention off;
+      off.ablate = {{l, h}};
+      ForwardOptions with_off;
+      with_off.intervention = &off;
+      CHECK(ask.heads[hh].answer_a == transformer_forward(model, ids, with_off).next[static_cast<std::size_t>(at)][0].id);
+      CHECK(ask.heads[hh].answer_b == transformer_forward(model, twin_ids, with_off).next[static_cast<std::size_t>(at)][0].id);
+    }
+  }
+  // Layer 1: the ratio of the two nouns' weights cannot see the adjective; layer 2's can.
+  for (int h = 0; h < form.heads; ++h)
+    CHECK(p.ratio[0][static_cast<std::size_t>(h)] == doctest::Approx(p.twin_ratio[0][static_cast<std::size_t>(h)]).epsilon(1e-5));
+  const std::vector<std::string> lines = probe_ask_lines(p);
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  CHECK(text.find("L2 H2: weight on \"animal\" ÷ weight on \"street\"") != std::string::npos);
+  CHECK(text.find("In layer 1 every head's ratio is the same in both sentences") != std::string::npos);
+  CHECK(text.find("From layer 2 on") != std::string::npos);
+  CHECK(text.find("referent is \"street\"") != std::string::npos);
+  MESSAGE(text);
+  // In the view's JSON, the lines and the numbers.
+  const nlohmann::json j = train_state_json(s, form)["probe"]["ask"];
+  CHECK(j["lines"].size() == lines.size());
+  CHECK(j["heads"].size() == 2);
+  CHECK(j["answers"][1] == corpus.vocab[static_cast<std::size_t>(p.asks[0].answer_b)]);
 }
