@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
+#include <string>
 
 #include "compute_json.h"
 
@@ -45,11 +45,18 @@ std::string comment_safe(const std::string& text) {
   return out;
 }
 
+// Text built with <<, as a stream would, without the streams' locale machinery (kept out of the page's wasm).
+struct Text {
+  std::string s;
+  Text& operator<<(const std::string& t) { return s += t, *this; }
+  Text& operator<<(const char* t) { return s += t, *this; }
+};
+
 std::string shape(const Matrix& m) { return "(" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + ")"; }
 
 // name = np.array([ ... ], dtype=np.float32), one row per line, columns aligned, each row followed
 // by its note (the token or feature it belongs to) as a comment.
-void write_matrix(std::ostream& out, Lang lang, const char* name, const Matrix& m,
+void write_matrix(Text& out, Lang lang, const char* name, const Matrix& m,
                   const std::vector<std::string>& row_notes) {
   std::vector<std::string> cells;
   std::size_t width = 0;
@@ -85,7 +92,7 @@ std::string python_code(const CodeInput& in, Lang lang) {
   const std::string temperature = float_literal(in.temperature);
   // The built-in always divides by √d and knows no temperature: compare only when ours does the same.
   const bool builtin_comparable = !numpy && torch_checks_builtin(in);
-  std::ostringstream out;
+  Text out;
 
   out << "# Single-head " << (in.cross ? "cross" : "self") << "-attention on the explainer's worked example, in "
       << (numpy ? "NumPy" : "PyTorch") << ".\n";
@@ -170,7 +177,7 @@ std::string python_code(const CodeInput& in, Lang lang) {
     out << "\n# No cross-check with torch.nn.functional.scaled_dot_product_attention here: it always divides\n"
         << "# by sqrt(d) and has no temperature, so it computes something else with these settings.\n";
   }
-  return out.str();
+  return out.s;
 }
 
 }  // namespace

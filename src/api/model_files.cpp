@@ -448,8 +448,8 @@ std::vector<NamedTensor> model_named_tensors(const Transformer& m, const ModelSa
   return t;
 }
 
-void write_model_safetensors(std::ostream& out, const Transformer& model, const ModelSaveOptions& options) {
-  write_safetensors(out, model_named_tensors(model, options), options.dtype, {{"format", "pt"}});
+std::string model_safetensors_bytes(const Transformer& model, const ModelSaveOptions& options) {
+  return safetensors_bytes(model_named_tensors(model, options), options.dtype, {{"format", "pt"}});
 }
 
 void save_model_dir(const Transformer& model, const std::map<std::string, std::string>& tokenizer_files,

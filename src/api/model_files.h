@@ -108,7 +108,7 @@ class ModelAssembler {
 // model's name is the folder's base name.
 LoadedModel load_model_dir(const std::string& dir);
 
-// How save_model_dir and write_model_safetensors write the weights (a float-held model's).
+// How save_model_dir and model_safetensors_bytes write the weights (a float-held model's).
 struct ModelSaveOptions {
   Dtype dtype = Dtype::F32;
   bool transformer_prefix = false;  // names as GPT2LMHeadModel saves them ("transformer.wte.weight")
@@ -118,7 +118,7 @@ struct ModelSaveOptions {
 // The model's tensors under its family's names, in the family's order (pointers into `model`, which
 // must hold float weights). transformer_prefix: GPT-2's names as GPT2LMHeadModel saves them.
 std::vector<NamedTensor> model_named_tensors(const Transformer& model, const ModelSaveOptions& options = {});
-void write_model_safetensors(std::ostream& out, const Transformer& model, const ModelSaveOptions& options = {});
+std::string model_safetensors_bytes(const Transformer& model, const ModelSaveOptions& options = {});
 // Writes dir/config.json, dir/model.safetensors and every tokenizer file given (name → bytes, e.g.
 // {"vocab.json", ...}, {"merges.txt", ...}; names must be tokenizer files) into `dir`, creating it.
 // Throws std::invalid_argument for bad names, std::runtime_error when a file cannot be written.

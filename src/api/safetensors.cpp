@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <ostream>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -360,7 +359,7 @@ void SafetensorsReader::finish() {
 
 // [SECTION] the writer -------------------------------------------------------------------------
 
-void write_safetensors(std::ostream& out, const std::vector<NamedTensor>& tensors, Dtype dtype,
+void write_safetensors(const ByteSink& out, const std::vector<NamedTensor>& tensors, Dtype dtype,
                        const std::map<std::string, std::string>& metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
@@ -390,8 +389,8 @@ void write_safetensors(std::ostream& out, const std::vector<NamedTensor>& tensor
   text.append((8 - text.size() % 8) % 8, ' ');
   std::uint8_t length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(text.size()) >> (8 * i));
-  out.write(reinterpret_cast<const char*>(length), 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out(reinterpret_cast<const char*>(length), 8);
+  out(text.data(), text.size());
 
   std::vector<std::uint8_t> buffer;
   for (const NamedTensor& t : tensors) {
@@ -413,19 +412,30 @@ void write_safetensors(std::ostream& out, const std::vector<NamedTensor>& tensor
           p[1] = static_cast<std::uint8_t>(bits >> 8);
         }
       }
-      out.write(reinterpret_cast<const char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
+      out(reinterpret_cast<const char*>(buffer.data()), buffer.size());
     }
   }
-  if (!out) throw std::runtime_error("write_safetensors: the output stream failed");
+}
+
+std::string safetensors_bytes(const std::vector<NamedTensor>& tensors, Dtype dtype,
+                              const std::map<std::string, std::string>& metadata) {
+  std::string bytes;
+  write_safetensors([&](const char* p, std::size_t n) { bytes.append(p, n); }, tensors, dtype, metadata);
+  return bytes;
 }
 
 void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors, Dtype dtype,
                        const std::map<std::string, std::string>& metadata) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error(path + ": cannot be written");
-  write_safetensors(out, tensors, dtype, metadata);
-  out.close();
-  if (!out) throw std::runtime_error(path + ": writing failed (disk full?)");
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (!file) throw std::runtime_error(path + ": cannot be written");
+  bool ok = true;
+  try {
+    write_safetensors([&](const char* p, std::size_t n) { ok = ok && std::fwrite(p, 1, n, file) == n; }, tensors, dtype, metadata);
+  } catch (...) {
+    std::fclose(file);
+    throw;
+  }
+  if (std::fclose(file) != 0 || !ok) throw std::runtime_error(path + ": writing failed (disk full?)");
 }
 
 }  // namespace attn

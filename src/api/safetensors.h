@@ -7,7 +7,6 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -99,8 +98,13 @@ struct NamedTensor {
 // `dtype`, the header padded with spaces to a multiple of 8 bytes as Hugging Face's writer does.
 // Throws std::invalid_argument for a bad name or shape; std::runtime_error when the file cannot be
 // written.
-void write_safetensors(std::ostream& out, const std::vector<NamedTensor>& tensors, Dtype dtype,
+// The bytes go to `out` in pieces (the file's, in order): no stream, so the page's wasm links none.
+using ByteSink = std::function<void(const char* bytes, std::size_t count)>;
+void write_safetensors(const ByteSink& out, const std::vector<NamedTensor>& tensors, Dtype dtype,
                        const std::map<std::string, std::string>& metadata = {});
+// ... as one string (a folder made in memory: the trained model's).
+std::string safetensors_bytes(const std::vector<NamedTensor>& tensors, Dtype dtype,
+                              const std::map<std::string, std::string>& metadata = {});
 void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors, Dtype dtype,
                        const std::map<std::string, std::string>& metadata = {});
 

@@ -2,17 +2,13 @@
 // Reading goes through ModelAssembler, the one loader.
 #include "trained_model_bytes.h"
 
-#include <sstream>
-
 #include "model_files.h"
 #include "train_files.h"
 
 namespace attn {
 
 std::vector<ModelFileBytes> trained_model_files(const Transformer& model, const Corpus& corpus) {
-  std::ostringstream weights(std::ios::binary);
-  write_model_safetensors(weights, model);
-  return {{"config.json", model_config_json(model.config)}, {"model.safetensors", weights.str()},
+  return {{"config.json", model_config_json(model.config)}, {"model.safetensors", model_safetensors_bytes(model)},
           {"tokenizer.json", corpus_tokenizer_json(corpus)}};
 }
 

@@ -145,6 +145,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warning: the built-in trained model did not load (%s)\n", e.what());
   }
 #endif
+#if !defined(__EMSCRIPTEN__)  // (a page has no folders: it reads the files the learner gives it, src/app/js_model_api.cpp)
   if (!options.model_dir.empty()) {
     try {
       attn::LoadedModel model = attn::load_model_dir(options.model_dir);
@@ -156,6 +157,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+#endif
   if (!options.state_json.empty()) {
     try {
       attn::apply_state_json(state, nlohmann::json::parse(options.state_json), 0.0);
@@ -169,7 +171,7 @@ int main(int argc, char** argv) {
   int frame_count = 0;
   float font_scale = scale;  // the scale the atlas was built at
   unsigned announced_revision = state.revision;
-  int announced_sweep_cells = 0;  // the Heads view's sweep reports its progress to subscribers too
+  int announced_progress = 0;  // sweeps and the train view's probe report their progress to subscribers too
   std::uint64_t shown_picture = 0;  // the fingerprint of the picture on the canvas
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);
@@ -199,11 +201,12 @@ int main(int argc, char** argv) {
     ImGui::NewFrame();
     attn::ui::draw_app(state, ui, ImGui::GetTime());
     platform::announce_text_field();
-    const int sweep_cells = state.heads_sweep.sweep.done + state.patch_sweep.sweep.done;
-    if (state.revision != announced_revision || sweep_cells != announced_sweep_cells) {
-      // changed by the learner, a URL or the JS API, or a sweep ran more cells
+    // what grows between changes: a sweep's cells, the train view's probe (computed again as training runs)
+    const int progress = state.heads_sweep.sweep.done + state.patch_sweep.sweep.done + state.train->probe.at_step;
+    if (state.revision != announced_revision || progress != announced_progress) {
+      // changed by the learner, a URL or the JS API, or something grew
       announced_revision = state.revision;
-      announced_sweep_cells = sweep_cells;
+      announced_progress = progress;
       platform::notify_state_changed(announced_revision);
     }
     ImGui::Render();

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 #include "random.h"
@@ -51,8 +50,12 @@ constexpr int kRoleActorAdjectives = 4;
 
 std::vector<std::string> words(const std::string& text) {
   std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string w; in >> w;) out.push_back(w);
+  std::size_t at = 0;
+  while ((at = text.find_first_not_of(' ', at)) != std::string::npos) {
+    const std::size_t end = std::min(text.find(' ', at), text.size());
+    out.push_back(text.substr(at, end - at));
+    at = end;
+  }
   return out;
 }
 

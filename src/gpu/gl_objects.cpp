@@ -3,8 +3,6 @@
 #include "gl_objects.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 namespace gpu {
 
@@ -70,12 +68,14 @@ void forget(RenderTarget& target) { target = RenderTarget{}; }
 namespace {
 
 bool read_text(const std::string& path, std::string* text) {
-  std::ifstream file(path, std::ios::binary);
+  std::FILE* file = std::fopen(path.c_str(), "rb");
   if (!file) return false;
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  *text = contents.str();
-  return true;
+  text->clear();
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file)) > 0;) text->append(buf, n);
+  const bool ok = !std::ferror(file);
+  std::fclose(file);
+  return ok;
 }
 
 // Compiles one shader of shaders/; 0 and `error` on failure.

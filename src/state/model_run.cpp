@@ -232,16 +232,24 @@ bool model_run_sweep(AppState& state, SweepRun& r, const std::string& slot, bool
   const LoadedModel* m = find_model(state, state.inputs.model);
   if (!m || m->model != r.model) return true;  // (follows the shown model's runs: apply_inputs starts it again)
   static const char* const kOver[] = {"ablate", "heads", "positions"};
-  nlohmann::json request = {{"slot", slot}, {"seq", ++run.sweep_seq}, {"over", kOver[static_cast<int>(r.over)]},
-                            {"ids", r.base->token_ids}, {"position", r.position}, {"target", r.target}};
+  nlohmann::json request = nlohmann::json::object();
+  request["slot"] = slot;
+  request["seq"] = ++run.sweep_seq;
+  request["over"] = kOver[static_cast<int>(r.over)];
+  request["ids"] = r.base->token_ids;
+  request["position"] = r.position;
+  request["target"] = r.target;
   if (r.source) request["source_ids"] = r.source->token_ids;
   if (r.sweep.values.size() > 0) {  // stopped before: it continues from the cells it has
-    nlohmann::json values = nlohmann::json::array();
+    nlohmann::json& resume = request["resume"];
+    nlohmann::json& values = resume["values"];
     for (Eigen::Index i = 0; i < r.sweep.values.size(); ++i) {
       const float v = r.sweep.values.data()[i];
-      values.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
+      values.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));  // null: not run
     }
-    request["resume"] = {{"values", values}, {"done", r.sweep.done}, {"baseline", r.sweep.baseline}, {"source", r.sweep.source}};
+    resume["done"] = r.sweep.done;
+    resume["baseline"] = r.sweep.baseline;
+    resume["source"] = r.sweep.source;
   }
   r.worker_seq = run.sweep_seq;
   r.where = "worker";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
@@ -203,72 +204,74 @@ void refresh_probe(TrainSession& session, const TrainForm& form) {
   session.probe = std::move(p);
 }
 
+namespace {
+// printf into a string (the lines below: one format each keeps the page's code small)
+std::string format(const char* pattern, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, pattern);
+  std::vsnprintf(buf, sizeof buf, pattern, args);
+  va_end(args);
+  return buf;
+}
+}  // namespace
+
 std::vector<std::string> probe_ask_lines(const ProbeView& p) {
   if (p.asks.empty()) return {};
-  const auto q = [](const std::string& w) { return "\"" + w + "\""; };
-  const auto number = [](double v, bool sign) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, sign ? "%+.2f" : "%.2f", v);
-    return std::string(buf);
-  };
   const TwinAsk& first = p.asks.front();
-  const std::string &tired = p.adjective, &wide = p.twin_adjective;
-  const std::string with_a = " with " + q(tired), with_b = " with " + q(wide);
-  const auto word = [&](int id) { return q(p.vocab_words[static_cast<std::size_t>(id)]); };
+  const char *tired = p.adjective.c_str(), *wide = p.twin_adjective.c_str();
+  const auto word = [&](int id) { return p.vocab_words[static_cast<std::size_t>(id)].c_str(); };
+  const std::string with_a = format(" with \"%s\"", tired), with_b = format(" with \"%s\"", wide);
   std::vector<std::string> lines;
-  lines.push_back("Ask the model, not its weights: it answers " + word(first.answer_a) + " (p " + number(first.p_a, false) + ")" +
-                  with_a + " and " + word(first.answer_b) + " (p " + number(first.p_b, false) + ")" + with_b +
-                  " (the twin sentence, whose referent is " + q(p.twin_answer) + ").");
+  lines.push_back(format("The model answers \"%s\" (p %.2f) with \"%s\" and \"%s\" (p %.2f) with \"%s\" (the twin "
+                         "sentence, whose referent is \"%s\").", word(first.answer_a), first.p_a, tired,
+                         word(first.answer_b), first.p_b, wide, p.twin_answer.c_str()));
   double rest_a = first.difference_a, rest_b = first.difference_b;
   for (const TwinAsk& ask : p.asks)
     for (const AskedHead& h : ask.heads) rest_a -= h.share_a, rest_b -= h.share_b;
-  lines.push_back("Measured: the logit of " + q(p.thing) + " minus that of " + q(p.creature) + ", " +
-                  number(first.difference_a, true) + with_a + " and " + number(first.difference_b, true) + with_b +
-                  ". Each head adds its direct share (its output through W_O, this run's final norm and the "
-                  "unembedding); the embeddings, the output biases and the MLPs add the rest, " + number(rest_a, true) +
-                  " and " + number(rest_b, true) + ".");
-  std::vector<std::string> flips;
+  lines.push_back(format("Measured: the logit of \"%s\" minus that of \"%s\", %+.2f with \"%s\" and %+.2f with \"%s\". "
+                         "Each head adds its direct share (its output through W_O, this run's final norm and the "
+                         "unembedding); the embeddings, the output biases and the MLPs add the rest, %+.2f and %+.2f.",
+                         p.thing.c_str(), p.creature.c_str(), first.difference_a, tired, first.difference_b, wide, rest_a, rest_b));
+  std::string flips;
+  int flipping = 0;
   bool same_ratio_layer1 = true;
   for (std::size_t l = 0; l < p.asks.size(); ++l) {
     const TwinAsk& ask = p.asks[l];
     for (std::size_t h = 0; h < ask.heads.size(); ++h) {
       const AskedHead& a = ask.heads[h];
-      const std::string name = "L" + std::to_string(l + 1) + " H" + std::to_string(h + 1);
       const float ra = p.ratio[l][h], rb = p.twin_ratio[l][h];
       if (l == 0 && std::fabs(ra - rb) > 1e-3f * std::max(1.0f, std::fabs(ra))) same_ratio_layer1 = false;
-      std::string line = name + ": weight on " + q(p.creature) + " ÷ weight on " + q(p.thing) + " " + number(ra, false) +
-                         with_a + ", " + number(rb, false) + with_b + "; adds " + number(a.share_a, true) + with_a + ", " +
-                         number(a.share_b, true) + with_b + ".";
+      std::string line = format("L%d H%d: weight on \"%s\" ÷ weight on \"%s\": with \"%s\" %.2f, with \"%s\" %.2f. Adds: "
+                                "with \"%s\" %+.2f, with \"%s\" %+.2f.", static_cast<int>(l + 1), static_cast<int>(h + 1),
+                                p.creature.c_str(), p.thing.c_str(), tired, ra, wide, rb, tired, a.share_a, wide, a.share_b);
       if (ask.ablated) {
-        const auto off = [&](const std::string& adj, int answer, int own) {
-          return q(adj) + (answer == own ? " still answers " : " answers ") + word(answer) + (answer == own ? "" : " instead");
-        };
-        line += " Switched off: " + off(tired, a.answer_a, ask.answer_a) + ", " + off(wide, a.answer_b, ask.answer_b) + ".";
         const bool flips_a = a.answer_a != ask.answer_a, flips_b = a.answer_b != ask.answer_b;
+        line += format(" Switched off: \"%s\" %s \"%s\"%s, \"%s\" %s \"%s\"%s.", tired, flips_a ? "answers" : "still answers",
+                       word(a.answer_a), flips_a ? " instead" : "", wide, flips_b ? "answers" : "still answers",
+                       word(a.answer_b), flips_b ? " instead" : "");
         if (flips_a || flips_b)
-          flips.push_back(name + " flips the answer" + (flips_a ? with_a : "") + (flips_a && flips_b ? " and" : "") +
-                          (flips_b ? with_b : ""));
+          flips += format("%sL%d H%d flips the answer%s%s%s", flipping++ ? "; " : "", static_cast<int>(l + 1),
+                          static_cast<int>(h + 1), flips_a ? with_a.c_str() : "", flips_a && flips_b ? " and" : "",
+                          flips_b ? with_b.c_str() : "");
       }
       lines.push_back(line);
     }
   }
-  if (first.ablated) {
-    std::string verdict;
-    for (const std::string& f : flips) verdict += (verdict.empty() ? "" : "; ") + f;
-    lines.push_back(flips.empty() ? "No head switched off alone flips either answer: each answer rests on more than one part."
-                                  : "Switched off alone, " + verdict + ": the answer needs " +
-                                        (flips.size() > 1 ? "each of these heads." : "that head."));
-  } else {
+  if (!first.ablated)
     lines.push_back("Switching each head off is computed here for small models only: Use this model, then the Heads "
                     "view's sweep does it.");
-  }
+  else if (!flipping)
+    lines.push_back("No head switched off alone flips either answer: each answer rests on more than one part.");
+  else
+    lines.push_back(format("Switched off alone, %s: the answer needs %s.", flips.c_str(), flipping > 1 ? "each of these heads" : "that head"));
   if (same_ratio_layer1)
-    lines.push_back("In layer 1 every head's ratio is the same in both sentences: the ratio of two softmax weights is e "
-                    "to the difference of their scores, and each noun's score there comes from the query of \"the\" and "
-                    "that noun at its place alone, not from the adjective. The adjective changes its own weight and what "
-                    "its value adds, so the answer can flip while no head of layer 1 changes which noun it prefers." +
-                    std::string(p.asks.size() > 1 ? " From layer 2 on queries and keys have read the sentence, so there "
-                                                     "the ratio can change." : ""));
+    lines.push_back(format("In layer 1 every head's ratio is the same in both sentences: the ratio of two softmax weights is e "
+                           "to the difference of their scores, and each noun's score there comes from the query of \"the\" "
+                           "and that noun at its place alone, not from the adjective. The adjective changes its own weight "
+                           "and what its value adds, so the answer can flip while no head of layer 1 changes which noun it "
+                           "prefers.%s", p.asks.size() > 1 ? " From layer 2 on queries and keys have read the sentence, so "
+                                                             "there the ratio can change." : ""));
   return lines;
 }
 
@@ -437,20 +440,34 @@ namespace {
 json probe_ask_json(const ProbeView& p) {
   if (p.asks.empty()) return nullptr;
   const auto word = [&](int id) { return id < 0 ? json(nullptr) : json(p.vocab_words[static_cast<std::size_t>(id)]); };
+  const auto pair = [](const json& a, const json& b) {
+    json j = json::array();
+    j.push_back(a);
+    j.push_back(b);
+    return j;
+  };
   const TwinAsk& first = p.asks.front();
   json heads = json::array();
   for (std::size_t l = 0; l < p.asks.size(); ++l) {
-    json layer = json::array();
+    json& layer = heads.emplace_back(json::array());
     for (std::size_t h = 0; h < p.asks[l].heads.size(); ++h) {
       const AskedHead& a = p.asks[l].heads[h];
-      layer.push_back({{"ratio", {p.ratio[l][h], p.twin_ratio[l][h]}}, {"share", {a.share_a, a.share_b}},
-                       {"answer_off", {word(a.answer_a), word(a.answer_b)}}});
+      json& head = layer.emplace_back(json::object());
+      head["ratio"] = pair(p.ratio[l][h], p.twin_ratio[l][h]);
+      head["share"] = pair(a.share_a, a.share_b);
+      head["answer_off"] = pair(word(a.answer_a), word(a.answer_b));
     }
-    heads.push_back(layer);
   }
-  return {{"adjective", p.adjective}, {"twin_adjective", p.twin_adjective}, {"twin_answer", p.twin_answer},
-          {"answers", {word(first.answer_a), word(first.answer_b)}}, {"p", {first.p_a, first.p_b}},
-          {"difference", {first.difference_a, first.difference_b}}, {"heads", heads}, {"lines", probe_ask_lines(p)}};
+  json j = json::object();
+  j["adjective"] = p.adjective;
+  j["twin_adjective"] = p.twin_adjective;
+  j["twin_answer"] = p.twin_answer;
+  j["answers"] = pair(word(first.answer_a), word(first.answer_b));
+  j["p"] = pair(first.p_a, first.p_b);
+  j["difference"] = pair(first.difference_a, first.difference_b);
+  j["heads"] = std::move(heads);
+  j["lines"] = probe_ask_lines(p);
+  return j;
 }
 }  // namespace
 

@@ -103,7 +103,7 @@ test("Compare asks the trained model: its answers, each head's direct share and 
   await context.close();
 });
 
-test("Heads view: the sweep switches every head off a few per frame, as intervene({sweep}) computes it; Cancel stops, Continue goes on", async () => {
+test("Heads view: the sweep switches every head off in the model's worker, as intervene({sweep}) computes it; Cancel stops, Continue goes on there", async () => {
   const folder = makeModel({ layers: 3, heads: 4, embd: 36, dtype: "F32", seed: 22 });
   const { page, context, errors } = await openExplainer(browser, server.url);
   await page.setInputFiles("#model-files", fs.readdirSync(folder).map((f) => path.join(folder, f)));
@@ -127,6 +127,7 @@ test("Heads view: the sweep switches every head off a few per frame, as interven
   s = await page.evaluate(() => window.attentionExplainer.getState());
   const sweep = s.view_data.sweep;
   assert.equal(sweep.total, 12);
+  assert.equal(sweep.where, "worker", "swept in the model's worker");
   assert.equal(sweep.target, s.next[0].id, "the likeliest next token after the selected one");
   const ref = await page.evaluate(([text, target]) => window.attentionExplainer.intervene({ text, at: 6, target, sweep: "heads" }), [TIRED, sweep.target]);
   // The whole sweep through the one-shot path: the same numbers (one sweep resumed over frames, bit for bit natively)
@@ -246,7 +247,7 @@ test("a permalink carries the interventions: the trained model opens with the sa
   await context.close();
 });
 
-test("Compare's patching sweeps: every head, then every layer and position, copied from B alone, as intervene({patch, sweep}) computes them", async () => {
+test("Compare's patching sweeps in the model's worker: every head, then every layer and position, copied from B alone, as intervene({patch, sweep}) computes them", async () => {
   const folder = makeModel({ layers: 3, heads: 4, embd: 36, dtype: "F32", seed: 24 });
   const { page, context, errors } = await openExplainer(browser, server.url);
   await page.setInputFiles("#model-files", fs.readdirSync(folder).map((f) => path.join(folder, f)));
@@ -258,7 +259,7 @@ test("Compare's patching sweeps: every head, then every layer and position, copi
     await page.waitForFunction(() => { const w = window.attentionExplainer.getState().view_data.patch_sweep; return w && w.done === w.total; }, null, { timeout: 60000 });
     s = await page.evaluate(() => window.attentionExplainer.getState());
     const sweep = s.view_data.patch_sweep;
-    assert.deepEqual([sweep.over, sweep.total, sweep.position], [over, total, 10]);
+    assert.deepEqual([sweep.over, sweep.total, sweep.position, sweep.where], [over, total, 10, "worker"]);
     const ref = await page.evaluate(([a, b, target, o]) => window.attentionExplainer.intervene({ text: a, at: 10, target, patch: { from: b }, sweep: o }),
       [TIRED, WIDE, sweep.target, over]);
     assert.equal(ref.sweep.kind, kind);

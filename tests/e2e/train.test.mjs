@@ -12,7 +12,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
-import { serveStatic, launchBrowser, openExplainer, frames, screenshot } from "./harness.mjs";
+import { serveStatic, launchBrowser, openExplainer, frames, screenshot, shown } from "./harness.mjs";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -99,15 +99,18 @@ test("the default recipe trained in the page reaches the native CLI's accuracy a
     assert.ok(ask.difference[0] < 0 && ask.difference[1] > 0, `logit(street) − logit(animal): ${ask.difference}`);
     assert.equal(ask.heads.length, 1);
     ask.heads[0].forEach((h, i) => assert.ok(Math.abs(h.ratio[0] - h.ratio[1]) <= 1e-4 * h.ratio[0], `L1 H${i + 1}: one ratio in both sentences (${h.ratio})`));
-    assert.match(ask.lines.join("\n"), /L1 H2: weight on "animal" ÷ weight on "street" .* Switched off: "tired" (still answers|answers) "/);
+    assert.match(ask.lines.join("\n"), /L1 H2: weight on "animal" ÷ weight on "street": with "tired" \d+\.\d\d, with "wide" \d+\.\d\d\. Adds: .* Switched off: "tired" (still answers|answers) "/);
     await page.waitForFunction(() => /Ask the model, not its weights/.test(document.getElementById("view-numbers").textContent), null, { timeout: 5000 });
-    const askRect = await page.evaluate(() => window.attentionExplainer.itemRect("train:ask"));
-    assert.ok(askRect && askRect.h > 0, "the asks are drawn");
+    const askRect = await shown(page, "train:ask");
+    assert.ok(askRect.h > 0, "the asks are drawn");
+    await screenshot(page, "train-ask-1280x800");
 
     // The phone's portrait: the same view, laid out for 390 px.
     await page.setViewportSize({ width: 390, height: 844 });
     await frames(page, 5);
     await screenshot(page, "train-end-390x844");
+    await shown(page, "train:ask");
+    await screenshot(page, "train-ask-390x844");
 
     // "Use this model": every view shows the trained model; Weights shows its attention.
     const used = await page.evaluate(() => window.attentionExplainer.train("use"));

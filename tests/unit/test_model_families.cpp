@@ -35,9 +35,7 @@ std::string refusal(const json& j) {
 }
 
 std::string safetensors_bytes(const std::vector<attn::NamedTensor>& tensors) {
-  std::ostringstream out;
-  attn::write_safetensors(out, tensors, attn::Dtype::BF16);
-  return out.str();
+  return attn::safetensors_bytes(tensors, attn::Dtype::BF16);
 }
 
 // A WordLevel tokenizer of `n` words (w0 … w{n−1}), enough for the assembler's check.

@@ -52,9 +52,7 @@ std::string refusal(const std::string& file, std::size_t chunk = 7, bool known_s
 
 std::string written(const std::vector<attn::NamedTensor>& tensors, attn::Dtype dtype,
                     const std::map<std::string, std::string>& metadata = {}) {
-  std::ostringstream out;
-  attn::write_safetensors(out, tensors, dtype, metadata);
-  return out.str();
+  return attn::safetensors_bytes(tensors, dtype, metadata);
 }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }

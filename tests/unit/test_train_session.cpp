@@ -303,7 +303,7 @@ TEST_CASE("train session: the probe asks the model about the probe and its twin:
   const std::vector<std::string> lines = probe_ask_lines(p);
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
-  CHECK(text.find("L2 H2: weight on \"animal\" ÷ weight on \"street\"") != std::string::npos);
+  CHECK(text.find("L2 H2: weight on \"animal\" ÷ weight on \"street\": with \"tired\" ") != std::string::npos);
   CHECK(text.find("In layer 1 every head's ratio is the same in both sentences") != std::string::npos);
   CHECK(text.find("From layer 2 on") != std::string::npos);
   CHECK(text.find("referent is \"street\"") != std::string::npos);
