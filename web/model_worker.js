@@ -99,7 +99,7 @@ function trace({ seq, model, ids, top, padding }) {
 
 // Sweeps: each slot's runs a slice (SWEEP_SLICE_MS) a turn, so a newer text's forward or a stop that came
 // meanwhile is read between slices; each slice's cells go to the page.
-const SWEEP_SLICE_MS = 40;
+const SWEEP_SLICE_MS = 100;
 const sweeps = new Map();  // slot → seq of the sweep running there
 const sweepTurns = new MessageChannel();
 sweepTurns.port1.onmessage = ({ data: slot }) => {

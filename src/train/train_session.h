@@ -60,8 +60,8 @@ struct ProbeView {
   std::vector<Guess> top;                              // the 5 likeliest next words
   float p_creature = 0, p_thing = 0;
   int at_step = -1;                                    // the step it was computed at (-1: none)
-  // The model asked, not its weights (once a run has started, and while it trains only where that is
-  // cheap: probe_asked): the probe and its twin, the same sentence with the adjective's twin (whose
+  // The model asked, not its weights (once a run has started; while it trains only where that takes a
+  // few layer runs, kAskReruns): the probe and its twin, the same sentence with the adjective's twin (whose
   // referent is the other noun), at the predicting position. asks[layer]: A the probe, B the twin,
   // measured logit(thing) − logit(creature) (TwinAsk); ratio[layer][head]: the head's weight on the
   // creature over its weight on the thing, in the probe and in the twin.

@@ -79,6 +79,7 @@ F opaque(F f) {
 struct MatmulWorkspace {
   std::vector<float> a_panels;  // (MC / MR) panels of (kc, MR)
   std::vector<float> b_block;   // NC / NR strips of (kc, NR), one after the other
+  std::vector<float> row_sums;  // gemv: one row of c's running sums over a k block (N values)
   static float* grow(std::vector<float>& v, std::size_t n) {
     if (v.size() < n) v.resize(n);
     return v.data();
@@ -604,40 +605,53 @@ constexpr std::array<TileFn, MR + 1> make_tiles(std::index_sequence<I...>) {
 }
 constexpr std::array<TileFn, MR + 1> kTiles = make_tiles(std::make_index_sequence<MR>{});
 
-// One row of a (M = 1) times b stored along its rows (NN, TN): each whole strip of NR columns of c is
+// One row of a (M = 1) times b stored along its rows (NN, TN): c's whole strips of NR columns are
 // summed straight from b's rows, without packing b (a token appended reads each weight once, not
-// copies it first), in tile_kernel<1>'s order: the same multiply-adds over k in the same k blocks, the
-// bias, then c's own value. So the row's numbers are bit for bit those of any M that holds it. The
-// columns past the last whole strip go through a packed strip and the tile, as gemm does.
+// copies it first), b read row after row (its memory in order: a strip at a time down the rows would
+// touch a new page every few steps), into a row of running sums, in tile_kernel<1>'s order per column:
+// the same multiply-adds over k in the same k blocks, the bias, then c's own value. So the row's
+// numbers are bit for bit those of any M that holds it. The columns past the last whole strip go
+// through a packed strip and the tile, as gemm does.
 template <class From>
 void gemv(const MatmulProblem& p, const typename From::T* b, float* c, MatmulWorkspace& ws) {
   const int N = p.N, K = p.K, whole = N / NR * NR;
   float* a_panel = MatmulWorkspace::grow(ws.a_panels, static_cast<std::size_t>(KC) * MR);
   float* strip = MatmulWorkspace::grow(ws.b_block, static_cast<std::size_t>(KC) * NR);
+  float* sums = MatmulWorkspace::grow(ws.row_sums, static_cast<std::size_t>(whole));
   alignas(64) float bias_strip[NR];
   alignas(64) float edge[MR * NR] = {};
   for (int pc = 0; pc < K; pc += KC) {
     const int kc = std::min(KC, K - pc);
     const bool first = pc == 0;
     const bool load_c = !first || p.accumulate;
-    for (int jr = 0; jr < whole; jr += NR) {
-      V acc[NV];
-      for (int v = 0; v < NV; ++v) acc[v] = Isa::zero();
-      const typename From::T* row = b + static_cast<std::size_t>(pc) * N + jr;
-      for (int k = 0; k < kc; ++k, row += N) {
-        const V av = Isa::load_splat(p.a + pc + k);
-        for (int v = 0; v < NV; v += 2) {
-          V lo, hi;
-          From::load2(row + v * W, lo, hi);
-          acc[v] = Isa::madd(av, lo, acc[v]);
-          acc[v + 1] = Isa::madd(av, hi, acc[v + 1]);
-        }
+    for (int j = 0; j < whole; j += W) Isa::store(sums + j, Isa::zero());
+    const typename From::T* rows = b + static_cast<std::size_t>(pc) * N;
+    int k = 0;
+    for (; k + 2 <= kc; k += 2) {  // two rows a pass: half the trips of the sums through memory
+      const V a0 = Isa::load_splat(p.a + pc + k), a1 = Isa::load_splat(p.a + pc + k + 1);
+      const typename From::T *r0 = rows + static_cast<std::size_t>(k) * N, *r1 = r0 + N;
+      for (int j = 0; j < whole; j += 2 * W) {
+        V lo0, hi0, lo1, hi1;
+        From::load2(r0 + j, lo0, hi0);
+        From::load2(r1 + j, lo1, hi1);
+        Isa::store(sums + j, Isa::madd(a1, lo1, Isa::madd(a0, lo0, Isa::load(sums + j))));
+        Isa::store(sums + j + W, Isa::madd(a1, hi1, Isa::madd(a0, hi0, Isa::load(sums + j + W))));
       }
-      for (int v = 0; v < NV; ++v) {
-        if (first && p.bias) acc[v] = Isa::add(acc[v], Isa::load(p.bias + jr + v * W));
-        float* cp = c + jr + v * W;
-        Isa::store(cp, load_c ? Isa::add(acc[v], Isa::load(cp)) : acc[v]);
+    }
+    for (; k < kc; ++k) {
+      const V av = Isa::load_splat(p.a + pc + k);
+      const typename From::T* row = rows + static_cast<std::size_t>(k) * N;
+      for (int j = 0; j < whole; j += 2 * W) {
+        V lo, hi;
+        From::load2(row + j, lo, hi);
+        Isa::store(sums + j, Isa::madd(av, lo, Isa::load(sums + j)));
+        Isa::store(sums + j + W, Isa::madd(av, hi, Isa::load(sums + j + W)));
       }
+    }
+    for (int j = 0; j < whole; j += W) {
+      V v = Isa::load(sums + j);
+      if (first && p.bias) v = Isa::add(v, Isa::load(p.bias + j));
+      Isa::store(c + j, load_c ? Isa::add(v, Isa::load(c + j)) : v);
     }
     if (whole == N) continue;
     const int cols = N - whole;
