@@ -1205,7 +1205,7 @@
     catch (e) { /* storage blocked */ }
   }
 
-  let announceTimer = 0, addressTimer = 0;
+  let announceTimer = 0, addressTimer = 0, addressSearch = null;
   function stateChanged() {
     const state = summaryState();
     const summary = summarise(state);
@@ -1219,7 +1219,8 @@
       // which also throttles pages that call it too often: the address bar follows 200 ms later.
       const search = permalinkSearch(state);
       clearTimeout(addressTimer);
-      addressTimer = setTimeout(() => {
+      if (search !== addressSearch) addressTimer = setTimeout(() => {  // (a sweep's progress leaves it as it is)
+        addressSearch = search;
         try { history.replaceState(null, "", location.pathname + search + location.hash); } catch (e) { /* sandboxed */ }
       }, 200);
     } else {

@@ -172,6 +172,8 @@ int main(int argc, char** argv) {
   float font_scale = scale;  // the scale the atlas was built at
   unsigned announced_revision = state.revision;
   int announced_progress = 0;  // sweeps and the train view's probe report their progress to subscribers too
+  double announced_at = -1;    // when (ImGui's clock), so growth alone is told at most kProgressEvery apart
+  constexpr double kProgressEvery = 0.25;
   std::uint64_t shown_picture = 0;  // the fingerprint of the picture on the canvas
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);
@@ -203,10 +205,13 @@ int main(int argc, char** argv) {
     platform::announce_text_field();
     // what grows between changes: a sweep's cells, the train view's probe (computed again as training runs)
     const int progress = state.heads_sweep.sweep.done + state.patch_sweep.sweep.done + state.train->probe.at_step;
-    if (state.revision != announced_revision || progress != announced_progress) {
-      // changed by the learner, a URL or the JS API, or something grew
+    const double now = ImGui::GetTime();
+    if (state.revision != announced_revision || (progress != announced_progress && now - announced_at >= kProgressEvery)) {
+      // changed by the learner, a URL or the JS API, or something grew (the last growth is told too: a
+      // later frame finds it different still)
       announced_revision = state.revision;
       announced_progress = progress;
+      announced_at = now;
       platform::notify_state_changed(announced_revision);
     }
     ImGui::Render();
