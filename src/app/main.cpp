@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
   unsigned announced_revision = state.revision;
   int announced_progress = 0;  // sweeps and the train view's probe report their progress to subscribers too
   double announced_at = -1;    // when (ImGui's clock), so growth alone is told at most kProgressEvery apart
-  constexpr double kProgressEvery = 0.25;
+  constexpr double kProgressEvery = 0.5;
   std::uint64_t shown_picture = 0;  // the fingerprint of the picture on the canvas
   platform::run_main_loop(window, [&]() -> bool {
     platform::sync_canvas_size(window);

@@ -9,11 +9,20 @@
 namespace attn {
 
 double exact_float(float x) {
+  // The fewest significant digits that read back as x, by halving 1 … 9 (9 always do; if d digits do, so
+  // do d + 1: the nearer decimal): ~3 prints instead of up to 9 (getState writes thousands).
   char text[32];
-  for (int digits = 1; digits <= 9; ++digits) {  // 9 significant digits always read back exactly
+  const auto reads_back = [&](int digits) {
     std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(x));
-    if (std::strtof(text, nullptr) == x) break;
+    return std::strtof(text, nullptr) == x;
+  };
+  int lo = 1, hi = 9;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (reads_back(mid)) hi = mid;
+    else lo = mid + 1;
   }
+  reads_back(lo);
   return std::strtod(text, nullptr);
 }
 

@@ -3,7 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -209,6 +212,22 @@ TEST_CASE("numbers leave the state exactly: the shortest text that reads back as
     const float x = kMinTemperature + (kMaxTemperature - kMinTemperature) * static_cast<float>(seed >> 8) / 16777216.0f;
     CAPTURE(x);
     REQUIRE(static_cast<float>(exact_float(x)) == x);
+    // the fewest digits: one digit fewer does not read back (any float's bits, any exponent, too)
+    std::uint32_t bits = seed ^ (seed << 13);
+    float any = 0;
+    std::memcpy(&any, &bits, sizeof any);
+    for (const float v : {x, std::isfinite(any) ? any : x}) {
+      const double e = exact_float(v);
+      CHECK(static_cast<float>(e) == v);
+      char text[32];
+      int digits = 1;  // e's own significant digits
+      for (; digits < 17; ++digits) {
+        std::snprintf(text, sizeof text, "%.*g", digits, e);
+        if (std::strtod(text, nullptr) == e) break;
+      }
+      std::snprintf(text, sizeof text, "%.*g", std::max(1, digits - 1), static_cast<double>(v));
+      CHECK((digits == 1 || std::strtof(text, nullptr) != v));
+    }
     if (i % 400 == 0) {  // and through the JSON text that getState and a permalink carry
       apply_state_json(s, {{"temperature", x}}, 0.0);
       const std::string text = inputs_to_json(s)["temperature"].dump();
