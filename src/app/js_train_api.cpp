@@ -35,7 +35,8 @@ JS_EXPORT const char* attn_train(const char* json_text) {
     if (!request.is_object() || !request.contains("action") || !request["action"].is_string())
       return error_reply("train: takes {action: \"start\" | \"pause\" | \"reset\" | \"use\" | \"experiment\"}");
     const std::string action = request["action"];
-    attn::ui::TrainWish wish;
+    attn::ui::Action act{state->inputs};
+    attn::ui::TrainWish& wish = act.train;
     if (action == "start") wish.start = true;
     else if (action == "pause") wish.pause = true;
     else if (action == "reset") wish.reset = true;
@@ -43,7 +44,7 @@ JS_EXPORT const char* attn_train(const char* json_text) {
     else if (action == "experiment") wish.experiment = true;
     else return error_reply("action: must be start, pause, reset, use or experiment, got \"" + action + "\"");
     if (wish.use_model && !state->train->run.started()) return error_reply("use: train a model first");
-    attn::ui::apply_train_wish(*state, wish, ImGui::GetTime());
+    attn::ui::apply(*state, act, ImGui::GetTime());
     const attn::TrainSession& s = *state->train;
     if (!s.error.empty() && (wish.start || wish.use_model)) return error_reply(s.error);
     return reply({{"train", attn::train_state_json(s, state->inputs.train)}});

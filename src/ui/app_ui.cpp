@@ -327,8 +327,8 @@ void draw_app(AppState& state, UiState& ui, double now) {
   model_run_frame(state, kSweepSliceMs, now);
   const bool present = state.inputs.present;
   explanations_begin_frame(present);
-  AppInputs next = state.inputs;
-  ui.train = TrainWish{};
+  Action action{state.inputs};  // what this frame's panels ask for, applied after it (apply)
+  AppInputs& next = action.inputs;
   keyboard_shortcuts(state, next);
   const bool embed = state.inputs.embed;
   unsigned offered = 0;
@@ -363,7 +363,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
     ImGui::End();
     ImGui::PopStyleVar();
     explanations_end_frame();
-    if (next != state.inputs) apply_inputs_in_background(state, next, now);  // a new text: the model's worker computes it
+    apply(state, action, now);
     return;
   }
   // Presentation mode: the view's explanations in a column beside it (under it when narrow), kept
@@ -404,7 +404,7 @@ void draw_app(AppState& state, UiState& ui, double now) {
   // step of its measurement per frame while it is open, so the UI never freezes).
   update_view_state(state, now);
   if (state.inputs.view == View::Cost) cost_measure_step(state.cost.run, state.inputs.backend, gpu_facts(), steady_clock_seconds());
-  kPanels[static_cast<int>(state.inputs.view)].draw(state, next, ui);
+  kPanels[static_cast<int>(state.inputs.view)].draw(state, action, ui);
   draw_view_check(state, next, ui.typed_answer);
   ImGui::PopTextWrapPos();
   // "view:content": the view's whole content, as wide as it scrolls (tests check that a phone's
@@ -419,10 +419,28 @@ void draw_app(AppState& state, UiState& ui, double now) {
   explanations_end_frame();
   publish_tooltip_rect();
 
-  if (ui.cost.measure_again) state.cost.run = CostRun(state.inputs.backend);  // "Measure again"
-  ui.cost.measure_again = false;
-  if (next != state.inputs) apply_inputs_in_background(state, next, now);  // a new text: the model's worker computes it
-  apply_train_wish(state, ui.train, now);
+  apply(state, action, now);
+}
+
+void apply(AppState& state, const Action& action, double now) {
+  if (action.measure_again) state.cost.run = CostRun(state.inputs.backend);  // "Measure again"
+  if (action.inputs != state.inputs) apply_inputs_in_background(state, action.inputs, now);  // a new text: the model's worker computes it
+  // The train view's wishes (they act on state.train).
+  const TrainWish& wish = action.train;
+  TrainSession& s = *state.train;
+  const bool acts = wish.start || wish.pause || wish.reset || wish.use_model || wish.download || wish.experiment;
+  if ((wish.shown || acts) && s.worker_state == TrainSession::Worker::None && start_train_worker())
+    s.worker_state = TrainSession::Worker::Loading;
+  if (wish.pause) train_pause(s);
+  if (wish.start) train_start(s, state.inputs.train);
+  if (wish.reset) train_reset(s);
+  if (wish.experiment) experiment_start(s, state.inputs.train);
+  if (wish.use_model) {
+    const std::string why = use_trained_model(state, now);
+    s.message = why.empty() ? "Every view now shows " + s.used_model + "." : "";
+    s.error = why.empty() ? "" : "Use this model: " + why;
+  }
+  if (wish.download && s.run.started()) save_trained_model_zip(state);
 }
 
 }  // namespace attn::ui

@@ -307,7 +307,8 @@ void draw_explanation(const BreakResult& r) {
 
 }  // namespace
 
-void draw_break_panel(const AppState& state, AppInputs& next, UiState&) {
+void draw_break_panel(const AppState& state, Action& action, UiState&) {
+  AppInputs& next = action.inputs;
   const BreakResult& r = state.model.saturation;
   const float view_width = ImGui::GetContentRegionAvail().x;
   panel_intro(

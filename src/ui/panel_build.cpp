@@ -103,7 +103,7 @@ void agreement_table(const std::vector<BackendAgreement>& rows, bool light) {
 
 }  // namespace
 
-void draw_build_panel(const AppState& state, AppInputs&, UiState& all) {
+void draw_build_panel(const AppState& state, Action&, UiState& all) {
   const BuildState& cache = state.build;  // brought up to date by draw_app (update_view_state)
   UiState::Build& ui = all.build;
   CodeLanguage& language = ui.language;

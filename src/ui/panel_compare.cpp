@@ -206,7 +206,8 @@ void draw_patch_control(const AppState& state, AppInputs& next, const Comparison
 
 // [SECTION] The view and its data
 
-void draw_compare_panel(const AppState& state, AppInputs& next, UiState& all) {
+void draw_compare_panel(const AppState& state, Action& action, UiState& all) {
+  AppInputs& next = action.inputs;
   UiState::Compare& ui = all.compare;
   panel_intro("Attention depends on the input: the same query word in two sentences, or two query words of one "
               "sentence, each with its row of weights, and where they differ.");

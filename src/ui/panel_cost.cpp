@@ -411,8 +411,8 @@ GpuFacts gpu_facts() {
   return facts;
 }
 
-void draw_cost_panel(const AppState& state, AppInputs& next, UiState& all) {
-  UiState::Cost& ui = all.cost;
+void draw_cost_panel(const AppState& state, Action& action, UiState&) {
+  AppInputs& next = action.inputs;
   // The view is open: draw_app took the run's next step (cost_measure_step) before this frame.
   const CostRun& run = state.cost.run;
 
@@ -425,7 +425,7 @@ void draw_cost_panel(const AppState& state, AppInputs& next, UiState& all) {
   draw_whole_matrix(state, next, view_width);
   ImGui::Separator();
   ImGui::TextUnformatted("Time and memory as T grows");
-  if (ImGui::Button("Measure again")) ui.measure_again = true;  // draw_app starts a new run
+  if (ImGui::Button("Measure again")) action.measure_again = true;  // apply starts a new run
   publish_item_rect("cost:measure_again");
   ImGui::SameLine();
   if (run.done()) {

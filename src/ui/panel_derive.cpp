@@ -470,7 +470,8 @@ void reveal_controls(const AppState& state, AppInputs& next) {
 
 }  // namespace
 
-void draw_derive_panel(const AppState& state, AppInputs& next, UiState& ui) {
+void draw_derive_panel(const AppState& state, Action& action, UiState& ui) {
+  AppInputs& next = action.inputs;
   Refusal& refusal = ui.derive.refusal;  // the last refused cell edit, until the next good one
   panel_intro("The lesson's exercise by hand: 3 tokens, d = 2. Change any number of Q, K or V; every stage "
               "below follows at once.");

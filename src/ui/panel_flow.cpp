@@ -661,7 +661,8 @@ void draw_around_head(const AppState& state) {
   hint(around_text(state).c_str());
 }
 
-void draw_flow_panel(const AppState& state, AppInputs& next, UiState&) {
+void draw_flow_panel(const AppState& state, Action& action, UiState&) {
+  AppInputs& next = action.inputs;
   // The visible width, with a vertical scrollbar's room kept free. Wrapped text must stop here:
   // by default ImGui wraps at the scrolled content's width, past the visible edge.
   // Measured from the window, not from the region left beside a scrollbar: with the region, the

@@ -363,7 +363,8 @@ void draw_attribution(const AppState& state) {
 
 // [SECTION] The view and its data
 
-void draw_heads_panel(const AppState& state, AppInputs& next, UiState&) {
+void draw_heads_panel(const AppState& state, Action& action, UiState&) {
+  AppInputs& next = action.inputs;
   const float font = ImGui::GetFontSize();
   const HeadGrid grid = head_grid(state);
   const std::vector<HeadSummary>& sums = state.views.heads.summaries;

@@ -419,7 +419,8 @@ void draw_limits(const AppState& state, const Reading& r) {
 
 // [SECTION] The view
 
-void draw_library_panel(const AppState& state, AppInputs& next, UiState& all) {
+void draw_library_panel(const AppState& state, Action& action, UiState& all) {
+  AppInputs& next = action.inputs;
   UiState::Library& ui = all.library;
   panel_intro("Attention as a library: a question, a shelf, a take-home.");
   head_banner(state);

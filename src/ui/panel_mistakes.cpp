@@ -416,7 +416,8 @@ void mistake_switches(const AppState& state, AppInputs& next, float width) {
 // The mistake's name as the learner reads it ("Mask with 0, not −∞"); panel_steps.cpp names it too.
 const char* mistake_label(Mistake m) { return text_for(m).label; }
 
-void draw_mistakes_panel(const AppState& state, AppInputs& next, UiState&) {
+void draw_mistakes_panel(const AppState& state, Action& action, UiState&) {
+  AppInputs& next = action.inputs;
   const AttentionTrace& t = state.model.trace;
   const Mistake m = state.inputs.mistake;
   const MistakeText& text = text_for(m);

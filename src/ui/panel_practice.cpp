@@ -136,7 +136,8 @@ void draw_references() {
 
 }  // namespace
 
-void draw_practice_panel(const AppState& state, AppInputs& next, UiState& ui) {
+void draw_practice_panel(const AppState& state, Action& action, UiState& ui) {
+  AppInputs& next = action.inputs;
   panel_intro("Four exercises from the lesson. Try each on paper, out loud or in code first, then open the "
               "answer and compare.");
   if (ImGui::Button("Printable handout  ↗") && !open_handout()) ImGui::OpenPopup("handout-unavailable");

@@ -982,7 +982,8 @@ void step_buttons(int step, AppInputs& next) {
 
 }  // namespace
 
-void draw_steps_panel(const AppState& state, AppInputs& next, UiState&) {
+void draw_steps_panel(const AppState& state, Action& action, UiState&) {
+  AppInputs& next = action.inputs;
   const int step = std::clamp(state.inputs.step, 0, kStepCount - 1);
   StepContext c{state,         next, state.model.trace, state.inputs.token, "", query_labels(state), key_labels(state),
                 usable_width()};

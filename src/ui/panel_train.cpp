@@ -444,8 +444,9 @@ void draw_experiment(const AppState& state, TrainWish& wish) {
 
 // [SECTION] Use this model, view data
 
-void draw_train_panel(const AppState& state, AppInputs& next, UiState& ui) {
-  TrainWish& wish = ui.train;
+void draw_train_panel(const AppState& state, Action& action, UiState&) {
+  AppInputs& next = action.inputs;
+  TrainWish& wish = action.train;
   wish.shown = true;  // the view is on screen: time to start the page's training worker
   panel_intro("A small GPT-2-style model (the architecture of the GPT-2 models you can load) learns from scratch, in "
               "this page, to finish 3 840 sentences built on the lesson's frame (\"... because it was tired. it refers "
@@ -489,23 +490,5 @@ std::string use_trained_model(AppState& state, double now) {
   s.used_model = name;
   return "";
 }
-
-void apply_train_wish(AppState& state, const TrainWish& wish, double now) {
-  TrainSession& s = *state.train;
-  const bool acts = wish.start || wish.pause || wish.reset || wish.use_model || wish.download || wish.experiment;
-  if ((wish.shown || acts) && s.worker_state == TrainSession::Worker::None && start_train_worker())
-    s.worker_state = TrainSession::Worker::Loading;
-  if (wish.pause) train_pause(s);
-  if (wish.start) train_start(s, state.inputs.train);
-  if (wish.reset) train_reset(s);
-  if (wish.experiment) experiment_start(s, state.inputs.train);
-  if (wish.use_model) {
-    const std::string why = use_trained_model(state, now);
-    s.message = why.empty() ? "Every view now shows " + s.used_model + "." : "";
-    s.error = why.empty() ? "" : "Use this model: " + why;
-  }
-  if (wish.download && s.run.started()) save_trained_model_zip(state);
-}
-
 
 }  // namespace attn::ui

@@ -385,7 +385,8 @@ void draw_cut_control(const AppState& state, AppInputs& next, const std::vector<
 
 // [SECTION] The view
 
-void draw_weights_panel(const AppState& state, AppInputs& next, UiState&) {
+void draw_weights_panel(const AppState& state, Action& action, UiState&) {
+  AppInputs& next = action.inputs;
   const AttentionTrace& t = state.model.trace;
   const int rows = static_cast<int>(t.weights.rows()), cols = static_cast<int>(t.weights.cols());
   const int selected = state.inputs.token;

@@ -19,6 +19,24 @@ void apply_theme(float scale, bool light);
 float ui_scale(float dpr, bool present, bool narrow);
 constexpr float kPresentScale = 1.6f, kPresentScaleNarrow = 1.25f;
 
+// The train view's wishes that are not inputs (they act on state.train).
+struct TrainWish {
+  bool start = false, pause = false, reset = false, use_model = false, download = false, experiment = false;
+  bool shown = false;  // the view is on screen: time to start the page's training worker
+};
+// What one frame of the panels (or a call of the JS API) asks of the state: the inputs as they should
+// be, and the actions that are not inputs. The panels only read the state and write this; apply is the
+// one way their wishes change it.
+struct Action {
+  AppInputs inputs;
+  TrainWish train;             // Start, Pause, Reset, Use this model, Download, the experiment
+  bool measure_again = false;  // the Cost view's "Measure again": a new measured run
+};
+// Applies an action after the frame: a new measured run, the inputs (a new text for a loaded model goes to
+// its worker: apply_inputs_in_background), then the train view's wishes (Use this model loads through the
+// one loader; Download hands the platform the folder).
+void apply(AppState& state, const Action& action, double now);
+
 void draw_controls(const AppState& state, AppInputs& next, UiState::Controls& ui);
 // What the controls column says of its switches for this model (drawn there, in getState's view_data).
 struct ControlTexts {
@@ -33,15 +51,12 @@ void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence, 
 void draw_compact_controls(const AppState& state, AppInputs& next);
 
 // One draw function per view, all alike (app_ui.cpp's table of views calls them): each reads the state,
-// writes its wishes into `next` and keeps its UI leftovers in `ui`. The numbers each view shows, for
+// writes its wishes into `action` (action.inputs: the inputs it changes) and keeps its UI leftovers in `ui`. The numbers each view shows, for
 // getState().view_data, are the state's (src/state/view_data.h).
-using PanelFn = void(const AppState& state, AppInputs& next, UiState& ui);
+using PanelFn = void(const AppState& state, Action& action, UiState& ui);
 PanelFn draw_flow_panel, draw_weights_panel, draw_heads_panel, draw_library_panel, draw_steps_panel, draw_derive_panel,
     draw_break_panel, draw_mistakes_panel, draw_build_panel, draw_cost_panel, draw_practice_panel, draw_compare_panel;
-// The train view also asks for actions that are not inputs (they act on state.train): ui.train.
 PanelFn draw_train_panel;
-// Applies the wish after the frame (Start, Pause, Reset, Use this model, Download, the experiment).
-void apply_train_wish(AppState& state, const TrainWish& wish, double now);
 // Makes the trained model the current model of every view (through the one loader, as its
 // downloaded folder would open); returns "" or why not.
 std::string use_trained_model(AppState& state, double now);

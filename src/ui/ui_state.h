@@ -16,12 +16,6 @@ struct TextBox {
   bool active = false;             // being typed in (last frame)
 };
 
-// The train view's wishes that are not inputs (they act on state.train), applied after the frame.
-struct TrainWish {
-  bool start = false, pause = false, reset = false, use_model = false, download = false, experiment = false;
-  bool shown = false;  // the view is on screen: time to start the page's training worker
-};
-
 // The typed answer being typed into (a check's number field, a Derive cell): one field at a time
 // holds its draft here until it is left, so a half-typed "0." is neither marked nor posted.
 struct TypedAnswer {
@@ -54,9 +48,6 @@ struct UiState {
   struct Compare {  // panel_compare.cpp
     TextBox second_sentence;
   } compare;
-  struct Cost {  // panel_cost.cpp
-    bool measure_again = false;  // a wish: "Measure again" was pressed (draw_app starts a new run)
-  } cost;
   struct Library {  // panel_library.cpp
     unsigned scrolled_for_revision = ~0u;  // the shelf was scrolled to the best match for this revision
   } library;
@@ -64,7 +55,6 @@ struct UiState {
     bool answer_shown[4] = {};  // which exercises' answers are open
   } practice;
   TypedAnswer typed_answer;  // checks.cpp's typed_answer_field (the checks' number, Derive's cells)
-  TrainWish train;  // panel_train.cpp: this frame's wishes (draw_app clears them, then applies them)
   struct Derive {  // panel_derive.cpp
     // The last refused cell edit, kept so its message stays next to the matrix after the field is
     // left, until the next good one.
