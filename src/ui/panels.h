@@ -51,12 +51,12 @@ void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence, 
 void draw_compact_controls(const AppState& state, AppInputs& next);
 
 // One draw function per view, all alike (app_ui.cpp's table of views calls them): each reads the state,
-// writes its wishes into `action` (action.inputs: the inputs it changes) and keeps its UI leftovers in `ui`. The numbers each view shows, for
-// getState().view_data, are the state's (src/state/view_data.h).
+// writes its wishes into `action` (action.inputs: the inputs it changes) and keeps its UI leftovers in
+// `ui`. The numbers each view shows, for getState().view_data, are the state's (src/state/view_data.h).
 using PanelFn = void(const AppState& state, Action& action, UiState& ui);
 PanelFn draw_flow_panel, draw_weights_panel, draw_heads_panel, draw_library_panel, draw_steps_panel, draw_derive_panel,
-    draw_break_panel, draw_mistakes_panel, draw_build_panel, draw_cost_panel, draw_practice_panel, draw_compare_panel;
-PanelFn draw_train_panel;
+    draw_break_panel, draw_mistakes_panel, draw_build_panel, draw_cost_panel, draw_practice_panel, draw_compare_panel,
+    draw_train_panel;
 // Makes the trained model the current model of every view (through the one loader, as its
 // downloaded folder would open); returns "" or why not.
 std::string use_trained_model(AppState& state, double now);
