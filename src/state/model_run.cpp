@@ -272,16 +272,17 @@ bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report) {
     run.error = "The model's worker could not run the sweep (" + report["error"].get<std::string>() + "): it runs in the page.";
     return false;
   }
+  const auto number = [](const nlohmann::json& v) {  // JSON writes NaN (a cell not run, nothing to restore) as null
+    return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+  };
   const nlohmann::json& values = report.at("values");
   const int rows = r.model->config.n_layer, cols = r.total() / std::max(1, rows);
   if (static_cast<int>(values.size()) != rows * cols) throw std::invalid_argument("sweep: the worker's cells have another shape");
   r.sweep.values.resize(rows, cols);
-  for (int i = 0; i < rows * cols; ++i)
-    r.sweep.values.data()[i] = values[static_cast<std::size_t>(i)].is_null() ? std::numeric_limits<float>::quiet_NaN()
-                                                                              : values[static_cast<std::size_t>(i)].get<float>();
+  for (int i = 0; i < rows * cols; ++i) r.sweep.values.data()[i] = static_cast<float>(number(values[static_cast<std::size_t>(i)]));
   r.sweep.done = report.at("done").get<int>();
-  r.sweep.baseline = report.at("baseline").get<double>();
-  r.sweep.source = report.at("source").get<double>();
+  r.sweep.baseline = number(report.at("baseline"));
+  r.sweep.source = number(report.at("source"));
   r.sweep.cancelled = false;
   if (r.finished()) run.sweeps_posted.erase(slot);
   return true;
