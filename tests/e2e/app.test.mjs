@@ -287,7 +287,8 @@ test("stored progress: the old format is read, corrupt or newer data is ignored 
   await other.evaluate(() => window.attentionExplainer.ready);
   await tick(1);
   await other.evaluate(() => window.attentionExplainer.setState({ checklist: 4 }));
-  await frames(other, 3);
+  // (saved on the frame after the change: under load that frame can come late, so wait for it, up to 5 s)
+  await other.waitForFunction((k) => JSON.parse(localStorage.getItem(k) || "{}").checklist === 5, KEY, { timeout: 5000 }).catch(() => {});
   assert.equal(JSON.parse((await stored())[0]).checklist, 5, "both pages' ticks are kept");
   assert.deepEqual(errors, []);
   await context.close();
