@@ -22,8 +22,8 @@ usage() {
 usage: ./build_wasm.sh COMMAND [args]
 
   serve [--port N]   install, build the site into dist/ and serve it on 127.0.0.1 (prints the URL)
-  test               install, build and run the quick tier (25 min here from a clean clone, 17 min once the
-                     compiles are in ccache): unit (native + wasm under
+  test               install, build and run the quick tier (a clean clone here: 25 min cold, 10 min with the
+                     compiles in ccache, 2026-12-06): unit (native + wasm under
                      node), CLI, the browser suite's essentials (Chromium, one Firefox and one WebKitGTK
                      run), the native window under Xvfb
   test all           everything (what CI runs): the quick tier, every browser file, every model case
