@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "model_json.h"
+#include "../core/refuse.h"
 
 namespace attn {
 
@@ -16,7 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& what, const std::string& why) { throw std::invalid_argument(what + ": " + why); }
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -37,19 +37,19 @@ json attribution_json(const LogitAttribution& a, const TransformerConfig& c) {
 }
 
 int whole(const json& v, const std::string& what) {
-  if (!v.is_number_integer()) bad(what, "must be a whole number");
+  if (!v.is_number_integer()) refuse(what, "must be a whole number");
   const long long n = v.get<long long>();
-  if (n < -1000000 || n > 1000000) bad(what, "is out of range");
+  if (n < -1000000 || n > 1000000) refuse(what, "is out of range");
   return static_cast<int>(n);
 }
 
 // [[a, b], ...] of whole numbers, named `first` and `second` in a refusal.
 std::vector<std::pair<int, int>> pairs_from(const json& v, const std::string& what, const char* first, const char* second) {
   const std::string form = std::string("must be a list of [") + first + ", " + second + "] pairs";
-  if (!v.is_array()) bad(what, form);
+  if (!v.is_array()) refuse(what, form);
   std::vector<std::pair<int, int>> pairs;
   for (const json& pair : v) {
-    if (!pair.is_array() || pair.size() != 2) bad(what, form);
+    if (!pair.is_array() || pair.size() != 2) refuse(what, form);
     pairs.emplace_back(whole(pair[0], what + " " + first), whole(pair[1], what + " " + second));
   }
   return pairs;
@@ -69,7 +69,7 @@ std::vector<HeadRef> heads_from_json(const json& v, const std::string& what) {
 }
 
 AblateKind ablate_kind_from_json(const json& v, const std::string& what) {
-  if (v != "zero" && v != "mean") bad(what, "must be \"zero\" or \"mean\"");
+  if (v != "zero" && v != "mean") refuse(what, "must be \"zero\" or \"mean\"");
   return v == "zero" ? AblateKind::Zero : AblateKind::Mean;
 }
 
@@ -81,14 +81,14 @@ json cuts_json(const std::vector<LinkCut>& cuts) {
 }
 
 std::vector<LinkCut> cuts_from_json(const json& v, const std::string& what) {
-  if (!v.is_array()) bad(what, "must be a list of {layer, head, query, key}");
+  if (!v.is_array()) refuse(what, "must be a list of {layer, head, query, key}");
   std::vector<LinkCut> cuts;
   for (const json& c : v) {
     if (!c.is_object() || !c.contains("layer") || !c.contains("head") || !c.contains("query") || !c.contains("key") || c.size() != 4)
-      bad(what, "each entry is {layer, head (a number or \"all\"), query, key}");
+      refuse(what, "each entry is {layer, head (a number or \"all\"), query, key}");
     cuts.push_back({whole(c["layer"], what + " layer"), c["head"] == "all" ? -1 : whole(c["head"], what + " head"),
                     whole(c["query"], what + " query"), whole(c["key"], what + " key")});
-    if (cuts.back().head < -1) bad(what + " head", "must be a head number or \"all\"");
+    if (cuts.back().head < -1) refuse(what + " head", "must be a head number or \"all\"");
   }
   return cuts;
 }
@@ -104,10 +104,10 @@ json patch_json(const PatchSpec& p) {
 PatchSpec patch_from_json(const json& v, const std::string& what) {
   PatchSpec p;
   if (v.is_null()) return p;
-  if (!v.is_object() || !v.contains("from")) bad(what, "must be {from: TEXT, heads: [[l, h]]} or {from: TEXT, resid: [[l, position]]}");
+  if (!v.is_object() || !v.contains("from")) refuse(what, "must be {from: TEXT, heads: [[l, h]]} or {from: TEXT, resid: [[l, position]]}");
   for (const auto& item : v.items())
-    if (item.key() != "from" && item.key() != "heads" && item.key() != "resid") bad(what, "unknown key \"" + item.key() + "\"");
-  if (!v["from"].is_string() || v["from"].get<std::string>().empty()) bad(what + ".from", "must be a non-empty string");
+    if (item.key() != "from" && item.key() != "heads" && item.key() != "resid") refuse(what, "unknown key \"" + item.key() + "\"");
+  if (!v["from"].is_string() || v["from"].get<std::string>().empty()) refuse(what + ".from", "must be a non-empty string");
   p.from = v["from"].get<std::string>();
   if (v.contains("heads")) p.heads = heads_from_json(v["heads"], what + ".heads");
   if (v.contains("resid")) p.resid = pairs_from(v["resid"], what + ".resid", "layer", "position");
@@ -118,27 +118,27 @@ Intervention with_patches(const Transformer& model, Intervention edit, const Mod
                           const std::vector<HeadRef>& heads, const std::vector<std::pair<int, int>>& resid) {
   const int L = model.config.n_layer;
   for (const HeadRef& h : heads) {
-    if (h.layer < 0 || h.layer >= L) bad("patch " + std::to_string(h.layer) + "." + std::to_string(h.head), "layer outside the model");
+    if (h.layer < 0 || h.layer >= L) refuse("patch " + std::to_string(h.layer) + "." + std::to_string(h.head), "layer outside the model");
     edit.head_patches.push_back(head_patch_from(model, source, h.layer, h.head));
   }
   for (const auto& [layer, position] : resid) {
-    if (layer < 0 || layer >= L) bad("patch-resid " + std::to_string(layer) + "@" + std::to_string(position), "layer outside the model");
+    if (layer < 0 || layer >= L) refuse("patch-resid " + std::to_string(layer) + "@" + std::to_string(position), "layer outside the model");
     edit.stream_patches.push_back(stream_patch_from(model, source, layer, position));
   }
   return edit;
 }
 
 InterventionRequest intervention_request(const LoadedModel& m, const json& q) {
-  if (!q.is_object()) bad("intervene", "takes an object {text, ablate, cut, patch, target, ...}");
+  if (!q.is_object()) refuse("intervene", "takes an object {text, ablate, cut, patch, target, ...}");
   static const char* const kKeys[] = {"text", "top", "ablate", "ablate_kind", "cut", "patch", "target", "against", "at", "sweep", "pad"};
   for (const auto& item : q.items())
-    if (std::find(std::begin(kKeys), std::end(kKeys), item.key()) == std::end(kKeys)) bad("intervene", "unknown key \"" + item.key() + "\"");
+    if (std::find(std::begin(kKeys), std::end(kKeys), item.key()) == std::end(kKeys)) refuse("intervene", "unknown key \"" + item.key() + "\"");
   const auto text = [&](const json& v, const std::string& what) {
-    if (!v.is_string() || v.get<std::string>().empty()) bad(what, "must be a non-empty string");
+    if (!v.is_string() || v.get<std::string>().empty()) refuse(what, "must be a non-empty string");
     return model_text_ids(m, v.get<std::string>(), what);
   };
   InterventionRequest r;
-  if (!q.contains("text")) bad("text", "must be a non-empty string");
+  if (!q.contains("text")) refuse("text", "must be a non-empty string");
   r.ids = text(q["text"], "text");
   if (q.contains("top")) r.top = whole(q["top"], "top");
   if (q.contains("ablate")) r.edit.ablate = heads_from_json(q["ablate"], "ablate");
@@ -152,17 +152,17 @@ InterventionRequest intervention_request(const LoadedModel& m, const json& q) {
   }
   const auto token = [&](const json& v, const std::string& what) {
     if (v.is_number_integer()) return token_from_spec(m, "#" + std::to_string(v.get<long long>()), what);
-    if (!v.is_string()) bad(what, "must be a token's text or its id");
+    if (!v.is_string()) refuse(what, "must be a token's text or its id");
     return token_from_spec(m, v.get<std::string>(), what);
   };
   if (q.contains("target")) r.target = token(q["target"], "target");
   if (q.contains("against")) r.against = token(q["against"], "against");
   if (q.contains("at")) r.at = whole(q["at"], "at");
   if (q.contains("pad")) r.padding = whole(q["pad"], "pad");
-  if (r.at < -1) bad("at", "must be a position from 0");
+  if (r.at < -1) refuse("at", "must be a position from 0");
   if (q.contains("sweep")) {
     const json& k = q["sweep"];
-    if (k != "heads" && k != "positions") bad("sweep", "must be \"heads\" or \"positions\"");
+    if (k != "heads" && k != "positions") refuse("sweep", "must be \"heads\" or \"positions\"");
     r.sweep = k == "heads" ? SweepKind::Heads : SweepKind::Positions;
   }
   return r;
@@ -179,7 +179,7 @@ int token_from_spec(const LoadedModel& m, const std::string& spec, const std::st
     } catch (const std::exception&) {
       id = -1;
     }
-    if (id < 0 || id >= V) bad(what, "'" + spec + "' is not a token id from #0 to #" + std::to_string(V - 1));
+    if (id < 0 || id >= V) refuse(what, "'" + spec + "' is not a token id from #0 to #" + std::to_string(V - 1));
     return id;
   }
   const TextTokenizer& tok = *m.tokenizer;
@@ -187,27 +187,27 @@ int token_from_spec(const LoadedModel& m, const std::string& spec, const std::st
     if (tok.vocab_token(id) == spec) return id;
   const std::vector<int> ids = tok.encode(spec, /*add_special=*/false);
   if (ids.size() == 1) return ids[0];
-  bad(what, "'" + spec + "' is not one token of this model's vocabulary (it reads as " + std::to_string(ids.size()) +
+  refuse(what, "'" + spec + "' is not one token of this model's vocabulary (it reads as " + std::to_string(ids.size()) +
                 " tokens); give it as the vocabulary writes it, or as #id");
 }
 
 json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
   const Transformer& model = *m.model;
   const TransformerConfig& c = model.config;
-  if (r.top < 1 || r.top > 100) bad("top", "must be a whole number from 1 to 100");
+  if (r.top < 1 || r.top > 100) refuse("top", "must be a whole number from 1 to 100");
   const std::vector<int> ids = padded_ids(m, r.ids, r.padding);
   const int T = static_cast<int>(ids.size()), real = static_cast<int>(r.ids.size());
   check_attention_size(c, T);
   check_mask_tokens(m, r.ids);
   const bool patching = !r.source_ids.empty();
-  if (!patching && (!r.patch_heads.empty() || !r.patch_resid.empty())) bad("patch", "needs the text to copy from");
+  if (!patching && (!r.patch_heads.empty() || !r.patch_resid.empty())) refuse("patch", "needs the text to copy from");
   if (patching && r.patch_heads.empty() && r.patch_resid.empty() && r.sweep == SweepKind::None)
-    bad("patch-from", "say what to copy: heads, residual streams, or a sweep");
+    refuse("patch-from", "say what to copy: heads, residual streams, or a sweep");
   if (patching && r.source_ids.size() != r.ids.size())
-    bad("patch-from", "the two texts must have the same number of tokens (" + std::to_string(r.source_ids.size()) + " and " +
+    refuse("patch-from", "the two texts must have the same number of tokens (" + std::to_string(r.source_ids.size()) + " and " +
                           std::to_string(real) + ")");
   if (patching) check_mask_tokens(m, r.source_ids);
-  if (r.sweep == SweepKind::Positions && !patching) bad("sweep", "positions patches each stream: it needs the text to copy from");
+  if (r.sweep == SweepKind::Positions && !patching) refuse("sweep", "positions patches each stream: it needs the text to copy from");
 
   // The position measured: a decoder's last token, an encoder's first mask token (or the one asked for).
   const bool encoder = !c.causal;
@@ -216,7 +216,7 @@ json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
   if (at < 0 && !encoder) at = real - 1;
   for (int t = 0; at < 0 && mask >= 0 && t < real; ++t)
     if (r.ids[static_cast<std::size_t>(t)] == mask) at = t;
-  if (at >= real) bad("at", "position " + std::to_string(at) + " is outside the text (0 to " + std::to_string(real - 1) + ")");
+  if (at >= real) refuse("at", "position " + std::to_string(at) + " is outside the text (0 to " + std::to_string(real - 1) + ")");
   std::string unmeasured;  // why nothing is measured ("" when log p(target) at `at` is)
   if (!c.has_lm_head)
     unmeasured = "this model has no LM head (its file has no masked-LM head), so there are no predictions to measure";
@@ -225,13 +225,13 @@ json intervention_json(const LoadedModel& m, const InterventionRequest& r) {
                  (mask >= 0 ? m.tokenizer->vocab_token(mask) : std::string("a mask token")) +
                  " in the text, or give the position to measure (at)";
   if (!unmeasured.empty()) {
-    if (r.target >= 0) bad("target", unmeasured);
-    if (r.sweep != SweepKind::None) bad("sweep", "measures log p(target): " + unmeasured);
-    if (r.at >= 0) bad("at", unmeasured);
+    if (r.target >= 0) refuse("target", unmeasured);
+    if (r.sweep != SweepKind::None) refuse("sweep", "measures log p(target): " + unmeasured);
+    if (r.at >= 0) refuse("at", unmeasured);
   }
   const std::string no_attribution = why_no_attribution(c);
   if (r.against >= 0 && !no_attribution.empty())
-    bad("against", "it only changes the logit the attribution reads, and this model has no attribution: " + no_attribution);
+    refuse("against", "it only changes the logit the attribution reads, and this model has no attribution: " + no_attribution);
   const bool measured = unmeasured.empty();
 
   ForwardOptions options;

@@ -13,18 +13,14 @@
 #include <stdexcept>
 
 #include "safetensors.h"
+#include "../core/refuse.h"
+#include "text.h"
 
 namespace attn {
 
 using nlohmann::json;
 
 namespace {
-
-[[noreturn]] void bad(const std::string& file, const std::string& problem) {
-  throw std::invalid_argument(file + ": " + problem);
-}
-
-std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MB"; }
 
 // A value for a message: scalars as written (cut), arrays and objects by their kind only (dumping
 // a hostile, deeply nested value would recurse without bound).
@@ -46,14 +42,14 @@ struct Fields {
   long long integer(const char* key, long long lo, long long hi, long long fallback) const {
     const json* v = find(key);
     if (!v) {
-      if (fallback < lo) bad(file, name(key) + " is missing");
+      if (fallback < lo) refuse(file, name(key) + " is missing");
       return fallback;
     }
-    if (!v->is_number_integer()) bad(file, name(key) + " must be a whole number (got " + value_text(*v) + ")");
+    if (!v->is_number_integer()) refuse(file, name(key) + " must be a whole number (got " + value_text(*v) + ")");
     const bool negative = !v->is_number_unsigned() && v->get<std::int64_t>() < 0;
     const std::uint64_t magnitude = negative ? 0 : v->get<std::uint64_t>();
     if (negative || magnitude < static_cast<std::uint64_t>(lo) || magnitude > static_cast<std::uint64_t>(hi))
-      bad(file, name(key) + " is " + v->dump() + ", outside " + std::to_string(lo) + " to " + std::to_string(hi));
+      refuse(file, name(key) + " is " + v->dump() + ", outside " + std::to_string(lo) + " to " + std::to_string(hi));
     return static_cast<long long>(magnitude);
   }
   double number(const char* key, double lo, double hi, double fallback) const {
@@ -61,23 +57,23 @@ struct Fields {
     if (!v) return fallback;
     const double x = v->is_number() ? v->get<double>() : std::nan("");
     if (!(x >= lo && x <= hi))
-      bad(file, name(key) + " is " + value_text(*v) + "; it must be a number from " + json(lo).dump() + " to " + json(hi).dump());
+      refuse(file, name(key) + " is " + value_text(*v) + "; it must be a number from " + json(lo).dump() + " to " + json(hi).dump());
     return x;
   }
   bool flag(const char* key, bool fallback) const {
     const json* v = find(key);
     if (!v) return fallback;
-    if (!v->is_boolean()) bad(file, name(key) + " must be true or false (got " + value_text(*v) + ")");
+    if (!v->is_boolean()) refuse(file, name(key) + " must be true or false (got " + value_text(*v) + ")");
     return v->get<bool>();
   }
   std::string text(const char* key, const std::string& fallback) const {
     const json* v = find(key);
     if (!v) return fallback;
-    if (!v->is_string()) bad(file, name(key) + " must be a string (got " + value_text(*v) + ")");
+    if (!v->is_string()) refuse(file, name(key) + " must be a string (got " + value_text(*v) + ")");
     return v->get<std::string>();
   }
   void refuse_if(bool condition, const char* key, const std::string& why) const {
-    if (condition) bad(file, name(key) + " " + value_text(*find(key)) + " is not supported: " + why);
+    if (condition) refuse(file, name(key) + " " + value_text(*find(key)) + " is not supported: " + why);
   }
 };
 
@@ -87,26 +83,26 @@ ModelConfigFile gpt2_from(const Fields& f) {
   const int L = static_cast<int>(f.integer("n_layer", 1, kMaxModelLayers, -1));
   const int H = static_cast<int>(f.integer("n_head", 1, kMaxModelHeads, -1));
   const int C = static_cast<int>(f.integer("n_embd", 1, kMaxModelWidth, -1));
-  if (!f.find("n_positions") && !f.find("n_ctx")) bad(f.file, "n_positions (or n_ctx) is missing");
+  if (!f.find("n_positions") && !f.find("n_ctx")) refuse(f.file, "n_positions (or n_ctx) is missing");
   const int P = static_cast<int>(f.find("n_positions") ? f.integer("n_positions", 1, kMaxModelPositions, -1)
                                                         : f.integer("n_ctx", 1, kMaxModelPositions, -1));
   const int V = static_cast<int>(f.integer("vocab_size", 1, kMaxVocab, -1));
   if (C % H != 0)
-    bad(f.file, "n_embd " + std::to_string(C) + " is not divisible by n_head " + std::to_string(H) +
+    refuse(f.file, "n_embd " + std::to_string(C) + " is not divisible by n_head " + std::to_string(H) +
                     " (every head needs the same width)");
   const double eps = f.number("layer_norm_epsilon", 1e-12, 1, 1e-5);
   const json* activation = f.find("activation_function");
   const std::string act = !activation ? "gelu_new" : activation->is_string() ? activation->get<std::string>() : value_text(*activation);
   if (act != "gelu_new" && act != "gelu_pytorch_tanh")
-    bad(f.file, "activation_function " + quoted_name(act) +
+    refuse(f.file, "activation_function " + quoted_name(act) +
                     " is not supported: GPT-2 uses the tanh GELU (gelu_new or gelu_pytorch_tanh)");
   const long long inner = f.integer("n_inner", 1, 4ll * kMaxModelWidth, 4ll * C);
   if (inner != 4ll * C)
-    bad(f.file, "n_inner " + std::to_string(inner) + " is not supported: the MLP here is 4 × n_embd = " +
+    refuse(f.file, "n_inner " + std::to_string(inner) + " is not supported: the MLP here is 4 × n_embd = " +
                     std::to_string(4 * C) + " wide");
   if (f.flag("scale_attn_by_inverse_layer_idx", false))
-    bad(f.file, "scale_attn_by_inverse_layer_idx is not supported (scores are scaled by 1/sqrt(head width) only)");
-  if (f.flag("add_cross_attention", false)) bad(f.file, "add_cross_attention is not supported (decoder only)");
+    refuse(f.file, "scale_attn_by_inverse_layer_idx is not supported (scores are scaled by 1/sqrt(head width) only)");
+  if (f.flag("add_cross_attention", false)) refuse(f.file, "add_cross_attention is not supported (decoder only)");
   ModelConfigFile out;
   out.config = gpt2_config(L, H, C, P, V, f.flag("scale_attn_weights", true), static_cast<float>(eps));
   out.layout = WeightLayout::InOut;
@@ -123,17 +119,17 @@ RopeConfig rope_from(const Fields& f, const json* scaling, const char* scaling_k
   RopeConfig r;
   r.theta = theta;
   if (!scaling) return r;
-  if (!scaling->is_object()) bad(f.file, f.name(scaling_key) + " must be an object (got " + value_text(*scaling) + ")");
+  if (!scaling->is_object()) refuse(f.file, f.name(scaling_key) + " must be an object (got " + value_text(*scaling) + ")");
   const Fields s{*scaling, f.file, f.where + scaling_key + "."};
   std::string type = s.text("rope_type", "");
   if (type.empty()) type = s.text("type", "default");
   if (s.find("rope_theta")) r.theta = s.number("rope_theta", 1.0001, 1e12, theta);
   if (type == "default") return r;
   if (type != "linear" && type != "llama3" && type != "yarn")
-    bad(f.file, f.name(scaling_key) + " type " + quoted_name(type) +
+    refuse(f.file, f.name(scaling_key) + " type " + quoted_name(type) +
                     " is not supported (rotary scaling here: default, linear, llama3 or yarn)");
   r.factor = s.number("factor", 1, 1e4, -1);
-  if (r.factor < 1) bad(f.file, s.name("factor") + " is missing (rope scaling needs its factor)");
+  if (r.factor < 1) refuse(f.file, s.name("factor") + " is missing (rope scaling needs its factor)");
   if (type == "linear") {
     r.scaling = RopeScaling::Linear;
     return r;
@@ -164,12 +160,12 @@ std::vector<bool> sliding_layers(const Fields& f, int L, const std::vector<bool>
   const json* types = f.find("layer_types");
   if (!types) return by_rule;
   if (!types->is_array() || static_cast<int>(types->size()) != L)
-    bad(f.file, f.name("layer_types") + " must list one type for each of the " + std::to_string(L) + " layers");
+    refuse(f.file, f.name("layer_types") + " must list one type for each of the " + std::to_string(L) + " layers");
   std::vector<bool> sliding;
   for (const json& t : *types) {
     const std::string name = t.is_string() ? t.get<std::string>() : value_text(t);
     if (name != "full_attention" && name != "sliding_attention")
-      bad(f.file, f.name("layer_types") + " has " + quoted_name(name) +
+      refuse(f.file, f.name("layer_types") + " has " + quoted_name(name) +
                       ": only full_attention and sliding_attention are supported");
     sliding.push_back(name == "sliding_attention");
   }
@@ -198,7 +194,7 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
   c.n_head = static_cast<int>(f.integer("num_attention_heads", 1, kMaxModelHeads, -1));
   c.n_kv_head = static_cast<int>(f.integer("num_key_value_heads", 1, kMaxModelHeads, c.n_head));
   if (c.n_head % c.n_kv_head != 0)
-    bad(f.file, f.name("num_attention_heads") + " " + std::to_string(c.n_head) + " is not a multiple of " +
+    refuse(f.file, f.name("num_attention_heads") + " " + std::to_string(c.n_head) + " is not a multiple of " +
                     f.name("num_key_value_heads") + " " + std::to_string(c.n_kv_head) +
                     " (query heads share key/value heads in equal groups)");
   const int default_head_dim = gemma ? 256 : type == "qwen3" ? 128 : (c.d_model % c.n_head == 0 ? c.d_model / c.n_head : -1);
@@ -220,7 +216,7 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
   if (act == "silu" || act == "swish") c.activation = Activation::Silu;
   else if (act == "gelu_pytorch_tanh" || act == "gelu_new") c.activation = Activation::GeluTanh;
   else if (act == "gelu") c.activation = Activation::GeluErf;
-  else bad(f.file, f.name("hidden_act") + " " + quoted_name(act) + " is not supported (silu, gelu or gelu_pytorch_tanh)");
+  else refuse(f.file, f.name("hidden_act") + " " + quoted_name(act) + " is not supported (silu, gelu or gelu_pytorch_tanh)");
 
   // Positions: the older rope_theta + rope_scaling, or the newer rope_parameters (per layer type
   // for Gemma 3: full_attention / sliding_attention).
@@ -230,7 +226,7 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
   RopeConfig local;
   local.theta = f.number("rope_local_base_freq", 1.0001, 1e12, 10000);
   if (const json* params = f.find("rope_parameters")) {
-    if (!params->is_object()) bad(f.file, f.name("rope_parameters") + " must be an object");
+    if (!params->is_object()) refuse(f.file, f.name("rope_parameters") + " must be an object");
     const bool per_type = params->contains("full_attention") || params->contains("sliding_attention");
     if (per_type) {
       const Fields p{*params, f.file, f.where + "rope_parameters."};
@@ -268,7 +264,7 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
     LayerSpec& spec = c.layers[static_cast<std::size_t>(l)];
     const bool is_sliding = sliding[static_cast<std::size_t>(l)];
     if (is_sliding) {
-      if (window <= 0) bad(f.file, f.name("sliding_window") + " is missing or 0, yet layer " + std::to_string(l) +
+      if (window <= 0) refuse(f.file, f.name("sliding_window") + " is missing or 0, yet layer " + std::to_string(l) +
                                        " is a sliding-window layer");
       spec.window = static_cast<int>(std::min<long long>(window, 1 << 30));
     }
@@ -299,10 +295,10 @@ ModelConfigFile llama_style_from(const Fields& f, const std::string& type) {
 TransformerConfig encoder_config(const Fields& f, int C, int L, int H, int F, int V, int P, float eps, const char* act_key,
                                  const std::string& act) {
   if (C % H != 0)
-    bad(f.file, "the width " + std::to_string(C) + " is not divisible by the " + std::to_string(H) +
+    refuse(f.file, "the width " + std::to_string(C) + " is not divisible by the " + std::to_string(H) +
                     " heads (every head needs the same width)");
   if (act != "gelu")
-    bad(f.file, f.name(act_key) + " " + quoted_name(act) +
+    refuse(f.file, f.name(act_key) + " " + quoted_name(act) +
                     " is not supported: the encoders here use the exact (erf) GELU, \"gelu\"");
   TransformerConfig c;
   c.d_model = C, c.n_layer = L, c.n_head = c.n_kv_head = H, c.head_dim = C / H, c.d_ff = F, c.vocab_size = V;
@@ -338,11 +334,11 @@ ModelConfigFile encoder_from(const Fields& f, const std::string& type) {
     out.config = encoder_config(f, C, L, H, F, V, P, 1e-12f, "activation", f.text("activation", "gelu"));
   } else {
     // BERT, and RoBERTa = BERT whose positions start at pad_token_id + 1.
-    if (f.flag("is_decoder", false)) bad(f.file, f.name("is_decoder") + " true is not supported (a BERT used as a decoder)");
-    if (f.flag("add_cross_attention", false)) bad(f.file, f.name("add_cross_attention") + " true is not supported");
+    if (f.flag("is_decoder", false)) refuse(f.file, f.name("is_decoder") + " true is not supported (a BERT used as a decoder)");
+    if (f.flag("add_cross_attention", false)) refuse(f.file, f.name("add_cross_attention") + " true is not supported");
     const std::string positions = f.text("position_embedding_type", "absolute");
     if (positions != "absolute")
-      bad(f.file, f.name("position_embedding_type") + " " + quoted_name(positions) +
+      refuse(f.file, f.name("position_embedding_type") + " " + quoted_name(positions) +
                       " is not supported: only absolute (a learned position table) is");
     const int C = static_cast<int>(f.integer("hidden_size", 1, kMaxModelWidth, -1));
     const int L = static_cast<int>(f.integer("num_hidden_layers", 1, kMaxModelLayers, -1));
@@ -352,7 +348,7 @@ ModelConfigFile encoder_from(const Fields& f, const std::string& type) {
     const int P = static_cast<int>(f.integer("max_position_embeddings", 1, kMaxModelPositions, 512));
     const long long types = f.integer("type_vocab_size", 0, kMaxModelPositions, 2);
     if (types == 0)
-      bad(f.file, f.name("type_vocab_size") + " is 0: " + type +
+      refuse(f.file, f.name("type_vocab_size") + " is 0: " + type +
                       " adds a token-type embedding to every token (type 0 at least), so its table needs a row");
     const float eps = static_cast<float>(f.number("layer_norm_eps", 1e-12, 1, 1e-12));
     out.config = encoder_config(f, C, L, H, F, V, P, eps, "hidden_act", f.text("hidden_act", "gelu"));
@@ -361,7 +357,7 @@ ModelConfigFile encoder_from(const Fields& f, const std::string& type) {
       // positions count from padding_idx + 1 (the pad token's own row is padding_idx)
       const long long pad = f.integer("pad_token_id", 0, kMaxModelPositions, 1);
       if (pad + 1 >= P)
-        bad(f.file, f.name("pad_token_id") + " " + std::to_string(pad) + " leaves no position: positions start at pad_token_id + 1 = " +
+        refuse(f.file, f.name("pad_token_id") + " " + std::to_string(pad) + " leaves no position: positions start at pad_token_id + 1 = " +
                         std::to_string(pad + 1) + " of max_position_embeddings " + std::to_string(P));
       out.config.position_offset = static_cast<int>(pad + 1);
     }
@@ -379,9 +375,6 @@ bool is_llama_style(const std::string& type) {
 }
 
 bool starts_with(const std::string& s, const std::string& head) { return s.compare(0, head.size(), head) == 0; }
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 }  // namespace
 
@@ -393,24 +386,24 @@ const std::vector<std::string>& supported_model_types() {
 }
 
 ModelConfigFile parse_model_config(const std::string& text, const std::string& file_name) {
-  if (text.size() > (64u << 20)) bad(file_name, megabytes(text.size()) + " is too large for a config");
+  if (text.size() > (64u << 20)) refuse(file_name, megabytes(text.size()) + " is too large for a config");
   const json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) bad(file_name, "not valid JSON");
-  if (!root.is_object()) bad(file_name, "not a JSON object");
+  if (root.is_discarded()) refuse(file_name, "not valid JSON");
+  if (!root.is_object()) refuse(file_name, "not a JSON object");
   const auto type_it = root.find("model_type");
   std::string list, encoders;  // the decoders, then the encoders
   for (const std::string& t : supported_model_types())
     (is_encoder(t) ? encoders : list) += ((is_encoder(t) ? encoders : list).empty() ? "" : ", ") + t;
   if (type_it == root.end() || !type_it->is_string())
-    bad(file_name, "no model_type (one of " + list + "; or the encoders " + encoders + ")");
+    refuse(file_name, "no model_type (one of " + list + "; or the encoders " + encoders + ")");
   const std::string type = type_it->get<std::string>();
   if (type == "modernbert")
-    bad(file_name, "model_type \"modernbert\" is not supported: its local layers see a window on both sides of each "
+    refuse(file_name, "model_type \"modernbert\" is not supported: its local layers see a window on both sides of each "
                    "token (keys i − w/2 … i + w/2; the core's windows look back only) and its first layer has no "
                    "attention norm");
   const auto& types = supported_model_types();
   if (std::find(types.begin(), types.end(), type) == types.end())
-    bad(file_name, "model_type " + quoted_name(type) + " is not supported (the families here: " + list +
+    refuse(file_name, "model_type " + quoted_name(type) + " is not supported (the families here: " + list +
                        "); the encoders: " + encoders);
   const Fields top{root, file_name, ""};
   ModelConfigFile out;
@@ -419,7 +412,7 @@ ModelConfigFile parse_model_config(const std::string& text, const std::string& f
   } else if (type == "gemma3") {
     // A vision-language model: its text model's fields sit in text_config.
     const json* text_config = top.find("text_config");
-    if (!text_config || !text_config->is_object()) bad(file_name, "text_config is missing (gemma3 keeps its text model there)");
+    if (!text_config || !text_config->is_object()) refuse(file_name, "text_config is missing (gemma3 keeps its text model there)");
     const Fields inner{*text_config, file_name, "text_config."};
     out = llama_style_from(inner, "gemma3_text");
     out.config.family = "gemma3";

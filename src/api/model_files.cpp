@@ -15,28 +15,14 @@
 #include <utility>
 
 #include "tokenizer_files.h"
+#include "../core/refuse.h"
+#include "text.h"
 
 namespace attn {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-[[noreturn]] void bad(const std::string& file, const std::string& problem) {
-  throw std::invalid_argument(file + ": " + problem);
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MB"; }
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 std::string base_name(const std::string& file_name) {
   const std::size_t slash = file_name.find_last_of("/\\");
@@ -69,9 +55,9 @@ namespace {
 [[noreturn]] void refuse_unknown_file(const std::string& file_name) {
   const std::string n = base_name(file_name);
   for (const char* ext : {".bin", ".pt", ".pth", ".h5", ".msgpack", ".ot", ".onnx", ".ckpt", ".gguf"})
-    if (ends_with(n, ext)) bad(n, "only model.safetensors weights are read, not this format");
-  if (ends_with(n, ".safetensors.index.json")) bad(n, "only model.safetensors.index.json indexes the shards");
-  bad(n, "not a file of a model folder (config.json, model.safetensors or model.safetensors.index.json + shards, "
+    if (ends_with(n, ext)) refuse(n, "only model.safetensors weights are read, not this format");
+  if (ends_with(n, ".safetensors.index.json")) refuse(n, "only model.safetensors.index.json indexes the shards");
+  refuse(n, "not a file of a model folder (config.json, model.safetensors or model.safetensors.index.json + shards, "
          "tokenizer.json or vocab.json + merges.txt)");
 }
 
@@ -91,51 +77,51 @@ void ModelAssembler::add_text_file(const std::string& file_name, const std::stri
   }
   if (role == ModelFileRole::Ignored) return;
   if (role == ModelFileRole::Unknown) refuse_unknown_file(n);
-  if (role == ModelFileRole::Weights) bad(n, "is a weights file: stream it (begin_weights), not as text");
+  if (role == ModelFileRole::Weights) refuse(n, "is a weights file: stream it (begin_weights), not as text");
   if (bytes.size() > kMaxModelTextFileBytes)
-    bad(n, megabytes(bytes.size()) + " is over the " + megabytes(kMaxModelTextFileBytes) + " limit for a text file");
+    refuse(n, megabytes(bytes.size()) + " is over the " + megabytes(kMaxModelTextFileBytes) + " limit for a text file");
   switch (role) {
     case ModelFileRole::Config:
-      if (config_) bad(n, "given twice");
-      if (model_ || reader_) bad(n, "must come before the weights");
+      if (config_) refuse(n, "given twice");
+      if (model_ || reader_) refuse(n, "must come before the weights");
       config_ = parse_model_config(bytes, n);
       break;
     case ModelFileRole::Tokenizer:
-      if (json_tokenizer_) bad(n, "given twice");
+      if (json_tokenizer_) refuse(n, "given twice");
       json_tokenizer_ = std::make_shared<const TextTokenizer>(tokenizer_from_json(bytes, n));
       break;
     case ModelFileRole::Vocab:
-      if (vocab_text_) bad(n, "given twice");
+      if (vocab_text_) refuse(n, "given twice");
       vocab_text_ = bytes;
       break;
     case ModelFileRole::Merges:
-      if (merges_text_) bad(n, "given twice");
+      if (merges_text_) refuse(n, "given twice");
       merges_text_ = bytes;
       break;
     case ModelFileRole::VocabTxt:
-      if (vocab_txt_) bad(n, "given twice");
+      if (vocab_txt_) refuse(n, "given twice");
       vocab_txt_ = bytes;
       break;
     case ModelFileRole::Index: {
-      if (index_) bad(n, "given twice");
-      if (model_ || reader_) bad(n, "must come before the shards");
+      if (index_) refuse(n, "given twice");
+      if (model_ || reader_) refuse(n, "must come before the shards");
       const nlohmann::json root = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-      if (root.is_discarded() || !root.is_object()) bad(n, "not a JSON object");
+      if (root.is_discarded() || !root.is_object()) refuse(n, "not a JSON object");
       const auto map = root.find("weight_map");
       if (map == root.end() || !map->is_object() || map->empty())
-        bad(n, "weight_map is missing (an object from each tensor's name to its shard file)");
+        refuse(n, "weight_map is missing (an object from each tensor's name to its shard file)");
       std::unordered_map<std::string, std::string> index;
       for (auto it = map->begin(); it != map->end(); ++it) {
-        if (!it.value().is_string()) bad(n, "weight_map " + quoted_name(it.key()) + " is not a file name");
+        if (!it.value().is_string()) refuse(n, "weight_map " + quoted_name(it.key()) + " is not a file name");
         const std::string shard = it.value().get<std::string>();
         const bool control = std::any_of(shard.begin(), shard.end(),
                                          [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
         if (shard != base_name(shard) || !ends_with(shard, ".safetensors") || shard.size() > 200 || control)
-          bad(n, "weight_map " + quoted_name(it.key()) + " names " + quoted_name(shard) +
+          refuse(n, "weight_map " + quoted_name(it.key()) + " names " + quoted_name(shard) +
                      ", not a .safetensors file beside the index");
         if (std::find(shard_order_.begin(), shard_order_.end(), shard) == shard_order_.end()) {
           if (static_cast<int>(shard_order_.size()) == kMaxShards)
-            bad(n, "names more than " + std::to_string(kMaxShards) + " shard files");
+            refuse(n, "names more than " + std::to_string(kMaxShards) + " shard files");
           shard_order_.push_back(shard);
         }
         index[it.key()] = shard;
@@ -153,17 +139,17 @@ void ModelAssembler::begin_weights(const std::string& file_name, std::uint64_t f
   const ModelFileRole role = model_file_role(n);
   if (role != ModelFileRole::Weights) {
     if (role == ModelFileRole::Unknown) refuse_unknown_file(n);
-    bad(n, "is not a weights file (model.safetensors or a shard)");
+    refuse(n, "is not a weights file (model.safetensors or a shard)");
   }
-  if (finished_) bad(n, "the model is already assembled");
-  if (!config_) bad(n, "config.json must come before the weights");
+  if (finished_) refuse(n, "the model is already assembled");
+  if (!config_) refuse(n, "config.json must come before the weights");
   if (reader_) end_weights_file();
-  if (std::find(shards_done_.begin(), shards_done_.end(), n) != shards_done_.end()) bad(n, "given twice");
+  if (std::find(shards_done_.begin(), shards_done_.end(), n) != shards_done_.end()) refuse(n, "given twice");
   if (index_) {
     if (std::find(shard_order_.begin(), shard_order_.end(), n) == shard_order_.end())
-      bad(n, "is not one of the shards model.safetensors.index.json names");
+      refuse(n, "is not one of the shards model.safetensors.index.json names");
   } else if (n != "model.safetensors") {
-    bad(n, "a sharded model needs its model.safetensors.index.json first (else one model.safetensors)");
+    refuse(n, "a sharded model needs its model.safetensors.index.json first (else one model.safetensors)");
   } else {
     // The smallest file that can hold the config's tensors (all 2-byte): refuse before allocating,
     // so a hostile config cannot ask for gigabytes with a tiny file.
@@ -172,13 +158,13 @@ void ModelAssembler::begin_weights(const std::string& file_name, std::uint64_t f
     least_config.has_lm_head = least_config.head_transform = least_config.head_bias = false;
     const std::uint64_t needed = transformer_weight_bytes(least_config, Dtype::F32) / 2;
     if (file_size != 0 && file_size < needed)
-      bad(n, "the file's " + std::to_string(file_size) + " bytes are too few for the model config.json describes (" +
+      refuse(n, "the file's " + std::to_string(file_size) + " bytes are too few for the model config.json describes (" +
                  megabytes(needed) + " as 16-bit numbers)");
   }
   // A 32-bit build (wasm) refuses what it could never address, before a byte is read.
   const std::uint64_t least = transformer_weight_bytes(config_->config, Dtype::BF16);
   if (sizeof(void*) == 4 && least > (std::uint64_t{3} << 30))
-    bad(n, "the model needs at least " + megabytes(least) + " of memory, more than this 32-bit build can address");
+    refuse(n, "the model needs at least " + megabytes(least) + " of memory, more than this 32-bit build can address");
   weights_name_ = n;
   reader_ = std::make_unique<SafetensorsReader>(n, file_size, [this](const TensorInfo& t) { return destination(t); });
 }
@@ -207,15 +193,15 @@ void ModelAssembler::allocate(Dtype dtype) {
   for (const TensorInfo& t : reader_->tensors()) own_head = own_head || is_head(t.name);
   const std::uint64_t needed = transformer_weight_bytes(c, dtype) + (own_head ? static_cast<std::uint64_t>(c.vocab_size) * c.d_model * dtype_bytes(dtype) : 0);
   if (sizeof(void*) == 4 && needed > (std::uint64_t{3} << 30))
-    bad(weights_name_, "the model needs " + megabytes(needed) + " of memory, more than this 32-bit build can address");
+    refuse(weights_name_, "the model needs " + megabytes(needed) + " of memory, more than this 32-bit build can address");
   try {
     // the matrices' numbers unset: every one comes from the files (finish() zeroes an optional one that did not)
     model_ = std::make_unique<Transformer>(c, dtype, config_->layout, /*zero_matrices=*/false);
     if (own_head) model_->lm_head.allocate(dtype, c.vocab_size, c.d_model, true, /*zeros=*/false);
   } catch (const std::bad_alloc&) {
-    bad(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
+    refuse(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
   } catch (const std::length_error&) {
-    bad(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
+    refuse(weights_name_, "the model needs " + megabytes(needed) + " of memory and the allocation failed");
   }
   for (TensorSlot& slot : family_tensors(*model_, own_head)) {
     if (slot.name == head_tensor(c.family)) slot.optional = config_->tied_head;
@@ -238,9 +224,9 @@ TensorTarget ModelAssembler::destination(const TensorInfo& info) {
   const std::string what = "tensor " + quoted_name(info.name);
   if (index_) {
     const auto it = index_->find(info.name);
-    if (it == index_->end()) bad(weights_name_, what + " is not in model.safetensors.index.json's weight_map");
+    if (it == index_->end()) refuse(weights_name_, what + " is not in model.safetensors.index.json's weight_map");
     if (it->second != weights_name_)
-      bad(weights_name_, what + " belongs to " + quoted_name(it->second) + " by model.safetensors.index.json");
+      refuse(weights_name_, what + " belongs to " + quoted_name(it->second) + " by model.safetensors.index.json");
   }
   if (!model_) {
     // The model is held in the format of the first header's embedding (or first matrix): kept 16-bit
@@ -263,25 +249,25 @@ TensorTarget ModelAssembler::destination(const TensorInfo& info) {
     if ((std::sscanf(name.c_str(), "h.%u.", &layer) == 1 || std::sscanf(name.c_str(), "layers.%u.", &layer) == 1) &&
         layer >= static_cast<unsigned>(L))
       hint = " (config.json has " + std::to_string(L) + " layers)";
-    bad(weights_name_, what + " is not part of a " + type + " model as config.json describes it" + hint);
+    refuse(weights_name_, what + " is not part of a " + type + " model as config.json describes it" + hint);
   }
   Slot& slot = it->second;
   // a tied copy under its other name (an encoder's decoder bias beside the head's bias): one is read
   if (!slot.seen_as.empty() && (stripped != name || strip_family_prefix(type, slot.seen_as) != name)) return {};
   if (!slot.seen_as.empty())
-    bad(weights_name_, "tensor " + quoted_name(name) + " appears twice (as " + quoted_name(slot.seen_as) + " and " +
+    refuse(weights_name_, "tensor " + quoted_name(name) + " appears twice (as " + quoted_name(slot.seen_as) + " and " +
                            quoted_name(info.name) + ")");
   if (info.shape != slot.where.shape)
-    bad(weights_name_, what + " has shape " + shape_text(info.shape) + " but config.json needs " + shape_text(slot.where.shape));
+    refuse(weights_name_, what + " has shape " + shape_text(info.shape) + " but config.json needs " + shape_text(slot.where.shape));
   if (slot.where.dtype != Dtype::F32 && info.dtype != slot.where.dtype)
-    bad(weights_name_, what + " is " + dtype_name(info.dtype) + " but the model's other matrices are " +
+    refuse(weights_name_, what + " is " + dtype_name(info.dtype) + " but the model's other matrices are " +
                            dtype_name(slot.where.dtype) + " (one format for all matrices)");
   slot.seen_as = info.name;
   return {slot.where.data, slot.where.dtype};
 }
 
 void ModelAssembler::feed_weights(const std::uint8_t* data, std::size_t n) {
-  if (!reader_) bad(weights_name_.empty() ? "model.safetensors" : weights_name_, "begin_weights was not called");
+  if (!reader_) refuse(weights_name_.empty() ? "model.safetensors" : weights_name_, "begin_weights was not called");
   reader_->feed(data, n);
 }
 
@@ -292,19 +278,19 @@ void ModelAssembler::end_weights_file() {
 }
 
 LoadedModel ModelAssembler::finish() {
-  if (finished_) bad(name_, "the model is already assembled");
-  if (!config_) bad("config.json", "missing (the model's shape)");
+  if (finished_) refuse(name_, "the model is already assembled");
+  if (!config_) refuse("config.json", "missing (the model's shape)");
   if (!reader_ && shards_done_.empty())
-    bad(index_ ? shard_order_.front() : "model.safetensors", "missing (the model's weights)");
+    refuse(index_ ? shard_order_.front() : "model.safetensors", "missing (the model's weights)");
   if (reader_) end_weights_file();
   for (const std::string& shard : shard_order_)
     if (std::find(shards_done_.begin(), shards_done_.end(), shard) == shards_done_.end())
-      bad(shard, "missing: model.safetensors.index.json names it");
-  if (!model_) bad(shards_done_.back(), "holds no tensor of the model");
+      refuse(shard, "missing: model.safetensors.index.json names it");
+  if (!model_) refuse(shards_done_.back(), "holds no tensor of the model");
   if (index_)
     for (const auto& [tensor, shard] : *index_)
       if (!shard_tensors_.count(tensor))
-        bad(shard, "does not hold tensor " + quoted_name(tensor) + ", which model.safetensors.index.json puts there");
+        refuse(shard, "does not hold tensor " + quoted_name(tensor) + ", which model.safetensors.index.json puts there");
   std::vector<std::string> missing;
   for (const std::string& name : slot_order_)
     if (slots_[name].seen_as.empty() && !slots_[name].where.optional)
@@ -318,7 +304,7 @@ LoadedModel ModelAssembler::finish() {
     std::string list;
     for (std::size_t i = 0; i < missing.size() && i < 4; ++i) list += (i ? ", " : "") + missing[i];
     if (missing.size() > 4) list += ", ... (" + std::to_string(missing.size()) + " in all)";
-    bad(index_ ? "model.safetensors.index.json" : weights_name_,
+    refuse(index_ ? "model.safetensors.index.json" : weights_name_,
         std::string(missing.size() == 1 ? "missing tensor " : "missing tensors ") + list);
   }
   // An own head equal to the embedding is a tied head: keep one copy.
@@ -331,19 +317,19 @@ LoadedModel ModelAssembler::finish() {
       tokenizer = std::make_shared<const TextTokenizer>(tokenizer_from_vocab_merges(*vocab_text_, *merges_text_));
       tokenizer_name = "vocab.json";
     } else if (vocab_text_) {
-      bad("merges.txt", "missing (vocab.json needs it, or give tokenizer.json)");
+      refuse("merges.txt", "missing (vocab.json needs it, or give tokenizer.json)");
     } else if (merges_text_) {
-      bad("vocab.json", "missing (merges.txt needs it, or give tokenizer.json)");
+      refuse("vocab.json", "missing (merges.txt needs it, or give tokenizer.json)");
     } else if (vocab_txt_) {
       tokenizer = std::make_shared<const TextTokenizer>(
           tokenizer_from_vocab_txt(*vocab_txt_, tokenizer_config_.value_or(""), "vocab.txt", "tokenizer_config.json"));
       tokenizer_name = "vocab.txt";
     } else {
-      bad("tokenizer.json", "missing (or vocab.json + merges.txt, or a BERT's vocab.txt): the model needs its tokenizer");
+      refuse("tokenizer.json", "missing (or vocab.json + merges.txt, or a BERT's vocab.txt): the model needs its tokenizer");
     }
   }
   if (tokenizer->vocab_size() > config_->config.vocab_size)
-    bad(tokenizer_name, "the vocabulary has " + std::to_string(tokenizer->vocab_size()) +
+    refuse(tokenizer_name, "the vocabulary has " + std::to_string(tokenizer->vocab_size()) +
                             " tokens, more than config.json's vocab_size " + std::to_string(config_->config.vocab_size));
   finished_ = true;
   LoadedModel out;
@@ -365,12 +351,12 @@ std::string read_text_file(const fs::path& path) {
   const std::string n = path.filename().string();
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) bad(n, "cannot be read (" + ec.message() + ")");
+  if (ec) refuse(n, "cannot be read (" + ec.message() + ")");
   if (size > kMaxModelTextFileBytes)
-    bad(n, megabytes(size) + " is over the " + megabytes(kMaxModelTextFileBytes) + " limit for a text file");
+    refuse(n, megabytes(size) + " is over the " + megabytes(kMaxModelTextFileBytes) + " limit for a text file");
   std::ifstream in(path, std::ios::binary);
   std::string text(static_cast<std::size_t>(size), '\0');
-  if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) bad(n, "cannot be read");
+  if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) refuse(n, "cannot be read");
   return text;
 }
 
@@ -378,7 +364,7 @@ std::string read_text_file(const fs::path& path) {
 
 LoadedModel load_model_dir(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) bad(dir, "not a folder");
+  if (!fs::is_directory(dir, ec)) refuse(dir, "not a folder");
   fs::path folder = fs::path(dir).lexically_normal();
   if (folder.filename().empty()) folder = folder.parent_path();
   std::string name = folder.filename().string();
@@ -387,7 +373,7 @@ LoadedModel load_model_dir(const std::string& dir) {
 
   const fs::path root(dir);
   const auto has = [&](const char* f) { return fs::is_regular_file(root / f, ec); };
-  if (!has("config.json")) bad("config.json", "missing from " + dir);
+  if (!has("config.json")) refuse("config.json", "missing from " + dir);
   assembler.add_text_file("config.json", read_text_file(root / "config.json"));
   if (has("tokenizer.json")) {
     assembler.add_text_file("tokenizer.json", read_text_file(root / "tokenizer.json"));
@@ -402,11 +388,11 @@ LoadedModel load_model_dir(const std::string& dir) {
   }
   const auto stream = [&](const std::string& file) {
     const fs::path weights = root / file;
-    if (!fs::is_regular_file(weights, ec)) bad(file, "missing from " + dir);
+    if (!fs::is_regular_file(weights, ec)) refuse(file, "missing from " + dir);
     const std::uintmax_t size = fs::file_size(weights, ec);
-    if (ec) bad(file, "cannot be read (" + ec.message() + ")");
+    if (ec) refuse(file, "cannot be read (" + ec.message() + ")");
     std::ifstream in(weights, std::ios::binary);
-    if (!in) bad(file, "cannot be opened");
+    if (!in) refuse(file, "cannot be opened");
     assembler.begin_weights(file, size);
     std::vector<char> chunk(1u << 20);
     while (in) {
@@ -414,7 +400,7 @@ LoadedModel load_model_dir(const std::string& dir) {
       const std::streamsize got = in.gcount();
       if (got > 0) assembler.feed_weights(reinterpret_cast<const std::uint8_t*>(chunk.data()), static_cast<std::size_t>(got));
     }
-    if (in.bad()) bad(file, "a read failed");
+    if (in.bad()) refuse(file, "a read failed");
   };
   if (has("model.safetensors.index.json")) {
     assembler.add_text_file("model.safetensors.index.json", read_text_file(root / "model.safetensors.index.json"));
@@ -423,7 +409,7 @@ LoadedModel load_model_dir(const std::string& dir) {
     stream("model.safetensors");
   } else {
     const bool bin = has("pytorch_model.bin");
-    bad("model.safetensors", "missing from " + dir +
+    refuse("model.safetensors", "missing from " + dir +
                                  (bin ? " (it has pytorch_model.bin: only safetensors weights are read)" : ""));
   }
   return assembler.finish();

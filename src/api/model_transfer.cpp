@@ -150,7 +150,7 @@ namespace {
 void append(std::vector<float>& numbers, const Matrix& m) {
   numbers.insert(numbers.end(), m.data(), m.data() + m.size());
 }
-json shape(const Matrix& m) { return {m.rows(), m.cols()}; }
+json shape_json(const Matrix& m) { return {m.rows(), m.cols()}; }
 }  // namespace
 
 ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask,
@@ -184,19 +184,19 @@ json pack_extras(const ForwardExtras& e, std::vector<float>& numbers) {
     json shapes = json::array();
     for (const Matrix* m : {&d->x, &d->query, &d->key, &d->value, &d->query_projected, &d->key_projected, &d->query_normed,
                             &d->key_normed, &d->head_outputs, &d->stream_in}) {
-      shapes.push_back(shape(*m));
+      shapes.push_back(shape_json(*m));
       append(numbers, *m);
     }
     json weights = json::array();
     for (const Matrix& w : d->weights) {
-      weights.push_back(shape(w));
+      weights.push_back(shape_json(w));
       append(numbers, w);
     }
     out["detail"] = {{"matrices", shapes}, {"weights", weights}};
   }
   if (const LogitAttribution* a = e.attribution.get()) {
     out["attribution"] = {{"position", a->position}, {"target", a->target}, {"against", a->against}, {"logit", a->logit},
-                          {"offset", a->offset}, {"embeddings", a->embeddings}, {"heads", shape(a->heads)},
+                          {"offset", a->offset}, {"embeddings", a->embeddings}, {"heads", shape_json(a->heads)},
                           {"post_norms_frozen", a->post_norms_frozen},
                           {"biases", std::vector<float>(a->biases.data(), a->biases.data() + a->biases.size())},
                           {"mlps", std::vector<float>(a->mlps.data(), a->mlps.data() + a->mlps.size())}};
@@ -216,14 +216,14 @@ PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras) {
       summaries.push_back({static_cast<int>(s.pattern), s.previous, s.first, s.self, s.next, s.ahead, s.spread, s.top_key,
                            s.top_key_share, s.rows_used, s.first_value_ratio, s.sink});
     for (const Matrix& t : l.thumbnails) {
-      thumbnails.push_back(shape(t));
+      thumbnails.push_back(shape_json(t));
       append(packed.numbers, t);
     }
     layers.push_back({{"summaries", summaries}, {"thumbnails", thumbnails}});
   }
   json streams = json::array();
   for (const Matrix& s : trace.streams) {
-    streams.push_back(shape(s));
+    streams.push_back(shape_json(s));
     append(packed.numbers, s);
   }
   append(packed.numbers, trace.final_normed);
@@ -234,7 +234,7 @@ PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras) {
     next.push_back(row);
   }
   json header = {{"token_ids", trace.token_ids}, {"layers", layers}, {"stream_every", trace.stream_every},
-                 {"streams", streams}, {"final_normed", shape(trace.final_normed)}, {"next", next},
+                 {"streams", streams}, {"final_normed", shape_json(trace.final_normed)}, {"next", next},
                  {"padding", trace.padding}, {"token_types", trace.token_types}};
   if (extras) header["extras"] = pack_extras(*extras, packed.numbers);
   packed.header = header.dump();

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "text.h"
+
 namespace attn {
 
 std::int64_t TensorInfo::elements() const {
@@ -57,12 +59,6 @@ std::string quoted_name(const std::string& name) {
 namespace {
 
 
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 std::string range_text(const TensorInfo& t) {
   return "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";

@@ -13,15 +13,12 @@
 
 #include "../core/token_regex.h"
 #include "../core/utf8.h"
+#include "../core/refuse.h"
 
 namespace attn {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void refuse(const std::string& file, const std::string& what) {
-  throw std::invalid_argument(file + ": " + what);
-}
 
 void check_size(const std::string& text, const std::string& file) {
   if (text.size() > kMaxTokenizerFileBytes)

@@ -25,6 +25,7 @@ namespace js_api {
 void attach(attn::AppState* state);
 // The attached state (null before attach), for the other export files (js_model_api.cpp).
 attn::AppState* attached_state();
+inline attn::AppState* state() { return attached_state(); }  // (the exports' shorthand)
 
 // Every export answers with JSON text in one buffer that lives until the next call (JavaScript
 // copies it out at once). Bytes that are not UTF-8 (a token that is a piece of a character, as BPE

@@ -33,7 +33,7 @@ Load g_load;
 using js_api::error_reply;
 using js_api::reply;
 
-attn::AppState* state() { return js_api::attached_state(); }
+using js_api::state;
 
 std::string memory_message() {
   const std::string who = g_load.file.empty() ? g_load.name : g_load.file;

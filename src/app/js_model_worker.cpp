@@ -21,7 +21,7 @@ namespace {
 using js_api::error_reply;
 using js_api::reply;
 
-attn::AppState* state() { return js_api::attached_state(); }
+using js_api::state;
 
 // The models the worker holds, by their weights: the id it knows them by.
 struct Sent {

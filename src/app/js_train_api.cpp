@@ -21,7 +21,7 @@ using js_api::error_reply;
 using js_api::reply;
 
 // The bytes handed to the page by attn_train_files, alive until the next call.
-std::vector<attn::ModelFileBytes> g_files;
+std::vector<attn::ModelFileBytes> g_train_files;
 void post_to_train_worker(const std::string& text);  // web: Module.trainWorkerPost (below)
 }  // namespace
 
@@ -82,12 +82,12 @@ JS_EXPORT const char* attn_train_files() {
   if (!s.run.started()) return error_reply("download: train a model first");
   try {
     const attn::Trainer& trainer = s.run.trainer();
-    g_files = attn::trained_model_files(trainer.model(), trainer.corpus());
+    g_train_files = attn::trained_model_files(trainer.model(), trainer.corpus());
   } catch (const std::exception& e) {
     return error_reply(std::string("download: ") + e.what());
   }
   nlohmann::json files = nlohmann::json::array();
-  for (const attn::ModelFileBytes& f : g_files)
+  for (const attn::ModelFileBytes& f : g_train_files)
     files.push_back({{"name", f.name}, {"pointer", reinterpret_cast<std::uintptr_t>(f.bytes.data())}, {"size", f.bytes.size()}});
   const attn::TrainSettings& settings = s.run.trainer().settings();
   return reply({{"name", "trained-seed" + std::to_string(settings.seed) + "-step" + std::to_string(s.run.steps())},

@@ -5,11 +5,12 @@
 #include <limits>
 #include <stdexcept>
 
+#include "refuse.h"
+
 namespace attn {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& what, const std::string& why) { throw std::invalid_argument(what + ": " + why); }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -40,11 +41,11 @@ ForwardOptions sweep_options(Backend backend) {
 
 void check_position(const ModelTrace& trace, int position) {
   if (position < 0 || position >= static_cast<int>(trace.token_ids.size()))
-    bad("position", std::to_string(position) + " is outside the text (0 to " + std::to_string(trace.token_ids.size() - 1) + ")");
+    refuse("position", std::to_string(position) + " is outside the text (0 to " + std::to_string(trace.token_ids.size() - 1) + ")");
 }
 void check_token(const TransformerConfig& c, int token, const char* what) {
   if (token < 0 || token >= c.vocab_size)
-    bad(what, "token id " + std::to_string(token) + " is outside the vocabulary (0 to " + std::to_string(c.vocab_size - 1) + ")");
+    refuse(what, "token id " + std::to_string(token) + " is outside the vocabulary (0 to " + std::to_string(c.vocab_size - 1) + ")");
 }
 
 Sweep start_sweep(int rows, int cols) {
@@ -61,7 +62,7 @@ bool advance(Sweep& s, const SweepProgress& progress) {
 
 void check_pair(const ModelTrace& source, const ModelTrace& base) {
   if (source.token_ids.size() != base.token_ids.size())
-    bad("patch", "the two texts must have the same number of tokens (" + std::to_string(source.token_ids.size()) +
+    refuse("patch", "the two texts must have the same number of tokens (" + std::to_string(source.token_ids.size()) +
                      " and " + std::to_string(base.token_ids.size()) + ")");
 }
 
@@ -87,13 +88,13 @@ namespace {
 LogitAttribution attribute(const Transformer& model, const ModelTrace& trace, int position, int target, int against,
                            Backend backend, const std::function<LayerDetail(int)>& detail, int row) {
   const TransformerConfig& c = model.config;
-  if (const std::string why = why_no_attribution(c); !why.empty()) bad("attribution", why);
+  if (const std::string why = why_no_attribution(c); !why.empty()) refuse("attribution", why);
   check_position(trace, position);
   check_token(c, target, "target");
   if (against >= 0) check_token(c, against, "against");
   for (const StreamPatch& p : trace.intervention.stream_patches)
     if (p.position == position)
-      bad("attribution", "the stream at position " + std::to_string(position) + " is patched at layer " +
+      refuse("attribution", "the stream at position " + std::to_string(position) + " is patched at layer " +
                              std::to_string(p.layer) + ", so what came before the patch is not in its sum");
   const int L = c.n_layer, H = c.n_head;
   LogitAttribution a;
@@ -170,7 +171,7 @@ LogitAttribution attribute_logit(const Transformer& model, const ModelTrace& tra
 
 LogitAttribution attribute_logit(const Transformer& model, const ForwardCache& cache, int position, int target,
                                  int against, Backend backend) {
-  if (const std::string why = why_no_attribution(model.config); !why.empty()) bad("attribution", why);
+  if (const std::string why = why_no_attribution(model.config); !why.empty()) refuse("attribution", why);
   const std::vector<LayerDetail> rows = cached_layer_rows(model, cache, position, backend);
   return attribute(model, cache.trace, position, target, against, backend,
                    [&](int l) { return rows[static_cast<std::size_t>(l)]; }, 0);
@@ -178,7 +179,7 @@ LogitAttribution attribute_logit(const Transformer& model, const ForwardCache& c
 
 ValueWeighted value_weighted(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& d, int head,
                              Backend backend) {
-  if (head < 0 || head >= static_cast<int>(d.weights.size())) bad("head", "outside the layer");
+  if (head < 0 || head >= static_cast<int>(d.weights.size())) refuse("head", "outside the layer");
   const int hd = c.head_dim, g = c.kv_head_of(head);
   const Matrix sent = through_head_output(c, b, head, d.value.middleCols(g * hd, hd), backend);  // (T, C): v_j W_O^h
   ValueWeighted v;
@@ -188,7 +189,7 @@ ValueWeighted value_weighted(const TransformerConfig& c, const TransformerBlock&
 }
 
 Matrix head_mean_weights(const LayerDetail& d) {
-  if (d.weights.empty()) bad("layer", "no heads");
+  if (d.weights.empty()) refuse("layer", "no heads");
   Matrix mean = Matrix::Zero(d.weights[0].rows(), d.weights[0].cols());
   for (const Matrix& w : d.weights) mean += w;
   return mean / static_cast<float>(d.weights.size());
@@ -197,7 +198,7 @@ Matrix head_mean_weights(const LayerDetail& d) {
 std::vector<Matrix> attention_rollout(const std::vector<Matrix>& means) {
   std::vector<Matrix> out;
   for (const Matrix& a : means) {
-    if (a.rows() != a.cols() || (!out.empty() && a.rows() != out.back().rows())) bad("rollout", "every layer's weights must be T × T");
+    if (a.rows() != a.cols() || (!out.empty() && a.rows() != out.back().rows())) refuse("rollout", "every layer's weights must be T × T");
     Matrix mixed = 0.5f * a + 0.5f * Matrix::Identity(a.rows(), a.cols());
     const Eigen::VectorXf sums = mixed.rowwise().sum();
     mixed = mixed.array().colwise() / sums.array();
@@ -222,7 +223,7 @@ double restored_fraction(double patched, double a, double b) {
 
 HeadPatch head_patch_from(const Transformer& model, const ModelTrace& source, int layer, int head, Backend backend) {
   const int hd = model.config.head_dim;
-  if (head < 0 || head >= model.config.n_head) bad("patch", "head " + std::to_string(head) + " is outside the layer");
+  if (head < 0 || head >= model.config.n_head) refuse("patch", "head " + std::to_string(head) + " is outside the layer");
   const LayerDetail d = layer_detail(model, source, layer, backend);
   return {layer, head, d.head_outputs.middleCols(head * hd, hd)};
 }
@@ -314,7 +315,7 @@ Sweep sweep_cells(const Transformer& model, const ModelTrace& base, const ModelT
                   int columns, const Edit& edit, const SweepProgress& progress, Backend backend, const Sweep* resume) {
   const int L = model.config.n_layer;
   if (resume && (resume->values.rows() != L || resume->values.cols() != columns))
-    bad("sweep", "the sweep to continue has another shape");
+    refuse("sweep", "the sweep to continue has another shape");
   Sweep s = resume ? *resume : start_sweep(L, columns);
   s.cancelled = false;
   if (!resume) {

@@ -12,16 +12,15 @@
 
 #include "kernels/matmul.h"
 #include "random.h"
+#include "refuse.h"
 
 namespace attn {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& what, const std::string& why) { throw std::invalid_argument(what + ": " + why); }
-
 void check_range(const std::string& what, const char* key, long long value, long long lo, long long hi) {
   if (value < lo || value > hi)
-    bad(what, std::string(key) + " is " + std::to_string(value) + "; it must be from " + std::to_string(lo) + " to " +
+    refuse(what, std::string(key) + " is " + std::to_string(value) + "; it must be from " + std::to_string(lo) + " to " +
                   std::to_string(hi));
 }
 
@@ -172,44 +171,44 @@ void validate_config(const TransformerConfig& c, const std::string& what) {
   check_range(what, "the MLP width", c.d_ff, 1, kMaxModelFfWidth);
   check_range(what, "the vocabulary size", c.vocab_size, 1, kMaxVocab);
   if (c.n_head % c.n_kv_head != 0)
-    bad(what, std::to_string(c.n_head) + " query heads cannot share " + std::to_string(c.n_kv_head) +
+    refuse(what, std::to_string(c.n_head) + " query heads cannot share " + std::to_string(c.n_kv_head) +
                   " key/value heads evenly (heads must be a multiple of key/value heads)");
   if (c.positions == PositionKind::Learned) check_range(what, "the position table's rows", c.n_positions, 1, kMaxModelPositions);
   check_range(what, "the token-type table's rows", c.n_token_types, 0, kMaxModelPositions);
   if (c.positions == PositionKind::Learned)
     check_range(what, "the first position's row", c.position_offset, 0, c.n_positions - 1);
   else if (c.position_offset != 0)
-    bad(what, "a position offset needs a learned position table");
-  if ((c.head_transform || c.head_bias) && !c.has_lm_head) bad(what, "a masked-LM head's parts without an LM head");
+    refuse(what, "a position offset needs a learned position table");
+  if ((c.head_transform || c.head_bias) && !c.has_lm_head) refuse(what, "a masked-LM head's parts without an LM head");
   if (c.positions == PositionKind::Rope && c.head_dim % 2 != 0)
-    bad(what, "rotary positions need an even head width (got " + std::to_string(c.head_dim) + ")");
+    refuse(what, "rotary positions need an even head width (got " + std::to_string(c.head_dim) + ")");
   if (static_cast<int>(c.layers.size()) != c.n_layer)
-    bad(what, "the per-layer settings list " + std::to_string(c.layers.size()) + " layers, not " + std::to_string(c.n_layer));
+    refuse(what, "the per-layer settings list " + std::to_string(c.layers.size()) + " layers, not " + std::to_string(c.n_layer));
   for (const LayerSpec& l : c.layers) {
-    if (l.window < 0) bad(what, "a sliding window must be at least 1 token");
+    if (l.window < 0) refuse(what, "a sliding window must be at least 1 token");
     const RopeConfig& r = l.rope;
     if (c.positions == PositionKind::Rope) {
-      if (!(r.theta > 1 && r.theta < 1e12)) bad(what, "rope theta must be a number above 1");
+      if (!(r.theta > 1 && r.theta < 1e12)) refuse(what, "rope theta must be a number above 1");
       if (!(r.factor >= 1 && r.factor <= 1e4) && r.scaling != RopeScaling::None)
-        bad(what, "the rope scaling factor must be a number from 1 to 10000");
+        refuse(what, "the rope scaling factor must be a number from 1 to 10000");
       if ((r.scaling == RopeScaling::Llama3 || r.scaling == RopeScaling::Yarn) &&
           (r.original_max_positions < 1 || r.original_max_positions > (1 << 24)))
-        bad(what, "rope scaling needs original_max_position_embeddings from 1 to 16777216");
+        refuse(what, "rope scaling needs original_max_position_embeddings from 1 to 16777216");
       if (r.scaling == RopeScaling::Llama3 && !(r.high_freq_factor > r.low_freq_factor && r.low_freq_factor > 0))
-        bad(what, "llama3 rope scaling needs 0 < low_freq_factor < high_freq_factor");
+        refuse(what, "llama3 rope scaling needs 0 < low_freq_factor < high_freq_factor");
       if (r.scaling == RopeScaling::Yarn && !(r.beta_fast > 0 && r.beta_slow > 0 && r.attention_factor > 0 &&
                                               std::isfinite(r.attention_factor) && r.attention_factor < 100))
-        bad(what, "yarn rope scaling needs positive beta_fast, beta_slow and attention_factor");
+        refuse(what, "yarn rope scaling needs positive beta_fast, beta_slow and attention_factor");
     }
   }
   const auto finite_nonnegative = [&](float v, const char* name) {
-    if (!(v >= 0 && std::isfinite(v))) bad(what, std::string(name) + " must be a finite number ≥ 0");
+    if (!(v >= 0 && std::isfinite(v))) refuse(what, std::string(name) + " must be a finite number ≥ 0");
   };
-  if (!(c.norm_eps > 0 && c.norm_eps <= 1)) bad(what, "the norm epsilon must be a number in (0, 1]");
+  if (!(c.norm_eps > 0 && c.norm_eps <= 1)) refuse(what, "the norm epsilon must be a number in (0, 1]");
   finite_nonnegative(c.attn_softcap, "the attention soft-cap");
   finite_nonnegative(c.final_softcap, "the final logit soft-cap");
-  if (!(c.score_scale > 0 && c.score_scale <= 1e3)) bad(what, "the score scale must be a number in (0, 1000]");
-  if (!(c.embed_scale > 0 && c.embed_scale <= 1e4)) bad(what, "the embedding scale must be a number in (0, 10000]");
+  if (!(c.score_scale > 0 && c.score_scale <= 1e3)) refuse(what, "the score scale must be a number in (0, 1000]");
+  if (!(c.embed_scale > 0 && c.embed_scale <= 1e4)) refuse(what, "the embedding scale must be a number in (0, 10000]");
 }
 
 // [SECTION] weights --------------------------------------------------------------------------
@@ -756,7 +755,7 @@ ModelTrace transformer_forward(const Transformer& model, const std::vector<int>&
 ForwardInSlices::ForwardInSlices(std::shared_ptr<const Transformer> model, const std::vector<int>& token_ids,
                                  const ForwardOptions& options)
     : model_(std::move(model)), options_(options) {
-  if (options_.intervention && !options_.intervention->empty()) bad("forward in slices", "an intervention is not sliced");
+  if (options_.intervention && !options_.intervention->empty()) refuse("forward in slices", "an intervention is not sliced");
   options_.intervention = nullptr;
   trace_ = begin_forward(*model_, token_ids, options_, x_);
 }
@@ -774,8 +773,8 @@ ModelTrace rerun_forward(const Transformer& model, const ModelTrace& base, const
                          const ForwardOptions& options) {
   const TransformerConfig& cfg = model.config;
   const int T = static_cast<int>(base.token_ids.size());
-  if (!base.intervention.empty()) bad("rerun", "the run to start from has an intervention of its own");
-  if (static_cast<int>(base.layers.size()) != cfg.n_layer || base.streams.empty()) bad("rerun", "the run is not this model's");
+  if (!base.intervention.empty()) refuse("rerun", "the run to start from has an intervention of its own");
+  if (static_cast<int>(base.layers.size()) != cfg.n_layer || base.streams.empty()) refuse("rerun", "the run is not this model's");
   validate_intervention(cfg, T, intervention, base.padding);
   if (intervention.empty()) {
     ForwardOptions same = options;
@@ -1039,8 +1038,8 @@ std::vector<LayerDetail> cached_layer_rows(const Transformer& model, const Forwa
   const TransformerConfig& cfg = model.config;
   if (cache.token_ids.empty() || cache.model != &model || !(cache.config == cfg) ||
       static_cast<int>(cache.layers.size()) != cfg.n_layer)
-    bad("cache", "it was not made by this model");
-  if (position < 0 || position >= static_cast<int>(cache.token_ids.size())) bad("position", "outside the text");
+    refuse("cache", "it was not made by this model");
+  if (position < 0 || position >= static_cast<int>(cache.token_ids.size())) refuse("position", "outside the text");
   const ModelTrace& trace = cache.trace;
   std::vector<LayerDetail> rows(static_cast<std::size_t>(cfg.n_layer));
   Matrix x;
@@ -1093,9 +1092,9 @@ void validate_intervention(const TransformerConfig& c, int T, const Intervention
   const auto name = [](int layer, int head) { return std::to_string(layer) + "." + (head < 0 ? "*" : std::to_string(head)); };
   const auto check_head = [&](const std::string& what, int layer, int head, bool all_allowed) {
     if (layer < 0 || layer >= c.n_layer)
-      bad(what, "layer " + std::to_string(layer) + " is outside the model (layers 0 to " + std::to_string(c.n_layer - 1) + ")");
+      refuse(what, "layer " + std::to_string(layer) + " is outside the model (layers 0 to " + std::to_string(c.n_layer - 1) + ")");
     if (head < (all_allowed ? -1 : 0) || head >= c.n_head)
-      bad(what, "head " + std::to_string(head) + " is outside the layer (heads 0 to " + std::to_string(c.n_head - 1) + ")");
+      refuse(what, "head " + std::to_string(head) + " is outside the layer (heads 0 to " + std::to_string(c.n_head - 1) + ")");
   };
   for (const HeadRef& a : edit.ablate) check_head("ablate " + name(a.layer, a.head), a.layer, a.head, false);
   std::vector<HeadRef> patched;
@@ -1103,21 +1102,21 @@ void validate_intervention(const TransformerConfig& c, int T, const Intervention
     const std::string what = "patch " + name(p.layer, p.head);
     check_head(what, p.layer, p.head, false);
     if (p.output.rows() != T || p.output.cols() != c.head_dim)
-      bad(what, "the source's output is " + std::to_string(p.output.rows()) + " × " + std::to_string(p.output.cols()) +
+      refuse(what, "the source's output is " + std::to_string(p.output.rows()) + " × " + std::to_string(p.output.cols()) +
                     ", not " + std::to_string(T) + " × " + std::to_string(c.head_dim) +
                     " (the two texts must have the same number of tokens)");
-    if (std::find(patched.begin(), patched.end(), HeadRef{p.layer, p.head}) != patched.end()) bad(what, "the head is patched twice");
+    if (std::find(patched.begin(), patched.end(), HeadRef{p.layer, p.head}) != patched.end()) refuse(what, "the head is patched twice");
     if (std::find(edit.ablate.begin(), edit.ablate.end(), HeadRef{p.layer, p.head}) != edit.ablate.end())
-      bad(what, "the head is ablated and patched at once: choose one");
+      refuse(what, "the head is ablated and patched at once: choose one");
     patched.push_back({p.layer, p.head});
   }
   for (const StreamPatch& p : edit.stream_patches) {
     const std::string what = "patch-resid " + std::to_string(p.layer) + "@" + std::to_string(p.position);
     if (p.layer < 0 || p.layer >= c.n_layer)
-      bad(what, "layer " + std::to_string(p.layer) + " is outside the model (layers 0 to " + std::to_string(c.n_layer - 1) + ")");
+      refuse(what, "layer " + std::to_string(p.layer) + " is outside the model (layers 0 to " + std::to_string(c.n_layer - 1) + ")");
     if (p.position < 0 || p.position >= T)
-      bad(what, "position " + std::to_string(p.position) + " is outside the text (0 to " + std::to_string(T - 1) + ")");
-    if (p.row.size() != c.d_model) bad(what, "the source's row has " + std::to_string(p.row.size()) + " numbers, not " + std::to_string(c.d_model));
+      refuse(what, "position " + std::to_string(p.position) + " is outside the text (0 to " + std::to_string(T - 1) + ")");
+    if (p.row.size() != c.d_model) refuse(what, "the source's row has " + std::to_string(p.row.size()) + " numbers, not " + std::to_string(c.d_model));
   }
   for (const LinkCut& cut : edit.cuts) {
     const std::string what = "cut " + name(cut.layer, cut.head) + ":" + std::to_string(cut.query) + "-" + std::to_string(cut.key);
@@ -1145,12 +1144,12 @@ AttentionOptions model_attention_options(const TransformerConfig& c, int layer) 
 
 LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int layer, Backend backend) {
   if (layer < 0 || layer >= static_cast<int>(trace.layers.size()) || layer >= model.config.n_layer)
-    bad("layer", "outside the model");
+    refuse("layer", "outside the model");
   const TransformerConfig& cfg = model.config;
   // the nearest kept stream at or before the layer, run through the layers between
   const int from = layer / trace.stream_every * trace.stream_every;
   const std::size_t kept = static_cast<std::size_t>(from / trace.stream_every);
-  if (kept >= trace.streams.size()) bad("layer", "the trace keeps no stream before it");
+  if (kept >= trace.streams.size()) refuse("layer", "the trace keeps no stream before it");
   const Intervention* edit = trace.intervention.empty() ? nullptr : &trace.intervention;
   Matrix x = trace.streams[kept];  // patched already where the intervention writes into it
   for (int l = from; l < layer; ++l) {
@@ -1168,7 +1167,7 @@ LayerDetail layer_detail(const Transformer& model, const ModelTrace& trace, int 
 
 StreamUpdates stream_updates(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& l, int row,
                              Backend backend) {
-  if (row < 0 || row >= l.head_outputs.rows()) bad("row", "outside the text");
+  if (row < 0 || row >= l.head_outputs.rows()) refuse("row", "outside the text");
   // every part of the block works row by row: this row alone gives the forward's numbers for it, up to
   // the last bit where the kernels block one row differently from many
   StreamUpdates u;
@@ -1191,7 +1190,7 @@ StreamUpdates stream_updates(const TransformerConfig& c, const TransformerBlock&
 
 Matrix head_contributions(const TransformerConfig& c, const TransformerBlock& b, const LayerDetail& l, int row,
                           Backend backend) {
-  if (row < 0 || row >= l.head_outputs.rows()) bad("row", "outside the text");
+  if (row < 0 || row >= l.head_outputs.rows()) refuse("row", "outside the text");
   // each head's output alone in its own row (zeros in the other heads' columns): one product with W_O
   const int H = c.n_head, hd = c.head_dim;
   Matrix spread = Matrix::Zero(H, static_cast<Eigen::Index>(H) * hd), parts;
@@ -1202,7 +1201,7 @@ Matrix head_contributions(const TransformerConfig& c, const TransformerBlock& b,
 
 Matrix through_head_output(const TransformerConfig& c, const TransformerBlock& b, int head, const Matrix& rows,
                            Backend backend) {
-  if (head < 0 || head >= c.n_head || rows.cols() != c.head_dim) bad("head", "outside the layer");
+  if (head < 0 || head >= c.n_head || rows.cols() != c.head_dim) refuse("head", "outside the layer");
   // the rows in head `head`'s columns of the joined outputs, zeros elsewhere: one product with W_O
   const int hd = c.head_dim;
   Matrix spread = Matrix::Zero(rows.rows(), static_cast<Eigen::Index>(c.n_head) * hd), out;
@@ -1212,8 +1211,8 @@ Matrix through_head_output(const TransformerConfig& c, const TransformerBlock& b
 }
 
 Vector logits_at(const Transformer& model, const ModelTrace& trace, int position, bool capped, Backend backend) {
-  if (position < 0 || position >= trace.final_normed.rows()) bad("position", "outside the text");
-  if (!model.config.has_lm_head) bad("logits", "this model was read without its LM head (no predictions)");
+  if (position < 0 || position >= trace.final_normed.rows()) refuse("position", "outside the text");
+  if (!model.config.has_lm_head) refuse("logits", "this model was read without its LM head (no predictions)");
   Matrix logits;
   linear_forward(trace.final_normed.row(position), lm_head(model), model.lm_head_b, logits, backend);
   const float cap = model.config.final_softcap;
@@ -1222,13 +1221,13 @@ Vector logits_at(const Transformer& model, const ModelTrace& trace, int position
 }
 
 Vector unembedding(const Transformer& model, int token) {
-  if (token < 0 || token >= model.config.vocab_size) bad("token", "outside the vocabulary");
-  if (!model.config.has_lm_head) bad("unembedding", "this model was read without its LM head (no predictions)");
+  if (token < 0 || token >= model.config.vocab_size) refuse("token", "outside the vocabulary");
+  if (!model.config.has_lm_head) refuse("unembedding", "this model was read without its LM head (no predictions)");
   return lm_head(model).row(token);
 }
 
 AttentionTrace head_trace(const TransformerConfig& c, const LayerDetail& l, int head, const AttentionOptions& options) {
-  if (head < 0 || head >= static_cast<int>(l.weights.size())) bad("head", "outside the layer");
+  if (head < 0 || head >= static_cast<int>(l.weights.size())) refuse("head", "outside the layer");
   const Eigen::Index hd = c.head_dim, g = c.kv_head_of(head);
   return attend(l.query.middleCols(head * hd, hd), l.key.middleCols(g * hd, hd), l.value.middleCols(g * hd, hd), options);
 }

@@ -29,7 +29,7 @@ struct MatrixImage {
 };
 
 GLuint g_colour_program = 0;
-GLuint g_vertex_array = 0;
+GLuint g_image_vertex_array = 0;
 std::map<std::string, MatrixImage> g_images;
 
 // The shader cannot rely on a texture keeping infinities: masked entries travel as this number.
@@ -78,7 +78,7 @@ void draw_image(MatrixImage& image, const float* values) {
   glUniform1f(glGetUniformLocation(g_colour_program, "u_low"), image.low);
   glUniform1f(glGetUniformLocation(g_colour_program, "u_high"), image.high);
   glUniform1i(glGetUniformLocation(g_colour_program, "u_diverging"), image.map == ColourMap::Diverging ? 1 : 0);
-  glBindVertexArray(g_vertex_array);
+  glBindVertexArray(g_image_vertex_array);
   draw_full_target();
   glBindTexture(GL_TEXTURE_2D, image.colours.texture.id);
   glGenerateMipmap(GL_TEXTURE_2D);
@@ -117,13 +117,13 @@ void create_matrix_images() {
   destroy_matrix_images();
   std::string error;
   g_colour_program = build_program("fullscreen.vert", "colour_map.frag", &error);
-  if (g_colour_program) glGenVertexArrays(1, &g_vertex_array);
+  if (g_colour_program) glGenVertexArrays(1, &g_image_vertex_array);
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &g_max_texture_size);
 }
 
 void destroy_matrix_images() {
   if (g_colour_program) glDeleteProgram(g_colour_program);
-  if (g_vertex_array) glDeleteVertexArrays(1, &g_vertex_array);
+  if (g_image_vertex_array) glDeleteVertexArrays(1, &g_image_vertex_array);
   for (auto& entry : g_images) {
     release(entry.second.values);
     release(entry.second.colours);
@@ -133,7 +133,7 @@ void destroy_matrix_images() {
 
 void forget_matrix_images() {
   g_colour_program = 0;
-  g_vertex_array = 0;
+  g_image_vertex_array = 0;
   g_images.clear();
 }
 

@@ -10,16 +10,12 @@
 #include "../api/compute_json.h"
 #include "../api/model_json.h"
 #include "input_table.h"
+#include "../core/refuse.h"
 
 namespace attn {
 
 using nlohmann::json;
 
-namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& why) {
-  throw std::invalid_argument(key + ": " + why);
-}
-}  // namespace
 
 Matrix AppInputs::derive_default_qk() {
   Matrix m(3, 2);
@@ -690,7 +686,7 @@ json state_to_json(const AppState& s) {
 void apply_state_json(AppState& s, const json& partial, double now) {
   if (!partial.is_object()) throw std::invalid_argument("state: setState takes an object of inputs");
   for (const auto& item : partial.items())
-    if (!find_input(item.key())) bad(item.key(), "is not an input of the explainer");
+    if (!find_input(item.key())) refuse(item.key(), "is not an input of the explainer");
   AppInputs next = s.inputs;
   // In the table's order, not the object's: the sentence and the model come before the token,
   // the layer and the head, which are checked against them.
@@ -702,7 +698,7 @@ void apply_state_json(AppState& s, const json& partial, double now) {
   try {
     queries = query_tokens(s, next.model, next.sentence);
   } catch (const std::invalid_argument& e) {
-    bad("sentence", e.what());
+    refuse("sentence", e.what());
   }
   if (!partial.contains("token") && (partial.contains("sentence") || partial.contains("model"))) {
     // A new sentence: keep the same word selected if it is still there ("it" by default).
@@ -714,7 +710,7 @@ void apply_state_json(AppState& s, const json& partial, double now) {
     s.error.clear();
     s.error_key.clear();
     if (why.rfind(key, 0) == 0) throw std::invalid_argument(why);  // it names its input already ("cut 0.1:5-4: …")
-    bad(key, why);
+    refuse(key, why);
   }
 }
 

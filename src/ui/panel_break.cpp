@@ -47,12 +47,6 @@ std::string times_text(double ratio) {
   return buf;
 }
 
-// Keeps the next item on this line if `width` pixels still fit, else starts a new line.
-void same_line_if_fits(float width) {
-  ImGui::SameLine();
-  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
-}
-
 // [SECTION] Controls
 
 void draw_break_controls(const AppState& state, AppInputs& next) {

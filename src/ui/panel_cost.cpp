@@ -38,24 +38,6 @@ std::string ms_text(double ms) {
   return buf;
 }
 
-std::string bytes_text(double bytes) {
-  const bool mib = bytes >= 1024.0 * 1024.0;
-  const double v = bytes / (mib ? 1024.0 * 1024.0 : 1024.0);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, v >= 10 || v == std::floor(v) ? "%.0f %s" : "%.1f %s", v, mib ? "MiB" : "KiB");
-  return buf;
-}
-
-// 4194304 -> "4 194 304": digits in groups of three, easier to read at a glance.
-std::string grouped_digits(long long n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ' ';
-    out += digits[i];
-  }
-  return out;
-}
-
 // Tick labels: a time tick is a power of 10 ms ("0.001", "1000"); a memory tick a power of 4 bytes.
 std::string ms_tick_text(double ms) {
   char buf[32];

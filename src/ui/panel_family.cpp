@@ -330,24 +330,6 @@ void draw_qk_norm(const AppState& state) {
 
 // [SECTION] Cost: the K/V cache
 
-std::string bytes_text(double bytes) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : bytes >= 100 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return buf;
-}
-
-std::string grouped(long long n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ' ';
-    out += digits[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 // [SECTION] Heads: groups and the layer strip
@@ -418,8 +400,8 @@ KvUpdateTexts kv_update_texts(const AppState& state, const TransformerConfig& c,
     std::snprintf(line, sizeof line,
                   "A new token computes its own row in every layer: one query per head against the %d keys held "
                   "(%s multiply-adds of scores per layer), where the whole text again would be %s, and its MLP row alone.",
-                  T, grouped(static_cast<std::int64_t>(t.new_token_score_macs)).c_str(),
-                  grouped(static_cast<std::int64_t>(t.full_score_macs)).c_str());
+                  T, grouped_digits(static_cast<std::int64_t>(t.new_token_score_macs)).c_str(),
+                  grouped_digits(static_cast<std::int64_t>(t.full_score_macs)).c_str());
   } else {
     std::snprintf(line, sizeof line, "An encoder reads both ways: a new token changes every earlier row, so each change "
                                      "computes the whole text again (no cache helps it).");
@@ -466,14 +448,14 @@ void draw_kv_cache_section(const AppState& state) {
              " tokens, " + bpn + " bytes a number (the width its weights are stored in):").c_str());
   char line[256];
   std::snprintf(line, sizeof line, "per token and layer: 2 × %d K/V heads × %d = %s numbers", v.n_kv_head, v.head_dim,
-                grouped(v.per_token_layer).c_str());
+                grouped_digits(v.per_token_layer).c_str());
   bullet_line(line);
   if (v.n_kv_head != v.n_head) {
     std::snprintf(line, sizeof line, "without sharing it would be 2 × %d heads × %d = %s (%d× as many)", v.n_head,
-                  v.head_dim, grouped(v.per_token_layer_unshared).c_str(), v.n_head / std::max(1, v.n_kv_head));
+                  v.head_dim, grouped_digits(v.per_token_layer_unshared).c_str(), v.n_head / std::max(1, v.n_kv_head));
     bullet_line(line);
   }
-  std::snprintf(line, sizeof line, "all %d layers: %s numbers = %s", v.n_layer, grouped(v.numbers).c_str(),
+  std::snprintf(line, sizeof line, "all %d layers: %s numbers = %s", v.n_layer, grouped_digits(v.numbers).c_str(),
                 bytes_text(static_cast<double>(v.bytes())).c_str());
   bullet_line(line);
   publish_item_rect("cost:kv_cache");

@@ -469,13 +469,6 @@ HeatmapHover draw_node(ImDrawList* dl, const FlowNode& node, const FlowLayout& L
 // [SECTION] Legend and readout
 // ---------------------------------------------------------------------------------------------
 
-// Puts the next item on this line, `spacing` after the last, if `width` still fits left of
-// `right_edge` (screen x); else on a new line. Nothing runs past the visible edge.
-void same_line_if_fits(float width, float spacing, float right_edge) {
-  ImGui::SameLine(0, spacing);
-  if (ImGui::GetCursorScreenPos().x + width > right_edge) ImGui::NewLine();
-}
-
 void draw_legends(const AppState& state, float right_edge) {
   const float font = ImGui::GetFontSize();
   const float bar = font * 5.0f;

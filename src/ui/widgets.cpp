@@ -316,11 +316,29 @@ std::map<std::string, std::pair<ImVec2, ImVec2>>& item_rects() {
 }
 }  // namespace
 
-void same_line_if_fits(float width, float spacing) {
+void same_line_if_fits(float width, float spacing, float right_edge) {
   const ImGuiStyle& style = ImGui::GetStyle();
   const float gap = spacing < 0 ? style.ItemSpacing.x : spacing;
-  const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - style.ScrollbarSize - style.WindowPadding.x;
+  if (right_edge < 0) right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - style.ScrollbarSize - style.WindowPadding.x;
   if (ImGui::GetItemRectMax().x + gap + width <= right_edge) ImGui::SameLine(0, spacing);
+}
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 || bytes >= 100 || bytes == std::floor(bytes) ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+std::string grouped_digits(long long n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ' ';
+    out += digits[i];
+  }
+  return out;
 }
 
 float button_width(const char* label) {

@@ -10,34 +10,17 @@
 #include "../../src/api/tokenizer_files.h"
 #include "../../src/core/attribution.h"
 #include "../../src/state/app_state.h"
+#include "test_helpers.h"
 
 using namespace attn;
 
 namespace {
 
-// WordPiece over 16 words: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, then words.
-const char* const kVocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ncat\nsat\non\nmat\nbank\nriver\nmoney\ni\nput\nmy\n";
-
-TransformerConfig encoder_config() {
-  TransformerConfig c;
-  c.family = "bert";
-  c.n_layer = 2, c.n_head = c.n_kv_head = 2, c.head_dim = 4, c.d_model = 8, c.d_ff = 12, c.vocab_size = 16;
-  c.n_positions = 16, c.n_token_types = 2;
-  c.norm = NormKind::LayerNorm, c.norm_eps = 1e-12f;
-  c.layers.assign(2, LayerSpec{});
-  c.qkv_bias = c.o_bias = c.mlp_bias = true;
-  c.score_scale = 0.5f;
-  c.activation = Activation::GeluErf;
-  c.causal = false, c.post_norm = true, c.embed_norm = true;
-  c.has_lm_head = c.head_transform = c.head_bias = true;
-  return c;
-}
-
 AppState with_encoder() {
   LoadedModel m;
   m.name = "enc";
-  m.model = std::make_shared<const Transformer>(random_transformer(encoder_config(), 3, Dtype::F32, WeightLayout::OutIn, 0.6));
-  m.tokenizer = std::make_shared<const TextTokenizer>(tokenizer_from_vocab_txt(kVocab));
+  m.model = std::make_shared<const Transformer>(random_transformer(test::tiny_bert(), 3, Dtype::F32, WeightLayout::OutIn, 0.6));
+  m.tokenizer = std::make_shared<const TextTokenizer>(tokenizer_from_vocab_txt(test::kBankVocab));
   AppState s = make_initial_state();
   add_model(s, std::move(m));
   apply_state_json(s, {{"model", "enc"}}, 0.0);

@@ -17,36 +17,18 @@
 #include "../../src/api/tokenizer_files.h"
 #include "../../src/core/attribution.h"
 #include "../../src/core/transformer.h"
+#include "test_helpers.h"
 
 namespace {
 
 using nlohmann::json;
-
-// WordPiece over a vocabulary of 16: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, then words.
-const char* const kVocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ncat\nsat\non\nmat\nbank\nriver\nmoney\ni\nput\nmy\n";
-
-// Post-norm BERT blocks: C 8, 2 heads of 4, d_ff 12, 2 layers, 16 positions, 2 token types.
-attn::TransformerConfig encoder_config(bool head) {
-  attn::TransformerConfig c;
-  c.family = "bert";
-  c.n_layer = 2, c.n_head = c.n_kv_head = 2, c.head_dim = 4, c.d_model = 8, c.d_ff = 12, c.vocab_size = 16;
-  c.n_positions = 16, c.n_token_types = 2;
-  c.norm = attn::NormKind::LayerNorm, c.norm_eps = 1e-12f;
-  c.layers.assign(2, attn::LayerSpec{});
-  c.qkv_bias = c.o_bias = c.mlp_bias = true;
-  c.score_scale = 0.5f;
-  c.activation = attn::Activation::GeluErf;
-  c.causal = false, c.post_norm = true, c.embed_norm = true;
-  c.has_lm_head = c.head_transform = c.head_bias = head;
-  return c;
-}
 
 attn::LoadedModel loaded(const attn::TransformerConfig& c, std::uint64_t seed) {
   attn::LoadedModel m;
   m.name = "random " + c.family;
   m.model = std::make_shared<const attn::Transformer>(
       attn::random_transformer(c, seed, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.6));
-  m.tokenizer = std::make_shared<const attn::TextTokenizer>(attn::tokenizer_from_vocab_txt(kVocab));
+  m.tokenizer = std::make_shared<const attn::TextTokenizer>(attn::tokenizer_from_vocab_txt(attn::test::kBankVocab));
   return m;
 }
 
@@ -56,8 +38,8 @@ attn::InterventionRequest request_for(const attn::LoadedModel& m, const std::str
   return r;
 }
 
-// The refusal's message (one line), or "accepted".
-std::string refusal(const attn::LoadedModel& m, const attn::InterventionRequest& r) {
+// The intervention_refusal's message (one line), or "accepted".
+std::string intervention_refusal(const attn::LoadedModel& m, const attn::InterventionRequest& r) {
   try {
     attn::intervention_json(m, r);
   } catch (const std::invalid_argument& e) {
@@ -81,7 +63,7 @@ const char* const kText = "the cat sat on the [MASK]";  // [CLS] the cat sat on 
 }  // namespace
 
 TEST_CASE("encoder interventions: ablation and cuts measured at the mask, attribution null with its reason") {
-  const attn::LoadedModel m = loaded(encoder_config(true), 5);
+  const attn::LoadedModel m = loaded(attn::test::tiny_bert(true), 5);
   attn::InterventionRequest r = request_for(m, kText);
   REQUIRE(r.ids.size() == 8);
   REQUIRE(r.ids[6] == 4);
@@ -120,7 +102,7 @@ TEST_CASE("encoder interventions: ablation and cuts measured at the mask, attrib
 }
 
 TEST_CASE("encoder interventions: the ablation sweep, padding and patching") {
-  const attn::LoadedModel m = loaded(encoder_config(true), 6);
+  const attn::LoadedModel m = loaded(attn::test::tiny_bert(true), 6);
   attn::InterventionRequest r = request_for(m, kText);
   r.sweep = attn::SweepKind::Heads;
   r.target = 12;  // "money"
@@ -149,7 +131,7 @@ TEST_CASE("encoder interventions: the ablation sweep, padding and patching") {
   CHECK(padded["intervened"]["log_prob"].get<double>() == doctest::Approx(plain["intervened"]["log_prob"].get<double>()).epsilon(1e-5));
   for (int i = 0; i < 10; ++i) CHECK(padded["intervened"]["attention"][1][0][i][8] == 0.0);
   p.at = 8;  // a padding position is not measured
-  CHECK(refusal(m, p).rfind("at: position 8 is outside the text (0 to 7)", 0) == 0);
+  CHECK(intervention_refusal(m, p).rfind("at: position 8 is outside the text (0 to 7)", 0) == 0);
 
   // patching head 0.1 from another text of as many tokens
   attn::InterventionRequest q = request_for(m, "the bank sat on the [MASK]");
@@ -168,11 +150,11 @@ TEST_CASE("encoder interventions: the ablation sweep, padding and patching") {
 }
 
 TEST_CASE("encoder interventions: what cannot apply is refused by name; with nothing to measure, nulls") {
-  const attn::LoadedModel m = loaded(encoder_config(true), 7);
+  const attn::LoadedModel m = loaded(attn::test::tiny_bert(true), 7);
   attn::InterventionRequest r = request_for(m, kText);
   r.edit.ablate = {{0, 0}};
   r.against = 5;
-  CHECK(refusal(m, r).rfind("against: ", 0) == 0);
+  CHECK(intervention_refusal(m, r).rfind("against: ", 0) == 0);
   r.against = -1;
 
   // no mask token and no position: the run and its attention, nothing measured
@@ -187,10 +169,10 @@ TEST_CASE("encoder interventions: what cannot apply is refused by name; with not
   CHECK(out["intervened"]["attention"].size() == 2);
   CHECK(out["attribution"].is_null());
   plain.target = 6;
-  CHECK(refusal(m, plain).find("put [MASK] in the text") != std::string::npos);
+  CHECK(intervention_refusal(m, plain).find("put [MASK] in the text") != std::string::npos);
   plain.target = -1;
   plain.sweep = attn::SweepKind::Heads;
-  CHECK(refusal(m, plain).rfind("sweep: ", 0) == 0);
+  CHECK(intervention_refusal(m, plain).rfind("sweep: ", 0) == 0);
   // ... or measured where asked
   plain.at = 2, plain.target = 6;
   const json at_cat = attn::intervention_json(m, plain);
@@ -204,7 +186,7 @@ TEST_CASE("encoder interventions: what cannot apply is refused by name; with not
   CHECK(attn::intervention_json(m, page)["token_ids"].size() == 11);
 
   // read without its masked-LM head: no predictions, so no mask, target, position or sweep
-  const attn::LoadedModel headless = loaded(encoder_config(false), 8);
+  const attn::LoadedModel headless = loaded(attn::test::tiny_bert(false), 8);
   attn::InterventionRequest h = request_for(headless, "the cat sat on the mat");
   h.edit.cuts = {{1, -1, 3, 1}};
   const json attention_only = attn::intervention_json(headless, h);
@@ -212,10 +194,10 @@ TEST_CASE("encoder interventions: what cannot apply is refused by name; with not
   CHECK(attention_only["attribution_note"].get<std::string>().find("no LM head") != std::string::npos);
   CHECK(attention_only["intervened"]["attention"][1][0][3][1] == 0.0);
   h.at = 2;
-  CHECK(refusal(headless, h).rfind("at: this model has no LM head", 0) == 0);
+  CHECK(intervention_refusal(headless, h).rfind("at: this model has no LM head", 0) == 0);
   h.at = -1;
   h.ids = request_for(m, kText).ids;
-  CHECK(refusal(headless, h).find("no masked-LM head") != std::string::npos);
+  CHECK(intervention_refusal(headless, h).find("no masked-LM head") != std::string::npos);
 }
 
 TEST_CASE("intervention_json on a decoder with the same tokenizer: attribution as before") {

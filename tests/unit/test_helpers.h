@@ -4,7 +4,10 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "../../src/core/matrix.h"
 #include "../../src/core/random.h"
@@ -49,5 +52,30 @@ inline TransformerConfig tiny_llama(int layers, int heads, int kv_heads, int hea
   c.gated_mlp = true, c.activation = Activation::Silu;
   return c;
 }
+
+// Post-norm BERT blocks: C 8, 2 heads of 4, d_ff 12, 2 layers, 16 positions, 2 token types; the masked-LM
+// head where `head`.
+inline TransformerConfig tiny_bert(bool head = true) {
+  TransformerConfig c;
+  c.family = "bert";
+  c.n_layer = 2, c.n_head = c.n_kv_head = 2, c.head_dim = 4, c.d_model = 8, c.d_ff = 12, c.vocab_size = 16;
+  c.n_positions = 16, c.n_token_types = 2;
+  c.norm = NormKind::LayerNorm, c.norm_eps = 1e-12f;
+  c.layers.assign(2, LayerSpec{});
+  c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.score_scale = 0.5f;
+  c.activation = Activation::GeluErf;
+  c.causal = false, c.post_norm = true, c.embed_norm = true;
+  c.has_lm_head = c.head_transform = c.head_bias = head;
+  return c;
+}
+
+// tiny_bert's WordPiece vocabulary (vocab.txt): [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, then 11 words.
+inline constexpr const char* kBankVocab =
+    "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ncat\nsat\non\nmat\nbank\nriver\nmoney\ni\nput\nmy\n";
+
+// A UTF-32 literal as the code points the normalizers take.
+using Codes = std::vector<std::uint32_t>;
+inline Codes code_points(const std::u32string& s) { return Codes(s.begin(), s.end()); }
 
 }  // namespace attn::test

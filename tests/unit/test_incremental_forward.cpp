@@ -166,7 +166,7 @@ attn::TransformerConfig qwen_odd() {
   return c;
 }
 
-attn::Transformer model_of(const attn::TransformerConfig& c, std::uint64_t seed) {
+attn::Transformer model_with_biases(const attn::TransformerConfig& c, std::uint64_t seed) {
   attn::Transformer m = attn::random_transformer(c, seed, attn::Dtype::F32, attn::WeightLayout::OutIn, 0.3);
   // biases too, so a missing one would show
   for (attn::TransformerBlock& b : m.blocks)
@@ -189,19 +189,19 @@ TEST_CASE("incremental forward: GPT-2 at head_dim 5, bit-identical on every kern
 }
 
 TEST_CASE("incremental forward: Llama-like (RMSNorm, RoPE, 4 query heads on 2 K/V heads), bit-identical") {
-  const attn::Transformer m = model_of(llama_odd(), 12);
+  const attn::Transformer m = model_with_biases(llama_odd(), 12);
   run_story(m, attn::Backend::Scalar, 0);
   run_story(m, attn::Backend::Simd, 0);
 }
 
 TEST_CASE("incremental forward: Qwen-like (q/k norm, q/k/v biases), bit-identical") {
-  const attn::Transformer m = model_of(qwen_odd(), 13);
+  const attn::Transformer m = model_with_biases(qwen_odd(), 13);
   run_story(m, attn::Backend::Scalar, 0);
   run_story(m, attn::Backend::Simd, 0);
 }
 
 TEST_CASE("incremental forward: past the thumbnail's side (pooled thumbnails; the summaries' kept sums), bit-identical") {
-  const attn::Transformer m = model_of(llama_odd(), 19);
+  const attn::Transformer m = model_with_biases(llama_odd(), 19);
   for (const attn::Backend backend : {attn::Backend::Scalar, attn::Backend::Simd}) {
     const int align = alignment(m.config, backend);
     attn::ForwardOptions options;
@@ -228,13 +228,13 @@ TEST_CASE("incremental forward: past the thumbnail's side (pooled thumbnails; th
 constexpr double kEigenFormTolerance = 2e-6;
 
 TEST_CASE("incremental forward: Mistral-like window of 4 < T: bit-identical on scalar, to 2e-6 in the Eigen form") {
-  const attn::Transformer m = model_of(mistral_odd(), 14);
+  const attn::Transformer m = model_with_biases(mistral_odd(), 14);
   run_story(m, attn::Backend::Scalar, 0);
   run_story(m, attn::Backend::Simd, kEigenFormTolerance);
 }
 
 TEST_CASE("incremental forward: Gemma-like (soft-caps, sandwich and q/k norms, (1 + w), windows): scalar exact, Eigen form to 2e-6") {
-  const attn::Transformer m = model_of(gemma_odd(), 15);
+  const attn::Transformer m = model_with_biases(gemma_odd(), 15);
   run_story(m, attn::Backend::Scalar, 0);
   run_story(m, attn::Backend::Simd, kEigenFormTolerance);
 }
@@ -253,7 +253,7 @@ TEST_CASE("incremental forward: a layer's row from the cache; the attribution fr
     for (attn::Backend backend : {attn::Backend::Scalar, attn::Backend::Simd})
       for (std::int64_t stream_bytes : {std::int64_t{4} << 20, std::int64_t{1}}) {
       INFO(k.name << " on " << attn::backend_name(backend) << ", stream_bytes " << stream_bytes);
-      const attn::Transformer m = model_of(k.config, 23);
+      const attn::Transformer m = model_with_biases(k.config, 23);
       attn::ForwardOptions options;
       options.backend = backend, options.top_k = 0, options.stream_bytes = stream_bytes;
       attn::ForwardCache cache;
@@ -283,7 +283,7 @@ TEST_CASE("incremental forward: a layer's row from the cache; the attribution fr
         CHECK(std::abs(got.sum() - want.sum()) <= 1e-4 * std::max(1.0, std::abs(want.sum())));
       }
     }
-  const attn::Transformer a = model_of(gpt2_odd(), 1), b = model_of(gpt2_odd(), 2);
+  const attn::Transformer a = model_with_biases(gpt2_odd(), 1), b = model_with_biases(gpt2_odd(), 2);
   attn::ForwardCache cache;
   CHECK_THROWS_WITH_AS(attn::cached_layer_rows(a, cache, 0), doctest::Contains("not made by this model"), std::invalid_argument);
   attn::transformer_forward_cached(a, text(5, a.config.vocab_size, 1), cache);
@@ -297,7 +297,7 @@ TEST_CASE("incremental forward: an encoder, an intervention or other options com
   SUBCASE("an encoder: every query sees every key") {
     attn::TransformerConfig c = tiny_llama(2, 2, 2, 4, 8, 19);
     c.causal = false;
-    const attn::Transformer m = model_of(c, 16);
+    const attn::Transformer m = model_with_biases(c, 16);
     std::vector<int> ids = text(6, 19, 1);
     attn::transformer_forward_cached(m, ids, cache, {}, &from);
     CHECK(from == 0);

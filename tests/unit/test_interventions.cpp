@@ -37,7 +37,7 @@ attn::TransformerConfig gemma_shape() {
 }
 
 // A model whose norm weights are random too, so frozen scales are not all 1.
-Transformer model_of(const attn::TransformerConfig& c, std::uint64_t seed) {
+Transformer model_with_norm_jitter(const attn::TransformerConfig& c, std::uint64_t seed) {
   Transformer m = attn::random_transformer(c, seed, attn::Dtype::F32, attn::WeightLayout::InOut, 0.3);
   attn::Rng rng(seed + 1);
   const auto jitter = [&](attn::Vector& v) {
@@ -83,7 +83,7 @@ ModelTrace run(const Transformer& m, const std::vector<int>& ids, const Interven
 
 TEST_CASE("an empty intervention is the plain forward, bit for bit") {
   for (const attn::TransformerConfig& c : {gpt2_shape(), gemma_shape()}) {
-    const Transformer m = model_of(c, 5);
+    const Transformer m = model_with_norm_jitter(c, 5);
     const std::vector<int> ids = ids_of(9, c.vocab_size);
     const Intervention none;
     CHECK(same_run(run(m, ids), run(m, ids, &none)));
@@ -93,7 +93,7 @@ TEST_CASE("an empty intervention is the plain forward, bit for bit") {
 
 TEST_CASE("a rerun from the first changed layer equals the whole forward with the change, bit for bit") {
   for (const attn::TransformerConfig& c : {gpt2_shape(), gemma_shape()}) {
-    const Transformer m = model_of(c, 6);
+    const Transformer m = model_with_norm_jitter(c, 6);
     const std::vector<int> ids = ids_of(10, c.vocab_size);
     for (std::int64_t stream_bytes : {std::int64_t{4} << 20, std::int64_t{1}}) {  // every layer's stream kept, or layer 0's only
       Intervention edit;
@@ -113,7 +113,7 @@ TEST_CASE("a rerun from the first changed layer equals the whole forward with th
 
 TEST_CASE("ablation: zero and mean replace only that head's output, and mean never looks ahead") {
   const attn::TransformerConfig c = gpt2_shape();
-  const Transformer m = model_of(c, 7);
+  const Transformer m = model_with_norm_jitter(c, 7);
   const std::vector<int> ids = ids_of(8, c.vocab_size);
   const ModelTrace base = run(m, ids);
   const int hd = c.head_dim;
@@ -148,7 +148,7 @@ TEST_CASE("ablation: zero and mean replace only that head's output, and mean nev
 
 TEST_CASE("a cut link gets weight 0 and the rest of its row is renormalised by the softmax") {
   for (const attn::TransformerConfig& c : {gpt2_shape(), gemma_shape()}) {
-    const Transformer m = model_of(c, 8);
+    const Transformer m = model_with_norm_jitter(c, 8);
     const std::vector<int> ids = ids_of(7, c.vocab_size);
     const ModelTrace base = run(m, ids);
     Intervention edit;
@@ -173,7 +173,7 @@ TEST_CASE("a cut link gets weight 0 and the rest of its row is renormalised by t
 
 TEST_CASE("interventions that cannot be run are refused by name") {
   const attn::TransformerConfig c = gemma_shape();  // layer 1 has a window of 3
-  const Transformer m = model_of(c, 9);
+  const Transformer m = model_with_norm_jitter(c, 9);
   const ModelTrace base = run(m, ids_of(6, c.vocab_size));
   const auto refused = [&](const Intervention& e, const char* words) {
     bool thrown = false;
@@ -214,7 +214,7 @@ TEST_CASE("interventions that cannot be run are refused by name") {
 
 TEST_CASE("patching copies exactly what it names from the other run") {
   const attn::TransformerConfig c = gpt2_shape();
-  const Transformer m = model_of(c, 10);
+  const Transformer m = model_with_norm_jitter(c, 10);
   const std::vector<int> a_ids = ids_of(8, c.vocab_size), b_ids = ids_of(8, c.vocab_size, 1);
   REQUIRE(a_ids != b_ids);
   const ModelTrace a = run(m, a_ids), b = run(m, b_ids);
@@ -240,7 +240,7 @@ TEST_CASE("patching copies exactly what it names from the other run") {
 TEST_CASE("direct logit attribution adds up to the logit, in every kind of block") {
   attn::TransformerConfig llama = attn::test::tiny_llama(2, 4, 1, 6, 18, 27);
   for (const attn::TransformerConfig& c : {gpt2_shape(), llama, gemma_shape()}) {
-    const Transformer m = model_of(c, 11);
+    const Transformer m = model_with_norm_jitter(c, 11);
     const ModelTrace t = run(m, ids_of(9, c.vocab_size));
     for (int position : {0, 4, 8}) {
       const attn::LogitAttribution a = attn::attribute_logit(m, t, position, 3);
@@ -262,7 +262,7 @@ TEST_CASE("direct logit attribution adds up to the logit, in every kind of block
 
 TEST_CASE("value-weighted attention and rollout") {
   const attn::TransformerConfig c = attn::test::tiny_llama(2, 4, 2, 6, 18, 27);
-  const Transformer m = model_of(c, 12);
+  const Transformer m = model_with_norm_jitter(c, 12);
   const ModelTrace t = run(m, ids_of(6, c.vocab_size));
   const attn::LayerDetail d = attn::layer_detail(m, t, 1);
   const int head = 3, g = c.kv_head_of(head), hd = c.head_dim;
@@ -286,7 +286,7 @@ TEST_CASE("value-weighted attention and rollout") {
 
 TEST_CASE("sweeps: each cell is its own rerun, and Cancel stops them") {
   const attn::TransformerConfig c = gpt2_shape();
-  const Transformer m = model_of(c, 13);
+  const Transformer m = model_with_norm_jitter(c, 13);
   const std::vector<int> ids = ids_of(7, c.vocab_size);
   const ModelTrace base = run(m, ids);
   const attn::Sweep s = attn::ablation_sweep(m, base, 6, 4, AblateKind::Zero);

@@ -16,7 +16,7 @@ using namespace attn;
 
 namespace {
 
-constexpr double kTolerance = 1e-5;
+constexpr double kMatmulTolerance = 1e-5;
 constexpr float kGuard = 12345.0f;  // written past the end of c: a kernel must never touch it
 
 const char* layout_name(MatmulLayout l) { return l == MatmulLayout::NN ? "NN" : l == MatmulLayout::NT ? "NT" : "TN"; }
@@ -78,7 +78,7 @@ void check_shape(MatmulLayout layout, int M, int K, int N, bool with_bias, bool 
     }
     INFO(std::string(backend_name(backend)), " (", std::string(matmul_simd_flavour()), ") ", std::string(layout_name(layout)), " M ", M, " K ", K, " N ", N,
          " bias ", with_bias, " accumulate ", accumulate, ": worst error / scale ", worst);
-    CHECK(worst <= kTolerance);
+    CHECK(worst <= kMatmulTolerance);
     for (std::size_t e = mn; e < c.size(); ++e) REQUIRE(c[e] == kGuard);
   }
 }
@@ -281,7 +281,7 @@ void check_shape16(Dtype dtype, MatmulLayout layout, int M, int K, int N, bool w
     INFO(std::string(backend_name(backend)), " (", std::string(matmul_simd_flavour()), ") ", std::string(dtype_label(dtype)), " ",
          std::string(layout_name(layout)), " M ", M, " K ", K, " N ", N, " bias ", with_bias, " accumulate ", accumulate,
          ": worst error / scale ", worst);
-    CHECK(worst <= kTolerance);
+    CHECK(worst <= kMatmulTolerance);
     for (std::size_t e = mn; e < c.size(); ++e) REQUIRE(c[e] == kGuard);
     if (backend == Backend::Simd) {
       std::vector<float> c32 = c_before;

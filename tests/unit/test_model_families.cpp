@@ -25,7 +25,7 @@ json llama_json() {
 
 attn::TransformerConfig parse(const json& j) { return attn::parse_model_config(j.dump()).config; }
 
-std::string refusal(const json& j) {
+std::string family_refusal(const json& j) {
   try {
     attn::parse_model_config(j.dump());
   } catch (const std::invalid_argument& e) {
@@ -211,15 +211,15 @@ TEST_CASE("families: what the core does not do is refused by field") {
   for (const Case& c : cases) {
     json j = llama_json();
     j[c.key] = c.value;
-    const std::string got = refusal(j);
+    const std::string got = family_refusal(j);
     CAPTURE(got);
     CHECK(got.find(c.message) != std::string::npos);
   }
-  CHECK(refusal({{"model_type", "gemma3"}}).find("config.json: text_config is missing") != std::string::npos);
+  CHECK(family_refusal({{"model_type", "gemma3"}}).find("config.json: text_config is missing") != std::string::npos);
   json sliding = llama_json();
   sliding["layer_types"] = {"sliding_attention", "full_attention"};
-  CHECK(refusal(sliding).find("sliding_window is missing or 0, yet layer 0 is a sliding-window layer") != std::string::npos);
-  CHECK(refusal(llama_json()) == "");
+  CHECK(family_refusal(sliding).find("sliding_window is missing or 0, yet layer 0 is a sliding-window layer") != std::string::npos);
+  CHECK(family_refusal(llama_json()) == "");
 }
 
 TEST_CASE("families: a Llama-style model from one file or from an index and its shards") {

@@ -76,7 +76,7 @@ attn::LoadedModel assemble(const std::string& config, const std::string& weights
   return a.finish();
 }
 
-std::string refusal(const std::string& config, const std::string& weights) {
+std::string model_refusal(const std::string& config, const std::string& weights) {
   try {
     assemble(config, weights, 7);
   } catch (const std::invalid_argument& e) {
@@ -335,7 +335,7 @@ TEST_CASE("model files: hostile weights refused by name") {
   for (const Case& c : cases) {
     const std::string what = c.what;
     CAPTURE(what);
-    const std::string message = refusal(kConfig, weights_bytes(c.tensors));
+    const std::string message = model_refusal(kConfig, weights_bytes(c.tensors));
     CAPTURE(message);
     CHECK(message.find(c.message) != std::string::npos);
   }
@@ -343,13 +343,13 @@ TEST_CASE("model files: hostile weights refused by name") {
   std::vector<attn::NamedTensor> buffers = good;
   buffers.push_back({"h.0.attn.bias", {1, 1, 16, 16}, spare.data()});
   buffers.push_back({"transformer.h.1.attn.masked_bias", {}, spare.data()});
-  CHECK(refusal(kConfig, weights_bytes(buffers, attn::Dtype::F16)) == "");
+  CHECK(model_refusal(kConfig, weights_bytes(buffers, attn::Dtype::F16)) == "");
   // Truncated and over-long weights through the assembler.
   const std::string bytes = weights_bytes(good);
-  CHECK(refusal(kConfig, bytes.substr(0, bytes.size() - 1)).find("past the end of the data") != std::string::npos);
+  CHECK(model_refusal(kConfig, bytes.substr(0, bytes.size() - 1)).find("past the end of the data") != std::string::npos);
   CHECK_THROWS_WITH_AS(assemble(kConfig, bytes.substr(0, bytes.size() - 1), 4096, false),
                        doctest::Contains("model.safetensors: the file is truncated"), std::invalid_argument);
-  CHECK(refusal(kConfig, bytes + "!!").find("extra bytes") != std::string::npos);
+  CHECK(model_refusal(kConfig, bytes + "!!").find("extra bytes") != std::string::npos);
 }
 
 TEST_CASE("model files: the folder's files refused by name") {
@@ -357,7 +357,7 @@ TEST_CASE("model files: the folder's files refused by name") {
   {  // A vocabulary larger than the model's embedding.
     const attn::TransformerConfig small = tiny_config(200);
     const std::string w = weights_bytes(attn::model_named_tensors(attn::random_transformer(small, 1)));
-    CHECK(refusal(attn::model_config_json(small), w) ==
+    CHECK(model_refusal(attn::model_config_json(small), w) ==
           "vocab.json: the vocabulary has 257 tokens, more than config.json's vocab_size 200");
   }
   attn::ModelAssembler a("x");

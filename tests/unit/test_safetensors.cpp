@@ -41,7 +41,7 @@ Floats read_all(const std::string& file, std::size_t chunk, bool known_size = tr
 }
 
 // The message a file is refused with ("" when it is accepted).
-std::string refusal(const std::string& file, std::size_t chunk = 7, bool known_size = true) {
+std::string safetensors_refusal(const std::string& file, std::size_t chunk = 7, bool known_size = true) {
   try {
     read_all(file, chunk, known_size);
   } catch (const std::invalid_argument& e) {
@@ -231,26 +231,26 @@ TEST_CASE("safetensors: hostile files are refused, each with its own message") {
   for (const Case& c : cases) {
     const std::string what = c.what;
     CAPTURE(what);
-    const std::string message = refusal(c.file);
+    const std::string message = safetensors_refusal(c.file);
     CAPTURE(message);
     CHECK(message.rfind("model.safetensors: ", 0) == 0);
     CHECK(message.find(c.message) != std::string::npos);
     CHECK(message.find('\n') == std::string::npos);
     // The same file of unknown size, fed byte by byte, is refused too (perhaps only at finish()).
-    CHECK(refusal(c.file, 1, false).rfind("model.safetensors: ", 0) == 0);
+    CHECK(safetensors_refusal(c.file, 1, false).rfind("model.safetensors: ", 0) == 0);
   }
 }
 
 TEST_CASE("safetensors: short and long files of unknown size are refused when it shows") {
   const float v[] = {1, 2, 3, 4};
   const std::string file = written({{"v", {4}, v}}, attn::Dtype::F32);
-  CHECK(refusal(file.substr(0, 5), 1, false).find("truncated: 5 bytes, too short for the 8-byte header length") !=
+  CHECK(safetensors_refusal(file.substr(0, 5), 1, false).find("truncated: 5 bytes, too short for the 8-byte header length") !=
         std::string::npos);
-  CHECK(refusal(file.substr(0, 12), 3, false).find("truncated inside the header (4 of") != std::string::npos);
-  const std::string cut = refusal(file.substr(0, file.size() - 3), 7, false);
+  CHECK(safetensors_refusal(file.substr(0, 12), 3, false).find("truncated inside the header (4 of") != std::string::npos);
+  const std::string cut = safetensors_refusal(file.substr(0, file.size() - 3), 7, false);
   CHECK(cut.find("the file is truncated: " + std::to_string(file.size() - 3) + " of the " +
                  std::to_string(file.size()) + " bytes its header describes (inside tensor \"v\")") != std::string::npos);
-  CHECK(refusal(file + "!", 4096, false).find("extra bytes after the last tensor's data") != std::string::npos);
+  CHECK(safetensors_refusal(file + "!", 4096, false).find("extra bytes after the last tensor's data") != std::string::npos);
   // A known size that disagrees with what arrives.
   attn::SafetensorsReader reader("model.safetensors", file.size() + 1, nullptr);
   CHECK_THROWS_WITH_AS(reader.feed(reinterpret_cast<const std::uint8_t*>(file.data()), file.size()),

@@ -11,17 +11,16 @@
 #include "../../src/core/bpe.h"
 #include "../../src/core/token_regex.h"
 #include "../../src/core/unicode_norm.h"
+#include "test_helpers.h"
 
 using attn::TextTokenizer;
 using attn::TokenRegex;
 using attn::tokenizer_from_json;
 using Ids = std::vector<int>;
 using Spans = std::vector<std::pair<std::size_t, std::size_t>>;
-using Codes = std::vector<std::uint32_t>;
+using attn::test::code_points;
 
 namespace {
-
-Codes cps(const std::u32string& s) { return Codes(s.begin(), s.end()); }
 
 Spans find_all(const std::string& pattern, const std::u32string& text) {
   const TokenRegex re(pattern);
@@ -112,15 +111,15 @@ TEST_CASE("token regex: what it does not understand is refused, and runaway back
 }
 
 TEST_CASE("NFC, NFKC and lowercase") {
-  CHECK(attn::to_nfc(cps(U"e\u0301")) == cps(U"\u00E9"));
-  CHECK(attn::to_nfc(cps(U"\u1E9B\u0323")) == cps(U"\u1E9B\u0323"));  // UAX #15's example: NFC keeps the long s
-  CHECK(attn::to_nfkc(cps(U"\u1E9B\u0323")) == cps(U"\u1E69"));       // NFKC folds it to ṩ
-  CHECK(attn::to_nfc(cps(U"q\u0307\u0323")) == cps(U"q\u0323\u0307"));  // marks in canonical order
-  CHECK(attn::to_nfc(cps(U"\u1100\u1161\u11A8")) == cps(U"\uAC01"));     // Hangul jamo compose by formula
-  CHECK(attn::to_nfc(cps(U"\u212B")) == cps(U"\u00C5"));                 // the angstrom sign is a singleton
-  CHECK(attn::to_nfkc(cps(U"\uFB01\u2460\u00BD")) == cps(U"fi11\u20442"));
-  CHECK(attn::to_nfc(cps(U"\u0344")) == cps(U"\u0308\u0301"));  // excluded from composition
-  CHECK(attn::to_lowercase(cps(U"A\u03A3\u0130\u00C9")) == cps(U"a\u03C3i\u0307\u00E9"));
+  CHECK(attn::to_nfc(code_points(U"e\u0301")) == code_points(U"\u00E9"));
+  CHECK(attn::to_nfc(code_points(U"\u1E9B\u0323")) == code_points(U"\u1E9B\u0323"));  // UAX #15's example: NFC keeps the long s
+  CHECK(attn::to_nfkc(code_points(U"\u1E9B\u0323")) == code_points(U"\u1E69"));       // NFKC folds it to ṩ
+  CHECK(attn::to_nfc(code_points(U"q\u0307\u0323")) == code_points(U"q\u0323\u0307"));  // marks in canonical order
+  CHECK(attn::to_nfc(code_points(U"\u1100\u1161\u11A8")) == code_points(U"\uAC01"));     // Hangul jamo compose by formula
+  CHECK(attn::to_nfc(code_points(U"\u212B")) == code_points(U"\u00C5"));                 // the angstrom sign is a singleton
+  CHECK(attn::to_nfkc(code_points(U"\uFB01\u2460\u00BD")) == code_points(U"fi11\u20442"));
+  CHECK(attn::to_nfc(code_points(U"\u0344")) == code_points(U"\u0308\u0301"));  // excluded from composition
+  CHECK(attn::to_lowercase(code_points(U"A\u03A3\u0130\u00C9")) == code_points(U"a\u03C3i\u0307\u00E9"));
 }
 
 TEST_CASE("a Llama 2-style file: Prepend, Replace, merges, byte fallback, fused unk, BOS template, decoder") {

@@ -21,11 +21,11 @@ using namespace attn;
 using attn::test::rows;
 
 namespace {
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
 }
 
 TEST_CASE("display_exps: plain exp up to kPlainExpLimit, the row's max taken off above it, 0 for a hidden key") {
-  const float plain[] = {20.0f, 0.0f, -kInf};
+  const float plain[] = {20.0f, 0.0f, -kInfinity};
   const ExpRow a = display_exps(plain, 3);
   CHECK(a.shift == 0.0);
   CHECK(a.exps[0] == doctest::Approx(std::exp(20.0)).epsilon(1e-12));
@@ -33,7 +33,7 @@ TEST_CASE("display_exps: plain exp up to kPlainExpLimit, the row's max taken off
   CHECK(a.exps[2] == 0.0);
   CHECK(a.sum_of_exps == doctest::Approx(std::exp(20.0) + 1.0).epsilon(1e-12));
 
-  const float big[] = {-kInf, 20.5f, 18.5f};
+  const float big[] = {-kInfinity, 20.5f, 18.5f};
   const ExpRow b = display_exps(big, 3);
   CHECK(b.shift == doctest::Approx(20.5));
   CHECK(b.exps[0] == 0.0);

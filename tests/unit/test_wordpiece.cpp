@@ -11,25 +11,26 @@
 #include "../../src/api/tokenizer_files.h"
 #include "../../src/core/bpe.h"
 #include "../../src/core/unicode_norm.h"
+#include "test_helpers.h"
 
 using attn::CharCategory;
 using attn::TextTokenizer;
 using attn::tokenizer_from_json;
 using attn::tokenizer_from_vocab_txt;
 using Ids = std::vector<int>;
-using Codes = std::vector<std::uint32_t>;
+using attn::test::code_points;
 
 namespace {
 
 // ids: 0 [PAD] 1 [UNK] 2 [CLS] 3 [SEP] 4 [MASK] 5 un 6 ##aff 7 ##able 8 aff 9 a 10 ##a 11 play 12 ##ing
 // 13 , 14 ! 15 creme 16 é 17 ##é 18 中 19 $ 20 5 21 hello 22 world 23 ' 24 s 25 ##s
-const char* kVocab = R"({"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "un": 5, "##aff": 6, "##able": 7,
+const char* kWordPieceVocab = R"({"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "un": 5, "##aff": 6, "##able": 7,
   "aff": 8, "a": 9, "##a": 10, "play": 11, "##ing": 12, ",": 13, "!": 14, "creme": 15, "\u00e9": 16, "##\u00e9": 17,
   "\u4e2d": 18, "$": 19, "5": 20, "hello": 21, "world": 22, "'": 23, "s": 24, "##s": 25})";
 
 // A BERT tokenizer.json: the normalizer's options as given, BertPreTokenizer, [CLS] … [SEP] by
 // BertProcessing, the WordPiece decoder.
-std::string bert_json(const std::string& normalizer, int max_chars = 100, const std::string& vocab = kVocab) {
+std::string bert_json(const std::string& normalizer, int max_chars = 100, const std::string& vocab = kWordPieceVocab) {
   return std::string(R"({
   "added_tokens": [{"id": 0, "content": "[PAD]", "special": true, "normalized": false},
                    {"id": 1, "content": "[UNK]", "special": true, "normalized": false},
@@ -47,9 +48,7 @@ std::string bert_json(const std::string& normalizer, int max_chars = 100, const 
 const char* kUncased = R"({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true})";
 const char* kCased = R"({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": false})";
 
-Codes cps(const std::u32string& s) { return Codes(s.begin(), s.end()); }
-
-std::string refusal(const std::string& text, const std::string& name = "tokenizer.json") {
+std::string tokenizer_refusal(const std::string& text, const std::string& name = "tokenizer.json") {
   try {
     tokenizer_from_json(text, name);
   } catch (const std::invalid_argument& e) {
@@ -166,26 +165,26 @@ TEST_CASE("RobertaProcessing and BertProcessing put the file's ids around the te
   CHECK(t.encode("play", true) == Ids{2, 11, 3});
   std::string bad = bert_json(kUncased);
   bad.replace(bad.find("[\"[SEP]\", 3]"), 12, "[\"[SEP]\", 99]");
-  CHECK(refusal(bad).find("tokenizer.json: token id 99 is outside the vocabulary") == 0);
+  CHECK(tokenizer_refusal(bad).find("tokenizer.json: token id 99 is outside the vocabulary") == 0);
   std::string no_id = bert_json(kUncased);
   no_id.replace(no_id.find("[\"[SEP]\", 3]"), 12, "[\"[SEP]\"]");
-  CHECK(refusal(no_id) == "tokenizer.json: BertProcessing's sep must be [token, id] with a whole-number id");
+  CHECK(tokenizer_refusal(no_id) == "tokenizer.json: BertProcessing's sep must be [token, id] with a whole-number id");
 }
 
 TEST_CASE("WordPiece: a vocabulary without its unk_token is refused in one line naming the file") {
   const std::string vocab = R"({"hello": 0, "##s": 1})";
-  const std::string message = refusal(bert_json(kUncased, 100, vocab), "bert/tokenizer.json");
+  const std::string message = tokenizer_refusal(bert_json(kUncased, 100, vocab), "bert/tokenizer.json");
   // (the added tokens name ids the vocabulary lacks too; the unk token is checked first)
   CHECK(message ==
         "bert/tokenizer.json: the WordPiece model's unk_token '[UNK]' is not in its vocabulary (a word it cannot split would have no token)");
   CHECK(message.find('\n') == std::string::npos);
-  CHECK(refusal(R"({"model": {"type": "WordPiece", "unk_token": "<unk>", "vocab": {"[UNK]": 0}}})") ==
+  CHECK(tokenizer_refusal(R"({"model": {"type": "WordPiece", "unk_token": "<unk>", "vocab": {"[UNK]": 0}}})") ==
         "tokenizer.json: the WordPiece model's unk_token '<unk>' is not in its vocabulary (a word it cannot split would have no token)");
-  CHECK(refusal(R"({"model": {"type": "WordPiece", "max_input_chars_per_word": -1, "vocab": {"[UNK]": 0}}})") ==
+  CHECK(tokenizer_refusal(R"({"model": {"type": "WordPiece", "max_input_chars_per_word": -1, "vocab": {"[UNK]": 0}}})") ==
         "tokenizer.json: the WordPiece model's max_input_chars_per_word must be a whole number of 0 or more");
-  CHECK(refusal(R"({"model": {"type": "WordPiece", "unk_token": 5, "vocab": {"[UNK]": 0}}})") ==
+  CHECK(tokenizer_refusal(R"({"model": {"type": "WordPiece", "unk_token": 5, "vocab": {"[UNK]": 0}}})") ==
         "tokenizer.json: the WordPiece model needs a \"unk_token\" string");
-  CHECK(refusal(R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0}}, "pre_tokenizer": {"type": "Whitespace"}})")
+  CHECK(tokenizer_refusal(R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0}}, "pre_tokenizer": {"type": "Whitespace"}})")
             .find("tokenizer.json: pre_tokenizer 'Whitespace' is not supported") == 0);
   // a minimal file: [UNK] by default, no normalizer or pre-tokenizer, the text one word
   const TextTokenizer minimal = tokenizer_from_json(R"({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "a": 1, "##b": 2}}})");
@@ -220,11 +219,11 @@ TEST_CASE("vocab.txt: BERT's folder without tokenizer.json, as transformers conv
 }
 
 TEST_CASE("NFD, NFKD and the categories BERT asks about") {
-  CHECK(attn::to_nfd(cps(U"\u00e9")) == cps(U"e\u0301"));
-  CHECK(attn::to_nfd(cps(U"\u1e9b\u0323")) == cps(U"\u017f\u0323\u0307"));  // marks in canonical order
-  CHECK(attn::to_nfd(cps(U"\ufb01")) == cps(U"\ufb01"));                    // a compatibility ligature stays
-  CHECK(attn::to_nfkd(cps(U"\ufb01\u00e9")) == cps(U"fie\u0301"));
-  CHECK(attn::to_nfd(cps(U"\uac00")) == cps(U"\u1100\u1161"));             // Hangul by formula, not composed again
+  CHECK(attn::to_nfd(code_points(U"\u00e9")) == code_points(U"e\u0301"));
+  CHECK(attn::to_nfd(code_points(U"\u1e9b\u0323")) == code_points(U"\u017f\u0323\u0307"));  // marks in canonical order
+  CHECK(attn::to_nfd(code_points(U"\ufb01")) == code_points(U"\ufb01"));                    // a compatibility ligature stays
+  CHECK(attn::to_nfkd(code_points(U"\ufb01\u00e9")) == code_points(U"fie\u0301"));
+  CHECK(attn::to_nfd(code_points(U"\uac00")) == code_points(U"\u1100\u1161"));             // Hangul by formula, not composed again
   CHECK(attn::char_category(0x301) == CharCategory::NonspacingMark);
   CHECK(attn::char_category(0x903) == CharCategory::OtherMark);   // Devanagari visarga: Mc
   CHECK(attn::char_category(',') == CharCategory::Punctuation);
