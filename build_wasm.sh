@@ -168,6 +168,31 @@ suite() {  # suite NAME COMMAND...: runs one test suite, counts and times it, ne
   fi
   SUITE_TIMES+=("$(printf '%6d s  %-6s %s' $((SECONDS - start)) "$outcome" "$name")")
 }
+# A suite that runs on one core (a unit test binary) runs beside a build or the CLI files, on the core they leave
+# idle: bg_suite starts it with its output kept, bg_suites_wait prints that output and counts and times it as suite does.
+BG_PIDS=() BG_NAMES=() BG_DIRS=()
+bg_suite() {  # bg_suite NAME COMMAND...
+  local name="$1" dir
+  shift
+  dir="$(mktemp -d)"
+  log "$name (beside the next step)"
+  ( start=$SECONDS; if "$@" >"$dir/out" 2>&1; then echo ok >"$dir/outcome"; else echo FAILED >"$dir/outcome"; fi
+    echo $((SECONDS - start)) >"$dir/seconds" ) &
+  BG_PIDS+=($!) BG_NAMES+=("$name") BG_DIRS+=("$dir")
+}
+bg_suites_wait() {
+  local i dir outcome
+  for i in "${!BG_PIDS[@]}"; do
+    wait "${BG_PIDS[$i]}" || true
+    dir="${BG_DIRS[$i]}"
+    cat "$dir/out"
+    outcome="$(cat "$dir/outcome")"
+    if [ "$outcome" = ok ]; then SUITES_PASSED=$((SUITES_PASSED + 1)); else SUITES_FAILED=$((SUITES_FAILED + 1)); log "FAILED: ${BG_NAMES[$i]}"; fi
+    SUITE_TIMES+=("$(printf '%6d s  %-6s %s (beside other steps)' "$(cat "$dir/seconds")" "$outcome" "${BG_NAMES[$i]}")")
+    rm -rf "$dir"
+  done
+  BG_PIDS=() BG_NAMES=() BG_DIRS=()
+}
 FILE_TIMES=()
 test_files() {  # test_files LABEL [VAR=VALUE...] -- FILE...: node --test on each file with those variables, two
   # files at once (a browser file waits on its page, a CLI file on PyTorch or the tokenizers library, about half
@@ -205,9 +230,10 @@ built() {  # built NAME COMMAND...: a build step of the test run, timed into the
 }
 
 # The browser files of the quick tier: the page and its API, every view, the checks, Firefox and WebKitGTK,
-# models of every family, the LMS packages. `test all` runs every file in tests/e2e/.
-QUICK_E2E=(app families views encoders models interventions engines checks family_views build_families compare
-  handout texts fonts trained_model scorm lms_core)  # the longest first (two files run at once)
+# models of every family (loaded, traced against PyTorch, intervened on; in the worker), the SCORM packages in
+# scorm-again. `test all` runs every file in tests/e2e/ (the family views, the texts, the fonts, the handout too).
+QUICK_E2E=(app views models families encoders scorm interventions checks engines compare trained_model
+  lms_core)  # the longest first (two files run at once)
 
 run_tests() {  # run_tests quick|all
   local tier="$1" e2e=() cli=() tier_env=()
@@ -221,10 +247,14 @@ run_tests() {  # run_tests quick|all
   mapfile -t cli < <(longest_first tests/cli train tokenizer encoders tokenizer_wordpiece families)
   deps --npm
   built "native: unit tests, CLI, app, benchmark" build_native
-  suite "unit tests (native, doctest)" ctest --test-dir "$NATIVE_DIR" --output-on-failure
-  built "wasm: unit tests" build_web "$WEB_DIR" ON attn_tests
-  suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
+  bg_suite "unit tests (native, doctest)" ctest --test-dir "$NATIVE_DIR" --output-on-failure
+  # one make over the wasm tests and the site's programs: the one-core steps of each (links) overlap the others' compiles
+  built "wasm: unit tests and the site's programs" build_web "$WEB_DIR" ON attn_tests attention_explainer \
+    attention_train_worker attention_model_worker
+  bg_suites_wait
+  bg_suite "unit tests (wasm under node, doctest)" node "$WEB_DIR/attn_tests.js"
   suite "CLI tests" test_files CLI "${tier_env[@]}" -- "${cli[@]}"
+  bg_suites_wait
   if [ "$tier" = all ]; then built "the site (SIMD and baseline)" site; else built "the site (SIMD)" site simd-only; fi
   suite "browser end-to-end tests (headless Chromium; Firefox and WebKitGTK under Xvfb)" \
     test_files browser "${tier_env[@]}" -- "${e2e[@]}"
