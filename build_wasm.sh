@@ -22,10 +22,9 @@ usage() {
 usage: ./build_wasm.sh COMMAND [args]
 
   serve [--port N]   install, build the site into dist/ and serve it on 127.0.0.1 (prints the URL)
-  test               install, build and run the quick tier (a clean clone here: 25 min cold, 10 min with the
-                     compiles in ccache, 2026-12-06): unit (native + wasm under
-                     node), CLI, the browser suite's essentials (Chromium, one Firefox and one WebKitGTK
-                     run), the native window under Xvfb
+  test               install, build and run the quick tier (a clean clone, no compile cached: 9.9 min on a
+                     2-core machine, 2026-12-06): unit (native + wasm under node), CLI, the browser suite's
+                     essentials (Chromium, one Firefox and one WebKitGTK run), the native window under Xvfb
   test all           everything (what CI runs): the quick tier, every browser file, every model case
                      (ATTN_FULL=1), 200 permalink states, ASan + UBSan unit and CLI runs, the fuzzers
   site               build the deployable static site into dist/ (relative URLs; any static host)

@@ -46,13 +46,6 @@ std::vector<CodePoint> decode_text(const std::string& text) {
 
 enum class CharClass : std::uint8_t { Letter, Number, Space, Other };
 
-template <std::size_t N>
-bool in_ranges(const unicode_ranges::Range (&ranges)[N], std::uint32_t cp) {
-  const auto* it = std::upper_bound(std::begin(ranges), std::end(ranges), cp,
-                                    [](std::uint32_t c, const unicode_ranges::Range& r) { return c < r.lo; });
-  return it != std::begin(ranges) && cp <= (it - 1)->hi;
-}
-
 CharClass classify(std::uint32_t cp) {
   if (cp < 0x80) {  // the common case without a search
     if ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') return CharClass::Letter;
@@ -60,9 +53,9 @@ CharClass classify(std::uint32_t cp) {
     if (cp == ' ' || (cp >= 0x09 && cp <= 0x0D)) return CharClass::Space;
     return CharClass::Other;
   }
-  if (in_ranges(unicode_ranges::kLetterRanges, cp)) return CharClass::Letter;
-  if (in_ranges(unicode_ranges::kNumberRanges, cp)) return CharClass::Number;
-  if (in_ranges(unicode_ranges::kSpaceRanges, cp)) return CharClass::Space;
+  if (unicode_ranges::contains(unicode_ranges::kLetterRanges, cp)) return CharClass::Letter;
+  if (unicode_ranges::contains(unicode_ranges::kNumberRanges, cp)) return CharClass::Number;
+  if (unicode_ranges::contains(unicode_ranges::kSpaceRanges, cp)) return CharClass::Space;
   return CharClass::Other;
 }
 

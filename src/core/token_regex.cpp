@@ -18,20 +18,13 @@ constexpr int kMaxDepth = 64;               // nesting of groups in the pattern,
 
 enum Op : std::uint8_t { kClass, kRepeat, kSplit, kJmp, kLook, kMatch };
 
-template <std::size_t N>
-bool in_ranges(const unicode_ranges::Range (&ranges)[N], std::uint32_t cp) {
-  const auto* it = std::upper_bound(std::begin(ranges), std::end(ranges), cp,
-                                    [](std::uint32_t c, const unicode_ranges::Range& r) { return c < r.lo; });
-  return it != std::begin(ranges) && cp <= (it - 1)->hi;
-}
-
 bool is_letter(std::uint32_t cp) {
   if (cp < 0x80) return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
-  return in_ranges(unicode_ranges::kLetterRanges, cp);
+  return unicode_ranges::contains(unicode_ranges::kLetterRanges, cp);
 }
 bool is_number(std::uint32_t cp) {
   if (cp < 0x80) return cp >= '0' && cp <= '9';
-  return in_ranges(unicode_ranges::kNumberRanges, cp);
+  return unicode_ranges::contains(unicode_ranges::kNumberRanges, cp);
 }
 
 struct Node {

@@ -28,6 +28,7 @@ struct TrainWish {
 // be, and the actions that are not inputs. The panels only read the state and write this; apply is the
 // one way their wishes change it.
 struct Action {
+  explicit Action(const AppInputs& now) : inputs(now) {}  // nothing asked yet: the inputs as they are
   AppInputs inputs;
   TrainWish train;             // Start, Pause, Reset, Use this model, Download, the experiment
   bool measure_again = false;  // the Cost view's "Measure again": a new measured run

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "matmul.h"
+#include "opaque.h"
 
 #if !defined(ATTN_FORCE_SCALAR) && defined(__wasm_simd128__)
 #define MATMUL_WASM 1
@@ -60,20 +61,6 @@
 
 namespace attn {
 namespace {
-
-// The micro-kernel must stay a function of its own in WebAssembly (V8 allocates registers per
-// function; Binaryen inlines single call sites whatever LLVM's noinline says): a call through a
-// pointer read back from memory is one it cannot resolve.
-template <class F>
-F opaque(F f) {
-#if defined(__wasm__)
-  static F volatile slot;
-  slot = f;
-  return slot;
-#else
-  return f;
-#endif
-}
 
 // Packing buffers, one set per thread, shared by every instruction set's copy: a few hundred KB.
 struct MatmulWorkspace {

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "opaque.h"
 
 #if !defined(ATTN_FORCE_SCALAR) && defined(__wasm_simd128__)
 #define SIMD_WASM 1
@@ -72,21 +73,6 @@ int round_up(int n, int m) { return (n + m - 1) / m * m; }
 #else
 #define ATTN_NOINLINE
 #endif
-
-// The micro-kernels must stay separate functions in WebAssembly: V8 allocates registers per
-// function, and inside one big function it spills the tiles' accumulators. Binaryen (emcc's
-// wasm-opt) inlines every function that has a single call site, whatever LLVM's noinline says;
-// a call through a pointer read back from memory is one it cannot resolve, so it stays a call.
-template <class F>
-F opaque(F f) {
-#if defined(__wasm__)
-  static F volatile slot;
-  slot = f;
-  return slot;
-#else
-  return f;
-#endif
-}
 
 // 2^f for f in [-0.5, 0.5]: a degree-5 polynomial fitted for relative error (max ~2e-7 in float).
 constexpr float kExp2C0 = 1.000000119e+00f, kExp2C1 = 6.931469440e-01f, kExp2C2 = 2.402211726e-01f,
