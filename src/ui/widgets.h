@@ -79,8 +79,9 @@ void text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* 
 // (draw_app sets the wrap position for the whole view).
 void paragraph(const char* text);
 void hint(const char* text);
-// SameLine(0, spacing) when `width` more still fits before the view's visible right edge, else the next
-// item starts a new line: rows of fields and pictures wrap on a phone instead of scrolling sideways.
+// SameLine(0, spacing) when `width` more still fits before the view's visible right edge (or `right_edge`, a
+// screen x), else the next item starts a new line: rows of fields and pictures wrap on a phone instead of
+// scrolling sideways.
 void same_line_if_fits(float width, float spacing = -1.0f, float right_edge = -1.0f);
 // "512 bytes", "1.5 KiB", "16 MiB": a size in memory (powers of 1024), whole where it is whole.
 std::string bytes_text(double bytes);
