@@ -101,6 +101,29 @@ json patch_json(const PatchSpec& p) {
   return out;
 }
 
+json sweep_cells_json(const Sweep& sweep) {
+  json values = json::array();
+  for (Eigen::Index i = 0; i < sweep.values.size(); ++i) {
+    const float v = sweep.values.data()[i];
+    values.push_back(std::isnan(v) ? json(nullptr) : json(v));  // JSON has no NaN
+  }
+  return {{"values", std::move(values)}, {"done", sweep.done}, {"baseline", sweep.baseline}, {"source", sweep.source}};
+}
+
+Sweep sweep_cells_from_json(const json& v, int rows, int columns) {
+  const auto number = [](const json& x) { return x.is_null() ? std::numeric_limits<double>::quiet_NaN() : x.get<double>(); };
+  const json& values = v.at("values");
+  if (!values.is_array() || values.size() != static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns))
+    refuse("sweep", "the cells have another shape than the model's " + std::to_string(rows) + " × " + std::to_string(columns));
+  Sweep sweep;
+  sweep.values.resize(rows, columns);
+  for (std::size_t i = 0; i < values.size(); ++i) sweep.values.data()[i] = static_cast<float>(number(values[i]));
+  sweep.done = v.at("done").get<int>();
+  sweep.baseline = number(v.at("baseline"));
+  sweep.source = number(v.at("source"));
+  return sweep;
+}
+
 PatchSpec patch_from_json(const json& v, const std::string& what) {
   PatchSpec p;
   if (v.is_null()) return p;

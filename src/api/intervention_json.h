@@ -36,6 +36,11 @@ nlohmann::json cuts_json(const std::vector<LinkCut>& cuts);
 std::vector<LinkCut> cuts_from_json(const nlohmann::json& v, const std::string& what);
 nlohmann::json patch_json(const PatchSpec& patch);  // null when there is none
 PatchSpec patch_from_json(const nlohmann::json& v, const std::string& what);
+// A sweep's cells as the page and the model's worker pass them on (a stopped sweep to continue, a slice done):
+// {values (row-major, null where not run), done, baseline, source}; read back into rows × columns cells (throws
+// where they have another shape).
+nlohmann::json sweep_cells_json(const Sweep& sweep);
+Sweep sweep_cells_from_json(const nlohmann::json& v, int rows, int columns);
 
 // `edit` with what a patch copies from A's run (`source`) into a run of as many tokens; throws
 // std::invalid_argument naming a layer outside the model.

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <limits>
 #include <stdexcept>
 
 #include "app_state.h"
@@ -240,17 +238,7 @@ bool model_run_sweep(AppState& state, SweepRun& r, const std::string& slot, bool
   request["position"] = r.position;
   request["target"] = r.target;
   if (r.source) request["source_ids"] = r.source->token_ids;
-  if (r.sweep.values.size() > 0) {  // stopped before: it continues from the cells it has
-    nlohmann::json& resume = request["resume"];
-    nlohmann::json& values = resume["values"];
-    for (Eigen::Index i = 0; i < r.sweep.values.size(); ++i) {
-      const float v = r.sweep.values.data()[i];
-      values.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));  // null: not run
-    }
-    resume["done"] = r.sweep.done;
-    resume["baseline"] = r.sweep.baseline;
-    resume["source"] = r.sweep.source;
-  }
+  if (r.sweep.values.size() > 0) request["resume"] = sweep_cells_json(r.sweep);  // stopped before: it continues from its cells
   r.worker_seq = run.sweep_seq;
   r.where = "worker";
   run.sweeps_posted[slot] = r.worker_seq;
@@ -272,18 +260,8 @@ bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report) {
     run.error = "The model's worker could not run the sweep (" + report["error"].get<std::string>() + "): it runs in the page.";
     return false;
   }
-  const auto number = [](const nlohmann::json& v) {  // JSON writes NaN (a cell not run, nothing to restore) as null
-    return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
-  };
-  const nlohmann::json& values = report.at("values");
-  const int rows = r.model->config.n_layer, cols = r.total() / std::max(1, rows);
-  if (static_cast<int>(values.size()) != rows * cols) throw std::invalid_argument("sweep: the worker's cells have another shape");
-  r.sweep.values.resize(rows, cols);
-  for (int i = 0; i < rows * cols; ++i) r.sweep.values.data()[i] = static_cast<float>(number(values[static_cast<std::size_t>(i)]));
-  r.sweep.done = report.at("done").get<int>();
-  r.sweep.baseline = number(report.at("baseline"));
-  r.sweep.source = number(report.at("source"));
-  r.sweep.cancelled = false;
+  const int rows = r.model->config.n_layer;
+  r.sweep = sweep_cells_from_json(report, rows, r.total() / std::max(1, rows));
   if (r.finished()) run.sweeps_posted.erase(slot);
   return true;
 }

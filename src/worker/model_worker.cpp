@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "../api/intervention_json.h"
 #include "../api/model_json.h"
 #include "../api/model_transfer.h"
 #include "../core/attribution.h"
@@ -222,18 +222,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_sweep_begin(const char* request_t
     job.target = request.at("target").get<int>();
     const int columns = job.over == "positions" ? static_cast<int>(ids.size()) : model.config.n_head;
     if (request.contains("resume")) {
-      const nlohmann::json& r = request["resume"];
-      const auto number = [](const nlohmann::json& v) {  // JSON writes NaN (a cell not run) as null
-        return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
-      };
-      const nlohmann::json& values = r.at("values");
-      if (!values.is_array() || values.size() != static_cast<std::size_t>(model.config.n_layer * columns))
-        throw std::invalid_argument("sweep: the cells to continue have another shape");
-      job.sweep.values.resize(model.config.n_layer, columns);
-      for (std::size_t i = 0; i < values.size(); ++i) job.sweep.values.data()[i] = static_cast<float>(number(values[i]));
-      job.sweep.done = r.at("done").get<int>();
-      job.sweep.baseline = number(r.at("baseline"));
-      job.sweep.source = number(r.at("source"));
+      job.sweep = attn::sweep_cells_from_json(request["resume"], model.config.n_layer, columns);
     }
     const int total = model.config.n_layer * columns;
     g_sweeps[slot] = std::move(job);
