@@ -33,16 +33,6 @@ std::string short_fixed(double v, int decimals) {
   return out == "-0" ? "0" : out;
 }
 
-// A whole number with its thousands apart: "4 194 304" (no-break spaces, so it never wraps inside).
-std::string grouped(double whole) {
-  std::string digits = fixed(std::fabs(whole), 0), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += "\u00a0";
-    out += digits[i];
-  }
-  return (whole < 0 ? "-" : "") + out;
-}
-
 // A word as a choice: its text, with its position when the sentence has it more than once.
 std::string word_choice(const std::vector<std::string>& words, int index) {
   const bool repeated = std::count(words.begin(), words.end(), words[index]) > 1;
@@ -128,7 +118,7 @@ void flow(const AppState& state, CheckQuestion& q) {
   q.number = static_cast<double>(n) * m;
   q.whole = true;
   q.why = "One score for every query and key pair: " + std::to_string(n) + " × " + std::to_string(m) + " = " +
-          grouped(q.number) + ".";
+          grouped_digits(q.number) + ".";
 }
 
 void library(const AppState&, CheckQuestion& q) {
@@ -197,7 +187,7 @@ void build(const AppState& state, CheckQuestion& q) {
   q.whole = true;
   q.why = "Every key after its query: the first row hides " + std::to_string(n - 1) +
           ", each next row one fewer, the last none: " + std::to_string(n) + " × " + std::to_string(n - 1) +
-          " / 2 = " + grouped(q.number) + ".";
+          " / 2 = " + grouped_digits(q.number) + ".";
 }
 
 void cost(const AppState& state, CheckQuestion& q) {
@@ -205,7 +195,7 @@ void cost(const AppState& state, CheckQuestion& q) {
   q.prompt = "One head at T = " + std::to_string(T) + " tokens: how many scores does it compute?";
   q.number = static_cast<double>(T) * static_cast<double>(T);
   q.whole = true;
-  q.why = std::to_string(T) + " × " + std::to_string(T) + " = " + grouped(q.number) +
+  q.why = std::to_string(T) + " × " + std::to_string(T) + " = " + grouped_digits(q.number) +
           ": double T and there are four times as many (the time grows as T², and so does memory wherever the "
           "weights are stored).";
 }

@@ -22,6 +22,18 @@ std::string number_text(float v, int decimals) {
 
 std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
 
+std::string grouped_digits(double whole) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.0f", std::fabs(whole));
+  const std::string digits = buf;
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += "\u00a0";
+    out += digits[i];
+  }
+  return (whole < 0 ? "-" : "") + out;
+}
+
 std::string percent(float share) {
   if (share > 0.0f && share < 0.005f) return "<1%";
   char buf[16];

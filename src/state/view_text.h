@@ -19,6 +19,8 @@ std::string number_text(float v, int decimals);
 std::string in_quotes(const std::string& text);
 // A share as a whole percent: "43%", "<1%" for a share that is not 0 but rounds to it.
 std::string percent(float share);
+// A whole number with its thousands apart: "4 194 304" (no-break spaces, so it never wraps inside).
+std::string grouped_digits(double whole);
 
 // [SECTION] The chosen head's scores
 

@@ -85,8 +85,6 @@ void hint(const char* text);
 void same_line_if_fits(float width, float spacing = -1.0f, float right_edge = -1.0f);
 // "512 bytes", "1.5 KiB", "16 MiB": a size in memory (powers of 1024), whole where it is whole.
 std::string bytes_text(double bytes);
-// 4194304 -> "4 194 304": digits in groups of three, easier to read at a glance.
-std::string grouped_digits(long long n);
 
 // The width of ImGui::Button(label) / RadioButton(label) (to ask same_line_if_fits before drawing one).
 float button_width(const char* label);
