@@ -814,10 +814,10 @@
 
   // [Model worker] The loaded model's forward in a Web Worker (web/model_worker.js, the forward's own small
   // wasm), started when a model is first loaded (never in the first load): each model's weights are moved
-  // in once (Module.modelWorkerSendModel, copied out of the heap in pieces, below), the
-  // learner's new text is posted there (Module.modelWorkerPost) and its trace comes back
-  // (attn_model_run_result), so typing never waits for a forward. Where it cannot start or stops, the
-  // page computes the forward itself and says so (attn_model_worker_failed).
+  // in once (Module.modelWorkerSendModel, copied out of the heap in pieces, below), what the views
+  // need for the learner's change (a new text, layer, token, intervention, …) is posted there
+  // (Module.modelWorkerPost) and the answer comes back (attn_model_run_result), so no change waits for
+  // the model. Where it cannot start or stops, the page computes itself and says so (attn_model_worker_failed).
   let modelWorker = null;
   let modelWorkerFailedWhy = "";
   const modelTraces = new Map();  // seq → {text, top, resolve, reject}: modelTrace requests in the worker
@@ -842,7 +842,7 @@
     if (data.error !== undefined) return call("attn_model_run_result", JSON.stringify({ seq: data.seq, error: data.error }));
     // the trace's matrices are made first, then the numbers copied straight into them (no second copy)
     const r = call("attn_model_run_result", JSON.stringify({ seq: data.seq, header: data.header, count: data.numbers.length,
-      ms: data.ms, extras_ms: data.extras_ms, recomputed_from: data.recomputed_from }));
+      ms: data.ms, views_ms: data.views_ms, recomputed_from: data.recomputed_from }));
     if (!r.copy) return r;
     let at = 0;
     for (const [pointer, floats] of r.copy) {
@@ -875,7 +875,7 @@
         else if (data.type === "failed") modelWorkerFailed(data.why);
         else if (data.type === "model" && data.error) modelWorkerFailed(`the model could not be moved in: ${data.error}`);
         else if (data.type === "model-buffer") modelPieceBack(data.buffer);
-        else if (data.type === "forward") deliverModelRun(data);
+        else if (data.type === "views") deliverModelRun(data);
         else if (data.type === "trace") deliverModelTrace(data);
         else if (data.type === "sweep") call("attn_model_sweep_arrived", JSON.stringify({ ...data, values: data.values && Array.from(data.values) }));
         else if (data.type === "bench" && workerBench) { workerBench(data.result); workerBench = null; }

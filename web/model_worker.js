@@ -1,14 +1,15 @@
 // The loaded model's Web Worker: loads the forward's own wasm (src/worker/model_worker.cpp), holds the
-// models the page moves in, and computes the shown text's forward (incrementally: a longer text computes
-// its new rows) and modelTrace's numbers, so the page's main thread never waits for a forward. Messages:
+// models the page moves in, and computes what the views read of the model (the shown text's forward,
+// incrementally: a longer text computes its new rows; the shown layer, the predictions, the interventions,
+// Compare's second text) and modelTrace's numbers, so the page's main thread never waits for them. Messages:
 // the page → {type: "load", flavour, wasmSuffix} once; {type: "model-begin", id, header, sizes: [bytes of
 // each tensor]}, then {type: "model-piece", id, segments, buffer} until every byte came; {type: "drop", id};
-// {type: "forward", seq, model, ids, extras} (only the latest waiting one is computed); {type: "trace", seq,
+// {type: "views", seq, model, ask, held?} (only the latest waiting one is computed); {type: "trace", seq,
 // model, ids, top, padding}; {type: "sweep", slot, seq, model, over, ids, source_ids?, position, target, resume?}
 // (a sweep, a slice at a time; another one for the slot replaces it); {type: "sweep-stop", slot}; {type:
 // "bench", model, ids, reps} (tests/bench). The worker → {type: "ready"} | {type: "failed", why} | {type:
 // "model", id, error?} (every piece in) | {type: "model-buffer", buffer} (a piece's buffer back) | {type:
-// "forward", seq, header, numbers, ms, extras_ms, recomputed_from} or {..., error} | {type: "trace", seq,
+// "views", seq, header, numbers, ms, views_ms, recomputed_from} or {..., error} | {type: "trace", seq,
 // result} or {..., error} | {type: "sweep", slot, seq, done, total, values, baseline, source} after each slice,
 // or {..., error} | {type: "bench", result}.
 "use strict";
@@ -16,7 +17,7 @@ importScripts("worker_wasm.js");  // loadWorkerWasm
 
 let ready = false;
 const queue = [];  // messages that came before the wasm was ready
-let latestForward = null;  // the newest forward asked for: older ones waiting are for text since changed
+let latestViews = null;  // the newest answer asked for: older ones waiting are for inputs since changed
 
 function call(name, ret, types, args) {
   return Module.ccall(name, ret, types, args);
@@ -83,12 +84,12 @@ function dropArriving() {
   waiting.forEach(handle);  // answered now: the model is gone
 }
 
-function forward({ seq, model, ids, extras }) {
-  const r = onHeap(JSON.stringify({ model, ids, extras }), (p) => call("mw_forward", "string", ["number"], [p]));
-  if (r.error) return postMessage({ type: "forward", seq, error: r.error });
+function views({ seq, model, ask, held }) {
+  const r = onHeap(JSON.stringify({ model, ask, ...(held ? { held } : {}) }), (p) => call("mw_views", "string", ["number"], [p]));
+  if (r.error) return postMessage({ type: "views", seq, error: r.error });
   const at = call("mw_numbers", "number", [], []) >>> 0;
   const numbers = new Float32Array(Module.HEAPU8.buffer.slice(at, at + 4 * r.count));
-  postMessage({ type: "forward", seq, model, header: r.header, numbers, ms: r.ms, extras_ms: r.extras_ms, recomputed_from: r.recomputed_from },
+  postMessage({ type: "views", seq, model, header: r.header, numbers, ms: r.ms, views_ms: r.views_ms, recomputed_from: r.recomputed_from },
     [numbers.buffer]);
 }
 
@@ -97,7 +98,7 @@ function trace({ seq, model, ids, top, padding }) {
   postMessage(r.error ? { type: "trace", seq, error: r.error } : { type: "trace", seq, result: r });
 }
 
-// Sweeps: each slot's runs a slice (SWEEP_SLICE_MS) a turn, so a newer text's forward or a stop that came
+// Sweeps: each slot's runs a slice (SWEEP_SLICE_MS) a turn, so newer inputs' answer or a stop that came
 // meanwhile is read between slices; each slice's cells go to the page.
 const SWEEP_SLICE_MS = 100;
 const sweeps = new Map();  // slot → seq of the sweep running there
@@ -131,12 +132,12 @@ function sweepBegin(message) {
   sweeps.set(slot, seq);
 }
 
-// A forward waits for the next turn, so a newer text that came meanwhile replaces it.
+// An answer waits for the next turn, so newer inputs that came meanwhile replace it.
 const turns = new MessageChannel();
 turns.port1.onmessage = () => {
-  const asked = latestForward;
-  latestForward = null;
-  if (asked) forward(asked);
+  const asked = latestViews;
+  latestViews = null;
+  if (asked) views(asked);
 };
 
 function handle(message) {
@@ -147,9 +148,9 @@ function handle(message) {
     if (arriving && arriving.id === message.id) dropArriving();
     else call("mw_model_drop", null, ["number"], [message.id]);
   }
-  else if (message.type === "forward") {
-    if (!latestForward) turns.port2.postMessage(0);
-    latestForward = message;
+  else if (message.type === "views") {
+    if (!latestViews) turns.port2.postMessage(0);
+    latestViews = message;
   } else if (message.type === "trace") trace(message);
   else if (message.type === "sweep") sweepBegin(message);
   else if (message.type === "sweep-stop") {

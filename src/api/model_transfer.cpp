@@ -1,7 +1,8 @@
-// A model's weights and a forward's trace as a JSON header plus raw numbers (model_transfer.h).
+// A model's weights and the views' answer as a JSON header plus raw numbers (model_transfer.h).
 // Not a loader: nothing here knows a file format or a family's tensor names.
 #include "model_transfer.h"
 
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -146,119 +147,81 @@ std::vector<TensorDestination> transformer_slots(Transformer& model) {
   return out;
 }
 
+// [SECTION] The views' answer: the header's parts and the numbers in one order, written by Pack and read back
+// by Unpack part by part in the same order.
 namespace {
-void append(std::vector<float>& numbers, const Matrix& m) {
-  numbers.insert(numbers.end(), m.data(), m.data() + m.size());
-}
-json shape_json(const Matrix& m) { return {m.rows(), m.cols()}; }
-}  // namespace
-
-ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask,
-                             const ForwardCache* cache) {
-  const TransformerConfig& c = model.config;
-  ForwardExtras e;
-  if (ask.layer >= 0 && ask.layer < c.n_layer)
-    e.layer = ask.layer, e.detail = std::make_shared<const LayerDetail>(layer_detail(model, trace, ask.layer));
-  if (ask.position >= 0 && ask.position < static_cast<int>(trace.token_ids.size()) && ask.top > 0) {
-    e.position = ask.position;
-    e.next = next_tokens_at(model, trace, ask.position, ask.top);
-    if (ask.attribution && !e.next.empty() && why_no_attribution(c).empty()) {
-      const int target = e.next.front().id;
-      e.attribution = std::make_shared<const LogitAttribution>(
-          cache && cache->model == &model && cache->token_ids == trace.token_ids && trace.intervention.empty()
-              ? attribute_logit(model, *cache, ask.position, target)
-              : attribute_logit(model, trace, ask.position, target));
+struct Pack {
+  std::vector<float>& numbers;
+  json matrix(const Matrix& m) {
+    numbers.insert(numbers.end(), m.data(), m.data() + m.size());
+    return {m.rows(), m.cols()};
+  }
+  json vector(const Vector& v) { return std::vector<float>(v.data(), v.data() + v.size()); }
+  static json next(const std::vector<NextToken>& options) {
+    json out = json::array();
+    for (const NextToken& n : options) out.push_back({n.id, n.p});
+    return out;
+  }
+  json trace(const ModelTrace& t) {
+    json layers = json::array();
+    for (const LayerTrace& l : t.layers) {
+      json summaries = json::array(), thumbnails = json::array();
+      for (const HeadSummary& s : l.summaries)
+        summaries.push_back({static_cast<int>(s.pattern), s.previous, s.first, s.self, s.next, s.ahead, s.spread, s.top_key,
+                             s.top_key_share, s.rows_used, s.first_value_ratio, s.sink});
+      for (const Matrix& m : l.thumbnails) thumbnails.push_back(matrix(m));
+      layers.push_back({{"summaries", summaries}, {"thumbnails", thumbnails}});
     }
+    json streams = json::array();
+    for (const Matrix& m : t.streams) streams.push_back(matrix(m));
+    json rows = json::array();
+    for (const std::vector<NextToken>& options : t.next) rows.push_back(next(options));
+    return {{"token_ids", t.token_ids}, {"layers", layers}, {"stream_every", t.stream_every}, {"streams", streams},
+            {"final_normed", matrix(t.final_normed)}, {"next", rows}, {"padding", t.padding}, {"token_types", t.token_types}};
   }
-  return e;
-}
+  json detail(const LayerDetail& d) {
+    json matrices = json::array(), weights = json::array();
+    for (const Matrix* m : {&d.x, &d.query, &d.key, &d.value, &d.query_projected, &d.key_projected, &d.query_normed,
+                            &d.key_normed, &d.head_outputs, &d.stream_in})
+      matrices.push_back(matrix(*m));
+    for (const Matrix& w : d.weights) weights.push_back(matrix(w));
+    return {{"matrices", matrices}, {"weights", weights}};
+  }
+  json attribution(const LogitAttribution& a) {
+    return {{"position", a.position}, {"target", a.target}, {"against", a.against}, {"logit", a.logit},
+            {"offset", a.offset}, {"embeddings", a.embeddings}, {"heads", matrix(a.heads)},
+            {"post_norms_frozen", a.post_norms_frozen}, {"biases", vector(a.biases)}, {"mlps", vector(a.mlps)}};
+  }
+};
 
-namespace {
-// The extras' header (their matrices' shapes) and numbers, after the trace's.
-json pack_extras(const ForwardExtras& e, std::vector<float>& numbers) {
-  json out = {{"layer", e.layer}, {"position", e.position}};
-  json next = json::array();
-  for (const NextToken& n : e.next) next.push_back({n.id, n.p});
-  out["next"] = next;
-  if (const LayerDetail* d = e.detail.get()) {
-    json shapes = json::array();
-    for (const Matrix* m : {&d->x, &d->query, &d->key, &d->value, &d->query_projected, &d->key_projected, &d->query_normed,
-                            &d->key_normed, &d->head_outputs, &d->stream_in}) {
-      shapes.push_back(shape_json(*m));
-      append(numbers, *m);
-    }
-    json weights = json::array();
-    for (const Matrix& w : d->weights) {
-      weights.push_back(shape_json(w));
-      append(numbers, w);
-    }
-    out["detail"] = {{"matrices", shapes}, {"weights", weights}};
+struct Unpack {
+  const float* numbers;
+  std::size_t count;
+  std::vector<TensorDestination>* into;
+  std::size_t at = 0;
+  Matrix matrix(const json& s) {
+    const long long rows = s.at(0).get<long long>(), cols = s.at(1).get<long long>();
+    if (rows < 0 || cols < 0 || static_cast<unsigned long long>(rows * cols) > count - at)
+      throw std::invalid_argument("views: fewer numbers than the header says");
+    Matrix m(rows, cols);
+    const std::size_t bytes = static_cast<std::size_t>(m.size()) * sizeof(float);
+    if (into) into->push_back({m.data(), bytes});  // (moving an Eigen matrix keeps its buffer)
+    else if (m.size() > 0) std::memcpy(m.data(), numbers + at, bytes);
+    at += static_cast<std::size_t>(m.size());
+    return m;
   }
-  if (const LogitAttribution* a = e.attribution.get()) {
-    out["attribution"] = {{"position", a->position}, {"target", a->target}, {"against", a->against}, {"logit", a->logit},
-                          {"offset", a->offset}, {"embeddings", a->embeddings}, {"heads", shape_json(a->heads)},
-                          {"post_norms_frozen", a->post_norms_frozen},
-                          {"biases", std::vector<float>(a->biases.data(), a->biases.data() + a->biases.size())},
-                          {"mlps", std::vector<float>(a->mlps.data(), a->mlps.data() + a->mlps.size())}};
-    append(numbers, a->heads);
+  static Vector vector(const json& v) {
+    const std::vector<float> f = v;
+    return Eigen::Map<const Vector>(f.data(), static_cast<Eigen::Index>(f.size()));
   }
-  return out;
-}
-}  // namespace
-
-PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras) {
-  if (!trace.intervention.empty()) throw std::invalid_argument("pack_trace: a run with an intervention is not sent");
-  PackedTrace packed;
-  json layers = json::array();
-  for (const LayerTrace& l : trace.layers) {
-    json summaries = json::array(), thumbnails = json::array();
-    for (const HeadSummary& s : l.summaries)
-      summaries.push_back({static_cast<int>(s.pattern), s.previous, s.first, s.self, s.next, s.ahead, s.spread, s.top_key,
-                           s.top_key_share, s.rows_used, s.first_value_ratio, s.sink});
-    for (const Matrix& t : l.thumbnails) {
-      thumbnails.push_back(shape_json(t));
-      append(packed.numbers, t);
-    }
-    layers.push_back({{"summaries", summaries}, {"thumbnails", thumbnails}});
+  static std::vector<NextToken> next(const json& v) {
+    std::vector<NextToken> out;
+    for (const json& n : v) out.push_back({n.at(0).get<int>(), n.at(1).get<float>()});
+    return out;
   }
-  json streams = json::array();
-  for (const Matrix& s : trace.streams) {
-    streams.push_back(shape_json(s));
-    append(packed.numbers, s);
-  }
-  append(packed.numbers, trace.final_normed);
-  json next = json::array();
-  for (const std::vector<NextToken>& options : trace.next) {
-    json row = json::array();
-    for (const NextToken& n : options) row.push_back({n.id, n.p});
-    next.push_back(row);
-  }
-  json header = {{"token_ids", trace.token_ids}, {"layers", layers}, {"stream_every", trace.stream_every},
-                 {"streams", streams}, {"final_normed", shape_json(trace.final_normed)}, {"next", next},
-                 {"padding", trace.padding}, {"token_types", trace.token_types}};
-  if (extras) header["extras"] = pack_extras(*extras, packed.numbers);
-  packed.header = header.dump();
-  return packed;
-}
-
-ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count, ForwardExtras* extras,
-                        std::vector<TensorDestination>* into) {
-  try {
-    const json j = json::parse(header);
-    ModelTrace trace;
-    std::size_t at = 0;
-    const auto take = [&](const json& s) {
-      const long long rows = s.at(0).get<long long>(), cols = s.at(1).get<long long>();
-      if (rows < 0 || cols < 0 || static_cast<unsigned long long>(rows * cols) > count - at)
-        throw std::invalid_argument("trace: fewer numbers than its header says");
-      Matrix m(rows, cols);
-      const std::size_t bytes = static_cast<std::size_t>(m.size()) * sizeof(float);
-      if (into) into->push_back({m.data(), bytes});  // (moving an Eigen matrix keeps its buffer)
-      else if (m.size() > 0) std::memcpy(m.data(), numbers + at, bytes);
-      at += static_cast<std::size_t>(m.size());
-      return m;
-    };
-    j.at("token_ids").get_to(trace.token_ids);
+  ModelTrace trace(const json& j) {
+    ModelTrace t;
+    j.at("token_ids").get_to(t.token_ids);
     for (const json& l : j.at("layers")) {
       LayerTrace layer;
       for (const json& s : l.at("summaries")) {
@@ -269,53 +232,159 @@ ModelTrace unpack_trace(const std::string& header, const float* numbers, std::si
         h.sink = s.at(11);
         layer.summaries.push_back(h);
       }
-      for (const json& t : l.at("thumbnails")) layer.thumbnails.push_back(take(t));
-      trace.layers.push_back(std::move(layer));
+      for (const json& m : l.at("thumbnails")) layer.thumbnails.push_back(matrix(m));
+      t.layers.push_back(std::move(layer));
     }
-    trace.stream_every = j.at("stream_every");
-    for (const json& s : j.at("streams")) trace.streams.push_back(take(s));
-    trace.final_normed = take(j.at("final_normed"));
-    for (const json& row : j.at("next")) {
-      std::vector<NextToken> options;
-      for (const json& n : row) options.push_back({n.at(0).get<int>(), n.at(1).get<float>()});
-      trace.next.push_back(std::move(options));
+    t.stream_every = j.at("stream_every");
+    for (const json& m : j.at("streams")) t.streams.push_back(matrix(m));
+    t.final_normed = matrix(j.at("final_normed"));
+    for (const json& row : j.at("next")) t.next.push_back(next(row));
+    t.padding = j.at("padding");
+    j.at("token_types").get_to(t.token_types);
+    return t;
+  }
+  LayerDetail detail(const json& j) {
+    LayerDetail d;
+    const json& m = j.at("matrices");
+    if (m.size() != 10) throw std::invalid_argument("views: a layer's detail of " + std::to_string(m.size()) + " matrices");
+    std::size_t k = 0;
+    for (Matrix* to : {&d.x, &d.query, &d.key, &d.value, &d.query_projected, &d.key_projected, &d.query_normed,
+                       &d.key_normed, &d.head_outputs, &d.stream_in})
+      *to = matrix(m.at(k++));
+    for (const json& w : j.at("weights")) d.weights.push_back(matrix(w));
+    return d;
+  }
+  LogitAttribution attribution(const json& a) {
+    LogitAttribution out;
+    out.position = a.at("position"), out.target = a.at("target"), out.against = a.at("against");
+    out.logit = a.at("logit"), out.offset = a.at("offset"), out.embeddings = a.at("embeddings");
+    out.heads = matrix(a.at("heads"));
+    out.post_norms_frozen = a.at("post_norms_frozen");
+    out.biases = vector(a.at("biases"));
+    out.mlps = vector(a.at("mlps"));
+    return out;
+  }
+};
+
+// The runs in the order they are packed: the answer's member, and whether `held` (an ask) kept its inputs.
+struct RunSlot {
+  const char* name;
+  std::shared_ptr<const ModelTrace> ModelViews::*run;
+  bool (*same)(const ModelViewsAsk& a, const ModelViewsAsk& held);
+};
+bool same_edit(const Intervention& a, const Intervention& b) {
+  return a.ablate == b.ablate && a.ablate_kind == b.ablate_kind && a.cuts == b.cuts;
+}
+const RunSlot kRuns[] = {
+    {"base", &ModelViews::base, [](const ModelViewsAsk& a, const ModelViewsAsk& h) { return a.ids == h.ids; }},
+    {"patch_source", &ModelViews::patch_source, [](const ModelViewsAsk& a, const ModelViewsAsk& h) { return a.patch_ids == h.patch_ids; }},
+    {"shown", &ModelViews::shown,
+     [](const ModelViewsAsk& a, const ModelViewsAsk& h) {
+       return a.ids == h.ids && same_edit(a.edit, h.edit) && a.patch_ids == h.patch_ids && a.patch_heads == h.patch_heads &&
+              a.patch_resid == h.patch_resid;
+     }},
+    {"compare_base", &ModelViews::compare_base,
+     [](const ModelViewsAsk& a, const ModelViewsAsk& h) { return h.compare && a.compare_ids == h.compare_ids; }},
+    {"compare_shown", &ModelViews::compare_shown,
+     [](const ModelViewsAsk& a, const ModelViewsAsk& h) {
+       return h.compare && a.compare_ids == h.compare_ids && same_edit(a.compare_edit, h.compare_edit);
+     }},
+};
+}  // namespace
+
+PackedTrace pack_model_views(const ModelViews& v, const ModelViewsAsk* held) {
+  PackedTrace packed;
+  Pack p{packed.numbers};
+  json header = {{"ask", model_views_ask_json(v.ask)}};
+  json runs = json::object();
+  for (const RunSlot& r : kRuns) {
+    const std::shared_ptr<const ModelTrace>& run = v.*r.run;
+    if (!run) continue;
+    if (r.run == &ModelViews::shown && run == v.base) runs[r.name] = "base";
+    else if (r.run == &ModelViews::compare_shown && run == v.compare_base) runs[r.name] = "compare_base";
+    else if (held && r.same(v.ask, *held)) runs[r.name] = "held";
+    else runs[r.name] = p.trace(*run);
+  }
+  header["runs"] = runs;
+  if (v.detail) header["detail"] = p.detail(*v.detail);
+  if (v.compare_detail) header["compare_detail"] = p.detail(*v.compare_detail);
+  header["next"] = Pack::next(v.next);
+  const EditEffect& e = v.effect;
+  header["effect"] = {{"shown", e.shown}, {"position", e.position}, {"target", e.target}, {"base_log_prob", e.base_log_prob},
+                      {"log_prob", e.log_prob}, {"patched", e.patched}, {"source_log_prob", e.source_log_prob},
+                      {"restored", std::isnan(e.restored) ? json(nullptr) : json(e.restored)}, {"base_next", Pack::next(e.base_next)}};
+  if (v.attribution) header["attribution"] = p.attribution(*v.attribution);
+  if (v.influence) header["influence"] = {{"values", p.matrix(v.influence->values)}, {"value_norms", p.vector(v.influence->value_norms)}};
+  const AroundHeadView& a = v.around;
+  header["around"] = {{"loaded", a.loaded}, {"head", a.head}, {"token", a.token}, {"stream_in", a.stream_in},
+                      {"attention_update", a.attention_update}, {"mlp_update", a.mlp_update}, {"stream_out", a.stream_out},
+                      {"head_parts", a.head_parts}, {"head_shares", a.head_shares}, {"shares_add_up", a.shares_add_up}};
+  const TwinAsk& t = v.twins;
+  json heads = json::array();
+  for (const AskedHead& h : t.heads) heads.push_back({h.share_a, h.share_b, h.answer_a, h.answer_b, h.delta_a, h.delta_b});
+  header["twins"] = {{"shown", t.shown}, {"position", t.position}, {"layer", t.layer}, {"answer_a", t.answer_a},
+                     {"answer_b", t.answer_b}, {"p_a", t.p_a}, {"p_b", t.p_b}, {"target", t.target}, {"against", t.against},
+                     {"difference_a", t.difference_a}, {"difference_b", t.difference_b}, {"rest_a", t.rest_a},
+                     {"rest_b", t.rest_b}, {"ablated", t.ablated}, {"heads", heads}};
+  packed.header = header.dump();
+  return packed;
+}
+
+ModelViews unpack_model_views(const std::string& header, const float* numbers, std::size_t count, const ModelViews* held,
+                              std::vector<TensorDestination>* into) {
+  try {
+    const json j = json::parse(header);
+    Unpack u{numbers, count, into};
+    ModelViews v;
+    v.ask = model_views_ask_from_json(j.at("ask"));
+    const json& runs = j.at("runs");
+    for (const RunSlot& r : kRuns) {
+      if (!runs.contains(r.name)) continue;
+      const json& run = runs.at(r.name);
+      std::shared_ptr<const ModelTrace>& to = v.*r.run;
+      if (run == "base") to = v.base;
+      else if (run == "compare_base") to = v.compare_base;
+      else if (run == "held") {
+        to = held ? held->*r.run : nullptr;
+        if (!to || !r.same(v.ask, held->ask)) throw std::invalid_argument(std::string("views: the ") + r.name + " run is not held here");
+      } else to = std::make_shared<const ModelTrace>(u.trace(run));
     }
-    trace.padding = j.at("padding");
-    j.at("token_types").get_to(trace.token_types);
-    if (j.contains("extras")) {  // read (and its numbers counted) whether or not the caller keeps them
-      const json& x = j.at("extras");
-      ForwardExtras e;
-      e.layer = x.at("layer"), e.position = x.at("position");
-      for (const json& n : x.at("next")) e.next.push_back({n.at(0).get<int>(), n.at(1).get<float>()});
-      if (x.contains("detail")) {
-        auto d = std::make_shared<LayerDetail>();
-        const json& m = x.at("detail").at("matrices");
-        if (m.size() != 10) throw std::invalid_argument("trace: a layer's detail of " + std::to_string(m.size()) + " matrices");
-        std::size_t k = 0;
-        for (Matrix* into : {&d->x, &d->query, &d->key, &d->value, &d->query_projected, &d->key_projected, &d->query_normed,
-                             &d->key_normed, &d->head_outputs, &d->stream_in})
-          *into = take(m.at(k++));
-        for (const json& w : x.at("detail").at("weights")) d->weights.push_back(take(w));
-        e.detail = std::move(d);
-      }
-      if (x.contains("attribution")) {
-        const json& a = x.at("attribution");
-        auto out = std::make_shared<LogitAttribution>();
-        out->position = a.at("position"), out->target = a.at("target"), out->against = a.at("against");
-        out->logit = a.at("logit"), out->offset = a.at("offset"), out->embeddings = a.at("embeddings");
-        out->post_norms_frozen = a.at("post_norms_frozen");
-        const std::vector<float> biases = a.at("biases"), mlps = a.at("mlps");
-        out->biases = Eigen::Map<const Vector>(biases.data(), static_cast<Eigen::Index>(biases.size()));
-        out->mlps = Eigen::Map<const Vector>(mlps.data(), static_cast<Eigen::Index>(mlps.size()));
-        out->heads = take(a.at("heads"));
-        e.attribution = std::move(out);
-      }
-      if (extras) *extras = std::move(e);
+    if (j.contains("detail")) v.detail = std::make_shared<const LayerDetail>(u.detail(j.at("detail")));
+    if (j.contains("compare_detail")) v.compare_detail = std::make_shared<const LayerDetail>(u.detail(j.at("compare_detail")));
+    v.next = Unpack::next(j.at("next"));
+    const json& e = j.at("effect");
+    EditEffect& f = v.effect;
+    f.shown = e.at("shown"), f.position = e.at("position"), f.target = e.at("target");
+    f.base_log_prob = e.at("base_log_prob"), f.log_prob = e.at("log_prob"), f.patched = e.at("patched");
+    f.source_log_prob = e.at("source_log_prob");
+    f.restored = e.at("restored").is_null() ? std::nan("") : e.at("restored").get<double>();
+    f.base_next = Unpack::next(e.at("base_next"));
+    if (j.contains("attribution")) v.attribution = std::make_shared<const LogitAttribution>(u.attribution(j.at("attribution")));
+    if (j.contains("influence")) {
+      const json& i = j.at("influence");
+      Matrix values = u.matrix(i.at("values"));
+      v.influence = std::make_shared<const Influence>(Influence{std::move(values), Unpack::vector(i.at("value_norms"))});
     }
-    if (at != count) throw std::invalid_argument("trace: more numbers than its header says");
-    return trace;
+    const json& a = j.at("around");
+    AroundHeadView& r = v.around;
+    r.loaded = a.at("loaded"), r.head = a.at("head"), r.token = a.at("token"), r.stream_in = a.at("stream_in");
+    r.attention_update = a.at("attention_update"), r.mlp_update = a.at("mlp_update"), r.stream_out = a.at("stream_out");
+    a.at("head_parts").get_to(r.head_parts);
+    a.at("head_shares").get_to(r.head_shares);
+    r.shares_add_up = a.at("shares_add_up");
+    const json& t = j.at("twins");
+    TwinAsk& w = v.twins;
+    w.shown = t.at("shown"), w.position = t.at("position"), w.layer = t.at("layer"), w.answer_a = t.at("answer_a");
+    w.answer_b = t.at("answer_b"), w.p_a = t.at("p_a"), w.p_b = t.at("p_b"), w.target = t.at("target"), w.against = t.at("against");
+    w.difference_a = t.at("difference_a"), w.difference_b = t.at("difference_b"), w.rest_a = t.at("rest_a"), w.rest_b = t.at("rest_b");
+    w.ablated = t.at("ablated");
+    for (const json& h : t.at("heads"))
+      w.heads.push_back({h.at(0).get<float>(), h.at(1).get<float>(), h.at(2).get<int>(), h.at(3).get<int>(), h.at(4).get<float>(),
+                         h.at(5).get<float>()});
+    if (u.at != count) throw std::invalid_argument("views: more numbers than the header says");
+    return v;
   } catch (const json::exception& e) {
-    throw std::invalid_argument(std::string("trace: a bad header (") + e.what() + ")");
+    throw std::invalid_argument(std::string("views: a bad header (") + e.what() + ")");
   }
 }
 

@@ -1,5 +1,5 @@
-// A loaded model's weights and a forward's trace as bytes, for the model's Web Worker (the page moves
-// the weights into the worker once; the worker sends each trace back). Not a file format: both ends
+// A loaded model's weights and the views' answer as bytes, for the model's Web Worker (the page moves
+// the weights into the worker once; the worker sends each answer back). Not a file format: both ends
 // are the same build, the header is JSON and the numbers are the tensors' own bytes, in one fixed order.
 #pragma once
 #include <cstddef>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "../core/attribution.h"
 #include "../core/transformer.h"
+#include "model_views.h"
 
 namespace attn {
 
@@ -30,41 +30,22 @@ std::vector<TensorBytes> transformer_tensors(const Transformer& model);
 std::unique_ptr<Transformer> transformer_from_header(const std::string& header);
 std::vector<TensorDestination> transformer_slots(Transformer& model);
 
-// A trace without an intervention (what the worker computes): its header (JSON text: ids, summaries,
-// shapes, next tokens) and its numbers (thumbnails, streams, final_normed, one after another).
+// The views' answer (model_views.h) as the worker sends it: its header (JSON text: the ask, the runs'
+// ids, summaries and shapes, the predictions, the small numbers) and its numbers (thumbnails, streams,
+// the layers' details, the readings' matrices, one after another).
 struct PackedTrace {
   std::string header;
   std::vector<float> numbers;
 };
-// What the views read beside a trace for the shown layer and token, computed with it (in the model's
-// worker, so the page's main thread need not): that layer's detail, the predictions at a position and, for
-// the Heads view, the attribution of the likeliest one's logit to every head. Parts not asked stay empty.
-struct ForwardExtrasAsk {
-  int layer = -1;            // the layer whose LayerDetail the views draw (−1: none)
-  int position = -1;         // where the next-token strip predicts (−1: nowhere)
-  int top = 0;               // how many predictions there
-  bool attribution = false;  // the Heads view's attribution of the first prediction (where the model allows one)
-};
-struct ForwardExtras {
-  int layer = -1;
-  std::shared_ptr<const LayerDetail> detail;
-  int position = -1;
-  std::vector<NextToken> next;
-  std::shared_ptr<const LogitAttribution> attribution;
-};
-// The extras of `trace` by `model` as apply_inputs computes them (layer_detail, next_tokens_at, attribute_logit).
-// `cache` (the worker's, when it holds this trace's text): the attribution reads each layer's row from its
-// keys and values (one row per layer, not every layer again; the same numbers to float rounding).
-ForwardExtras forward_extras(const Transformer& model, const ModelTrace& trace, const ForwardExtrasAsk& ask,
-                             const ForwardCache* cache = nullptr);
-
-// `extras` (when given) travel in the same header and numbers.
-PackedTrace pack_trace(const ModelTrace& trace, const ForwardExtras* extras = nullptr);
-// Throws std::invalid_argument when `count` floats at `numbers` are not what the header says. The extras
-// (when the header has them) go to `*extras` where given. With `into`: `numbers` is not read (may be
-// null); every matrix is allocated, unset, and where its numbers go is appended to `*into` in the
-// order of the packed numbers (the page copies the worker's answer straight there: no second copy).
-ModelTrace unpack_trace(const std::string& header, const float* numbers, std::size_t count, ForwardExtras* extras = nullptr,
-                        std::vector<TensorDestination>* into = nullptr);
+// The runs whose inputs did not change from `held` (the ask of the answer the page shows, whose runs it
+// keeps; null: it keeps none) are not sent: the header says "held". A run's intervention is not sent
+// either (the ask names it; the page never runs the model again on a shown run).
+PackedTrace pack_model_views(const ModelViews& views, const ModelViewsAsk* held = nullptr);
+// Throws std::invalid_argument when `count` floats at `numbers` are not what the header says, or it names
+// a run as held that `held` has not. With `into`: `numbers` is not read (may be null); every matrix is
+// allocated, unset, and where its numbers go is appended to `*into` in the order of the packed numbers
+// (the page copies the worker's answer straight there: no second copy).
+ModelViews unpack_model_views(const std::string& header, const float* numbers, std::size_t count,
+                              const ModelViews* held = nullptr, std::vector<TensorDestination>* into = nullptr);
 
 }  // namespace attn

@@ -248,9 +248,11 @@ JS_EXPORT const char* attn_model_unload(const char* name_text) {
     if (s.inputs.model == name) attn::apply_state_json(s, {{"model", attn::kHandmadeModel}, {"layer", 0}, {"head", 0}}, ImGui::GetTime());
     s.models.erase(std::find_if(s.models.begin(), s.models.end(), [&](const attn::LoadedModel& m) { return m.name == name; }));
     // The views' cached passes hold the model too: they go with it (recomputed on the next change).
-    if (s.model.forward_model == weights) s.model.forward.reset(), s.model.forward_model.reset();
-    if (s.model.compare_forward_model == weights) s.model.compare_forward.reset(), s.model.compare_forward_model.reset();
-    // and the worker's copy, and a text it computes for this model (its answer is dropped when it comes)
+    if (s.model.forward_model == weights) {
+      s.model.forward.reset(), s.model.forward_model.reset(), s.model.answer.reset();
+      s.model.compare_forward.reset(), s.model.compare_edited.reset();
+    }
+    // and the worker's copy, and a change it computes for this model (its answer is dropped when it comes)
     if (s.model_run.pending_weights == weights) attn::model_run_cancel(s.model_run);
     if (s.model_run.cache->model == weights.get()) s.model_run.cache->clear();
     attn::app::model_worker_forget(weights);

@@ -1,6 +1,6 @@
 // Exports for the loaded model's Web Worker (web/model_worker.js; web/explainer.js relays): the worker
-// started, ready or failed, each model's weights moved into it once, the shown text's forward posted and
-// its answer applied (state/model_run.h), and modelTrace's requests and answers. Not the worker itself.
+// started, ready or failed, each model's weights moved into it once, what the views need of the model posted
+// and its answer applied (state/model_run.h), and modelTrace's requests and answers. Not the worker itself.
 #include <imgui.h>
 
 #include <map>
@@ -72,7 +72,7 @@ void attn::app::model_worker_model_loaded(const LoadedModel& model) {
   else start_model_worker();
 }
 
-// The worker's wasm is running: the shown text's forward is computed there from now on.
+// The worker's wasm is running: the views' answers are computed there from now on.
 JS_EXPORT void attn_model_worker_ready() {
   attn::AppState* s = state();
   if (!s) return;
@@ -80,9 +80,10 @@ JS_EXPORT void attn_model_worker_ready() {
   attn::ModelRun& run = s->model_run;
   run.worker = true;
   run.note.clear();
-  run.post = [](const attn::LoadedModel& m, const std::vector<int>& ids, const attn::ForwardExtrasAsk& x, unsigned seq) {
-    post({{"type", "forward"}, {"seq", seq}, {"model", worker_model(m)}, {"ids", ids},
-          {"extras", {{"layer", x.layer}, {"position", x.position}, {"top", x.top}, {"attribution", x.attribution}}}});
+  run.post = [](const attn::LoadedModel& m, const attn::ModelViewsAsk& ask, const attn::ModelViewsAsk* held, unsigned seq) {
+    nlohmann::json message = {{"type", "views"}, {"seq", seq}, {"model", worker_model(m)}, {"ask", attn::model_views_ask_json(ask)}};
+    if (held) message["held"] = attn::model_views_ask_json(*held);
+    post(message);
   };
   run.post_sweep = [](const attn::LoadedModel* m, const nlohmann::json& request) {
     nlohmann::json message = request;
@@ -118,16 +119,15 @@ JS_EXPORT const char* attn_model_worker_failed(const char* why) {
   return reply({{"traces", traces}});
 }
 
-// The worker's forward of request `seq` in two calls, so its numbers are copied once, straight into the
-// trace's matrices: {"seq", "header", "count", "ms", "extras_ms", "recomputed_from"} or {"seq", "error"} →
+// The worker's answer to request `seq` in two calls, so its numbers are copied once, straight into the
+// answer's matrices: {"seq", "header", "count", "ms", "views_ms", "recomputed_from"} or {"seq", "error"} →
 // {"copy": [[pointer, floats], ...]} (where the page copies the numbers, in order, then calls
-// attn_model_run_filled) or {"applied": false} (an error, or text since changed: dropped, not even unpacked).
+// attn_model_run_filled) or {"applied": false} (an error, or inputs since changed: dropped, not even unpacked).
 namespace {
 struct ArrivingRun {
   unsigned seq = 0;
-  std::shared_ptr<attn::ModelTrace> trace;
-  attn::ForwardExtras extras;
-  double ms = 0, extras_ms = -1;
+  std::shared_ptr<attn::ModelViews> views;
+  double ms = 0, views_ms = -1;
   int recomputed_from = 0;
 };
 std::optional<ArrivingRun> g_arriving_run;
@@ -150,10 +150,12 @@ JS_EXPORT const char* attn_model_run_result(const char* json_text) {
     }
     ArrivingRun run;
     std::vector<attn::TensorDestination> into;
-    run.seq = seq, run.ms = r.at("ms").get<double>(), run.extras_ms = r.value("extras_ms", -1.0);
+    run.seq = seq, run.ms = r.at("ms").get<double>(), run.views_ms = r.value("views_ms", -1.0);
     run.recomputed_from = r.at("recomputed_from").get<int>();
-    run.trace = std::make_shared<attn::ModelTrace>(
-        attn::unpack_trace(r.at("header").get<std::string>(), nullptr, r.at("count").get<std::size_t>(), &run.extras, &into));
+    // (the runs the worker did not send are the shown answer's: it was told which the page holds)
+    const attn::ModelViews* held = s->model.forward_model == s->model_run.pending_weights ? s->model.answer.get() : nullptr;
+    run.views = std::make_shared<attn::ModelViews>(
+        attn::unpack_model_views(r.at("header").get<std::string>(), nullptr, r.at("count").get<std::size_t>(), held, &into));
     nlohmann::json copy = nlohmann::json::array();
     for (const attn::TensorDestination& d : into) copy.push_back({reinterpret_cast<std::uintptr_t>(d.data), d.bytes / sizeof(float)});
     g_arriving_run = std::move(run);
@@ -172,8 +174,8 @@ JS_EXPORT const char* attn_model_run_filled() {
   ArrivingRun run = std::move(*g_arriving_run);
   g_arriving_run.reset();
   try {
-    const bool applied = attn::model_run_arrived(*s, run.seq, std::move(run.trace), std::move(run.extras), run.ms,
-                                                 run.extras_ms, run.recomputed_from, ImGui::GetTime());
+    const bool applied = attn::model_run_arrived(*s, run.seq, std::move(run.views), run.ms, run.views_ms, run.recomputed_from,
+                                                 ImGui::GetTime());
     return reply({{"applied", applied}});
   } catch (const std::exception& e) {
     return error_reply(std::string("model worker answer: ") + e.what());
@@ -282,7 +284,7 @@ JS_EXPORT const char* attn_model_write(int id) {
     if (!m->model->config.causal) throw std::invalid_argument("write: " + m->name + " is an encoder: it fills gaps, it does not write on");
     if (id < 0 || id >= m->model->config.vocab_size) throw std::invalid_argument("write: token " + std::to_string(id) + " is not in the vocabulary");
     attn::AppInputs next = s->inputs;
-    next.sentence = attn::shown_sentence(*s) + m->tokenizer->decode({id});
+    next.sentence = attn::shown_inputs(*s).sentence + m->tokenizer->decode({id});
     next.token = static_cast<int>(attn::model_token_ids(*m, next.sentence).size()) - 1;  // throws past what it reads
     if (!attn::apply_inputs_in_background(*s, next, ImGui::GetTime())) throw std::invalid_argument(s->error);
     return reply({{"ok", true}, {"text", next.sentence}});

@@ -1,6 +1,7 @@
 // Attribution, value-weighted attention, rollout and the intervention sweeps (see attribution.h).
 #include "attribution.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -367,6 +368,30 @@ Sweep stream_patch_sweep(const Transformer& model, const ModelTrace& source, con
                        edit.stream_patches.push_back({l, t, d.stream_in.row(t)});
                        return edit;
                      }, progress, backend, resume);
+}
+
+AroundHeadView around_head(const TransformerConfig& config, const TransformerBlock& block, const LayerDetail& detail,
+                           int head, int token) {
+  AroundHeadView a;
+  const int T = static_cast<int>(detail.stream_in.rows());
+  if (T == 0 || head < 0 || head >= config.n_head) return a;
+  const int i = std::clamp(token, 0, T - 1);
+  a.loaded = true, a.head = head, a.token = i;
+  const StreamUpdates u = stream_updates(config, block, detail, i);
+  a.stream_in = detail.stream_in.row(i).norm();
+  a.attention_update = u.attention.norm();
+  a.mlp_update = u.mlp.norm();
+  a.stream_out = ((detail.stream_in.row(i) + u.attention) + u.mlp).norm();  // the forward's order
+  const Matrix parts = head_contributions(config, block, detail, i);
+  Vector joined = parts.colwise().sum();
+  if (block.o_b.size() != 0) joined += block.o_b;
+  const double along = static_cast<double>(joined.squaredNorm());
+  a.shares_add_up = !config.sandwich_norms;
+  for (int h = 0; h < config.n_head; ++h) {
+    a.head_parts.push_back(parts.row(h).norm());
+    a.head_shares.push_back(along > 0 ? static_cast<float>(parts.row(h).dot(joined) / along) : 0.0f);
+  }
+  return a;
 }
 
 }  // namespace attn

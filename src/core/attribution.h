@@ -52,6 +52,24 @@ struct ValueWeighted {
 ValueWeighted value_weighted(const TransformerConfig& config, const TransformerBlock& block, const LayerDetail& detail,
                              int head, Backend backend = Backend::Simd);
 
+// Around the chosen head at the selected token: what the layer does with the heads' outputs. Lengths
+// (Euclidean norms) of the residual stream entering the layer, of what the attention adds (W_O over
+// the joined heads, + b_O, normed where the model has sandwich norms), of what the MLP adds and of
+// the stream leaving; and each head's part of the attention's output (its output × its rows of W_O).
+struct AroundHeadView {
+  bool loaded = false;
+  int head = 0, token = 0;
+  float stream_in = 0, attention_update = 0, mlp_update = 0, stream_out = 0;
+  std::vector<float> head_parts;  // ‖part_h‖ for each head
+  // part_h · u / ‖u‖², u the heads' parts summed with b_O: how much of the update's length along its
+  // own direction head h brings (they and b_O's add up to 1; negative: it pushes the other way).
+  // Not defined past a post-attention norm (sandwich norms): `shares_add_up` is false there.
+  std::vector<float> head_shares;
+  bool shares_add_up = true;
+};
+AroundHeadView around_head(const TransformerConfig& config, const TransformerBlock& block, const LayerDetail& detail,
+                           int head, int token);
+
 // Attention rollout (Abnar and Zuidema, 2020): each layer's weights averaged over its heads, the
 // residual counted as half of what a token keeps (0.5·A + 0.5·I, rows renormalised), multiplied
 // through the layers: result[l] (T, T) says how much of token j reaches token i's stream after layer

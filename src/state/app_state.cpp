@@ -310,7 +310,7 @@ int predict_position(const LoadedModel& loaded, const std::vector<int>& ids, int
   return first == ids.end() ? -1 : static_cast<int>(first - ids.begin());
 }
 
-bool apply_inputs(AppState& state, const AppInputs& next, double now) {
+bool apply_inputs(AppState& state, const AppInputs& next, double now, bool may_post) {
   AppModel model;
   AppInputs applied = next;
   std::string key = "model";
@@ -324,123 +324,99 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     o.temperature = next.temperature;
     o.mistake = next.mistake;
     if (loaded) {
-      // A loaded model: its own tokens, the forward once per model and text (not per layer, head or
-      // token), and the chosen head's trace with the layer's own scale, cap and mask. A decoder:
-      // always causal, never cross-attention.
+      // A loaded model: its own tokens, what the views read of it (api/model_views.h: every part again only
+      // where its own inputs changed; from the worker where it computes), and the chosen head's trace with the
+      // layer's own scale, cap and mask. A decoder: always causal, never cross-attention.
       const TransformerConfig& c = loaded->model->config;
       applied.layer = std::clamp(next.layer, 0, c.n_layer - 1);
       applied.head = std::clamp(next.head, 0, c.n_head - 1);
       key = "sentence";
-      const bool same_forward = state.model.base_forward && state.model.forward_model == loaded->model &&
-                                state.inputs.sentence == next.sentence;
-      model.token_ids = same_forward ? state.model.token_ids : model_token_ids(*loaded, next.sentence);
+      const std::shared_ptr<const ModelViews> held = state.model.forward_model == loaded->model ? state.model.answer : nullptr;
+      const bool same_text = held && state.inputs.sentence == next.sentence;
+      model.token_ids = same_text ? state.model.token_ids : model_token_ids(*loaded, next.sentence);
       const int T = static_cast<int>(model.token_ids.size());
-      ForwardOptions only_heads;  // the LM head only where the page shows predictions: below
-      only_heads.predict_from = T;
-      // (the worker's answer for this text when it computed it, else here, from the first changed token)
-      model.base_forward = same_forward ? state.model.base_forward
-                                        : model_run_forward(state.model_run, *loaded, model.token_ids, only_heads);
-      model.forward_model = loaded->model;
-      model.queries.tokens = same_forward ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
+      model.queries.tokens = same_text ? state.model.queries.tokens : model_tokens(*loaded->tokenizer, model.token_ids);
       model.queries.unknown.assign(model.queries.tokens.size(), false);
-      // The interventions: the changed run again from its first changed layer (rerun_forward), the
-      // patch's text once per text.
-      const bool same_source = state.model.patch_forward && state.model.forward_model == loaded->model &&
-                               state.inputs.patch.from == next.patch.from;
-      std::vector<int> source_ids;
-      if (!same_source && !next.patch.from.empty()) {
+      ModelViewsAsk ask;
+      ask.ids = model.token_ids;
+      if (!next.patch.from.empty()) {
         key = "patch";
-        source_ids = model_token_ids(*loaded, next.patch.from);
+        ask.patch_ids = held && state.inputs.patch.from == next.patch.from && !held->ask.patch_ids.empty()
+                            ? held->ask.patch_ids : model_token_ids(*loaded, next.patch.from);
       }
-      const int patch_T = same_source ? static_cast<int>(state.model.patch_forward->token_ids.size())
-                                      : static_cast<int>(source_ids.size());
-      fit_edits(&c, T, T, patch_T, {}, state.inputs, applied, key, model.edit_note);
-      Intervention edit = heads_and_cuts(applied);
-      if (!applied.patch.from.empty()) {
-        ForwardOptions source_options;
-        source_options.predict_from = T;
-        model.patch_forward = same_source ? state.model.patch_forward
-                                          : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, source_ids, source_options));
-        edit = with_patches(*loaded->model, edit, *model.patch_forward, applied.patch.heads, applied.patch.resid);
-        validate_intervention(c, T, edit);  // a head both switched off and patched
-      }
-      const bool same_edit = same_forward && (same_source || applied.patch.from.empty()) &&
-                             state.inputs.ablate == applied.ablate && state.inputs.ablate_kind == applied.ablate_kind &&
-                             state.inputs.cuts == applied.cuts && state.inputs.patch == applied.patch;
-      key = "ablate";
-      model.forward = same_edit ? state.model.forward
-                      : edit.empty() ? model.base_forward
-                                     : std::make_shared<const ModelTrace>(rerun_forward(*loaded->model, *model.base_forward, edit, only_heads));
-      const bool same_shown = model.forward == state.model.forward;
-      model.forward_revision = same_shown ? state.model.forward_revision : state.revision + 1;
-      key = "options";
-      o = model_layer_options(c, applied.layer, next);
-      const bool same_layer = same_shown && state.model.layer && state.inputs.layer == applied.layer;
-      // (what the worker computed with this forward where it is for this layer and position: model_run.h)
-      const ForwardExtras* extras = arrived_extras_for(state.model_run, model.forward);
-      model.layer = same_layer ? state.model.layer
-                    : extras && extras->detail && extras->layer == applied.layer
-                        ? extras->detail
-                        : std::make_shared<const LayerDetail>(layer_detail(*loaded->model, *model.forward, applied.layer));
-      model.queries.x = model.layer->x;
-      model.keys = model.queries;
-      const int token = predict_position(*loaded, model.token_ids, std::clamp(next.token, 0, T - 1));
-      model.predict_position = token;
-      const bool same_token = same_shown && state.model.predict_position == token;
-      const bool extras_here = extras && extras->position == token && token >= 0;
-      model.next = same_token ? state.model.next
-                   : token < 0 ? std::vector<NextToken>{}
-                   : extras_here ? extras->next
-                                 : next_tokens_at(*loaded->model, *model.forward, token, kShownNextTokens);
-      if (same_token) model.effect = state.model.effect;
-      else if (!edit.empty() && token >= 0) {
-        EditEffect& e = model.effect;
-        e.shown = true;
-        e.position = token;
-        e.base_next = next_tokens_at(*loaded->model, *model.base_forward, token, kShownNextTokens);
-        e.target = e.base_next.front().id;
-        e.base_log_prob = token_log_prob(*loaded->model, *model.base_forward, token, e.target);
-        e.log_prob = token_log_prob(*loaded->model, *model.forward, token, e.target);
-        e.patched = !applied.patch.from.empty();
-        if (e.patched) {
-          e.source_log_prob = token_log_prob(*loaded->model, *model.patch_forward, token, e.target);
-          e.restored = restored_fraction(e.log_prob, e.source_log_prob, e.base_log_prob);
+      fit_edits(&c, T, T, static_cast<int>(ask.patch_ids.size()), {}, state.inputs, applied, key, model.edit_note);
+      ask.edit = heads_and_cuts(applied);
+      if (applied.patch.from.empty()) ask.patch_ids.clear();
+      ask.patch_heads = applied.patch.heads;
+      ask.patch_resid = applied.patch.resid;
+      ask.layer = applied.layer;
+      ask.head = applied.head;
+      ask.token = std::clamp(next.token, 0, T - 1);
+      ask.position = predict_position(*loaded, model.token_ids, ask.token);
+      ask.attribution = next.view == View::Heads;
+      // (only the Weights view draws a reading: rollout reruns every layer before this one)
+      ask.influence = next.view != View::Weights ? 0 : static_cast<int>(applied.weights_show);
+      key = "compare_sentence";
+      ask.compare = next.view == View::Compare && !next.compare_tokens;
+      if (ask.compare) {
+        ask.compare_ids = held && held->ask.compare && state.inputs.compare_sentence == next.compare_sentence
+                              ? held->ask.compare_ids : model_token_ids(*loaded, next.compare_sentence);
+        // B with the learner's heads switched off and links cut, where they fit its tokens
+        ask.compare_edit = heads_and_cuts(applied);
+        try {
+          validate_intervention(c, static_cast<int>(ask.compare_ids.size()), ask.compare_edit);
+        } catch (const std::invalid_argument& e) {
+          model.compare_edit_note = std::string("B runs without your changes: ") + e.what();
+          ask.compare_edit = Intervention{};
         }
       }
+      // The answer: the one shown when nothing it reads changed, the worker's when it came for these, else
+      // posted to the worker (may_post: the change waits for it) or computed here.
+      key = "ablate";
+      ModelRun& run = state.model_run;
+      std::shared_ptr<const ModelViews> answer =
+          held && held->ask == ask ? held
+          : run.arrived && run.arrived_weights == loaded->model && run.arrived->ask == ask ? run.arrived
+                                                                                            : nullptr;
+      if (!answer && may_post && model_run_post(run, *loaded, ask, held ? &held->ask : nullptr, next)) return true;
+      if (!answer) {
+        const BaseForward base = [&](const std::vector<int>& ids) { return model_run_forward(run, *loaded, ids); };
+        answer = std::make_shared<const ModelViews>(model_views(*loaded->model, ask, base, held.get(), run.cache.get()));
+      }
+      const ModelViews& v = *answer;
+      model.answer = answer;
+      model.forward_model = loaded->model;
+      model.base_forward = v.base;
+      model.patch_forward = v.patch_source;
+      model.forward = v.shown;
+      model.forward_revision = held && v.shown == held->shown ? state.model.forward_revision : state.revision + 1;
+      model.layer = v.detail;
+      model.queries.x = v.detail->x;
+      model.keys = model.queries;
+      model.predict_position = ask.position;
+      model.next = v.next;
+      model.effect = v.effect;
+      model.attribution = v.attribution;
+      model.influence = v.influence;
+      model.around = v.around;
+      key = "options";
+      o = model_layer_options(c, applied.layer, next);
       AttentionOptions shown = o;
-      shown.cuts = head_cuts(edit, applied.layer, applied.head);
+      shown.cuts = head_cuts(ask.edit, applied.layer, applied.head);  // (the patches change no link)
       model.trace = head_trace(c, *model.layer, applied.head, shown);
-      const TransformerBlock& block0 = loaded->model->blocks.front();
       model.family = std::make_shared<const FamilyViews>(family_views(
           c, *model.layer, model.trace, applied.layer, applied.head, next.token,
-          static_cast<int>(dtype_bytes(block0.qkv.dtype))));
-      model.around = around_head(c, loaded->model->blocks[static_cast<std::size_t>(applied.layer)], *model.layer,
-                                 applied.head, std::clamp(next.token, 0, T - 1));
-      key = "attribution";
-      if (next.view == View::Heads && !model.unchanged_next().empty() && why_no_attribution(c).empty()) {
-        const int target = model.unchanged_next().front().id;
-        const std::shared_ptr<const LogitAttribution>& old = state.model.attribution;
-        const bool stream_patched = std::any_of(edit.stream_patches.begin(), edit.stream_patches.end(),
-                                                [&](const StreamPatch& p) { return p.position == token; });
-        if (same_token && old && old->target == target) model.attribution = old;
-        else if (extras_here && extras->attribution && extras->attribution->target == target) model.attribution = extras->attribution;
-        else if (!stream_patched)
-          model.attribution = std::make_shared<const LogitAttribution>(attribute_logit(*loaded->model, *model.forward, token, target));
-      }
-      key = "weights_show";
-      const bool same_influence = same_layer && state.model.influence && state.inputs.weights_show == applied.weights_show &&
-                                  (applied.weights_show == WeightsShow::Rollout || state.inputs.head == applied.head);
-      if (next.view != View::Weights) {  // (only that view draws it: rollout reruns every layer before this one)
-      } else if (same_influence) model.influence = state.model.influence;
-      else if (applied.weights_show == WeightsShow::ValueWeighted) {
-        const ValueWeighted vw = value_weighted(c, loaded->model->blocks[static_cast<std::size_t>(applied.layer)],
-                                                *model.layer, applied.head);
-        model.influence = std::make_shared<const AppModel::Influence>(AppModel::Influence{vw.weighted, vw.value_norms});
-      } else if (applied.weights_show == WeightsShow::Rollout) {
-        std::vector<Matrix> means;
-        for (int l = 0; l < applied.layer; ++l) means.push_back(head_mean_weights(layer_detail(*loaded->model, *model.forward, l)));
-        means.push_back(head_mean_weights(*model.layer));
-        model.influence = std::make_shared<const AppModel::Influence>(AppModel::Influence{attention_rollout(means).back(), {}});
+          static_cast<int>(dtype_bytes(loaded->model->blocks.front().qkv.dtype))));
+      if (ask.compare) {
+        model.compare_forward = v.compare_base;
+        model.compare_edited = v.compare_shown;
+        model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ask.compare_ids);
+        model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
+        model.compare_queries.x = v.compare_detail->x;
+        AttentionOptions b_shown = o;
+        b_shown.cuts = head_cuts(ask.compare_edit, applied.layer, applied.head);
+        model.compare = head_trace(c, *v.compare_detail, applied.head, b_shown);
+        model.compare_ask = v.twins;
       }
     } else {
       applied.layer = applied.head = 0;
@@ -476,51 +452,11 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     model.without_mistake = attend(model.trace.query, model.trace.key, model.trace.value, fixed);
     key = "compare_sentence";
     applied.compare_token = std::clamp(next.compare_token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
-    if (next.view == View::Compare && !next.compare_tokens) {
-      if (loaded) {
-        const TransformerConfig& c = loaded->model->config;
-        const bool same = state.model.compare_forward && state.model.compare_forward_model == loaded->model &&
-                          state.inputs.compare_sentence == next.compare_sentence;
-        const std::vector<int> ids = model_token_ids(*loaded, next.compare_sentence);
-        ForwardOptions only_heads;  // the compare view shows no predictions
-        only_heads.predict_from = static_cast<int>(ids.size());
-        model.compare_forward = same ? state.model.compare_forward
-                                     : std::make_shared<const ModelTrace>(transformer_forward(*loaded->model, ids, only_heads));
-        model.compare_forward_model = loaded->model;
-        model.compare_queries.tokens = model_tokens(*loaded->tokenizer, ids);
-        model.compare_queries.unknown.assign(model.compare_queries.tokens.size(), false);
-        // B with the learner's heads switched off and links cut, where they fit its tokens
-        Intervention b_edit = heads_and_cuts(applied);
-        try {
-          validate_intervention(c, static_cast<int>(ids.size()), b_edit);
-        } catch (const std::invalid_argument& e) {
-          model.compare_edit_note = std::string("B runs without your changes: ") + e.what();
-          b_edit = Intervention{};
-        }
-        const bool same_b_edit = same && state.model.compare_edited && state.inputs.ablate == applied.ablate &&
-                                 state.inputs.ablate_kind == applied.ablate_kind && state.inputs.cuts == applied.cuts;
-        model.compare_edited = b_edit.empty() ? model.compare_forward
-                               : same_b_edit  ? state.model.compare_edited
-                                              : std::make_shared<const ModelTrace>(rerun_forward(*loaded->model, *model.compare_forward, b_edit, only_heads));
-        const LayerDetail detail = layer_detail(*loaded->model, *model.compare_edited, applied.layer);
-        model.compare_queries.x = detail.x;
-        AttentionOptions b_shown = o;
-        b_shown.cuts = head_cuts(b_edit, applied.layer, applied.head);
-        model.compare = head_trace(c, detail, applied.head, b_shown);
-        key = "compare";
-        const int position = std::clamp(next.token, 0, static_cast<int>(model.token_ids.size()) - 1);
-        const TwinAsk& old_ask = state.model.compare_ask;
-        const bool same_ask = old_ask.shown && model.base_forward == state.model.base_forward &&
-                              model.compare_forward == state.model.compare_forward && old_ask.position == position &&
-                              old_ask.layer == applied.layer;
-        model.compare_ask = same_ask ? old_ask
-                                     : ask_twins(*loaded->model, *model.base_forward, *model.compare_forward, position, applied.layer);
-      } else {
-        model.compare_queries = embed_sentence(next.compare_sentence);
-        const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;
-        const WorkedModel& w = worked_model();
-        model.compare = attend_projected(model.compare_queries.x, keys.x, w.wq, w.wk, w.wv, o);
-      }
+    if (next.view == View::Compare && !next.compare_tokens && !loaded) {  // (a loaded model's B is in its answer)
+      model.compare_queries = embed_sentence(next.compare_sentence);
+      const EmbeddedSentence& keys = next.cross ? model.keys : model.compare_queries;
+      const WorkedModel& w = worked_model();
+      model.compare = attend_projected(model.compare_queries.x, keys.x, w.wq, w.wk, w.wv, o);
     }
     key = "derive";
     AttentionOptions derive_options;  // the derive view follows the lesson: scaled, no mask
@@ -538,6 +474,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     return false;
   }
   const bool changed = applied != state.inputs || state.revision == 0;
+  model_run_cancel(state.model_run);  // applied: an answer still computed for earlier inputs is not wanted
   state.inputs = applied;
   // A new sentence may be shorter: keep the selected row inside it.
   state.inputs.token = std::clamp(next.token, 0, static_cast<int>(model.queries.tokens.size()) - 1);
@@ -564,7 +501,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now) {
     }
   };
   follow(state.heads_sweep, state.inputs.heads_sweep, SweepOver::Ablate, nullptr);
-  const bool can_patch = state.model.compare_forward && state.model.compare_forward_model == state.model.forward_model &&
+  const bool can_patch = state.model.compare_forward &&  // (the shown model's B, in its answer)
                          state.model.compare_forward->token_ids.size() == state.model.token_ids.size();
   using PS = AppInputs::PatchSweep;
   // (stopped, it keeps what it swept over: on again, it continues)
@@ -610,7 +547,7 @@ json model_run_json(const AppState& s) {
             {"last_ms", ms(r.last_ms)}, {"last_T", r.last_T},
             {"incremental_from", r.incremental_from >= 0 ? json(r.incremental_from) : json(nullptr)},
             {"full_ms", ms(r.full_ms)}, {"full_T", r.full_T}, {"dropped", r.dropped}, {"note", r.note}, {"error", r.error}};
-  if (r.pending) j["pending_sentence"] = r.pending_sentence;
+  if (r.pending) j["pending_sentence"] = r.pending_inputs->sentence;
   if (r.slicing) j["slices"] = {{"done", r.slicing->steps_done()}, {"of", r.slicing->steps()}};  // the page's, between frames
   // an encoder reads both ways: a new token changes every earlier row, so every change computes them all
   if (!r.last_where.empty() && !r.causal) j["full_because"] = "an encoder reads both ways: every row changes with the text";
@@ -687,13 +624,12 @@ void apply_state_json(AppState& s, const json& partial, double now) {
   if (!partial.is_object()) throw std::invalid_argument("state: setState takes an object of inputs");
   for (const auto& item : partial.items())
     if (!find_input(item.key())) refuse(item.key(), "is not an input of the explainer");
-  AppInputs next = s.inputs;
+  // On top of the inputs the worker computes, if any (what is set here is computed now, with them).
+  AppInputs next = shown_inputs(s);
   // In the table's order, not the object's: the sentence and the model come before the token,
   // the layer and the head, which are checked against them.
   for (const InputField& f : input_fields())
     if (partial.contains(f.name)) f.set(f, s, next, partial[f.name]);
-  // A text or model set here is computed now: a text the worker computes is no longer wanted.
-  if (partial.contains("sentence") || partial.contains("model")) model_run_cancel(s.model_run);
   EmbeddedSentence queries;
   try {
     queries = query_tokens(s, next.model, next.sentence);

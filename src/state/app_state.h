@@ -136,21 +136,6 @@ struct BackendChoice {
 // tokens when it was measured faster than the CPU (never on its name alone), else the SIMD kernel. "webgl" without a GPU falls back to simd.
 BackendChoice choose_backend(const std::string& requested, int T, const GpuFacts& gpu);
 
-constexpr int kShownNextTokens = 5;  // the likeliest next tokens a view shows after the selected token
-
-// What the learner's interventions (inputs ablate, cut, patch) did to a loaded model's answer at the
-// selected position: the unchanged run's likeliest next token, its log-probability before and after,
-// and for a patch A's (the text copied from) and the share of the A/B difference restored.
-struct EditEffect {
-  bool shown = false;                   // a loaded model with an intervention
-  int position = 0, target = 0;         // the selected token; the unchanged run's top next token there
-  double base_log_prob = 0, log_prob = 0;
-  bool patched = false;
-  double source_log_prob = 0, restored = 0;  // restored NaN: |A − B| < kMinRestorable, nothing to restore
-  std::vector<NextToken> base_next;     // the unchanged run's next tokens (the strip draws both)
-  double delta() const { return log_prob - base_log_prob; }
-};
-
 // What the core computed for the current inputs.
 struct AppModel {
   // The sentence the queries come from. With a loaded model: its tokens as the learner reads them
@@ -162,16 +147,16 @@ struct AppModel {
   // probabilities). Shared: recomputed only when the model or the text changes.
   std::shared_ptr<const ModelTrace> forward;
   std::shared_ptr<const Transformer> forward_model;  // which loaded model computed `forward` (null: hand-made)
+  // A loaded model's answer for these inputs (api/model_views.h, computed here or in its worker): the runs,
+  // the chosen layer, predictions, effect, attribution, readings and Compare's B below are its parts.
+  std::shared_ptr<const ModelViews> answer;
   // With interventions, `forward` is the changed run and `base_forward` the model as it is (the same
   // pointer without); `patch_forward` the run of inputs.patch.from that a patch copies from.
   std::shared_ptr<const ModelTrace> base_forward, patch_forward;
   EditEffect effect;
   // inputs.weights_show's matrix for the chosen head ((Tq, Tk); null for the weights themselves), and
   // for the value-weighted reading the size of what each key sends.
-  struct Influence {
-    Matrix values;
-    Vector value_norms;
-  };
+  using Influence = attn::Influence;
   std::shared_ptr<const Influence> influence;
   // The Heads view's "what each head adds to the answer": the direct logit attribution of the shown
   // run at the selected token, for the unchanged run's likeliest next token (null elsewhere, and where
@@ -204,7 +189,6 @@ struct AppModel {
   // first sentence's alone), and why they were left out of it when they do not fit it ("" when they do)
   std::shared_ptr<const ModelTrace> compare_edited;
   std::string compare_edit_note;
-  std::shared_ptr<const Transformer> compare_forward_model;
   TwinAsk compare_ask;  // what the model answers in both (twins of as many tokens; core/attribution.h)
   // What the views show of the loaded model's family (positions, K/V groups and cache, window, cap,
   // q/k norm) for the chosen layer, head and token; loaded == false for the hand-made model.
@@ -294,7 +278,9 @@ struct AppState {
 
 // Applies new inputs: recomputes the model; if the core refuses them (empty sentence, ...)
 // the state keeps its last good inputs and model and records the error. Returns true if accepted.
-bool apply_inputs(AppState& state, const AppInputs& next, double now);
+// `may_post`: a loaded model's answer that is not at hand goes to its worker (model_run_post) and the
+// change waits for it (apply_inputs_in_background's way); else it is computed here.
+bool apply_inputs(AppState& state, const AppInputs& next, double now, bool may_post = false);
 
 // Runs the Heads view's sweep on while `more()` says there is time left in this frame (at least one
 // cell per call); nothing when inputs.heads_sweep is off or the sweep is done.

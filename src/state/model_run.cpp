@@ -1,4 +1,4 @@
-// Where a loaded model's forward runs (model_run.h): the worker's requests and answers, and the page's own
+// Where a loaded model's answers run (model_run.h): the worker's requests and answers, and the page's own
 // incremental forward when no worker runs.
 #include "model_run.h"
 
@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "app_state.h"
+#include "input_table.h"
 
 namespace attn {
 
@@ -23,131 +24,111 @@ void note_forward(ModelRun& run, const std::string& where, double ms, int T, int
 
 }  // namespace
 
-std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedModel& model, const std::vector<int>& ids,
-                                                    const ForwardOptions& options) {
-  if (run.arrived && run.arrived_weights == model.model && run.arrived->token_ids == ids) return run.arrived;
+std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedModel& model, const std::vector<int>& ids) {
+  if (run.sliced && run.arrived_weights == model.model && run.sliced->token_ids == ids) return run.sliced;
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   int from = 0;
-  // No LM head rows at all rather than none from T on: the same trace, and options that stay the same
-  // as T grows (the cache is kept only for the same options).
-  ForwardOptions same = options;
-  if (same.predict_from >= static_cast<int>(ids.size())) same.top_k = 0, same.predict_from = 0;
-  auto trace = std::make_shared<const ModelTrace>(run.page_forward ? run.page_forward(*model.model, ids, *run.cache, same, &from)
-                                                                    : transformer_forward(*model.model, ids, same));
+  // No LM head rows at all: the options stay the same as T grows (the cache is kept only for the same options).
+  ForwardOptions none;
+  none.top_k = 0;
+  auto trace = std::make_shared<const ModelTrace>(run.page_forward ? run.page_forward(*model.model, ids, *run.cache, none, &from)
+                                                                    : transformer_forward(*model.model, ids, none));
   note_forward(run, "page", std::chrono::duration<double, std::milli>(clock::now() - t0).count(), static_cast<int>(ids.size()),
                from, model.model->config.causal);
   return trace;
 }
 
 void model_run_cancel(ModelRun& run) {
-  if (run.pending) ++run.seq;  // an answer still on its way is for text no longer asked
+  if (run.pending) ++run.seq;  // an answer still on its way is for inputs no longer asked
   run.pending = false;
   run.slicing.reset();
   run.pending_weights.reset();
-  run.pending_sentence.clear();
-  run.pending_model.clear();
+  run.pending_inputs.reset();
+  run.pending_ask = {};
 }
 
-const std::string& shown_sentence(const AppState& state) {
-  return state.model_run.pending ? state.model_run.pending_sentence : state.inputs.sentence;
+const AppInputs& shown_inputs(const AppState& state) {
+  return state.model_run.pending ? *state.model_run.pending_inputs : state.inputs;
+}
+
+bool model_run_post(ModelRun& run, const LoadedModel& model, const ModelViewsAsk& ask, const ModelViewsAsk* held,
+                    const AppInputs& next) {
+  const bool asked = run.pending && run.pending_weights == model.model && run.pending_ask == ask;
+  if (run.post) {
+    if (!asked) {
+      ++run.seq;
+      run.error.clear();
+      run.post(model, ask, held, run.seq);
+    }
+  } else if (run.slices) {  // the text's forward here, a layer a frame (model_run_frame); the rest once it is done
+    if (held && held->ids == ask.ids) return false;  // the forward is at hand: the rest is computed now
+    if (!(run.pending && run.pending_weights == model.model && run.slicing && run.pending_ask.ids == ask.ids)) {
+      ++run.seq;
+      ForwardOptions none;
+      none.top_k = 0;
+      run.slicing = std::make_shared<ForwardInSlices>(model.model, ask.ids, none);
+      run.slicing_ms = 0;
+    }
+  } else {
+    return false;
+  }
+  run.pending = true;
+  run.pending_inputs = std::make_shared<const AppInputs>(next);
+  run.pending_weights = model.model;
+  run.pending_ask = ask;
+  return true;
 }
 
 bool apply_inputs_in_background(AppState& state, const AppInputs& next_in, double now) {
-  ModelRun& run = state.model_run;
-  AppInputs next = next_in;
-  const LoadedModel* loaded = find_model(state, next.model);
-  const bool new_text = next.sentence != state.inputs.sentence;
-  if (!loaded || !(run.post || run.slices) || next.model != state.inputs.model || !new_text ||
-      state.model.forward_model != loaded->model) {
-    if (next.model != state.inputs.model || new_text) model_run_cancel(run);
-    return apply_inputs(state, next, now);
-  }
-  std::vector<int> ids;
-  try {
-    ids = model_token_ids(*loaded, next.sentence);
-  } catch (const std::invalid_argument&) {  // empty, or past what the model reads: refused with its message
-    model_run_cancel(run);
-    return apply_inputs(state, next, now);
-  }
-  const bool asked = run.pending && run.pending_model == next.model && run.pending_sentence == next.sentence &&
-                     run.pending_weights == loaded->model;
-  if (!asked) {
-    ++run.seq;
-    run.pending = true;
-    run.pending_model = next.model;
-    run.pending_sentence = next.sentence;
-    run.pending_weights = loaded->model;
-    run.error.clear();
-    if (run.post) {
-      run.post(*loaded, ids, extras_to_ask(*loaded, ids, next), run.seq);
-    } else {  // here, a layer a frame (model_run_frame)
-      ForwardOptions no_head;
-      no_head.top_k = 0;
-      run.slicing = std::make_shared<ForwardInSlices>(loaded->model, ids, no_head);
-      run.slicing_ms = 0;
-    }
-  }
-  run.pending_token = next.token;
-  // The rest of the change applies now; the text and its token when the answer comes.
-  next.sentence = state.inputs.sentence;
-  next.token = state.inputs.token;
-  if (next == state.inputs) return true;
-  return apply_inputs(state, next, now);
-}
-
-ForwardExtrasAsk extras_to_ask(const LoadedModel& model, const std::vector<int>& ids, const AppInputs& next) {
-  const TransformerConfig& c = model.model->config;
-  ForwardExtrasAsk ask;
-  ask.layer = std::clamp(next.layer, 0, c.n_layer - 1);
-  ask.position = predict_position(model, ids, std::clamp(next.token, 0, static_cast<int>(ids.size()) - 1));
-  ask.top = kShownNextTokens;
-  ask.attribution = next.view == View::Heads;
-  return ask;
-}
-
-const ForwardExtras* arrived_extras_for(const ModelRun& run, const std::shared_ptr<const ModelTrace>& forward) {
-  return run.arrived && forward == run.arrived ? &run.arrived_extras : nullptr;
+  const ModelRun& run = state.model_run;
+  if (!run.pending) return apply_inputs(state, next_in, now, /*may_post=*/true);
+  AppInputs next = *run.pending_inputs;  // what changed from the inputs shown, on top of the pending ones
+  for (const InputField& f : input_fields())
+    if (!f.equal(next_in, state.inputs)) f.copy(next, next_in);
+  return apply_inputs(state, next, now, /*may_post=*/true);
 }
 
 namespace {
-// The pending text's trace came (from the worker, or the page's slices): applied when its model is still the one asked.
-bool pending_arrived(AppState& state, std::shared_ptr<const ModelTrace> trace, ForwardExtras extras, const std::string& where,
-                     double ms, double extras_ms, int recomputed_from, double now) {
+// The pending inputs' answer came (from the worker, or the page's slices: its forward): applied when its model
+// is still the one asked.
+bool pending_arrived(AppState& state, std::shared_ptr<const ModelViews> views, std::shared_ptr<const ModelTrace> sliced,
+                     const std::string& where, double ms, double views_ms, int recomputed_from, double now) {
   ModelRun& run = state.model_run;
-  const LoadedModel* m = find_model(state, run.pending_model);
-  if (!m || m->model != run.pending_weights || state.inputs.model != run.pending_model) {
+  const LoadedModel* m = find_model(state, run.pending_inputs->model);
+  if (!m || m->model != run.pending_weights) {
     ++run.dropped;
     model_run_cancel(run);
     return false;
   }
-  note_forward(run, where, ms, static_cast<int>(trace->token_ids.size()), recomputed_from, m->model->config.causal);
-  run.arrived = std::move(trace);
+  const int T = static_cast<int>(run.pending_ask.ids.size());
+  if (recomputed_from < T) note_forward(run, where, ms, T, recomputed_from, m->model->config.causal);  // (else the text's forward was at hand)
+  run.arrived = std::move(views);
+  run.sliced = std::move(sliced);
   run.arrived_weights = m->model;
-  run.arrived_extras = std::move(extras);
-  run.extras_ms = extras_ms;
-  AppInputs next = state.inputs;
-  next.sentence = run.pending_sentence;
-  next.token = run.pending_token;
+  run.views_ms = views_ms;
+  const AppInputs next = *run.pending_inputs;
   run.pending = false;
+  run.pending_inputs.reset();
   run.pending_weights.reset();
+  run.pending_ask = {};
   const bool ok = apply_inputs(state, next, now);
   run.arrived.reset();
+  run.sliced.reset();
   run.arrived_weights.reset();
-  run.arrived_extras = {};
   if (!ok) run.error = state.error;
   return ok;
 }
 }  // namespace
 
-bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, ForwardExtras extras,
-                       double ms, double extras_ms, int recomputed_from, double now) {
+bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelViews> views, double ms, double views_ms,
+                       int recomputed_from, double now) {
   ModelRun& run = state.model_run;
   if (!run.pending || seq != run.seq || run.slicing) {
-    ++run.dropped;  // for text that has changed since
+    ++run.dropped;  // for inputs that have changed since
     return false;
   }
-  return pending_arrived(state, std::move(trace), std::move(extras), "worker", ms, extras_ms, recomputed_from, now);
+  return pending_arrived(state, std::move(views), nullptr, "worker", ms, views_ms, recomputed_from, now);
 }
 
 void model_run_frame(AppState& state, double budget_ms, double now) {
@@ -163,40 +144,25 @@ void model_run_frame(AppState& state, double budget_ms, double now) {
   if (!done) return;
   auto trace = std::make_shared<const ModelTrace>(run.slicing->take());
   run.slicing.reset();
-  pending_arrived(state, std::move(trace), {}, "page", run.slicing_ms, -1, 0, now);
+  pending_arrived(state, nullptr, std::move(trace), "page", run.slicing_ms, -1, 0, now);
 }
 
 namespace {
-// The pending text computed here instead (the worker could not).
+// The pending inputs computed here instead (the worker could not): a new text's forward in slices where the
+// page slices (the views stay marked "updating…"), else at once.
 void compute_pending_here(AppState& state, double now) {
   ModelRun& run = state.model_run;
   if (!run.pending) return;
-  if (run.slices) {  // in slices from the next frame on (the views stay marked "updating…")
-    const LoadedModel* m = find_model(state, run.pending_model);
-    if (m && m->model == run.pending_weights) {
-      try {
-        ForwardOptions no_head;
-        no_head.top_k = 0;
-        run.slicing = std::make_shared<ForwardInSlices>(m->model, model_token_ids(*m, run.pending_sentence), no_head);
-        run.slicing_ms = 0;
-        return;
-      } catch (const std::invalid_argument&) {  // computed at once below, which says why
-      }
-    }
-  }
-  AppInputs next = state.inputs;
-  next.sentence = run.pending_sentence;
-  next.token = run.pending_token;
-  const bool same_model = state.inputs.model == run.pending_model;
+  const AppInputs next = *run.pending_inputs;
   model_run_cancel(run);
-  if (same_model) apply_inputs(state, next, now);
+  apply_inputs(state, next, now, /*may_post=*/run.slices);
 }
 }  // namespace
 
 void model_run_request_failed(AppState& state, unsigned seq, const std::string& why, double now) {
   ModelRun& run = state.model_run;
   if (!run.pending || seq != run.seq) return;
-  run.error = "The model's worker could not compute this text (" + why + "): it was computed in the page.";
+  run.error = "The model's worker could not compute this (" + why + "): it was computed in the page.";
   compute_pending_here(state, now);
 }
 
@@ -207,7 +173,7 @@ void model_run_worker_failed(AppState& state, const std::string& why, double now
   run.sweeps_posted.clear();
   run.worker = false;
   run.slices = true;
-  run.note = "The model's worker stopped (" + why + "): the forward runs in the page, a layer between frames.";
+  run.note = "The model's worker stopped (" + why + "): the model runs in the page, its forward a layer between frames.";
   run.error = run.note;
   compute_pending_here(state, now);
 }

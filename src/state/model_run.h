@@ -1,6 +1,7 @@
-// Where a loaded model's forward runs and what it last did: in the model's Web Worker (the page posts
-// the text's token ids and shows the last complete result, "updating…", until the answer comes) or
-// here, between frames, with the same incremental forward. Not the worker (src/worker/model_worker.cpp)
+// Where a loaded model's answers run and what the forward last did: in the model's Web Worker (the page
+// posts what the views need, model_views.h, and shows the last complete answer, "updating…", until the
+// new one comes) or here (the forward between frames, with the same incremental forward, where the
+// worker could not start). Not the worker (src/worker/model_worker.cpp)
 // and not the page's glue (src/app/js_model_api.cpp): a hook set by the platform edge posts requests.
 #pragma once
 #include <functional>
@@ -12,6 +13,7 @@
 
 #include "../api/model_files.h"
 #include "../api/model_transfer.h"
+#include "../api/model_views.h"
 #include "../core/transformer.h"
 
 namespace attn {
@@ -21,9 +23,10 @@ struct AppInputs;
 struct SweepRun;
 
 struct ModelRun {
-  // Posts the forward of `ids` by `model` to the worker under `seq`, with the extras the views will read
-  // (set by the platform edge while its worker runs; null: the forward runs here, in the page).
-  std::function<void(const LoadedModel& model, const std::vector<int>& ids, const ForwardExtrasAsk& extras, unsigned seq)> post;
+  // Posts `ask` for the weights of `model` to the worker under `seq`, with the ask of the answer shown (`held`: its
+  // runs the page keeps and the worker need not send; null: none) (set by the platform edge while its worker runs;
+  // null: the page computes its answers itself).
+  std::function<void(const LoadedModel& model, const ModelViewsAsk& ask, const ModelViewsAsk* held, unsigned seq)> post;
   // Posts a sweep to the worker (set with post): `request` {slot, seq, over, ids, source_ids?, position, target,
   // resume?} for the weights of `model`; model null: the slot's sweep stops (web/model_worker.js).
   std::function<void(const LoadedModel* model, const nlohmann::json& request)> post_sweep;
@@ -32,19 +35,18 @@ struct ModelRun {
   bool worker = false;     // the worker computes (post is set)
   std::string note;        // why the page computes instead (the worker could not start, stopped), "" when it does not
   std::string error;       // the last failure a learner should read ("" none): the last good result stays on screen
-  // The text the worker computes now (pending): the views show the last complete result until it comes.
+  // The inputs whose answer the worker computes now (pending): the views show the last complete answer until it
+  // comes, with the inputs it is for.
   bool pending = false;
-  unsigned seq = 0;        // the last request's number: an answer with another one is for older text, dropped
-  std::string pending_model, pending_sentence;
-  int pending_token = 0;
+  unsigned seq = 0;        // the last request's number: an answer with another one is for older inputs, dropped
+  std::shared_ptr<const AppInputs> pending_inputs;
   std::shared_ptr<const Transformer> pending_weights;
-  // The worker's answer, taken by the next apply_inputs for the same weights and ids, with its extras (taken
-  // where they are for the layer and position shown: apply_inputs computes the others).
-  std::shared_ptr<const ModelTrace> arrived;
+  ModelViewsAsk pending_ask;
+  // The worker's answer, taken by the next apply_inputs for the same weights and ask.
+  std::shared_ptr<const ModelViews> arrived;
   std::shared_ptr<const Transformer> arrived_weights;
-  ForwardExtras arrived_extras;
-  double extras_ms = -1;   // the worker's time for the last answer's extras (beside last_ms, the forward's)
-  int dropped = 0;         // answers dropped: for text that changed since, or a model unloaded or replaced
+  double views_ms = -1;    // the worker's time for the last answer's parts beside the forward (last_ms)
+  int dropped = 0;         // answers dropped: for inputs that changed since, or a model unloaded or replaced
   // The last forward of the shown text: where, its ms (to the trace, without the views' own numbers), its
   // T and the first position computed again (0: all; T: none), and the last forward computed in full.
   std::string last_where;  // "worker" | "page" ("" before the first)
@@ -60,30 +62,33 @@ struct ModelRun {
   PageForward page_forward = nullptr;
   std::shared_ptr<ForwardCache> cache = std::make_shared<ForwardCache>();
   // Where the worker could not start or stopped (the page, not the native app): a new text's forward runs
-  // here a layer at a time between frames (model_run_frame), the views marked "updating…" as for the worker.
+  // here a layer at a time between frames (model_run_frame), the views marked "updating…" as for the worker;
+  // the rest of the answer is computed here once it is done.
   bool slices = false;
   std::shared_ptr<ForwardInSlices> slicing;  // the pending text's, while it runs
   double slicing_ms = 0;                     // its layers' time so far
+  std::shared_ptr<const ModelTrace> sliced;  // its trace once done, taken by model_run_forward
 };
 
-// The shown text's forward by `model` for `ids`: the worker's answer when it is for these, else computed
-// here (run.page_forward with the page's cache, or in full; timed into run). Throws what transformer_forward throws.
-std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedModel& model, const std::vector<int>& ids,
-                                                    const ForwardOptions& options);
+// The shown text's forward by `model` for `ids` (no LM head rows): the page's slices' when they computed it,
+// else computed here (run.page_forward with the page's cache, or in full; timed into run). Throws what
+// transformer_forward throws.
+std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedModel& model, const std::vector<int>& ids);
 
-// Applies the learner's change like apply_inputs, except that a new text for the shown loaded model, while a
-// worker runs, is posted to it instead of computed: the rest of the change applies now, the text when its
-// answer comes (model_run_arrived). Returns apply_inputs' answer (true for a posted text).
+// Applies the learner's change like apply_inputs, except that a change whose answer (model_views.h) is not at
+// hand, for the shown loaded model while a worker runs, is posted to it instead of computed: the change applies
+// when its answer comes (model_run_arrived), the views show the last answer meanwhile ("updating…"). A change
+// made while one is pending adds to it. Returns apply_inputs' answer (true for a posted change).
 bool apply_inputs_in_background(AppState& state, const AppInputs& next, double now);
+// Posts `ask` (the answer the inputs `next` need; `held`: the shown answer's ask) to the worker, or starts the
+// page's slices for a new text's forward: true when the change now waits for its answer (pending), false where
+// the answer is computed now (no worker; or the page slices and the text's forward is at hand).
+bool model_run_post(ModelRun& run, const LoadedModel& model, const ModelViewsAsk& ask, const ModelViewsAsk* held,
+                    const AppInputs& next);
 // The worker's answer for request `seq`: applied when it is the latest and its model is still the one asked;
 // else dropped (counted). Returns true when applied.
-bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelTrace> trace, ForwardExtras extras,
-                       double ms, double extras_ms, int recomputed_from, double now);
-// The extras to ask the worker for with the text of `next` (ids: its tokens): the layer and position it shows,
-// and the Heads view's attribution.
-ForwardExtrasAsk extras_to_ask(const LoadedModel& model, const std::vector<int>& ids, const AppInputs& next);
-// The arrived extras when `forward` is the arrived trace (apply_inputs' use), else null.
-const ForwardExtras* arrived_extras_for(const ModelRun& run, const std::shared_ptr<const ModelTrace>& forward);
+bool model_run_arrived(AppState& state, unsigned seq, std::shared_ptr<const ModelViews> views, double ms, double views_ms,
+                       int recomputed_from, double now);
 // The worker failed for request `seq` (its message): the text is computed here instead, the error kept.
 void model_run_request_failed(AppState& state, unsigned seq, const std::string& why, double now);
 // The worker could not start or stopped: the page computes from now on and says why; a text the worker had
@@ -99,9 +104,9 @@ bool model_run_sweep(AppState& state, SweepRun& sweep, const std::string& slot, 
 // source} or {slot, seq, error}: applied to the sweep it was posted for, else dropped; an error leaves the
 // sweep to the page (with the cells done), the error kept. Returns true when applied.
 bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report);
-// Forgets the text the worker computes (another text or model was applied directly, or the model went).
+// Forgets the inputs the worker computes (a change was applied directly, or the model went).
 void model_run_cancel(ModelRun& run);
-// The text box's text: the text the worker computes while one is pending, else the shown one.
-const std::string& shown_sentence(const AppState& state);
+// The inputs the controls show: those the worker computes while a change is pending, else the shown ones.
+const AppInputs& shown_inputs(const AppState& state);
 
 }  // namespace attn

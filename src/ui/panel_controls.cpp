@@ -420,7 +420,7 @@ nlohmann::json control_texts_json(const AppState& state) {
 void draw_phone_bar(const AppState& state, AppInputs& next, bool with_sentence, UiState::Controls& ui) {
   TextBox& sentence = ui.phone_sentence;  // what is typed, kept while it is invalid
   if (with_sentence) {
-    if (sentence_box("##sentence", shown_sentence(state), state.revision, sentence)) next.sentence = sentence.buffer;
+    if (sentence_box("##sentence", shown_inputs(state).sentence, state.revision, sentence)) next.sentence = sentence.buffer;
     publish_item_rect("sentence");
     error_line(state, "sentence");
     model_run_line(state);
@@ -493,7 +493,7 @@ void draw_controls(const AppState& state, AppInputs& next, UiState::Controls& ui
   ImGui::BeginDisabled(own_problem);
   // Self-attention reads Q, K and V all from this sentence; only cross-attention splits them.
   ImGui::TextUnformatted(real ? "Text" : cross_shown(state) ? "Sentence (gives the queries)" : "Sentence (gives Q, K and V)");
-  if (sentence_box("##sentence", shown_sentence(state), state.revision, sentence)) next.sentence = sentence.buffer;
+  if (sentence_box("##sentence", shown_inputs(state).sentence, state.revision, sentence)) next.sentence = sentence.buffer;
   publish_item_rect("sentence");
   error_line(state, "sentence");
   model_run_line(state);

@@ -166,7 +166,7 @@ void next_token_strip(const AppState& state, AppInputs& next) {
     ImGui::Text("Token %d, “%s”: probability %.4f", row.id, row.text.c_str(), static_cast<double>(row.p));
   });
   if (clicked >= 0 && m) {  // the text grows by the token; its new last token is selected
-    const std::string text = shown_sentence(state) + m->tokenizer->decode({rows[static_cast<std::size_t>(clicked)].id});
+    const std::string text = shown_inputs(state).sentence + m->tokenizer->decode({rows[static_cast<std::size_t>(clicked)].id});
     try {
       next.token = static_cast<int>(model_token_ids(*m, text).size()) - 1;
       next.sentence = text;

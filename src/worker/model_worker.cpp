@@ -24,6 +24,8 @@ std::unique_ptr<attn::Transformer> g_arriving;  // the model whose tensors the p
 int g_arriving_id = -1;
 std::vector<attn::TensorDestination> g_slots;
 attn::ForwardCache g_cache;  // the shown text's: one model at a time (another model starts it afresh)
+attn::ModelViews g_views;    // the last answer (its parts are kept where their inputs did not change)
+int g_views_model = -1;      // whose
 std::string g_reply;
 attn::PackedTrace g_packed;
 
@@ -81,33 +83,41 @@ extern "C" EMSCRIPTEN_KEEPALIVE void mw_model_drop(int id) {
   const auto it = g_models.find(id);
   if (it == g_models.end()) return;
   if (g_cache.model == it->second.get()) g_cache.clear();
+  if (g_views_model == id) g_views = {}, g_views_model = -1;
   g_models.erase(it);
 }
 
-// The shown text's forward, {"model": id, "ids": [...], "extras": {layer, position, top, attribution}} →
-// {"header", "count", "ms", "extras_ms", "recomputed_from"} (the trace's numbers at mw_numbers()) or {"error"}:
-// every layer and head, no LM head rows but at the shown position, with the extras the views read
-// (model_transfer.h: the shown layer's detail, the predictions, the Heads view's attribution).
-extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_forward(const char* request_text) {
+// What the views read for the page's inputs (api/model_views.h), {"model": id, "ask", "held"?: the ask of the
+// answer the page shows} → {"header", "count", "ms", "views_ms", "recomputed_from"} (the answer's numbers at
+// mw_numbers()) or {"error"}: the shown text's forward from its first changed token (ms), then every other
+// part (views_ms), each again only where its inputs changed since the last answer; the runs the page holds
+// are not sent.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_views(const char* request_text) {
   try {
     const nlohmann::json request = nlohmann::json::parse(request_text);
-    const attn::Transformer& model = model_of(request.at("model").get<int>());
-    const std::vector<int> ids = request.at("ids").get<std::vector<int>>();
-    attn::ForwardOptions options;
-    options.top_k = 0;
+    const int id = request.at("model").get<int>();
+    const attn::Transformer& model = model_of(id);
+    const attn::ModelViewsAsk ask = attn::model_views_ask_from_json(request.at("ask"));
+    std::unique_ptr<attn::ModelViewsAsk> held;
+    if (request.contains("held")) held = std::make_unique<attn::ModelViewsAsk>(attn::model_views_ask_from_json(request["held"]));
+    double ms = 0;
+    int from = static_cast<int>(ask.ids.size());
+    const attn::BaseForward base = [&](const std::vector<int>& ids) {
+      attn::ForwardOptions options;
+      options.top_k = 0;
+      const double t0 = now_ms();
+      auto trace = std::make_shared<const attn::ModelTrace>(attn::transformer_forward_cached(model, ids, g_cache, options, &from));
+      ms = now_ms() - t0;
+      return trace;
+    };
     const double t0 = now_ms();
-    int from = 0;
-    const attn::ModelTrace trace = attn::transformer_forward_cached(model, ids, g_cache, options, &from);
-    const double ms = now_ms() - t0;
-    attn::ForwardExtrasAsk ask;
-    if (request.contains("extras")) {
-      const nlohmann::json& x = request["extras"];
-      ask.layer = x.at("layer"), ask.position = x.at("position"), ask.top = x.at("top"), ask.attribution = x.at("attribution");
-    }
-    const attn::ForwardExtras extras = attn::forward_extras(model, trace, ask, &g_cache);
-    const double extras_ms = now_ms() - t0 - ms;
-    g_packed = attn::pack_trace(trace, &extras);
-    return reply({{"header", g_packed.header}, {"count", g_packed.numbers.size()}, {"ms", ms}, {"extras_ms", extras_ms},
+    const attn::ModelViews* previous = g_views_model == id ? &g_views : nullptr;
+    attn::ModelViews views = attn::model_views(model, ask, base, previous, &g_cache);
+    const double views_ms = now_ms() - t0 - ms;
+    g_packed = attn::pack_model_views(views, held.get());
+    g_views = std::move(views);
+    g_views_model = id;
+    return reply({{"header", g_packed.header}, {"count", g_packed.numbers.size()}, {"ms", ms}, {"views_ms", views_ms},
                   {"recomputed_from", from}});
   } catch (const std::bad_alloc&) {
     return reply({{"error", "the browser refused the worker enough memory for this text"}});
@@ -118,7 +128,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_forward(const char* request_text)
 
 // Benchmark (tests/bench/model_bench.mjs): {"model", "ids", "reps"} → {"full_ms", "append_ms", "pack_ms",
 // "recomputed_from"}, medians over reps after a warm-up: the whole forward of the ids from an empty cache,
-// and the same ids with the cache holding all but the last (appending one token), each as mw_forward runs
+// and the same ids with the cache holding all but the last (appending one token), each as mw_views runs
 // it (no LM head rows), and packing that trace for the page. The shown text's cache is left empty.
 extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_bench(const char* request_text) {
   try {
@@ -143,7 +153,9 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_bench(const char* request_text) {
       const attn::ModelTrace trace = attn::transformer_forward_cached(model, ids, g_cache, options, &from);
       const double append_ms = now_ms() - t0;
       t0 = now_ms();
-      g_packed = attn::pack_trace(trace);
+      attn::ModelViews views;  // (the trace alone, as an answer sends a new text's run)
+      views.base = std::make_shared<const attn::ModelTrace>(trace);
+      g_packed = attn::pack_model_views(views);
       const double pack_ms = now_ms() - t0;
       if (r == 0) continue;  // the first run warms up
       full.push_back(full_ms), append.push_back(append_ms), pack.push_back(pack_ms);

@@ -1,8 +1,8 @@
-// Where a loaded model's forward runs (src/state/model_run.h), with a stand-in for the worker (a hook that
-// records the requests; the test answers them with the core's own forward): a new text is posted and the
-// last complete one stays shown, the answer applied when it is the latest, an older or orphaned one
-// dropped, a text past the model's positions refused at once, the worker's failure computed here (a layer a
-// frame); without a worker the native app computes incrementally and times it.
+// Where a loaded model's answers run (src/state/model_run.h), with a stand-in for the worker (a hook that
+// records the requests; the test answers them as the worker does: model_views, packed and unpacked): a
+// change is posted and the last complete answer stays shown, the answer applied when it is the latest, an
+// older or orphaned one dropped, a text past the model's positions refused at once, the worker's failure
+// computed here (a layer a frame); without a worker the native app computes incrementally and times it.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #include "../../src/api/trained_model_bytes.h"
 #include "../../src/core/corpus.h"
 #include "../../src/state/app_state.h"
+#include "../../src/state/input_table.h"
 #include "../../src/state/view_data.h"
 
 using namespace attn;
@@ -20,10 +21,16 @@ using namespace attn;
 namespace {
 
 struct Posted {
-  std::vector<int> ids;
+  ModelViewsAsk ask;
+  std::shared_ptr<const ModelViewsAsk> held;
   unsigned seq = 0;
-  ForwardExtrasAsk extras;
 };
+// The worker's hook: records what is posted.
+std::function<void(const LoadedModel&, const ModelViewsAsk&, const ModelViewsAsk*, unsigned)> recorder(std::vector<Posted>& posted) {
+  return [&posted](const LoadedModel&, const ModelViewsAsk& ask, const ModelViewsAsk* held, unsigned seq) {
+    posted.push_back({ask, held ? std::make_shared<const ModelViewsAsk>(*held) : nullptr, seq});
+  };
+}
 
 // The app with a random GPT-2 "toy" (2 layers, 32 positions) on the Train view's corpus, shown.
 AppState with_toy(std::uint64_t seed = 3) {
@@ -36,11 +43,19 @@ AppState with_toy(std::uint64_t seed = 3) {
   return s;
 }
 
-// What the worker answers for a request: the same forward as the page's (no LM head rows).
-std::shared_ptr<const ModelTrace> answer(const AppState& s, const Posted& p) {
-  ForwardOptions o;
-  o.top_k = 0;
-  return std::make_shared<const ModelTrace>(transformer_forward(*find_model(s, "toy")->model, p.ids, o));
+// What the worker answers for a request (src/worker/model_worker.cpp): model_views with the forward as the page's
+// (no LM head rows), through the bytes it sends (the runs the page holds left out: `held`, the page's answer).
+std::shared_ptr<const ModelViews> answer(const AppState& s, const Posted& p, std::size_t* floats = nullptr) {
+  const Transformer& model = *find_model(s, "toy")->model;
+  const BaseForward base = [&](const std::vector<int>& ids) {
+    ForwardOptions o;
+    o.top_k = 0;
+    return std::make_shared<const ModelTrace>(transformer_forward(model, ids, o));
+  };
+  const PackedTrace packed = pack_model_views(model_views(model, p.ask, base), p.held.get());
+  if (floats) *floats = packed.numbers.size();
+  return std::make_shared<const ModelViews>(
+      unpack_model_views(packed.header, packed.numbers.data(), packed.numbers.size(), s.model.answer.get()));
 }
 
 }  // namespace
@@ -48,9 +63,7 @@ std::shared_ptr<const ModelTrace> answer(const AppState& s, const Posted& p) {
 TEST_CASE("model run: a typed text goes to the worker; the last complete text stays until its answer comes") {
   AppState s = with_toy();
   std::vector<Posted> posted;
-  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, const ForwardExtrasAsk& x, unsigned seq) {
-    posted.push_back({ids, seq, x});
-  };
+  s.model_run.post = recorder(posted);
   s.model_run.worker = true;
   const std::string before = s.inputs.sentence, typed = before + " because";
   const unsigned revision = s.revision;
@@ -60,15 +73,16 @@ TEST_CASE("model run: a typed text goes to the worker; the last complete text st
   REQUIRE(posted.size() == 1);
   CHECK(s.model_run.pending);
   CHECK(s.inputs.sentence == before);  // the views show the last complete text
-  CHECK(shown_sentence(s) == typed);   // the text box shows what was typed
+  CHECK(shown_inputs(s).sentence == typed);  // the text box shows what was typed
   CHECK(s.revision == revision);
   CHECK(model_run_json(s)["pending"] == true);
   // the answer: applied, the trace is the worker's
-  const auto trace = answer(s, posted[0]);
-  CHECK(model_run_arrived(s, posted[0].seq, trace, {}, 12.5, -1, 4, 2.0));
+  const auto views = answer(s, posted[0]);
+  CHECK(model_run_arrived(s, posted[0].seq, views, 12.5, 3, 4, 2.0));
   CHECK_FALSE(s.model_run.pending);
   CHECK(s.inputs.sentence == typed);
-  CHECK(s.model.base_forward == trace);
+  CHECK(s.model.answer == views);
+  CHECK(s.model.base_forward == views->base);
   CHECK(s.model_run.last_where == "worker");
   CHECK(s.model_run.last_ms == 12.5);
   CHECK(s.model_run.incremental_from == 4);
@@ -78,9 +92,7 @@ TEST_CASE("model run: a typed text goes to the worker; the last complete text st
 TEST_CASE("model run: an older answer, or one for a model unloaded or replaced since, is dropped") {
   AppState s = with_toy();
   std::vector<Posted> posted;
-  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, const ForwardExtrasAsk& x, unsigned seq) {
-    posted.push_back({ids, seq, x});
-  };
+  s.model_run.post = recorder(posted);
   const std::string base = s.inputs.sentence;
   AppInputs next = s.inputs;
   next.sentence = base + " because";
@@ -88,10 +100,10 @@ TEST_CASE("model run: an older answer, or one for a model unloaded or replaced s
   next.sentence = base + " because it";
   apply_inputs_in_background(s, next, 1.0);
   REQUIRE(posted.size() == 2);
-  CHECK_FALSE(model_run_arrived(s, posted[0].seq, answer(s, posted[0]), {}, 1, -1, 0, 2.0));  // for text changed since
+  CHECK_FALSE(model_run_arrived(s, posted[0].seq, answer(s, posted[0]), 1, -1, 0, 2.0));  // for text changed since
   CHECK(s.model_run.dropped == 1);
   CHECK(s.inputs.sentence == base);
-  CHECK(model_run_arrived(s, posted[1].seq, answer(s, posted[1]), {}, 1, -1, 0, 2.0));
+  CHECK(model_run_arrived(s, posted[1].seq, answer(s, posted[1]), 1, -1, 0, 2.0));
   CHECK(s.inputs.sentence == base + " because it");
   // replaced while it computes: a model of the same name with other weights
   next = s.inputs;
@@ -103,7 +115,7 @@ TEST_CASE("model run: an older answer, or one for a model unloaded or replaced s
   add_model(s, load_model_files("toy", trained_model_files(random_transformer(gpt2_config(2, 2, 16, 32, static_cast<int>(corpus.vocab.size())), 9,
                                                                                                Dtype::F32, WeightLayout::InOut, 0.3),
                                                             corpus)));
-  CHECK_FALSE(model_run_arrived(s, asked.seq, old_answer, {}, 1, -1, 0, 4.0));
+  CHECK_FALSE(model_run_arrived(s, asked.seq, old_answer, 1, -1, 0, 4.0));
   CHECK_FALSE(s.model_run.pending);
   CHECK(s.model_run.dropped == 2);
   // unloaded: setState's model (as the page's unload does) forgets the text asked
@@ -114,14 +126,14 @@ TEST_CASE("model run: an older answer, or one for a model unloaded or replaced s
   REQUIRE(s.model_run.pending);
   apply_state_json(s, {{"model", kHandmadeModel}}, 6.0);
   CHECK_FALSE(s.model_run.pending);
-  CHECK_FALSE(model_run_arrived(s, posted.back().seq, answer(s, posted.back()), {}, 1, -1, 0, 7.0));
+  CHECK_FALSE(model_run_arrived(s, posted.back().seq, answer(s, posted.back()), 1, -1, 0, 7.0));
   CHECK(s.inputs.model == kHandmadeModel);
 }
 
 TEST_CASE("model run: a text past the model's positions is refused at once; the worker's failure is computed here") {
   AppState s = with_toy();
   int posts = 0;
-  s.model_run.post = [&](const LoadedModel&, const std::vector<int>&, const ForwardExtrasAsk&, unsigned) { ++posts; };
+  s.model_run.post = [&](const LoadedModel&, const ModelViewsAsk&, const ModelViewsAsk*, unsigned) { ++posts; };
   const std::string good = s.inputs.sentence;
   std::string long_text = good;
   for (int i = 0; i < 6; ++i) long_text += " the animal didn't cross the street";
@@ -165,76 +177,171 @@ TEST_CASE("model run: without a worker the native app computes incrementally, th
     CHECK((s.model.base_forward->streams[i].array() == whole.streams[i].array()).all());
 }
 
-TEST_CASE("model run: the worker's extras (the shown layer's detail, the predictions, the Heads view's attribution) are shown as the page would compute them") {
+namespace {
+// Every number of two answers the views read, equal (the worker's, through its bytes, and the page's own).
+void check_same_answer(const AppState& worker, const AppState& page) {
+  const AppModel &w = worker.model, &p = page.model;
+  REQUIRE(w.layer);
+  REQUIRE(p.layer);
+  CHECK((w.layer->query.array() == p.layer->query.array()).all());
+  CHECK((w.layer->stream_in.array() == p.layer->stream_in.array()).all());
+  REQUIRE(w.layer->weights.size() == p.layer->weights.size());
+  for (std::size_t h = 0; h < p.layer->weights.size(); ++h) CHECK((w.layer->weights[h].array() == p.layer->weights[h].array()).all());
+  CHECK(w.trace.weights == p.trace.weights);
+  REQUIRE(w.next.size() == p.next.size());
+  for (std::size_t k = 0; k < p.next.size(); ++k) {
+    CHECK(w.next[k].id == p.next[k].id);
+    CHECK(w.next[k].p == p.next[k].p);
+  }
+  CHECK(w.effect.shown == p.effect.shown);
+  CHECK(w.effect.log_prob == p.effect.log_prob);
+  CHECK(w.effect.base_log_prob == p.effect.base_log_prob);
+  CHECK(std::isnan(w.effect.restored) == std::isnan(p.effect.restored));
+  if (!std::isnan(p.effect.restored)) CHECK(w.effect.restored == p.effect.restored);
+  REQUIRE(static_cast<bool>(w.attribution) == static_cast<bool>(p.attribution));
+  if (p.attribution) {
+    CHECK((w.attribution->heads.array() == p.attribution->heads.array()).all());
+    CHECK(w.attribution->logit == p.attribution->logit);
+    CHECK((w.attribution->mlps.array() == p.attribution->mlps.array()).all());
+  }
+  REQUIRE(static_cast<bool>(w.influence) == static_cast<bool>(p.influence));
+  if (p.influence) {
+    CHECK((w.influence->values.array() == p.influence->values.array()).all());
+    CHECK((w.influence->value_norms.array() == p.influence->value_norms.array()).all());
+  }
+  CHECK(w.around.head_shares == p.around.head_shares);
+  CHECK(w.around.mlp_update == p.around.mlp_update);
+  CHECK(w.compare.weights == p.compare.weights);
+  CHECK(w.compare_ask.shown == p.compare_ask.shown);
+  CHECK(w.compare_ask.difference_b == p.compare_ask.difference_b);
+  REQUIRE(w.forward);
+  for (std::size_t l = 0; l < p.forward->layers.size(); ++l)
+    CHECK((w.forward->layers[l].thumbnails[0].array() == p.forward->layers[l].thumbnails[0].array()).all());
+}
+}  // namespace
+
+TEST_CASE("model run: every change the views need the model for goes to the worker; its answer is what the page computes") {
   AppState s = with_toy();
   apply_state_json(s, {{"view", "heads"}, {"layer", 1}}, 0.5);
   std::vector<Posted> posted;
-  s.model_run.post = [&](const LoadedModel&, const std::vector<int>& ids, const ForwardExtrasAsk& x, unsigned seq) {
-    posted.push_back({ids, seq, x});
+  s.model_run.post = recorder(posted);
+  s.model_run.worker = true;
+  int step = 0;
+  // Each change as the learner makes it (on the inputs shown), then the same change by setState on a page that
+  // computes itself: the same answer, number for number.
+  const auto change = [&](const nlohmann::json& partial, bool posts) {
+    CAPTURE(partial.dump());
+    AppState page = with_toy();
+    nlohmann::json shown = nlohmann::json::object();
+    for (const InputField& f : input_fields()) shown[f.name] = f.get(s.inputs);
+    apply_state_json(page, shown, 0.5);
+    const std::size_t before = posted.size();
+    AppState probe = s;  // (the change as setState reads it, for the learner's inputs)
+    probe.model_run.post = nullptr;
+    apply_state_json(probe, partial, 1.0);
+    CHECK(apply_inputs_in_background(s, probe.inputs, 1.0 + ++step));
+    REQUIRE(posted.size() == before + (posts ? 1 : 0));
+    if (posts) {
+      CHECK(s.model_run.pending);
+      CHECK(model_run_arrived(s, posted.back().seq, answer(s, posted.back()), 3, 2, 0, 2.0 + step));
+    }
+    CHECK_FALSE(s.model_run.pending);
+    apply_state_json(page, partial, 1.0);
+    CHECK(s.inputs == page.inputs);
+    check_same_answer(s, page);
   };
   const std::string typed = s.inputs.sentence + " because it";
-  AppInputs next = s.inputs;
-  next.sentence = typed;
-  next.token = static_cast<int>(model_token_ids(*find_model(s, "toy"), typed).size()) - 1;  // the last token
-  apply_inputs_in_background(s, next, 1.0);
-  REQUIRE(posted.size() == 1);
-  const Posted& p = posted[0];
-  const int T = static_cast<int>(p.ids.size());
-  CHECK(p.extras.layer == 1);
-  CHECK(p.extras.position == T - 1);
-  CHECK(p.extras.top == kShownNextTokens);
-  CHECK(p.extras.attribution);
-  // the worker's side: the forward and its extras, through the bytes the worker sends
-  const Transformer& model = *find_model(s, "toy")->model;
-  const auto trace = answer(s, p);
-  const ForwardExtras computed = forward_extras(model, *trace, p.extras);
-  const PackedTrace packed = pack_trace(*trace, &computed);
-  ForwardExtras extras;
-  const auto received = std::make_shared<const ModelTrace>(unpack_trace(packed.header, packed.numbers.data(), packed.numbers.size(), &extras));
-  REQUIRE(extras.detail);
-  REQUIRE(extras.attribution);
-  const auto detail = extras.detail;
-  const auto attribution = extras.attribution;
-  CHECK(model_run_arrived(s, p.seq, received, std::move(extras), 20, 7, 0, 2.0));
-  CHECK(s.model.layer == detail);  // taken, not computed again
-  CHECK(s.model.attribution == attribution);
-  CHECK(s.model_run.extras_ms == 7);
-  // what the page computes itself for the same text: the same numbers
-  AppState page = with_toy();
-  apply_state_json(page, {{"view", "heads"}, {"layer", 1}, {"sentence", typed}, {"token", next.token}}, 0.5);
-  REQUIRE(page.model.layer);
-  CHECK((s.model.layer->query.array() == page.model.layer->query.array()).all());
-  CHECK((s.model.layer->stream_in.array() == page.model.layer->stream_in.array()).all());
-  REQUIRE(s.model.layer->weights.size() == page.model.layer->weights.size());
-  for (std::size_t h = 0; h < page.model.layer->weights.size(); ++h)
-    CHECK((s.model.layer->weights[h].array() == page.model.layer->weights[h].array()).all());
-  REQUIRE(s.model.next.size() == page.model.next.size());
-  for (std::size_t k = 0; k < page.model.next.size(); ++k) {
-    CHECK(s.model.next[k].id == page.model.next[k].id);
-    CHECK(s.model.next[k].p == page.model.next[k].p);
-  }
-  REQUIRE(page.model.attribution);
-  CHECK((s.model.attribution->heads.array() == page.model.attribution->heads.array()).all());
-  CHECK(s.model.attribution->logit == page.model.attribution->logit);
-  CHECK((s.model.attribution->mlps.array() == page.model.attribution->mlps.array()).all());
-  CHECK(s.model.trace.weights == page.model.trace.weights);
+  change({{"sentence", typed}, {"token", 8}}, true);
+  CHECK(posted.back().ask.attribution);  // the Heads view's
+  CHECK(posted.back().ask.layer == 1);
+  change({{"layer", 0}}, true);
+  change({{"head", 1}}, true);
+  change({{"token", 3}}, true);
+  change({{"temperature", 2.0}}, false);  // the model's answer does not change: applied at once
+  change({{"ablate", {{0, 1}}}}, true);
+  change({{"cut", {{{"layer", 1}, {"head", 0}, {"query", 3}, {"key", 1}}}}}, true);
+  change({{"view", "weights"}, {"weights_show", "value_weighted"}}, true);
+  change({{"weights_show", "rollout"}, {"layer", 1}}, true);
+  change({{"ablate", nlohmann::json::array()}, {"cut", nlohmann::json::array()}, {"view", "heads"}}, true);
+  change({{"patch", {{"from", "the animal didn't cross the river because it"}, {"heads", {{1, 0}}}}}}, true);
+  CHECK(s.model.effect.patched);
+  change({{"view", "compare"}, {"compare_sentence", "the animal didn't cross the river because it"}}, true);
+  CHECK(s.model.compare_ask.shown);
 
-  SUBCASE("extras for another layer than the one shown by the time they come: the page computes that layer") {
-    next = s.inputs;
-    next.sentence = typed + " was";
-    apply_inputs_in_background(s, next, 3.0);
-    REQUIRE(posted.size() == 2);
-    const auto t2 = answer(s, posted[1]);
-    const ForwardExtras e2 = forward_extras(model, *t2, posted[1].extras);
-    const auto shown_detail = e2.detail;
-    apply_state_json(s, {{"layer", 0}}, 3.5);  // the learner picks layer 0 meanwhile
-    CHECK(model_run_arrived(s, posted[1].seq, t2, e2, 20, 7, 0, 4.0));
-    REQUIRE(s.model.layer);
-    CHECK(s.model.layer != shown_detail);
-    CHECK(s.inputs.layer == 0);
-    const LayerDetail own = layer_detail(model, *t2, 0);
-    CHECK((s.model.layer->query.array() == own.query.array()).all());
+  SUBCASE("the runs the page holds are not sent again") {
+    AppInputs next = s.inputs;
+    next.layer = 1 - next.layer;
+    apply_inputs_in_background(s, next, 20.0);
+    REQUIRE(posted.back().held);
+    std::size_t floats = 0;
+    const auto views = answer(s, posted.back(), &floats);
+    CHECK(views->base == s.model.answer->base);  // the page's own, kept
+    CHECK(views->compare_base == s.model.answer->compare_base);
+    Posted unheld = posted.back();
+    unheld.held.reset();
+    std::size_t all = 0;
+    answer(s, unheld, &all);
+    // (the layer's details alone, A's and B's; the runs held are over 3 000 numbers)
+    MESSAGE("numbers sent: " << floats << " of " << all);
+    CHECK(all > floats + 3000);
   }
+  SUBCASE("a change made while another is computed adds to it; the answer shows both") {
+    AppInputs next = s.inputs;
+    next.layer = 0;
+    apply_inputs_in_background(s, next, 20.0);
+    next = s.inputs;  // the learner's next change is made on what the views show
+    next.head = 0;
+    apply_inputs_in_background(s, next, 20.5);
+    REQUIRE(s.model_run.pending);
+    CHECK(shown_inputs(s).layer == 0);
+    CHECK(shown_inputs(s).head == 0);
+    CHECK_FALSE(model_run_arrived(s, posted[posted.size() - 2].seq, answer(s, posted[posted.size() - 2]), 1, 1, 0, 21.0));
+    CHECK(model_run_arrived(s, posted.back().seq, answer(s, posted.back()), 1, 1, 0, 21.0));
+    CHECK(s.inputs.layer == 0);
+    CHECK(s.inputs.head == 0);
+  }
+  SUBCASE("setState while a change is computed: applied now with it, the worker's answer dropped") {
+    AppInputs next = s.inputs;
+    next.layer = 0;
+    apply_inputs_in_background(s, next, 20.0);
+    apply_state_json(s, {{"head", 0}}, 20.5);
+    CHECK_FALSE(s.model_run.pending);
+    CHECK(s.inputs.layer == 0);
+    CHECK(s.inputs.head == 0);
+    CHECK_FALSE(model_run_arrived(s, posted.back().seq, answer(s, posted.back()), 1, 1, 0, 21.0));
+  }
+  SUBCASE("the worker cannot compute it: the page does, and says so") {
+    AppInputs next = s.inputs;
+    next.layer = 0;
+    apply_inputs_in_background(s, next, 20.0);
+    model_run_request_failed(s, posted.back().seq, "out of memory", 21.0);
+    CHECK_FALSE(s.model_run.pending);
+    CHECK(s.inputs.layer == 0);
+    CHECK(s.model_run.error.find("out of memory") != std::string::npos);
+  }
+}
+
+TEST_CASE("model views: a malformed answer or ask is refused, never read past its numbers") {
+  AppState s = with_toy();
+  const Transformer& model = *find_model(s, "toy")->model;
+  const ModelViews& v = *s.model.answer;
+  const PackedTrace packed = pack_model_views(v);
+  CHECK_NOTHROW(unpack_model_views(packed.header, packed.numbers.data(), packed.numbers.size()));
+  CHECK_THROWS_AS(unpack_model_views(packed.header, packed.numbers.data(), packed.numbers.size() - 1), std::invalid_argument);
+  CHECK_THROWS_AS(unpack_model_views("{", packed.numbers.data(), packed.numbers.size()), std::invalid_argument);
+  const PackedTrace held = pack_model_views(v, &v.ask);  // every run held: the page must have them
+  CHECK_THROWS_WITH_AS(unpack_model_views(held.header, held.numbers.data(), held.numbers.size()), doctest::Contains("not held"),
+                       std::invalid_argument);
+  nlohmann::json ask = model_views_ask_json(v.ask);
+  CHECK(model_views_ask_from_json(ask) == v.ask);
+  ask["influence"] = 7;
+  CHECK_THROWS_AS(model_views_ask_from_json(ask), std::invalid_argument);
+  ask.erase("influence");
+  CHECK_THROWS_AS(model_views_ask_from_json(ask), std::invalid_argument);
+  ModelViewsAsk outside = v.ask;
+  outside.layer = model.config.n_layer;
+  const BaseForward base = [&](const std::vector<int>& ids) { return std::make_shared<const ModelTrace>(transformer_forward(model, ids)); };
+  CHECK_THROWS_AS(model_views(model, outside, base), std::invalid_argument);
 }
 
 TEST_CASE("model run: where no worker runs (the page), a new text's forward runs a layer at a time between frames") {

@@ -67,14 +67,16 @@ TEST_CASE("model transfer: a bad header is refused with a message") {
   CHECK_THROWS_AS(attn::transformer_from_header("not json"), std::invalid_argument);
 }
 
-TEST_CASE("trace transfer: packed and unpacked is the same trace; too few numbers are refused") {
+TEST_CASE("views transfer: a run packed and unpacked is the same run; too few numbers are refused") {
   const attn::Transformer model = attn::random_transformer(attn::test::tiny_llama(3, 4, 2, 4, 12), 3);
   attn::ForwardOptions options;
   options.stream_bytes = 1;  // one layer's stream at least: stream_every > 1
   options.predict_from = 4;
   const attn::ModelTrace trace = attn::transformer_forward(model, {1, 2, 3, 4, 5, 6}, options);
-  const attn::PackedTrace packed = attn::pack_trace(trace);
-  const attn::ModelTrace back = attn::unpack_trace(packed.header, packed.numbers.data(), packed.numbers.size());
+  attn::ModelViews views;  // (an answer with its text's run alone)
+  views.base = std::make_shared<const attn::ModelTrace>(trace);
+  const attn::PackedTrace packed = attn::pack_model_views(views);
+  const attn::ModelTrace back = *attn::unpack_model_views(packed.header, packed.numbers.data(), packed.numbers.size()).base;
   CHECK(back.token_ids == trace.token_ids);
   CHECK(back.stream_every == trace.stream_every);
   REQUIRE(back.streams.size() == trace.streams.size());
@@ -94,12 +96,12 @@ TEST_CASE("trace transfer: packed and unpacked is the same trace; too few number
   // the views read a layer in full from the streams: the same numbers from the unpacked trace
   const attn::LayerDetail a = attn::layer_detail(model, trace, 2), b = attn::layer_detail(model, back, 2);
   CHECK((a.weights[1].array() == b.weights[1].array()).all());
-  CHECK_THROWS_WITH_AS(attn::unpack_trace(packed.header, packed.numbers.data(), packed.numbers.size() - 1),
+  CHECK_THROWS_WITH_AS(attn::unpack_model_views(packed.header, packed.numbers.data(), packed.numbers.size() - 1),
                        doctest::Contains("fewer numbers"), std::invalid_argument);
   // as the page receives it: the matrices made first, the numbers then copied into them in order
   std::vector<attn::TensorDestination> into;
-  attn::ForwardExtras extras;
-  attn::ModelTrace filled = attn::unpack_trace(packed.header, nullptr, packed.numbers.size(), &extras, &into);
+  const attn::ModelViews got = attn::unpack_model_views(packed.header, nullptr, packed.numbers.size(), nullptr, &into);
+  const attn::ModelTrace& filled = *got.base;
   std::size_t at = 0;
   for (const attn::TensorDestination& d : into) {
     REQUIRE(at * sizeof(float) + d.bytes <= packed.numbers.size() * sizeof(float));
@@ -113,6 +115,6 @@ TEST_CASE("trace transfer: packed and unpacked is the same trace; too few number
     for (std::size_t h = 0; h < trace.layers[l].thumbnails.size(); ++h)
       CHECK((filled.layers[l].thumbnails[h].array() == trace.layers[l].thumbnails[h].array()).all());
   into.clear();
-  CHECK_THROWS_WITH_AS(attn::unpack_trace(packed.header, nullptr, packed.numbers.size() + 1, nullptr, &into),
+  CHECK_THROWS_WITH_AS(attn::unpack_model_views(packed.header, nullptr, packed.numbers.size() + 1, nullptr, &into),
                        doctest::Contains("more numbers"), std::invalid_argument);
 }
