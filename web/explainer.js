@@ -50,14 +50,22 @@
       state.models = models.models;
       return state;
     },
-    /** Changes inputs; an invalid value throws an Error that names the key. Returns the new state;
-     *  naming a built-in model that is not loaded yet returns a Promise of it, once that model arrived. */
+    /** Changes inputs; an invalid value throws an Error that names the key. Returns the new state; where a
+     *  loaded model's worker computes the answer (it holds the weights), or a built-in model is not loaded
+     *  yet, a Promise of it, once the answer (or the model) arrived. */
     setState(partial) {
       if (partial === null || typeof partial !== "object" || Array.isArray(partial))
         throw new Error("setState takes an object, e.g. {view: 'weights'}");
       if (builtinNotLoaded(partial.model)) return loadBuiltin(partial.model).then(() => api.setState(partial));
       call("attn_set_state", JSON.stringify(partial));
-      return api.getState();
+      return modelPending() ? api.settled() : api.getState();
+    },
+    /** A Promise of the state once no change waits for the model's worker (getState().model_run.pending). */
+    settled() {
+      return new Promise((resolve) => {
+        const check = () => (modelPending() ? setTimeout(check, 4) : resolve(api.getState()));
+        check();
+      });
     },
     /** The CLI's compute: {Q,K,V} or {X,Wq,Wk,Wv[,X_kv]}, causal, scale, temperature, backend. */
     compute(input) {
@@ -68,6 +76,7 @@
     /** Where a control is on the canvas, in CSS pixels ({x, y, w, h}), e.g. "causal", "tab:weights". */
     itemRect(name) { return call("attn_item_rect", String(name)).rect; },
   };
+  const modelPending = () => Module.ccall("attn_model_run_pending", "number", [], []) !== 0;
   /** Calls fn(state) after every accepted change (learner, URL or setState); returns an unsubscribe. */
   const listeners = new Set();
   api.subscribe = (fn) => { listeners.add(fn); return () => listeners.delete(fn); };
@@ -721,9 +730,16 @@
     modelTraces.set(asked.seq, { text, top, resolve, reject });
     modelWorker.postMessage({ type: "trace", seq: asked.seq, model: asked.model, ids: asked.ids, top: asked.top, padding: asked.padding });
   });
-  /** The CLI's `model --ablate/--cut/--patch-from/--target …` JSON for the current model, computed without
-   *  drawing: {text, ablate, ablate_kind, cut, patch: {from, heads | resid}, target, against, at, sweep, top}. */
-  api.intervene = (request = {}) => call("attn_model_intervene", JSON.stringify(request)).result;
+  /** A Promise of the CLI's `model --ablate/--cut/--patch-from/--target …` JSON for the current model, computed
+   *  without drawing (in its worker where it runs): {text, ablate, ablate_kind, cut, patch: {from, heads | resid},
+   *  target, against, at, sweep, top}. */
+  api.intervene = (request = {}) => new Promise((resolve, reject) => {
+    const asked = call("attn_model_intervene", JSON.stringify(request));
+    if (asked.result) return resolve(asked.result);
+    const seq = ++interveneSeq;
+    intervenes.set(seq, { request, resolve, reject });
+    modelWorker.postMessage({ type: "intervene", seq, model: asked.model, request: asked.request });
+  });
   /** Benchmark: median ms of the current model's whole forward on T tokens ({ms, flops}). */
   api.benchModel = ({ T = 64, reps = 3 } = {}) => modelCall("attn_model_bench", ["number", "number"], [T, reps]);
 
@@ -821,6 +837,8 @@
   let modelWorker = null;
   let modelWorkerFailedWhy = "";
   const modelTraces = new Map();  // seq → {text, top, resolve, reject}: modelTrace requests in the worker
+  const intervenes = new Map();   // seq → {request, resolve, reject}: intervene requests in the worker
+  let interveneSeq = 0;
   function modelWorkerFailed(why) {
     if (modelWorkerFailedWhy) return;
     modelWorkerFailedWhy = String(why);
@@ -829,6 +847,10 @@
     try { modelWorker && modelWorker.terminate(); } catch (e) { /* gone already */ }
     let reply = { traces: [] };
     try { if (running) reply = call("attn_model_worker_failed", String(why)); } catch (e) { console.error(e); }
+    for (const [seq, asked] of intervenes) {  // and the interventions, where it has the weights (else it says why)
+      intervenes.delete(seq);
+      try { asked.resolve(call("attn_model_intervene", JSON.stringify(asked.request)).result); } catch (e) { asked.reject(e); }
+    }
     for (const seq of reply.traces) {  // the page answers the traces the worker had
       const asked = modelTraces.get(seq);
       modelTraces.delete(seq);
@@ -861,6 +883,11 @@
       asked.resolve(answer);
     } catch (e) { asked.reject(e); }
   }
+  function deliverIntervene({ seq, result, error }) {
+    const asked = intervenes.get(seq);
+    intervenes.delete(seq);
+    if (asked) (error !== undefined ? asked.reject(new Error(error)) : asked.resolve(result));
+  }
   function startModelWorker() {
     if (modelWorker || modelWorkerFailedWhy) return;
     try {
@@ -874,6 +901,8 @@
         if (data.type === "ready") Module.ccall("attn_model_worker_ready", null, [], []);
         else if (data.type === "failed") modelWorkerFailed(data.why);
         else if (data.type === "model" && data.error) modelWorkerFailed(`the model could not be moved in: ${data.error}`);
+        else if (data.type === "model") Module.ccall("attn_model_worker_has", null, ["number"], [data.id]);  // the page's copy goes
+        else if (data.type === "intervene") deliverIntervene(data);
         else if (data.type === "model-buffer") modelPieceBack(data.buffer);
         else if (data.type === "views") deliverModelRun(data);
         else if (data.type === "trace") deliverModelTrace(data);

@@ -3,14 +3,15 @@
 // incrementally: a longer text computes its new rows; the shown layer, the predictions, the interventions,
 // Compare's second text) and modelTrace's numbers, so the page's main thread never waits for them. Messages:
 // the page → {type: "load", flavour, wasmSuffix} once; {type: "model-begin", id, header, sizes: [bytes of
-// each tensor]}, then {type: "model-piece", id, segments, buffer} until every byte came; {type: "drop", id};
+// each tensor]}, then {type: "model-piece", id, segments, buffer} until every byte came; {type: "tokenizer",
+// id, name, files: {file name: text}} (intervene reads tokens); {type: "drop", id};
 // {type: "views", seq, model, ask, held?} (only the latest waiting one is computed); {type: "trace", seq,
-// model, ids, top, padding}; {type: "sweep", slot, seq, model, over, ids, source_ids?, position, target, resume?}
+// model, ids, top, padding}; {type: "intervene", seq, model, request}; {type: "sweep", slot, seq, model, over, ids, source_ids?, position, target, resume?}
 // (a sweep, a slice at a time; another one for the slot replaces it); {type: "sweep-stop", slot}; {type:
 // "bench", model, ids, reps} (tests/bench). The worker → {type: "ready"} | {type: "failed", why} | {type:
 // "model", id, error?} (every piece in) | {type: "model-buffer", buffer} (a piece's buffer back) | {type:
 // "views", seq, header, numbers, ms, views_ms, recomputed_from} or {..., error} | {type: "trace", seq,
-// result} or {..., error} | {type: "sweep", slot, seq, done, total, values, baseline, source} after each slice,
+// result} or {..., error} | {type: "intervene", seq, result} or {..., error} | {type: "sweep", slot, seq, done, total, values, baseline, source} after each slice,
 // or {..., error} | {type: "bench", result}.
 "use strict";
 importScripts("worker_wasm.js");  // loadWorkerWasm
@@ -93,6 +94,11 @@ function views({ seq, model, ask, held }) {
     [numbers.buffer]);
 }
 
+function intervene({ seq, model, request }) {
+  const r = onHeap(JSON.stringify({ model, request }), (p) => call("mw_intervene", "string", ["number"], [p]));
+  postMessage(r.error !== undefined ? { type: "intervene", seq, error: r.error } : { type: "intervene", seq, result: r.result });
+}
+
 function trace({ seq, model, ids, top, padding }) {
   const r = onHeap(JSON.stringify({ model, ids, top, padding }), (p) => call("mw_trace", "string", ["number"], [p]));
   postMessage(r.error ? { type: "trace", seq, error: r.error } : { type: "trace", seq, result: r });
@@ -152,6 +158,11 @@ function handle(message) {
     if (!latestViews) turns.port2.postMessage(0);
     latestViews = message;
   } else if (message.type === "trace") trace(message);
+  else if (message.type === "intervene") intervene(message);
+  else if (message.type === "tokenizer") {
+    const r = onHeap(JSON.stringify({ name: message.name, files: message.files }), (p) => call("mw_tokenizer", "string", ["number", "number"], [message.id, p]));
+    if (r.error) postMessage({ type: "model", id: message.id, error: `its tokenizer: ${r.error}` });
+  }
   else if (message.type === "sweep") sweepBegin(message);
   else if (message.type === "sweep-stop") {
     if (arriving) arriving.waiting = arriving.waiting.filter((m) => !(m.type === "sweep" && m.slot === message.slot));

@@ -63,6 +63,21 @@ namespace {
 
 }  // namespace
 
+std::shared_ptr<const TextTokenizer> tokenizer_from_files(const std::map<std::string, std::string>& files) {
+  const auto file = [&](const char* n) { const auto it = files.find(n); return it == files.end() ? nullptr : &it->second; };
+  if (const std::string* json = file("tokenizer.json")) return std::make_shared<const TextTokenizer>(tokenizer_from_json(*json));
+  const std::string *vocab = file("vocab.json"), *merges = file("merges.txt"), *vocab_txt = file("vocab.txt");
+  if (vocab && merges) return std::make_shared<const TextTokenizer>(tokenizer_from_vocab_merges(*vocab, *merges));
+  if (vocab) refuse("merges.txt", "missing (vocab.json needs it, or give tokenizer.json)");
+  if (merges) refuse("vocab.json", "missing (merges.txt needs it, or give tokenizer.json)");
+  if (vocab_txt) {
+    const std::string* config = file("tokenizer_config.json");
+    return std::make_shared<const TextTokenizer>(
+        tokenizer_from_vocab_txt(*vocab_txt, config ? *config : "", "vocab.txt", "tokenizer_config.json"));
+  }
+  refuse("tokenizer.json", "missing (or vocab.json + merges.txt, or a BERT's vocab.txt): the model needs its tokenizer");
+}
+
 // [SECTION] the assembler ----------------------------------------------------------------------
 
 ModelAssembler::ModelAssembler(std::string name) : name_(std::move(name)) {}
@@ -72,7 +87,7 @@ void ModelAssembler::add_text_file(const std::string& file_name, const std::stri
   const std::string n = base_name(file_name);
   const ModelFileRole role = model_file_role(n);
   if (role == ModelFileRole::Ignored && n == "tokenizer_config.json" && bytes.size() <= kMaxModelTextFileBytes) {
-    tokenizer_config_ = bytes;  // read only with a vocab.txt (its do_lower_case)
+    tokenizer_files_[n] = bytes;  // read only with a vocab.txt (its do_lower_case)
     return;
   }
   if (role == ModelFileRole::Ignored) return;
@@ -87,20 +102,12 @@ void ModelAssembler::add_text_file(const std::string& file_name, const std::stri
       config_ = parse_model_config(bytes, n);
       break;
     case ModelFileRole::Tokenizer:
-      if (json_tokenizer_) refuse(n, "given twice");
-      json_tokenizer_ = std::make_shared<const TextTokenizer>(tokenizer_from_json(bytes, n));
-      break;
     case ModelFileRole::Vocab:
-      if (vocab_text_) refuse(n, "given twice");
-      vocab_text_ = bytes;
-      break;
     case ModelFileRole::Merges:
-      if (merges_text_) refuse(n, "given twice");
-      merges_text_ = bytes;
-      break;
     case ModelFileRole::VocabTxt:
-      if (vocab_txt_) refuse(n, "given twice");
-      vocab_txt_ = bytes;
+      if (tokenizer_files_.count(n)) refuse(n, "given twice");
+      if (role == ModelFileRole::Tokenizer) json_tokenizer_ = std::make_shared<const TextTokenizer>(tokenizer_from_json(bytes, n));
+      tokenizer_files_[n] = bytes;  // (the others are read at finish())
       break;
     case ModelFileRole::Index: {
       if (index_) refuse(n, "given twice");
@@ -310,24 +317,10 @@ LoadedModel ModelAssembler::finish() {
   // An own head equal to the embedding is a tied head: keep one copy.
   if (!model_->lm_head.empty() && model_->lm_head == model_->embed) model_->lm_head = Weights{};
 
-  std::shared_ptr<const TextTokenizer> tokenizer = json_tokenizer_;
-  std::string tokenizer_name = "tokenizer.json";
-  if (!tokenizer) {
-    if (vocab_text_ && merges_text_) {
-      tokenizer = std::make_shared<const TextTokenizer>(tokenizer_from_vocab_merges(*vocab_text_, *merges_text_));
-      tokenizer_name = "vocab.json";
-    } else if (vocab_text_) {
-      refuse("merges.txt", "missing (vocab.json needs it, or give tokenizer.json)");
-    } else if (merges_text_) {
-      refuse("vocab.json", "missing (merges.txt needs it, or give tokenizer.json)");
-    } else if (vocab_txt_) {
-      tokenizer = std::make_shared<const TextTokenizer>(
-          tokenizer_from_vocab_txt(*vocab_txt_, tokenizer_config_.value_or(""), "vocab.txt", "tokenizer_config.json"));
-      tokenizer_name = "vocab.txt";
-    } else {
-      refuse("tokenizer.json", "missing (or vocab.json + merges.txt, or a BERT's vocab.txt): the model needs its tokenizer");
-    }
-  }
+  const std::shared_ptr<const TextTokenizer> tokenizer = json_tokenizer_ ? json_tokenizer_ : tokenizer_from_files(tokenizer_files_);
+  const std::string tokenizer_name = tokenizer_files_.count("tokenizer.json") ? "tokenizer.json"
+                                     : tokenizer_files_.count("vocab.json")   ? "vocab.json"
+                                                                              : "vocab.txt";
   if (tokenizer->vocab_size() > config_->config.vocab_size)
     refuse(tokenizer_name, "the vocabulary has " + std::to_string(tokenizer->vocab_size()) +
                             " tokens, more than config.json's vocab_size " + std::to_string(config_->config.vocab_size));
@@ -336,6 +329,7 @@ LoadedModel ModelAssembler::finish() {
   out.name = name_;
   out.model = std::shared_ptr<const Transformer>(std::move(model_));
   out.tokenizer = tokenizer;
+  out.tokenizer_files = std::move(tokenizer_files_);
   if (!config_->wrapper.empty() && skipped_tensors_ > 0)
     out.skipped = std::to_string(skipped_tensors_) + " tensors of the " + config_->wrapper +
                   " image model (its vision tower and projector) were skipped: only its text model is shown";

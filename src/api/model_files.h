@@ -25,7 +25,14 @@ struct LoadedModel {
   std::shared_ptr<const Transformer> model;
   std::shared_ptr<const TextTokenizer> tokenizer;
   std::string skipped;                                // what the files had that the text model does not use ("" none)
+  // The tokenizer's own files as given (name → bytes), for the model's worker, which builds the same tokenizer
+  // from them (tokenizer_from_files); the page drops them once they are sent.
+  std::map<std::string, std::string> tokenizer_files;
 };
+
+// The tokenizer a model folder's files make: tokenizer.json, else vocab.json + merges.txt, else vocab.txt
+// (+ tokenizer_config.json). Throws std::invalid_argument naming the file missing or wrong.
+std::shared_ptr<const TextTokenizer> tokenizer_from_files(const std::map<std::string, std::string>& files);
 
 // What a file of a model folder is to the loader, by its base name.
 enum class ModelFileRole {
@@ -86,8 +93,7 @@ class ModelAssembler {
   std::string name_;
   std::optional<ModelConfigFile> config_;
   std::shared_ptr<const TextTokenizer> json_tokenizer_;  // from tokenizer.json (read when given)
-  std::optional<std::string> vocab_text_, merges_text_;  // read at finish() when no tokenizer.json
-  std::optional<std::string> vocab_txt_, tokenizer_config_;  // a BERT folder's vocab.txt, tokenizer_config.json
+  std::map<std::string, std::string> tokenizer_files_;  // every tokenizer file given (the rest read at finish())
   std::optional<std::unordered_map<std::string, std::string>> index_;  // tensor (as in the files) → shard
   std::vector<std::string> shard_order_;
   std::vector<std::string> shards_done_;

@@ -319,6 +319,11 @@ PackedTrace pack_model_views(const ModelViews& v, const ModelViewsAsk* held) {
   header["around"] = {{"loaded", a.loaded}, {"head", a.head}, {"token", a.token}, {"stream_in", a.stream_in},
                       {"attention_update", a.attention_update}, {"mlp_update", a.mlp_update}, {"stream_out", a.stream_out},
                       {"head_parts", a.head_parts}, {"head_shares", a.head_shares}, {"shares_add_up", a.shares_add_up}};
+  if (const HeadProjections* hp = v.projections.get()) {
+    json weights = json::array(), biases = json::array();
+    for (int which = 0; which < 3; ++which) weights.push_back(p.matrix(hp->weights[which])), biases.push_back(p.vector(hp->biases[which]));
+    header["projections"] = {{"weights", weights}, {"biases", biases}};
+  }
   const TwinAsk& t = v.twins;
   json heads = json::array();
   for (const AskedHead& h : t.heads) heads.push_back({h.share_a, h.share_b, h.answer_a, h.answer_b, h.delta_a, h.delta_b});
@@ -372,6 +377,15 @@ ModelViews unpack_model_views(const std::string& header, const float* numbers, s
     a.at("head_parts").get_to(r.head_parts);
     a.at("head_shares").get_to(r.head_shares);
     r.shares_add_up = a.at("shares_add_up");
+    if (j.contains("projections")) {
+      const json& hp = j.at("projections");
+      auto out = std::make_shared<HeadProjections>();
+      for (int which = 0; which < 3; ++which) {
+        out->weights[which] = u.matrix(hp.at("weights").at(which));
+        out->biases[which] = Unpack::vector(hp.at("biases").at(which));
+      }
+      v.projections = std::move(out);
+    }
     const json& t = j.at("twins");
     TwinAsk& w = v.twins;
     w.shown = t.at("shown"), w.position = t.at("position"), w.layer = t.at("layer"), w.answer_a = t.at("answer_a");

@@ -38,6 +38,7 @@ json model_views_ask_json(const ModelViewsAsk& a) {
           {"patch_resid", a.patch_resid},
           {"influence", a.influence},
           {"attribution", a.attribution},
+          {"projections", a.projections},
           {"compare", a.compare},
           {"compare_ids", a.compare_ids},
           {"compare_edit", edit_json(a.compare_edit)}};
@@ -53,7 +54,7 @@ ModelViewsAsk model_views_ask_from_json(const json& v) {
     a.patch_heads = heads_from_json(v.at("patch_heads"), "ask.patch_heads");
     v.at("patch_resid").get_to(a.patch_resid);
     a.influence = v.at("influence");
-    a.attribution = v.at("attribution"), a.compare = v.at("compare");
+    a.attribution = v.at("attribution"), a.projections = v.at("projections"), a.compare = v.at("compare");
     v.at("compare_ids").get_to(a.compare_ids);
     a.compare_edit = edit_from_json(v.at("compare_edit"));
     if (a.influence < 0 || a.influence > 2) refuse("ask.influence", "must be 0, 1 or 2");
@@ -146,6 +147,18 @@ ModelViews model_views(const Transformer& model, const ModelViewsAsk& ask, const
     v.influence = std::make_shared<const Influence>(Influence{attention_rollout(means).back(), {}});
   }
   v.around = around_head(c, block, *v.detail, ask.head, ask.token);
+  if (ask.projections) {
+    const bool same_head = previous && previous->projections && was->layer == ask.layer && was->head == ask.head;
+    if (same_head) v.projections = previous->projections;
+    else {
+      auto p = std::make_shared<HeadProjections>();
+      for (int which = 0; which < 3; ++which) {
+        p->weights[which] = head_weights(c, block, ask.head, static_cast<Projection>(which));
+        p->biases[which] = head_bias(c, block, ask.head, static_cast<Projection>(which));
+      }
+      v.projections = std::move(p);
+    }
+  }
   // Compare's B.
   if (ask.compare) {
     ForwardOptions b_no_head;

@@ -30,6 +30,7 @@ struct ModelViewsAsk {
   std::vector<std::pair<int, int>> patch_resid;  // (layer, position)
   int influence = 0;           // the Weights view's reading: 0 none, 1 value-weighted, 2 rollout
   bool attribution = false;    // the Heads view's attribution of the unchanged run's likeliest token
+  bool projections = false;    // the shown head's slices of W_Q, W_K, W_V (the Flow and Build views draw them)
   bool compare = false;        // Compare's second text B: compare_ids, with compare_edit
   std::vector<int> compare_ids;
   Intervention compare_edit;   // the edits where they fit B, else none (the page decides)
@@ -60,6 +61,13 @@ struct Influence {
   Vector value_norms;
 };
 
+// The shown head's columns of its layer's W_Q, W_K, W_V (C × head_dim each) and biases (zeros without one):
+// the only weights the page keeps of a model whose worker holds them.
+struct HeadProjections {
+  Matrix weights[3];
+  Vector biases[3];
+};
+
 struct ModelViews {
   ModelViewsAsk ask;
   // The runs: the model as it is, the run a patch copies from, the shown one (base with the edits: the
@@ -73,6 +81,7 @@ struct ModelViews {
   std::shared_ptr<const LogitAttribution> attribution;
   std::shared_ptr<const Influence> influence;
   AroundHeadView around;
+  std::shared_ptr<const HeadProjections> projections;  // (ask.projections)
   TwinAsk twins;
   // The next tokens of the model as it is (without the interventions).
   const std::vector<NextToken>& unchanged_next() const { return effect.shown ? effect.base_next : next; }

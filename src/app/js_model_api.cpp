@@ -277,15 +277,19 @@ JS_EXPORT const char* attn_model_kept(const char* json_text) {
   });
 }
 
-// The interventions for the current model without drawing: intervention_request's JSON →
-// {"result": intervention_json's answer} or {"error": ...}.
+// The interventions for the current model without drawing: intervention_request's JSON → {"result":
+// intervention_json's answer} computed here, or {"model", "request"} for its worker (where it runs: the request
+// checked here first), or {"error": ...}.
 JS_EXPORT const char* attn_model_intervene(const char* json_text) {
   try {
     attn::AppState* s = state();
     if (!s) return error_reply("the explainer is not running yet");
     const attn::LoadedModel* model = attn::find_model(*s, s->inputs.model);
     if (!model) throw std::invalid_argument("model: the current model is the hand-made one; load a model first (loadModel)");
-    const attn::InterventionRequest request = attn::intervention_request(*model, attn::parse_json_limited(json_text ? json_text : ""));
+    const nlohmann::json asked = attn::parse_json_limited(json_text ? json_text : "");
+    const attn::InterventionRequest request = attn::intervention_request(*model, asked);
+    if (const int id = attn::app::model_worker_id(*model)) return reply({{"model", id}, {"request", asked}});
+    attn::require_weights_here(*model);
     return reply({{"result", attn::intervention_json(*model, request)}});
   } catch (const std::bad_alloc&) {
     return error_reply("intervene: the browser refused to give the page enough memory for this text");
@@ -302,6 +306,8 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
     attn::AppState* s = state();
     const attn::LoadedModel* model = s ? attn::find_model(*s, s->inputs.model) : nullptr;
     if (!model) throw std::invalid_argument("bench: load a model first");
+    if (model->model->matrices_released)
+      throw std::invalid_argument("bench: the page's own forward needs the weights, and they are in the model's worker (benchModelWorker)");
     const attn::TransformerConfig& c = model->model->config;
     const int longest = c.positions == attn::PositionKind::Learned ? std::min(c.n_positions, attn::kMaxModelTokens) : attn::kMaxModelTokens;
     if (T < 1 || T > longest || reps < 1 || reps > 100)

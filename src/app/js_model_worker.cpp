@@ -55,6 +55,10 @@ int worker_model(const attn::LoadedModel& m) {
     tensors.push_back({reinterpret_cast<std::uintptr_t>(t.data), t.bytes});
   send_model(id, attn::transformer_header(*m.model), tensors);
   g_sent[m.model.get()] = {id, m.model};
+  // its tokenizer's files (intervene reads tokens there), then the page's copy of them goes
+  post({{"type", "tokenizer"}, {"id", id}, {"name", m.name}, {"files", m.tokenizer_files}});
+  for (attn::LoadedModel& kept : state()->models)
+    if (kept.model == m.model) std::map<std::string, std::string>().swap(kept.tokenizer_files);
   return id;
 }
 
@@ -66,6 +70,8 @@ void attn::app::model_worker_forget(const std::shared_ptr<const Transformer>& we
   if (g_worker_ready) post({{"type", "drop"}, {"id", it->second.id}});
   g_sent.erase(it);
 }
+
+int attn::app::model_worker_id(const LoadedModel& model) { return g_worker_ready ? worker_model(model) : 0; }
 
 void attn::app::model_worker_model_loaded(const LoadedModel& model) {
   if (g_worker_ready) worker_model(model);  // moved in now, not on the first keystroke
@@ -92,6 +98,22 @@ JS_EXPORT void attn_model_worker_ready() {
     post(message);
   };
   if (const attn::LoadedModel* m = attn::current_loaded_model(*s)) worker_model(*m);
+}
+
+// Whether a change waits for the worker's answer (setState's Promise and settled() poll it).
+JS_EXPORT int attn_model_run_pending() {
+  const attn::AppState* s = state();
+  return s && s->model_run.pending ? 1 : 0;
+}
+
+// Every piece of the model the worker knows as `id` is in: the page frees its own copy of the weights (the
+// worker computes every answer with that model from now on).
+JS_EXPORT void attn_model_worker_has(int id) {
+  attn::AppState* s = state();
+  if (!s) return;
+  for (const auto& [pointer, sent] : g_sent)
+    if (sent.id == id)
+      if (const std::shared_ptr<const attn::Transformer> weights = sent.weights.lock()) attn::model_run_weights_moved(*s, weights);
 }
 
 // A slice of the worker's sweep (model_run_sweep_arrived's report, its values an array) → {"applied"}.
@@ -201,7 +223,10 @@ JS_EXPORT const char* attn_model_trace_request(const char* json_text) {
     const attn::LoadedModel* model = attn::find_model(*s, s->inputs.model);
     if (!model) throw std::invalid_argument("model: the current model is the hand-made one; load a model first (loadModel)");
     const std::string text = request["text"].get<std::string>();
-    if (!g_worker_ready) return reply({{"result", attn::model_trace_json(*model, text, top)}});
+    if (!g_worker_ready) {
+      attn::require_weights_here(*model);
+      return reply({{"result", attn::model_trace_json(*model, text, top)}});
+    }
     const std::vector<int> ids = attn::model_trace_ids(*model, attn::model_text_ids(*model, text), top, 0);
     const unsigned seq = ++g_trace_seq;
     g_traces[seq] = {model->name, model->model, ids, top};

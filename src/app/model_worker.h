@@ -10,6 +10,8 @@ namespace attn::app {
 bool start_model_worker();
 // A model was loaded: moved into the worker now when it runs, else the worker is started.
 void model_worker_model_loaded(const LoadedModel& model);
+// The worker's id of the model (moved in first where it has not got it) while the worker runs; 0 where none runs.
+int model_worker_id(const LoadedModel& model);
 // A model was unloaded or replaced: the worker drops its copy.
 void model_worker_forget(const std::shared_ptr<const Transformer>& weights);
 }  // namespace attn::app

@@ -296,6 +296,17 @@ std::int64_t Transformer::parameter_count() const {
   return n;
 }
 
+void Transformer::release_matrices() {
+  const auto release = [](Weights& w) {
+    decltype(w.f32)().swap(w.f32);
+    decltype(w.u16)().swap(w.u16);
+  };
+  for (Weights* w : {&embed, &position_table, &lm_head, &token_type_table, &head_dense}) release(*w);
+  for (TransformerBlock& b : blocks)
+    for (Weights* w : {&b.qkv, &b.o, &b.up, &b.down}) release(*w);
+  matrices_released = true;
+}
+
 std::uint64_t Transformer::weight_bytes() const {
   std::uint64_t n = embed.bytes() + position_table.bytes() + lm_head.bytes() + token_type_table.bytes() + head_dense.bytes() +
                     4 * static_cast<std::uint64_t>(final_norm_w.size() + final_norm_b.size() + embed_norm_w.size() +

@@ -197,6 +197,11 @@ struct Transformer {
   Transformer() = default;
   std::int64_t parameter_count() const;  // as Hugging Face counts them (a tied head once)
   std::uint64_t weight_bytes() const;    // memory the weights take as held
+  // The matrices' numbers freed in place, their dtype and shape kept (a page whose model's weights moved
+  // into its worker): the config, the vectors (norms, biases: under 1 % of the numbers) and the model's
+  // identity stay, and nothing may compute with it afterwards (matrices_released tells).
+  void release_matrices();
+  bool matrices_released = false;
 };
 
 // Bytes the weights of `config` take in `dtype` (a tied head once), computed without allocating.

@@ -354,6 +354,7 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now, bool may_p
       ask.token = std::clamp(next.token, 0, T - 1);
       ask.position = predict_position(*loaded, model.token_ids, ask.token);
       ask.attribution = next.view == View::Heads;
+      ask.projections = next.view == View::Flow || next.view == View::Build;
       // (only the Weights view draws a reading: rollout reruns every layer before this one)
       ask.influence = next.view != View::Weights ? 0 : static_cast<int>(applied.weights_show);
       key = "compare_sentence";
@@ -378,8 +379,13 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now, bool may_p
           held && held->ask == ask ? held
           : run.arrived && run.arrived_weights == loaded->model && run.arrived->ask == ask ? run.arrived
                                                                                             : nullptr;
-      if (!answer && may_post && model_run_post(run, *loaded, ask, held ? &held->ask : nullptr, next)) return true;
+      // (a model whose weights moved into its worker is computed there whatever the caller: the page has none)
+      const bool here = !loaded->model->matrices_released;
+      if (!answer && (may_post || !here) && model_run_post(run, *loaded, ask, held ? &held->ask : nullptr, next)) return true;
       if (!answer) {
+        key = "model";
+        require_weights_here(*loaded);
+        key = "ablate";
         const BaseForward base = [&](const std::vector<int>& ids) { return model_run_forward(run, *loaded, ids); };
         answer = std::make_shared<const ModelViews>(model_views(*loaded->model, ask, base, held.get(), run.cache.get()));
       }
@@ -521,7 +527,7 @@ void sweeps_frame(AppState& state, const std::function<bool()>& more) {
   for (SweepRun* r : {&state.heads_sweep, &state.patch_sweep}) {
     const bool on = r == &state.heads_sweep ? state.inputs.heads_sweep : state.inputs.patch_sweep != AppInputs::PatchSweep::None;
     if (model_run_sweep(state, *r, r == &state.heads_sweep ? "heads" : "patch", on)) continue;  // the worker's
-    if (!on || !r->base || r->finished()) continue;
+    if (!on || !r->base || r->finished() || r->model->matrices_released) continue;  // (the page has no weights to sweep with)
     r->where = "page";
     const Sweep* resume = r->sweep.values.size() > 0 ? &r->sweep : nullptr;
     const SweepProgress progress = [&](int, int) { return more(); };
@@ -548,6 +554,8 @@ json model_run_json(const AppState& s) {
             {"incremental_from", r.incremental_from >= 0 ? json(r.incremental_from) : json(nullptr)},
             {"full_ms", ms(r.full_ms)}, {"full_T", r.full_T}, {"dropped", r.dropped}, {"note", r.note}, {"error", r.error}};
   if (r.pending) j["pending_sentence"] = r.pending_inputs->sentence;
+  // where the shown model's weights are: "page", or "worker" once they moved there (the page keeps none)
+  if (const LoadedModel* m = find_model(s, s.inputs.model)) j["weights"] = m->model->matrices_released ? "worker" : "page";
   if (r.slicing) j["slices"] = {{"done", r.slicing->steps_done()}, {"of", r.slicing->steps()}};  // the page's, between frames
   // an encoder reads both ways: a new token changes every earlier row, so every change computes them all
   if (!r.last_where.empty() && !r.causal) j["full_because"] = "an encoder reads both ways: every row changes with the text";

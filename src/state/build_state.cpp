@@ -169,10 +169,12 @@ void update_build_state(AppState& state, double now) {
   const std::string key = build_key(state);
   if (cache.key != key) {
     if (const LoadedModel* m = current_loaded_model(state)) {
-      // A loaded model's head: X of its layer and the head's slices of W_Q, W_K, W_V, when they
-      // are few enough to print; else the head's Q, K, V.
+      // A loaded model's head: X of its layer and the head's slices of W_Q, W_K, W_V (its answer for this
+      // view brings them: the page keeps no other weights), when they are few enough to print; else the
+      // head's Q, K, V.
+      const HeadProjections* head = state.model.answer->projections.get();
+      if (!head) return;
       const TransformerConfig& c = m->model->config;
-      const TransformerBlock& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
       const int hd = c.head_dim;
       // The projections may have biases (Q = X·W_Q + b_Q): X gets a last column of ones and each W
       // a last row holding its bias (zeros without one), so the program's X·W is exactly the model's.
@@ -187,8 +189,8 @@ void update_build_state(AppState& state, double now) {
       for (int which = 0; which < 3; ++which) {
         Matrix& w = *targets[which];
         w.resize(C + 1, hd);
-        w.topRows(C) = head_weights(c, block, state.inputs.head, static_cast<Projection>(which));
-        w.row(C) = head_bias(c, block, state.inputs.head, static_cast<Projection>(which));
+        w.topRows(C) = head->weights[which];
+        w.row(C) = head->biases[which];
       }
       for (const Token& tok : state.model.queries.tokens) input.query_tokens.push_back(tok.text);
       input.key_tokens = input.query_tokens;

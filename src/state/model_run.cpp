@@ -62,7 +62,7 @@ bool model_run_post(ModelRun& run, const LoadedModel& model, const ModelViewsAsk
       run.post(model, ask, held, run.seq);
     }
   } else if (run.slices) {  // the text's forward here, a layer a frame (model_run_frame); the rest once it is done
-    if (held && held->ids == ask.ids) return false;  // the forward is at hand: the rest is computed now
+    if ((held && held->ids == ask.ids) || model.model->matrices_released) return false;  // computed (or refused) now
     if (!(run.pending && run.pending_weights == model.model && run.slicing && run.pending_ask.ids == ask.ids)) {
       ++run.seq;
       ForwardOptions none;
@@ -81,12 +81,16 @@ bool model_run_post(ModelRun& run, const LoadedModel& model, const ModelViewsAsk
 }
 
 bool apply_inputs_in_background(AppState& state, const AppInputs& next_in, double now) {
-  const ModelRun& run = state.model_run;
-  if (!run.pending) return apply_inputs(state, next_in, now, /*may_post=*/true);
-  AppInputs next = *run.pending_inputs;  // what changed from the inputs shown, on top of the pending ones
-  for (const InputField& f : input_fields())
-    if (!f.equal(next_in, state.inputs)) f.copy(next, next_in);
-  return apply_inputs(state, next, now, /*may_post=*/true);
+  ModelRun& run = state.model_run;
+  AppInputs next = next_in;
+  if (run.pending) {
+    next = *run.pending_inputs;  // what changed from the inputs shown, on top of the pending ones
+    for (const InputField& f : input_fields())
+      if (!f.equal(next_in, state.inputs)) f.copy(next, next_in);
+  }
+  if (apply_inputs(state, next, now, /*may_post=*/true)) return true;
+  model_run_cancel(run);  // refused: the inputs waiting are ones the learner has moved past (a text typed on)
+  return false;
 }
 
 namespace {
@@ -173,9 +177,27 @@ void model_run_worker_failed(AppState& state, const std::string& why, double now
   run.sweeps_posted.clear();
   run.worker = false;
   run.slices = true;
-  run.note = "The model's worker stopped (" + why + "): the model runs in the page, its forward a layer between frames.";
+  const bool lost = std::any_of(state.models.begin(), state.models.end(), [](const LoadedModel& m) { return m.model->matrices_released; });
+  run.note = "The model's worker stopped (" + why + "): " +
+             (lost ? "the weights it held went with it. The views keep the last answer; load the model again to go on "
+                     "(it then runs in the page)."
+                   : "the model runs in the page, its forward a layer between frames.");
   run.error = run.note;
   compute_pending_here(state, now);
+}
+
+void model_run_weights_moved(AppState& state, const std::shared_ptr<const Transformer>& weights) {
+  // The loaders make every model non-const (only the state's pointers are const), and nothing on the page
+  // computes with it from now on (apply_inputs posts to the worker, the sweeps and slices check
+  // matrices_released): its matrices are freed in place, so every run and answer naming the model stays valid.
+  const_cast<Transformer&>(*weights).release_matrices();
+  if (state.model_run.cache->model == weights.get()) state.model_run.cache->clear();
+}
+
+void require_weights_here(const LoadedModel& model) {
+  if (model.model->matrices_released)
+    throw std::invalid_argument(model.name + "'s weights were in its worker, which stopped: load " + model.name +
+                                " again to go on (the views keep its last answer)");
 }
 
 // [SECTION] Sweeps in the worker
@@ -223,7 +245,9 @@ bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report) {
     run.sweeps_posted.erase(posted);
     r.page_only = true;
     r.where = "page";
-    run.error = "The model's worker could not run the sweep (" + report["error"].get<std::string>() + "): it runs in the page.";
+    run.error = "The model's worker could not run the sweep (" + report["error"].get<std::string>() + "): " +
+                (r.model->matrices_released ? "the page does not keep the weights, so it stops here."
+                                            : "it runs in the page.");
     return false;
   }
   const int rows = r.model->config.n_layer;

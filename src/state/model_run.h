@@ -78,7 +78,8 @@ std::shared_ptr<const ModelTrace> model_run_forward(ModelRun& run, const LoadedM
 // Applies the learner's change like apply_inputs, except that a change whose answer (model_views.h) is not at
 // hand, for the shown loaded model while a worker runs, is posted to it instead of computed: the change applies
 // when its answer comes (model_run_arrived), the views show the last answer meanwhile ("updating…"). A change
-// made while one is pending adds to it. Returns apply_inputs' answer (true for a posted change).
+// made while one is pending adds to it; a change refused drops the one pending. Returns apply_inputs' answer
+// (true for a posted change).
 bool apply_inputs_in_background(AppState& state, const AppInputs& next, double now);
 // Posts `ask` (the answer the inputs `next` need; `held`: the shown answer's ask) to the worker, or starts the
 // page's slices for a new text's forward: true when the change now waits for its answer (pending), false where
@@ -104,6 +105,12 @@ bool model_run_sweep(AppState& state, SweepRun& sweep, const std::string& slot, 
 // source} or {slot, seq, error}: applied to the sweep it was posted for, else dropped; an error leaves the
 // sweep to the page (with the cells done), the error kept. Returns true when applied.
 bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report);
+// The worker holds every number of `weights` (every piece moved in): the page frees its own copy of the matrices
+// (Transformer::release_matrices) and from then on computes nothing with that model: every answer is the worker's.
+void model_run_weights_moved(AppState& state, const std::shared_ptr<const Transformer>& weights);
+// Throws std::invalid_argument saying so when the page cannot compute with `model` itself: its weights were in
+// its worker, which stopped (model_run_weights_moved freed the page's copy).
+void require_weights_here(const LoadedModel& model);
 // Forgets the inputs the worker computes (a change was applied directly, or the model went).
 void model_run_cancel(ModelRun& run);
 // The inputs the controls show: those the worker computes while a change is pending, else the shown ones.

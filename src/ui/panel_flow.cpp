@@ -521,10 +521,8 @@ void draw_readout(const AppState& state, const std::vector<std::string>& query_t
 
 // A real model's head: its slices of the layer's W_Q, W_K, W_V (C × head width), as images.
 void draw_head_projections(const AppState& state) {
-  const LoadedModel* m = current_loaded_model(state);
-  if (!m) return;
-  const TransformerConfig& c = m->model->config;
-  const TransformerBlock& block = m->model->blocks[static_cast<std::size_t>(state.inputs.layer)];
+  const HeadProjections* head = state.model.answer ? state.model.answer->projections.get() : nullptr;
+  if (!current_loaded_model(state) || !head) return;
   const float font = ImGui::GetFontSize();
   ImGui::TextUnformatted("This head's projections: its columns of the layer's W_Q, W_K and W_V");
   hint(("Q = " + projection_formula(state, 'q', "X") + ", K = " + projection_formula(state, 'k', "X") + ", V = " +
@@ -533,7 +531,7 @@ void draw_head_projections(const AppState& state) {
   const char* names[3] = {"W_Q", "W_K", "W_V"};
   const float height = font * 6.0f, width = font * 5.0f;
   for (int which = 0; which < 3; ++which) {
-    const Matrix w = head_weights(c, block, state.inputs.head, static_cast<Projection>(which));
+    const Matrix& w = head->weights[which];
     if (which) ImGui::SameLine(0, font * 1.5f);
     ImGui::BeginGroup();
     ImGui::Text("%s  %s", names[which], shape_text(w).c_str());

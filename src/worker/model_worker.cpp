@@ -1,7 +1,8 @@
 // The loaded model's Web Worker (web only; web/model_worker.js loads it): the models the page moved in
-// (model_transfer.h), the incremental forward of the shown text with its cache, modelTrace's numbers, and
-// the sweeps (every head switched off, or patched, alone), a slice at a time.
-// No window, no ImGui, no tokenizer: the page sends token ids and reads the answers.
+// (model_transfer.h), what the views read of them (the shown text's incremental forward with its cache, the
+// shown layer, predictions, interventions: api/model_views.h), modelTrace's numbers, intervene's answers (with
+// the tokenizer built from the model's files), and the sweeps (every head switched off, or patched, alone), a
+// slice at a time. No window, no ImGui: the page sends token ids (or intervene's request) and reads the answers.
 #include <emscripten/emscripten.h>
 
 #include <algorithm>
@@ -14,12 +15,14 @@
 
 #include "../api/intervention_json.h"
 #include "../api/model_json.h"
+#include "../api/model_files.h"
 #include "../api/model_transfer.h"
 #include "../core/attribution.h"
 #include "../core/transformer.h"
 
 namespace {
-std::map<int, std::unique_ptr<attn::Transformer>> g_models;
+// The models the page moved in: their weights, and once their files came the tokenizer (for intervene).
+std::map<int, attn::LoadedModel> g_models;
 std::unique_ptr<attn::Transformer> g_arriving;  // the model whose tensors the page is copying in
 int g_arriving_id = -1;
 std::vector<attn::TensorDestination> g_slots;
@@ -30,15 +33,16 @@ std::string g_reply;
 attn::PackedTrace g_packed;
 
 const char* reply(const nlohmann::json& j) {
-  g_reply = j.dump();
+  g_reply = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // (a token may be part of a character)
   return g_reply.c_str();
 }
 
-const attn::Transformer& model_of(int id) {
+const attn::LoadedModel& loaded_of(int id) {
   const auto it = g_models.find(id);
-  if (it == g_models.end()) throw std::invalid_argument("the worker has no model " + std::to_string(id));
-  return *it->second;
+  if (it == g_models.end() || !it->second.model) throw std::invalid_argument("the worker has no model " + std::to_string(id));
+  return it->second;
 }
+const attn::Transformer& model_of(int id) { return *loaded_of(id).model; }
 
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -69,9 +73,23 @@ extern "C" EMSCRIPTEN_KEEPALIVE void* mw_model_slot(int i) {
 // Every tensor arrived: the model is ready under its id.
 extern "C" EMSCRIPTEN_KEEPALIVE int mw_model_finish() {
   if (!g_arriving) return 0;
-  g_models[g_arriving_id] = std::move(g_arriving);
+  g_models[g_arriving_id].model = std::move(g_arriving);
   g_slots.clear();
   return 1;
+}
+
+// A model's name and tokenizer files ({"name", "files": {file name: text}}), the page's own (LoadedModel::
+// tokenizer_files) → {} or {"error"}: the same tokenizer built here (intervene reads and writes tokens).
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_tokenizer(int id, const char* request_text) {
+  try {
+    const nlohmann::json request = nlohmann::json::parse(request_text);
+    attn::LoadedModel& m = g_models[id];
+    m.name = request.at("name").get<std::string>();
+    m.tokenizer = attn::tokenizer_from_files(request.at("files").get<std::map<std::string, std::string>>());
+    return reply(nlohmann::json::object());
+  } catch (const std::exception& e) {
+    return reply({{"error", e.what()}});
+  }
 }
 
 extern "C" EMSCRIPTEN_KEEPALIVE void mw_model_drop(int id) {
@@ -82,7 +100,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE void mw_model_drop(int id) {
   }
   const auto it = g_models.find(id);
   if (it == g_models.end()) return;
-  if (g_cache.model == it->second.get()) g_cache.clear();
+  if (g_cache.model == it->second.model.get()) g_cache.clear();
   if (g_views_model == id) g_views = {}, g_views_model = -1;
   g_models.erase(it);
 }
@@ -192,6 +210,21 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_trace(const char* request_text) {
     return reply(out);
   } catch (const std::bad_alloc&) {
     return reply({{"error", "modelTrace: the browser refused the worker enough memory for this text"}});
+  } catch (const std::exception& e) {
+    return reply({{"error", e.what()}});
+  }
+}
+
+// intervene's answer, {"model", "request": intervention_request's JSON} → {"result"} or {"error"}: as the page
+// computes it where it keeps the weights (api/intervention_json.h).
+extern "C" EMSCRIPTEN_KEEPALIVE const char* mw_intervene(const char* request_text) {
+  try {
+    const nlohmann::json request = nlohmann::json::parse(request_text);
+    const attn::LoadedModel& m = loaded_of(request.at("model").get<int>());
+    if (!m.tokenizer) throw std::invalid_argument("intervene: the model's tokenizer has not reached its worker");
+    return reply({{"result", attn::intervention_json(m, attn::intervention_request(m, request.at("request")))}});
+  } catch (const std::bad_alloc&) {
+    return reply({{"error", "intervene: the browser refused the worker enough memory for this text"}});
   } catch (const std::exception& e) {
     return reply({{"error", e.what()}});
   }

@@ -4,10 +4,10 @@
 // optionally GPT-2 small's (F32) and BERT-base's (an encoder: 12 × 12, hidden 768, 512 positions, 2 token
 // types, the masked-LM head, BERT-base-uncased's real WordPiece vocabulary; F32, 438 MB). Per model, in
 // a fresh page (wasm memory never shrinks):
-// loadModel({files}) to the heads view's first frame, the forward as the page runs it
-// (attentionExplainer.benchModel: every layer and head, the trace the views keep, the LM head at the
-// selected position only; tests/bench/native_bench.cpp --forward has it over every position) at
-// T = 64 and 256 with GFLOP/s, and
+// loadModel({files}) to the heads view's first frame, the forward as the page runs it where no worker runs
+// (a second page with the worker's script blocked; attentionExplainer.benchModel: every layer and head, the
+// trace the views keep, the LM head at the selected position only; tests/bench/native_bench.cpp --forward has
+// it over every position) at T = 64 and 256 with GFLOP/s, and
 // the wasm memory (Module.HEAPU8.length) after the load and after each forward, against the file; for a
 // decoder, appending one token at T = 64 and 256 (writeToken's round trip through the model's worker, in
 // full and incremental, beside the page's own full forward) and typing 30 characters into the text box
@@ -140,6 +140,52 @@ function mainThreadTime(trace) {
     commit_share: commitMs / ((end - start) / 1000) };
 }
 
+// The page's own forward, where no worker runs (the model's worker script blocked): benchModel at each T
+// (and T + 1, beside the worker's append), then what a learner does with it: the longest text the page takes
+// (128 tokens, kMaxTokens) typed in, the heads view drawn, then another layer chosen (its detail recomputed
+// from the trace's streams). Timed: setState to the frame after it.
+async function benchPageForward(browser, serverUrl, files, weightsBytes, model, key) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    const page = await context.newPage();
+    await page.route("**/model_worker.js", (r) => r.fulfill({ status: 404, body: "blocked: the page's own forward" }));
+    await page.goto(serverUrl);
+    await page.evaluate(() => window.attentionExplainer.ready.then(() => true));
+    await loadAndTime(page, files);
+    const forward = [];
+    for (const T of Ts.flatMap((t) => (model.causal !== false ? [t, t + 1] : [t]))) {
+      log(`${key}: the page's own forward T = ${T}`);
+      const r = await page.evaluate((t) => window.attentionExplainer.benchModel({ T: t, reps: t >= 256 ? 1 : 3 }), T);
+      const heap = await page.evaluate(() => Module.HEAPU8.length);
+      forward.push({ T, ms: r.ms, gflops: r.flops / 1e9, gflop_per_s: r.flops / 1e6 / r.ms, heap_after: heap, heap_ratio: heap / weightsBytes });
+    }
+    log(`${key}: the page's own text of 128 tokens, then layer ${Math.floor(model.layers / 2)}`);
+    const pageText = await page.evaluate(async (layer) => {
+      const api = window.attentionExplainer, frame = () => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
+      const words = "the quick brown fox jumps over the lazy dog while".split(" ");  // 10: the text repeats them
+      const textOf = (n) => Array.from({ length: n }, (_, i) => words[i % words.length]).join(" ");
+      const tokens = (n) => api.setState({ sentence: textOf(n) }).tokens.length;  // (computed at once: the page has the weights)
+      const t10 = tokens(10), perTen = tokens(20) - t10;
+      let n = Math.floor(((128 - t10) / perTen) * 10) + 10;
+      while (n > 1 && tokens(n) > 128) n -= 1;
+      api.setState({ view: "heads", layer: 0, sentence: words[0] });
+      await frame();
+      let t0 = performance.now();
+      api.setState({ sentence: textOf(n) });
+      await frame();
+      const text_ms = performance.now() - t0;
+      t0 = performance.now();
+      api.setState({ layer });
+      await frame();
+      return { T: api.getState().tokens.length, text_ms, layer_ms: performance.now() - t0, heap_after: Module.HEAPU8.length };
+    }, Math.floor(model.layers / 2));
+    pageText.heap_ratio = pageText.heap_after / weightsBytes;
+    return { forward, pageText };
+  } finally {
+    await context.close();
+  }
+}
+
 async function benchOne(browser, serverUrl, key) {
   const dir = ensureModel(key);
   const weightsBytes = fs.statSync(path.join(dir, "model.safetensors")).size;
@@ -155,13 +201,9 @@ async function benchOne(browser, serverUrl, key) {
     log(`${key}: loading ${(weightsBytes / 1048576).toFixed(0)} MiB from files`);
     const load = await loadAndTime(page, files);
     const jsAfterLoad = await jsHeap(page);
-    const forward = [];
-    for (const T of Ts) {
-      log(`${key}: forward T = ${T}`);
-      const r = await page.evaluate((t) => window.attentionExplainer.benchModel({ T: t, reps: t >= 256 ? 1 : 3 }), T);
-      const heap = await page.evaluate(() => Module.HEAPU8.length);
-      forward.push({ T, ms: r.ms, gflops: r.flops / 1e9, gflop_per_s: r.flops / 1e6 / r.ms, heap_after: heap, heap_ratio: heap / weightsBytes });
-    }
+    // The page's own forward (where no worker runs: the page keeps the weights then), in a page whose
+    // worker's script answers 404; this page's weights move into its worker.
+    const { forward, pageText } = await benchPageForward(browser, serverUrl, files, weightsBytes, load.model, key);
     // Appending one token (a causal model), in the model's worker as a learner gets it: writeToken at T
     // tokens to the frame that shows the new text, twice (the worker's first text computes every row, its
     // cache empty; the second only the new one): the round trip and the worker's own forward
@@ -170,7 +212,6 @@ async function benchOne(browser, serverUrl, key) {
     if (load.model.causal !== false) {
       for (const T of Ts) {
         log(`${key}: append one token at T = ${T}`);
-        const full = await page.evaluate((t) => window.attentionExplainer.benchModel({ T: t + 1, reps: t >= 256 ? 1 : 3 }), T);
         // the worker's own forward (no round trip): whole, and appending one token to a cache of T
         const worker = await page.evaluate((t) => window.attentionExplainer.benchModelWorker({ T: t, reps: t >= 256 ? 3 : 5 }), T);
         // writeToken's round trip, where the page shows the text (kMaxTokens = 128 tokens)
@@ -180,9 +221,9 @@ async function benchOne(browser, serverUrl, key) {
           const words = "the quick brown fox jumps over the lazy dog while".split(" ");
           let n = t;
           const textOf = (k) => Array.from({ length: k }, (_, i) => words[i % words.length]).join(" ");
-          while (n > 1 && api.setState({ sentence: textOf(n) }).tokens.length > t - 1) n -= 1;
+          while (n > 1 && (await api.setState({ sentence: textOf(n) })).tokens.length > t - 1) n -= 1;
           const write = async () => {
-            const s = api.setState({ token: api.getState().tokens.length - 1, view: "heads" });
+            const s = await api.setState({ token: api.getState().tokens.length - 1, view: "heads" });
             await frame();
             const t0 = performance.now();
             api.writeToken(s.next[0].id);
@@ -193,7 +234,7 @@ async function benchOne(browser, serverUrl, key) {
           };
           return { first: await write(), second: await write() };
         }, T);
-        append.push({ T, page_full_ms: full.ms, worker_bench: worker, worker: inWorker });
+        append.push({ T, page_full_ms: forward.find((f) => f.T === T + 1)?.ms, worker_bench: worker, worker: inWorker });
       }
       // Typing 30 characters 60 ms apart into the real text box at T ≈ 20: the gaps between frames, and the
       // time from the last key to the frame that shows the new text.
@@ -230,7 +271,7 @@ async function benchOne(browser, serverUrl, key) {
         ["every head switched off alone (Heads)", { view: "heads", sentence: A, compare_sentence: B }, { heads_sweep: true }, "sweep"],
         ["every head's output patched alone (Compare)", { view: "compare", sentence: A, compare_sentence: B, heads_sweep: false }, { patch_sweep: "heads" }, "patch_sweep"]]) {
         log(`${key}: sweep: ${label}`);
-        const T = await page.evaluate((s) => { const api = window.attentionExplainer; api.setState(s); return api.getState().tokens.length; }, setup);
+        const T = await page.evaluate(async (s) => (await window.attentionExplainer.setState(s)).tokens.length, setup);
         await page.evaluate(async () => { const api = window.attentionExplainer; while (api.getState().model_run.pending) await new Promise((r) => requestAnimationFrame(r)); });
         await page.evaluate(() => { window.benchFrames = []; const step = (t) => { window.benchFrames.push(t); if (!window.benchStop) requestAnimationFrame(step); }; window.benchStop = false; requestAnimationFrame(step); });
         await browser.startTracing(page, { categories: ["toplevel", "disabled-by-default-devtools.timeline"] });
@@ -253,30 +294,6 @@ async function benchOne(browser, serverUrl, key) {
         await page.evaluate(() => window.attentionExplainer.setState({ heads_sweep: false, patch_sweep: "none" }));
       }
     }
-    // What a learner does with it: the longest text the page takes (128 tokens, kMaxTokens) typed in, the heads view drawn,
-    // then another layer chosen (its detail recomputed from the trace's streams). Timed: setState to the
-    // frame after it.
-    log(`${key}: the page's own text of 128 tokens, then layer ${Math.floor(load.model.layers / 2)}`);
-    const pageText = await page.evaluate(async (layer) => {
-      const api = window.attentionExplainer, frame = () => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res)));
-      const words = "the quick brown fox jumps over the lazy dog while".split(" ");  // 10: the text repeats them
-      const textOf = (n) => Array.from({ length: n }, (_, i) => words[i % words.length]).join(" ");
-      const tokens = (n) => { api.setState({ sentence: textOf(n) }); return api.getState().tokens.length; };
-      const t10 = tokens(10), perTen = tokens(20) - t10;
-      let n = Math.floor(((128 - t10) / perTen) * 10) + 10;
-      while (n > 1 && tokens(n) > 128) n -= 1;
-      api.setState({ view: "heads", layer: 0, sentence: words[0] });
-      await frame();
-      let t0 = performance.now();
-      api.setState({ sentence: textOf(n) });
-      await frame();
-      const text_ms = performance.now() - t0;
-      t0 = performance.now();
-      api.setState({ layer });
-      await frame();
-      return { T: api.getState().tokens.length, text_ms, layer_ms: performance.now() - t0, heap_after: Module.HEAPU8.length };
-    }, Math.floor(load.model.layers / 2));
-    pageText.heap_ratio = pageText.heap_after / weightsBytes;
     const heapPeak = await page.evaluate(() => Module.HEAPU8.length);
     return { key, label: MODELS[key].label, model: load.model, weights_file_bytes: weightsBytes, load_ms: load.load_ms,
       after_load_longest_gap_ms: load.after_load_longest_gap_ms,
@@ -304,7 +321,7 @@ function table(results) {
           FRAME_GOAL(r.key) ? `goal < ${GOALS.file_to_first_frame_ms} ms: ${r.file_to_first_frame_ms < GOALS.file_to_first_frame_ms ? "met" : "NOT met"}` : ""],
       ["the 4 s after it (the weights moving into the model's worker): longest gap between frames", `${fmt(r.after_load_longest_gap_ms, 0)} ms`, ""],
       ["wasm memory after the load", `${mib(r.heap_after_load)} = ${fmt(r.load_memory_ratio, 2)} × the file`, ""],
-      ...r.forward.flatMap((f) => [[`forward T = ${f.T} (the LM head at one position)`, `${fmt(f.ms, 0)} ms, ${fmt(f.gflop_per_s, 2)} GFLOP/s (${fmt(f.gflops, 1)} GFLOP)`,
+      ...r.forward.filter((f) => Ts.includes(f.T)).flatMap((f) => [[`the page's own forward T = ${f.T} (no worker; the LM head at one position)`, `${fmt(f.ms, 0)} ms, ${fmt(f.gflop_per_s, 2)} GFLOP/s (${fmt(f.gflops, 1)} GFLOP)`,
         f.T === 64 && r.key.startsWith("smollm2") ? `goal < ${GOALS.forward_T64_ms} ms: ${f.ms < GOALS.forward_T64_ms ? "met" : "NOT met"}` : ""],
       [`  wasm memory after it`, `${mib(f.heap_after)} = ${fmt(f.heap_ratio, 2)} × the file`,
         r.key.endsWith("bf16") ? `goal ≤ ${GOALS.peak_memory_ratio_16bit}×: ${f.heap_ratio <= GOALS.peak_memory_ratio_16bit ? "met" : "NOT met"}` : "(F32 file: for comparison)"]]),

@@ -128,7 +128,7 @@ test("heads view: thumbnails in a layers × heads grid, a real click chooses a h
 
   // The Build view's program for this head (X with a column of ones, the head's W_Q, W_K, W_V with
   // their biases as a last row) prints the weights every view shows.
-  const build = await page.evaluate(() => window.attentionExplainer.setState({ view: "build" }).view_data);
+  const build = await page.evaluate(async () => (await window.attentionExplainer.setState({ view: "build" })).view_data);
   assert.equal(build.from_qkv, false);
   const program = path.join(work, "head.py");
   fs.writeFileSync(program, build.numpy);

@@ -56,7 +56,7 @@ test("intervene matches PyTorch hooks in the page, and refuses bad requests by n
     [{ text: TIRED, ablate_kind: "half" }, "ablate_kind"],
     [{ text: TIRED, frobnicate: 1 }, "unknown key \"frobnicate\""],
   ]) {
-    const message = await page.evaluate((r) => { try { window.attentionExplainer.intervene(r); return "no error"; } catch (e) { return e.message; } }, bad);
+    const message = await page.evaluate(async (r) => { try { await window.attentionExplainer.intervene(r); return "no error"; } catch (e) { return e.message; } }, bad);
     assert.ok(message.includes(words), `${JSON.stringify(bad)}: '${message}' names '${words}'`);
   }
   const s = await page.evaluate(() => window.attentionExplainer.setState({ view: "heads" }));

@@ -182,24 +182,26 @@ test("the weights move in as many small pieces (64 KB): the worker's numbers are
   await loadInWorker(page);
   await settled(page);
   await assertSameAsTrace(page, "loaded again after a send stopped half-way");
-  // a token written: computed in the worker (once its pieces are in), against the page's own weights after it stops
-  await page.evaluate(() => { const api = window.attentionExplainer; api.setState({ token: api.getState().tokens.length - 1 }); api.writeToken(api.getState().next[0].id); });
+  // a token written: computed in the worker (once its pieces are in), against a page with no worker (its own weights)
+  await page.evaluate(async () => { const api = window.attentionExplainer; await api.setState({ token: api.getState().tokens.length - 1 }); api.writeToken(api.getState().next[0].id); });
   await settled(page);
   const inWorker = await get(page);
   assert.equal(inWorker.model_run.last_where, "worker");
-  await page.evaluate(() => window.attentionExplainer.stopModelWorkerForTest());
-  await page.waitForFunction(() => window.attentionExplainer.getState().model_run.where === "page", null, { timeout: 20000 });
-  await set(page, { sentence: START });
-  await set(page, { sentence: inWorker.sentence, token: inWorker.token });
-  await settled(page);
-  const inPage = await get(page);
+  assert.equal(inWorker.model_run.weights, "worker", "the page's copy of the weights is gone");
+  const other = await openExplainer(browser, server.url, { route: ["**/model_worker.js", (r) => r.fulfill({ status: 404, body: "gone" })] });
+  await load(other.page);
+  await set(other.page, { sentence: inWorker.sentence, token: inWorker.token, view: "weights" });
+  await settled(other.page);
+  const inPage = await get(other.page);
   assert.equal(inPage.model_run.where, "page");
+  assert.equal(inPage.model_run.weights, "page");
   assert.equal(inPage.sentence, inWorker.sentence);
   let worst = 0;
   inPage.weights.forEach((row, i) => row.forEach((w, j) => { worst = Math.max(worst, Math.abs(w - inWorker.weights[i][j])); }));
   assert.ok(worst < 1e-5, `the worker's weights (its model from ~100 pieces) and the page's differ by ${worst}`);
   assert.deepEqual(inPage.next.map((n) => n.id), inWorker.next.map((n) => n.id), "the next tokens");
-  assert.deepEqual(errors.filter((e) => !/asked to stop/.test(e)), []);
+  await other.context.close();
+  assert.deepEqual(errors, []);
   await context.close();
 });
 
@@ -221,29 +223,40 @@ test("a text past n_positions is refused with its message; the last good text st
   await context.close();
 });
 
-test("the worker crashing: the page computes the text itself and says so", async () => {
+test("the worker crashing: its weights go with it; the last answer stays, a change that needs them says so, the page works on", async () => {
   const { page, context, errors } = await openExplainer(browser, server.url);
   await loadInWorker(page);
-  const written = await page.evaluate(() => {
-    const api = window.attentionExplainer;
-    api.setState({ token: api.getState().tokens.length - 1 });
-    const text = api.writeToken(api.getState().next[0].id);
-    api.stopModelWorkerForTest();
-    return text;
-  });
+  await page.waitForFunction(() => window.attentionExplainer.getState().model_run.weights === "worker", null, { timeout: 20000 });
+  const before = await get(page);
+  await page.evaluate(() => window.attentionExplainer.stopModelWorkerForTest());
   await page.waitForFunction(() => window.attentionExplainer.getState().model_run.where === "page", null, { timeout: 20000 });
-  await settled(page);
   let s = await get(page);
   assert.match(s.model_run.error, /worker stopped/);
-  assert.ok(s.sentence === written || s.sentence === START, s.sentence);
-  // typing goes on, computed in the page
-  s = await page.evaluate(() => { const api = window.attentionExplainer; api.writeToken(api.getState().next[0].id); return api.getState(); });
-  assert.equal(s.model_run.pending, true, "the page computes a layer between frames");
-  assert.equal(s.model_run.slices.of, 3);
+  assert.equal(s.sentence, before.sentence, "the last answer stays");
+  assert.deepEqual(s.weights, before.weights);
+  // a change that needs the model: refused with the reason; typing likewise; the views keep the last answer
+  const message = await page.evaluate(() => { try { window.attentionExplainer.setState({ layer: 1 }); return "no error"; } catch (e) { return e.message; } });
+  assert.match(message, /weights were in its worker, which stopped: load worker-gpt2 again to go on/);
+  const box = await page.evaluate(() => window.attentionExplainer.itemRect("sentence"));
+  await clickRect(page, box);
+  await holdKey(page, "End");
+  await page.keyboard.type(" w");
+  await frames(page, 3);
+  s = await get(page);
+  assert.equal(s.sentence, before.sentence);
+  assert.match(s.error, /load worker-gpt2 again/);
+  await frames(page, 2);
+  await screenshot(page, "model-worker-crashed");
+  // the page works on: other views; the model loaded again computes in the page, the same numbers as the worker's
+  assert.equal((await set(page, { view: "steps" })).view, "steps");
+  await load(page);
+  await set(page, { sentence: before.sentence, token: before.token, view: "weights" });
   await settled(page);
   s = await get(page);
-  assert.equal(s.model_run.last_where, "page");
-  await assertSameAsTrace(page, "in the page");
+  assert.equal(s.model_run.weights, "page");
+  let worst = 0;
+  s.weights.forEach((row, i) => row.forEach((w, j) => { worst = Math.max(worst, Math.abs(w - before.weights[i][j])); }));
+  assert.ok(worst < 1e-5, `the page's numbers and the worker's differ by ${worst}`);
   assert.deepEqual(errors.filter((e) => !/asked to stop/.test(e)), []);
   await context.close();
 });
@@ -257,7 +270,7 @@ test("the worker's script answering 404: the forward runs in the page a layer be
   let s = await set(page, { sentence: START });
   assert.equal(s.model_run.where, "page");
   assert.match(s.model_run.note, /worker stopped/);
-  await page.evaluate(() => { const api = window.attentionExplainer; api.setState({ token: api.getState().tokens.length - 1 });
+  await page.evaluate(async () => { const api = window.attentionExplainer; await api.setState({ token: api.getState().tokens.length - 1 });
     api.writeToken(api.getState().next[0].id); });
   await settled(page);  // a layer between frames
   s = await get(page);
@@ -273,8 +286,8 @@ test("the Cost view's K/V cache: what a new token computes and the last update's
     const { page, context, errors } = await openExplainer(browser, server.url + query, options);
     await load(page);
     await page.waitForFunction(() => window.attentionExplainer.getState().model_run.where === "worker", null, { timeout: 20000 });
-    await page.evaluate((start) => { const api = window.attentionExplainer; api.setState({ sentence: start, view: "cost" });
-      api.setState({ token: api.getState().tokens.length - 1 }); api.writeToken(api.getState().next[0].id); }, START);
+    await page.evaluate(async (start) => { const api = window.attentionExplainer; await api.setState({ sentence: start, view: "cost" });
+      await api.setState({ token: api.getState().tokens.length - 1 }); api.writeToken(api.getState().next[0].id); }, START);
     await settled(page);  // the worker's first text: every row (its cache was empty); the next one: its new row
     await page.evaluate(() => { const api = window.attentionExplainer; api.writeToken(api.getState().next[0].id); });
     await settled(page);

@@ -45,8 +45,10 @@ AppState with_toy(std::uint64_t seed = 3) {
 
 // What the worker answers for a request (src/worker/model_worker.cpp): model_views with the forward as the page's
 // (no LM head rows), through the bytes it sends (the runs the page holds left out: `held`, the page's answer).
-std::shared_ptr<const ModelViews> answer(const AppState& s, const Posted& p, std::size_t* floats = nullptr) {
-  const Transformer& model = *find_model(s, "toy")->model;
+// `weights`: the worker's copy (null: the page's own, where it keeps them).
+std::shared_ptr<const ModelViews> answer(const AppState& s, const Posted& p, std::size_t* floats = nullptr,
+                                         const Transformer* weights = nullptr) {
+  const Transformer& model = weights ? *weights : *find_model(s, "toy")->model;
   const BaseForward base = [&](const std::vector<int>& ids) {
     ForwardOptions o;
     o.top_k = 0;
@@ -143,6 +145,14 @@ TEST_CASE("model run: a text past the model's positions is refused at once; the 
   CHECK(posts == 0);
   CHECK(s.inputs.sentence == good);
   CHECK(s.error.find("reads at most 32") != std::string::npos);
+  // typed past the limit while a shorter text is computed: refused, and the shorter one is dropped too
+  next.sentence = good + " because";
+  CHECK(apply_inputs_in_background(s, next, 1.5));
+  REQUIRE(s.model_run.pending);
+  next.sentence = long_text;
+  CHECK_FALSE(apply_inputs_in_background(s, next, 1.6));
+  CHECK_FALSE(s.model_run.pending);
+  CHECK(s.inputs.sentence == good);
   // the worker stops while it computes a text: the page computes it, and says so from now on
   next.sentence = good + " because";
   apply_inputs_in_background(s, next, 2.0);
@@ -319,6 +329,48 @@ TEST_CASE("model run: every change the views need the model for goes to the work
     CHECK(s.inputs.layer == 0);
     CHECK(s.model_run.error.find("out of memory") != std::string::npos);
   }
+}
+
+TEST_CASE("model run: once the worker holds the weights the page frees its copy; every change is the worker's, setState's too") {
+  AppState s = with_toy();
+  std::vector<Posted> posted;
+  s.model_run.post = recorder(posted);
+  s.model_run.worker = true;
+  const std::shared_ptr<const Transformer> weights = find_model(s, "toy")->model;
+  const Transformer worker = *weights;  // the worker's copy
+  const std::int64_t parameters = weights->parameter_count();
+  const std::string before = s.inputs.sentence;
+  model_run_weights_moved(s, weights);
+  CHECK(weights->matrices_released);
+  CHECK(weights->embed.f32.empty());
+  CHECK(weights->blocks[1].up.f32.empty());
+  CHECK(weights->embed.rows == worker.embed.rows);  // the shapes and the config stay
+  CHECK(weights->parameter_count() == parameters);
+  CHECK(model_run_json(s)["weights"] == "worker");
+  // setState: posted, not computed here; its answer applies it
+  REQUIRE(s.inputs.layer == 0);
+  apply_state_json(s, {{"layer", 1}, {"view", "flow"}}, 1.0);
+  REQUIRE(posted.size() == 1);
+  CHECK(s.model_run.pending);
+  CHECK(s.inputs.layer == 0);
+  CHECK(posted.back().ask.projections);  // the Flow view draws the head's W_Q, W_K, W_V: the page keeps those
+  CHECK(model_run_arrived(s, posted.back().seq, answer(s, posted.back(), nullptr, &worker), 1, 1, 0, 2.0));
+  CHECK(s.inputs.layer == 1);
+  REQUIRE(s.model.answer->projections);
+  CHECK(s.model.answer->projections->weights[1] == head_weights(worker.config, worker.blocks[1], s.inputs.head, Projection::Key));
+  // a sweep the worker could not run stops here: the page has nothing to sweep with
+  apply_state_json(s, {{"view", "heads"}, {"heads_sweep", true}}, 3.0);
+  CHECK(model_run_arrived(s, posted.back().seq, answer(s, posted.back(), nullptr, &worker), 1, 1, 0, 3.0));
+  s.heads_sweep.page_only = true;
+  sweeps_frame(s, [] { return true; });
+  CHECK(s.heads_sweep.sweep.done == 0);
+  // the worker stops: the last answer stays, a change that needs the model says why
+  model_run_worker_failed(s, "a test", 4.0);
+  CHECK_THROWS_WITH_AS(apply_state_json(s, {{"sentence", before + " because"}}, 5.0), doctest::Contains("load toy again"),
+                       std::invalid_argument);
+  CHECK(s.inputs.sentence == before);
+  CHECK_NOTHROW(apply_state_json(s, {{"temperature", 2.0}}, 5.0));  // what needs no model still changes
+  CHECK(s.inputs.temperature == 2.0f);
 }
 
 TEST_CASE("model views: a malformed answer or ask is refused, never read past its numbers") {
