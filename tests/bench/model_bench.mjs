@@ -260,6 +260,28 @@ async function benchOne(browser, serverUrl, key) {
       typing.main_thread = mainThreadTime(JSON.parse(await browser.stopTracing()));
       append.push({ typing });
     }
+    // Changes a learner makes that need the model, computed in its worker (the page waits for none): another
+    // layer, a head switched off, Compare's second text, rollout to the last layer. Each: setState to its answer
+    // on screen; the page's main thread traced meanwhile. Then the page's malloc in use: the weights are not there.
+    log(`${key}: changes that need the model`);
+    await page.evaluate(() => window.attentionExplainer.setState({ view: "heads", sentence: "The animal didn't cross the street because it was tired" }));
+    await browser.startTracing(page, { categories: ["toplevel", "disabled-by-default-devtools.timeline"] });
+    const changes = await page.evaluate(async (layers) => {
+      const api = window.attentionExplainer, frame = () => new Promise((res) => requestAnimationFrame(res));
+      const out = [];
+      for (const [label, change] of [["another layer", { layer: layers - 1 }], ["a head switched off", { ablate: [[0, 0]] }],
+        ["Compare's second text", { view: "compare", compare_sentence: "The animal didn't cross the street because it was wide" }],
+        ["rollout to the last layer", { view: "weights", weights_show: "rollout" }]]) {
+        const t0 = performance.now();
+        const s = await api.setState(change);
+        await frame();
+        out.push({ label, ms: performance.now() - t0, where: s.model_run.weights });
+      }
+      await api.setState({ ablate: [], weights_show: "weights", view: "heads" });
+      return out;
+    }, load.model.layers);
+    const changesMain = mainThreadTime(JSON.parse(await browser.stopTracing()));
+    const heapInUse = await page.evaluate(() => window.Module._attn_heap_in_use());
     // The sweeps at T = 16 (GPT-2 small's shape): every head switched off alone (the Heads view), then every
     // head's output patched alone from a twin sentence (Compare), in the model's worker: the time to the
     // last cell, the gaps between frames and the page's main thread meanwhile.
@@ -297,7 +319,8 @@ async function benchOne(browser, serverUrl, key) {
     const heapPeak = await page.evaluate(() => Module.HEAPU8.length);
     return { key, label: MODELS[key].label, model: load.model, weights_file_bytes: weightsBytes, load_ms: load.load_ms,
       after_load_longest_gap_ms: load.after_load_longest_gap_ms,
-      file_to_first_frame_ms: load.file_to_first_frame_ms, frame_error: load.frame_error, forward, append, sweeps, page_text: pageText, heap_at_start: heapAtStart, heap_after_load: load.heap_after_load,
+      file_to_first_frame_ms: load.file_to_first_frame_ms, frame_error: load.frame_error, forward, append, sweeps, page_text: pageText,
+      changes, changes_main_thread: changesMain, heap_in_use: heapInUse, heap_at_start: heapAtStart, heap_after_load: load.heap_after_load,
       heap_peak: heapPeak, peak_memory_ratio: heapPeak / weightsBytes, load_memory_ratio: load.heap_after_load / weightsBytes,
       js_heap_after_load: jsAfterLoad, js_heap_end: await jsHeap(page), page_errors: errors };
   } finally {
@@ -351,6 +374,11 @@ function table(results) {
         `${fmt(r.page_text.text_ms, 0)} ms, then ${fmt(r.page_text.layer_ms, 0)} ms`, ""],
       [`  wasm memory after it (the run's peak)`, `${mib(r.page_text.heap_after)} = ${fmt(r.page_text.heap_ratio, 2)} × the file`,
         r.key.endsWith("bf16") ? `goal ≤ ${GOALS.peak_memory_ratio_16bit}×: ${r.page_text.heap_ratio <= GOALS.peak_memory_ratio_16bit ? "met" : "NOT met"}` : "(F32 file: for comparison)"],
+      ...(r.changes || []).map((c) => [`a change that needs the model: ${c.label}`, `${fmt(c.ms, 0)} ms to its frame (the weights in the ${c.where})`, ""]),
+      ...(r.changes_main_thread ? [["  the page's main thread meanwhile: its own time per frame (16.7 ms windows)",
+        `p50 ${fmt(r.changes_main_thread.p50_ms, 1)} / p99 ${fmt(r.changes_main_thread.p99_ms, 1)} ms, longest task ${fmt(r.changes_main_thread.longest_task_ms, 0)} ms`,
+        `goal p99 < 16 ms: ${r.changes_main_thread.p99_ms < 16 ? "met" : "NOT met"}`]] : []),
+      ["the page's malloc in use with the weights in the worker", `${mib(r.heap_in_use)} (the weights file: ${mib(r.weights_file_bytes)})`, ""],
       ["JS heap (performance.memory) after load / at the end", `${mib(r.js_heap_after_load)} / ${mib(r.js_heap_end)}`, ""],
     ];
     const w0 = Math.max(...rows.map((x) => x[0].length)), w1 = Math.max(...rows.map((x) => x[1].length));

@@ -165,6 +165,9 @@ test("the model unloaded or replaced while the worker computes: the answer is dr
 test("the weights move in as many small pieces (64 KB): the worker's numbers are the page's; replaced mid-way, the page works", async () => {
   const { page, context, errors } = await openExplainer(browser, server.url);
   await page.evaluate(() => window.attentionExplainer.setModelPieceBytesForTest(65536));
+  const inUse = (p) => p.evaluate(() => window.Module._attn_heap_in_use());  // the page's malloc bytes in use
+  const weightBytes = Buffer.from(files.find((f) => f.name.endsWith("model.safetensors")).b64, "base64").length;
+  const emptyPage = await inUse(page);
   // the model's ~6.5 MB in ~100 pieces, tensors split across them: any byte misplaced changes the numbers
   await loadInWorker(page);
   await settled(page);
@@ -188,7 +191,9 @@ test("the weights move in as many small pieces (64 KB): the worker's numbers are
   const inWorker = await get(page);
   assert.equal(inWorker.model_run.last_where, "worker");
   assert.equal(inWorker.model_run.weights, "worker", "the page's copy of the weights is gone");
+  const kept = (await inUse(page)) - emptyPage;
   const other = await openExplainer(browser, server.url, { route: ["**/model_worker.js", (r) => r.fulfill({ status: 404, body: "gone" })] });
+  const emptyOther = await inUse(other.page);
   await load(other.page);
   await set(other.page, { sentence: inWorker.sentence, token: inWorker.token, view: "weights" });
   await settled(other.page);
@@ -200,6 +205,12 @@ test("the weights move in as many small pieces (64 KB): the worker's numbers are
   inPage.weights.forEach((row, i) => row.forEach((w, j) => { worst = Math.max(worst, Math.abs(w - inWorker.weights[i][j])); }));
   assert.ok(worst < 1e-5, `the worker's weights (its model from ~100 pieces) and the page's differ by ${worst}`);
   assert.deepEqual(inPage.next.map((n) => n.id), inWorker.next.map((n) => n.id), "the next tokens");
+  // memory: the two pages hold the same tokenizer, text and views; the one without a worker holds the weights too
+  const keptWithout = (await inUse(other.page)) - emptyOther;
+  console.log(`# the page's heap in use beyond an empty page: ${(kept / 1048576).toFixed(2)} MiB with the worker, ` +
+    `${(keptWithout / 1048576).toFixed(2)} MiB without (the weights file: ${(weightBytes / 1048576).toFixed(2)} MiB)`);
+  assert.ok(keptWithout - kept > 0.9 * weightBytes,
+    `with its worker the page keeps ${kept} bytes, without ${keptWithout}: the difference is not the ${weightBytes}-byte weights`);
   await other.context.close();
   assert.deepEqual(errors, []);
   await context.close();
