@@ -66,6 +66,16 @@ ModelViewsAsk model_views_ask_from_json(const json& v) {
 
 bool ModelViewsAsk::operator==(const ModelViewsAsk& o) const { return model_views_ask_json(*this) == model_views_ask_json(o); }
 
+bool ModelViewsAsk::covers(const ModelViewsAsk& wanted) const {
+  ModelViewsAsk have = *this, want = wanted;
+  if (!want.attribution) have.attribution = false;
+  if (!want.projections) have.projections = false;
+  if (want.influence == 0) have.influence = 0;
+  if (!want.compare)
+    for (ModelViewsAsk* a : {&have, &want}) a->compare = false, a->compare_ids.clear(), a->compare_edit = Intervention{};
+  return have == want;
+}
+
 ModelViews model_views(const Transformer& model, const ModelViewsAsk& ask, const BaseForward& base_forward,
                        const ModelViews* previous, const ForwardCache* cache) {
   const TransformerConfig& c = model.config;

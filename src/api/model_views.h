@@ -36,6 +36,9 @@ struct ModelViewsAsk {
   Intervention compare_edit;   // the edits where they fit B, else none (the page decides)
   bool operator==(const ModelViewsAsk& o) const;
   bool operator!=(const ModelViewsAsk& o) const { return !(*this == o); }
+  // Whether the answer to this ask serves `wanted` too: the same but for parts it has that `wanted` does not
+  // need (the attribution, the projections, a reading, Compare's B: a view that draws fewer of them).
+  bool covers(const ModelViewsAsk& wanted) const;
 };
 nlohmann::json model_views_ask_json(const ModelViewsAsk& ask);
 // Throws std::invalid_argument for a malformed ask (shapes only: the worker's model checks the rest).

@@ -306,7 +306,7 @@ JS_EXPORT const char* attn_model_bench(int T, int reps) {
     attn::AppState* s = state();
     const attn::LoadedModel* model = s ? attn::find_model(*s, s->inputs.model) : nullptr;
     if (!model) throw std::invalid_argument("bench: load a model first");
-    if (model->model->matrices_released)
+    if (model->model->weights_released)
       throw std::invalid_argument("bench: the page's own forward needs the weights, and they are in the model's worker (benchModelWorker)");
     const attn::TransformerConfig& c = model->model->config;
     const int longest = c.positions == attn::PositionKind::Learned ? std::min(c.n_positions, attn::kMaxModelTokens) : attn::kMaxModelTokens;

@@ -286,6 +286,7 @@ Transformer::Transformer(const TransformerConfig& c, Dtype dtype, WeightLayout l
 }
 
 std::int64_t Transformer::parameter_count() const {
+  if (weights_released) return released_parameters_;
   std::int64_t n = embed.size() + position_table.size() + final_norm_w.size() + final_norm_b.size() + lm_head.size() +
                   token_type_table.size() + embed_norm_w.size() + embed_norm_b.size() + head_dense.size() +
                   head_dense_b.size() + head_norm_w.size() + head_norm_b.size() + lm_head_b.size();
@@ -296,18 +297,28 @@ std::int64_t Transformer::parameter_count() const {
   return n;
 }
 
-void Transformer::release_matrices() {
-  const auto release = [](Weights& w) {
+void Transformer::release_weights() {
+  if (weights_released) return;
+  released_parameters_ = parameter_count();
+  released_bytes_ = weight_bytes();
+  const auto release = [](Weights& w) {  // (its dtype and shape stay: a view may name them)
     decltype(w.f32)().swap(w.f32);
     decltype(w.u16)().swap(w.u16);
   };
   for (Weights* w : {&embed, &position_table, &lm_head, &token_type_table, &head_dense}) release(*w);
-  for (TransformerBlock& b : blocks)
+  for (Vector* v : {&final_norm_w, &final_norm_b, &embed_norm_w, &embed_norm_b, &head_dense_b, &head_norm_w, &head_norm_b, &lm_head_b})
+    v->resize(0);
+  for (TransformerBlock& b : blocks) {
     for (Weights* w : {&b.qkv, &b.o, &b.up, &b.down}) release(*w);
-  matrices_released = true;
+    for (Vector* v : {&b.attn_norm_w, &b.attn_norm_b, &b.qkv_b, &b.q_norm_w, &b.k_norm_w, &b.o_b, &b.post_attn_norm_w,
+                      &b.mlp_norm_w, &b.mlp_norm_b, &b.up_b, &b.down_b, &b.post_mlp_norm_w})
+      v->resize(0);
+  }
+  weights_released = true;
 }
 
 std::uint64_t Transformer::weight_bytes() const {
+  if (weights_released) return released_bytes_;
   std::uint64_t n = embed.bytes() + position_table.bytes() + lm_head.bytes() + token_type_table.bytes() + head_dense.bytes() +
                     4 * static_cast<std::uint64_t>(final_norm_w.size() + final_norm_b.size() + embed_norm_w.size() +
                                                    embed_norm_b.size() + head_dense_b.size() + head_norm_w.size() +

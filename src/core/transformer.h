@@ -197,11 +197,15 @@ struct Transformer {
   Transformer() = default;
   std::int64_t parameter_count() const;  // as Hugging Face counts them (a tied head once)
   std::uint64_t weight_bytes() const;    // memory the weights take as held
-  // The matrices' numbers freed in place, their dtype and shape kept (a page whose model's weights moved
-  // into its worker): the config, the vectors (norms, biases: under 1 % of the numbers) and the model's
-  // identity stay, and nothing may compute with it afterwards (matrices_released tells).
-  void release_matrices();
-  bool matrices_released = false;
+  // Every tensor's numbers freed in place (a page whose model's weights moved into its worker): the config,
+  // the matrices' dtype and shape, the two counts above and the model's identity stay, and nothing may compute
+  // with it afterwards (weights_released tells).
+  void release_weights();
+  bool weights_released = false;
+
+ private:
+  std::int64_t released_parameters_ = 0;  // the counts as they were before release_weights
+  std::uint64_t released_bytes_ = 0;
 };
 
 // Bytes the weights of `config` take in `dtype` (a tied head once), computed without allocating.

@@ -371,16 +371,17 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now, bool may_p
           ask.compare_edit = Intervention{};
         }
       }
-      // The answer: the one shown when nothing it reads changed, the worker's when it came for these, else
-      // posted to the worker (may_post: the change waits for it) or computed here.
+      // The answer: the one shown when nothing it reads changed (it may have parts this view does not draw),
+      // the worker's when it came for these, else posted to the worker (may_post: the change waits for it) or
+      // computed here.
       key = "ablate";
       ModelRun& run = state.model_run;
       std::shared_ptr<const ModelViews> answer =
-          held && held->ask == ask ? held
-          : run.arrived && run.arrived_weights == loaded->model && run.arrived->ask == ask ? run.arrived
-                                                                                            : nullptr;
+          held && held->ask.covers(ask) ? held
+          : run.arrived && run.arrived_weights == loaded->model && run.arrived->ask.covers(ask) ? run.arrived
+                                                                                                 : nullptr;
       // (a model whose weights moved into its worker is computed there whatever the caller: the page has none)
-      const bool here = !loaded->model->matrices_released;
+      const bool here = !loaded->model->weights_released;
       if (!answer && (may_post || !here) && model_run_post(run, *loaded, ask, held ? &held->ask : nullptr, next)) return true;
       if (!answer) {
         key = "model";
@@ -402,8 +403,8 @@ bool apply_inputs(AppState& state, const AppInputs& next, double now, bool may_p
       model.predict_position = ask.position;
       model.next = v.next;
       model.effect = v.effect;
-      model.attribution = v.attribution;
-      model.influence = v.influence;
+      model.attribution = ask.attribution ? v.attribution : nullptr;  // (the parts this view draws)
+      model.influence = ask.influence ? v.influence : nullptr;
       model.around = v.around;
       key = "options";
       o = model_layer_options(c, applied.layer, next);
@@ -527,7 +528,7 @@ void sweeps_frame(AppState& state, const std::function<bool()>& more) {
   for (SweepRun* r : {&state.heads_sweep, &state.patch_sweep}) {
     const bool on = r == &state.heads_sweep ? state.inputs.heads_sweep : state.inputs.patch_sweep != AppInputs::PatchSweep::None;
     if (model_run_sweep(state, *r, r == &state.heads_sweep ? "heads" : "patch", on)) continue;  // the worker's
-    if (!on || !r->base || r->finished() || r->model->matrices_released) continue;  // (the page has no weights to sweep with)
+    if (!on || !r->base || r->finished() || r->model->weights_released) continue;  // (the page has no weights to sweep with)
     r->where = "page";
     const Sweep* resume = r->sweep.values.size() > 0 ? &r->sweep : nullptr;
     const SweepProgress progress = [&](int, int) { return more(); };
@@ -555,7 +556,7 @@ json model_run_json(const AppState& s) {
             {"full_ms", ms(r.full_ms)}, {"full_T", r.full_T}, {"dropped", r.dropped}, {"note", r.note}, {"error", r.error}};
   if (r.pending) j["pending_sentence"] = r.pending_inputs->sentence;
   // where the shown model's weights are: "page", or "worker" once they moved there (the page keeps none)
-  if (const LoadedModel* m = find_model(s, s.inputs.model)) j["weights"] = m->model->matrices_released ? "worker" : "page";
+  if (const LoadedModel* m = find_model(s, s.inputs.model)) j["weights"] = m->model->weights_released ? "worker" : "page";
   if (r.slicing) j["slices"] = {{"done", r.slicing->steps_done()}, {"of", r.slicing->steps()}};  // the page's, between frames
   // an encoder reads both ways: a new token changes every earlier row, so every change computes them all
   if (!r.last_where.empty() && !r.causal) j["full_because"] = "an encoder reads both ways: every row changes with the text";

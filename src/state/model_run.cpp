@@ -62,7 +62,7 @@ bool model_run_post(ModelRun& run, const LoadedModel& model, const ModelViewsAsk
       run.post(model, ask, held, run.seq);
     }
   } else if (run.slices) {  // the text's forward here, a layer a frame (model_run_frame); the rest once it is done
-    if ((held && held->ids == ask.ids) || model.model->matrices_released) return false;  // computed (or refused) now
+    if ((held && held->ids == ask.ids) || model.model->weights_released) return false;  // computed (or refused) now
     if (!(run.pending && run.pending_weights == model.model && run.slicing && run.pending_ask.ids == ask.ids)) {
       ++run.seq;
       ForwardOptions none;
@@ -177,7 +177,7 @@ void model_run_worker_failed(AppState& state, const std::string& why, double now
   run.sweeps_posted.clear();
   run.worker = false;
   run.slices = true;
-  const bool lost = std::any_of(state.models.begin(), state.models.end(), [](const LoadedModel& m) { return m.model->matrices_released; });
+  const bool lost = std::any_of(state.models.begin(), state.models.end(), [](const LoadedModel& m) { return m.model->weights_released; });
   run.note = "The model's worker stopped (" + why + "): " +
              (lost ? "the weights it held went with it. The views keep the last answer; load the model again to go on "
                      "(it then runs in the page)."
@@ -189,13 +189,13 @@ void model_run_worker_failed(AppState& state, const std::string& why, double now
 void model_run_weights_moved(AppState& state, const std::shared_ptr<const Transformer>& weights) {
   // The loaders make every model non-const (only the state's pointers are const), and nothing on the page
   // computes with it from now on (apply_inputs posts to the worker, the sweeps and slices check
-  // matrices_released): its matrices are freed in place, so every run and answer naming the model stays valid.
-  const_cast<Transformer&>(*weights).release_matrices();
+  // weights_released): its weights are freed in place, so every run and answer naming the model stays valid.
+  const_cast<Transformer&>(*weights).release_weights();
   if (state.model_run.cache->model == weights.get()) state.model_run.cache->clear();
 }
 
 void require_weights_here(const LoadedModel& model) {
-  if (model.model->matrices_released)
+  if (model.model->weights_released)
     throw std::invalid_argument(model.name + "'s weights were in its worker, which stopped: load " + model.name +
                                 " again to go on (the views keep its last answer)");
 }
@@ -246,7 +246,7 @@ bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report) {
     r.page_only = true;
     r.where = "page";
     run.error = "The model's worker could not run the sweep (" + report["error"].get<std::string>() + "): " +
-                (r.model->matrices_released ? "the page does not keep the weights, so it stops here."
+                (r.model->weights_released ? "the page does not keep the weights, so it stops here."
                                             : "it runs in the page.");
     return false;
   }

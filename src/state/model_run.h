@@ -105,8 +105,8 @@ bool model_run_sweep(AppState& state, SweepRun& sweep, const std::string& slot, 
 // source} or {slot, seq, error}: applied to the sweep it was posted for, else dropped; an error leaves the
 // sweep to the page (with the cells done), the error kept. Returns true when applied.
 bool model_run_sweep_arrived(AppState& state, const nlohmann::json& report);
-// The worker holds every number of `weights` (every piece moved in): the page frees its own copy of the matrices
-// (Transformer::release_matrices) and from then on computes nothing with that model: every answer is the worker's.
+// The worker holds every number of `weights` (every piece moved in): the page frees its own copy of every tensor
+// (Transformer::release_weights) and from then on computes nothing with that model: every answer is the worker's.
 void model_run_weights_moved(AppState& state, const std::shared_ptr<const Transformer>& weights);
 // Throws std::invalid_argument saying so when the page cannot compute with `model` itself: its weights were in
 // its worker, which stopped (model_run_weights_moved freed the page's copy).

@@ -41,14 +41,14 @@ void error_line(const AppState& state, const char* key) {
   hint("The views still show the last valid sentence.");
 }
 
-// Where the loaded model's forward runs and whether the views wait for a newer text: "updating…" while
-// the worker computes it (the views show the last complete text), why the page computes where it does.
+// Where the loaded model computes and whether the views wait for an answer: "updating…" while the worker
+// computes the learner's change (the views show the last complete answer), why the page computes where it does.
 void model_run_line(const AppState& state) {
   const ModelRun& run = state.model_run;
   if (!real_model(state)) return;
   if (run.pending) {
     ImGui::PushStyleColor(ImGuiCol_Text, color(palette().warning));
-    ImGui::TextWrapped("updating… the views show the last complete text while the model reads the new one");
+    ImGui::TextWrapped("updating… the views show the last complete answer while the model's worker computes your change");
     ImGui::PopStyleColor();
     publish_item_rect("model_run:updating");
   }

@@ -487,7 +487,7 @@ void draw_kv_cache_section(const AppState& state) {
   const KvUpdateTexts u = kv_update_texts(state, *c, v.T);
   paragraph(u.computes.c_str());
   if (!u.measured.empty()) paragraph(u.measured.c_str());
-  if (state.model_run.pending) hint("updating… the model reads the new text");
+  if (state.model_run.pending) hint("updating… the model's worker computes your change");
   publish_item_rect("cost:kv_update");
 }
 

@@ -288,7 +288,7 @@ for (const [name, start] of [["firefox", firefox], ["webkit", webkit]]) {
     test("every view: a screenshot that is not blank and shows that view", FULL_ONLY, async () => {
       const shots = {};
       for (const view of VIEWS) {
-        const shown = await engine.run((v) => window.attentionExplainer.setState({ view: v, causal: false }).view, view);
+        const shown = await engine.run(async (v) => (await window.attentionExplainer.setState({ view: v, causal: false })).view, view);
         assert.equal(shown, view);
         await engine.run(waitFrames, 5);
         const png = await engine.screenshot();

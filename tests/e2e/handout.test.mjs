@@ -63,10 +63,10 @@ function checkAgainstApp(handout, app, stepsData) {
 
 /** Each step's view_data, read by opening the Steps view at that step (and back to `view`). */
 async function stepsViewData(page, view) {
-  return page.evaluate((back) => {
+  return page.evaluate(async (back) => {
     const app = window.attentionExplainer, out = [];
-    for (let step = 0; step < 7; step++) out.push(app.setState({ view: "steps", step }).view_data);
-    app.setState({ view: back });
+    for (let step = 0; step < 7; step++) out.push((await app.setState({ view: "steps", step })).view_data);
+    await app.setState({ view: back });
     return out;
   }, view);
 }
@@ -97,7 +97,7 @@ test("handout: opened from the app's button, it shows the app's weights and step
   assert.equal(masked, (app.tokens.length * (app.tokens.length - 1)) / 2, "causal: the upper triangle is masked");
   assert.match(handout.facts["Causal mask"], /^applied/);
   assert.equal(handout.facts["Layer, head"], "layer 1 of 1, head 1 of 1");
-  const practice = await page.evaluate(() => window.attentionExplainer.setState({ view: "practice" }).view_data);
+  const practice = await page.evaluate(async () => (await window.attentionExplainer.setState({ view: "practice" })).view_data);
   assert.equal(handout.exercises, practice.exercises.length);
   assert.deepEqual(handout.answers, practice.exercises.map((e) => e.answer));
   // Text, not pixels: the sentence can be found in the page.

@@ -144,8 +144,8 @@ test("heads view: thumbnails in a layers × heads grid, a real click chooses a h
 test("compare with a GPT-2 model: sentence B goes through the same model, layer and head", async () => {
   const { page, context, errors } = await openWithModel();
   await page.evaluate(() => window.attentionExplainer.setState({ layer: 2, head: 1 }));
-  const c = await page.evaluate(() => window.attentionExplainer.setState({ view: "compare",
-    compare_sentence: "The cat sat on the mat because it was tired" }).view_data);
+  const c = await page.evaluate(async () => (await window.attentionExplainer.setState({ view: "compare",
+    compare_sentence: "The cat sat on the mat because it was tired" })).view_data);
   assert.equal(c.mode, "sentences");
   assert.equal(c.model, "heads-test");
   const alone = await page.evaluate(() => window.attentionExplainer.setState({ view: "weights",

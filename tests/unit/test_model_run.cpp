@@ -268,6 +268,10 @@ TEST_CASE("model run: every change the views need the model for goes to the work
   change({{"head", 1}}, true);
   change({{"token", 3}}, true);
   change({{"temperature", 2.0}}, false);  // the model's answer does not change: applied at once
+  change({{"view", "steps"}}, false);      // a view that draws fewer parts: the answer shown serves it
+  CHECK_FALSE(s.model.attribution);
+  change({{"view", "heads"}}, false);      // and back: it still has the attribution
+  CHECK(s.model.attribution);
   change({{"ablate", {{0, 1}}}}, true);
   change({{"cut", {{{"layer", 1}, {"head", 0}, {"query", 3}, {"key", 1}}}}}, true);
   change({{"view", "weights"}, {"weights_show", "value_weighted"}}, true);
@@ -341,9 +345,11 @@ TEST_CASE("model run: once the worker holds the weights the page frees its copy;
   const std::int64_t parameters = weights->parameter_count();
   const std::string before = s.inputs.sentence;
   model_run_weights_moved(s, weights);
-  CHECK(weights->matrices_released);
+  CHECK(weights->weights_released);
   CHECK(weights->embed.f32.empty());
   CHECK(weights->blocks[1].up.f32.empty());
+  CHECK(weights->blocks[0].attn_norm_w.size() == 0);  // the vectors too (norms, biases)
+  CHECK(weights->weight_bytes() == worker.weight_bytes());
   CHECK(weights->embed.rows == worker.embed.rows);  // the shapes and the config stay
   CHECK(weights->parameter_count() == parameters);
   CHECK(model_run_json(s)["weights"] == "worker");
