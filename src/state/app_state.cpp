@@ -553,7 +553,8 @@ json model_run_json(const AppState& s) {
   json j = {{"pending", r.pending}, {"where", r.worker ? "worker" : "page"}, {"last_where", r.last_where},
             {"last_ms", ms(r.last_ms)}, {"last_T", r.last_T},
             {"incremental_from", r.incremental_from >= 0 ? json(r.incremental_from) : json(nullptr)},
-            {"full_ms", ms(r.full_ms)}, {"full_T", r.full_T}, {"dropped", r.dropped}, {"note", r.note}, {"error", r.error}};
+            {"full_ms", ms(r.full_ms)}, {"full_T", r.full_T}, {"views_ms", ms(r.views_ms)}, {"dropped", r.dropped},
+            {"note", r.note}, {"error", r.error}};
   if (r.pending) j["pending_sentence"] = r.pending_inputs->sentence;
   // where the shown model's weights are: "page", or "worker" once they moved there (the page keeps none)
   if (const LoadedModel* m = find_model(s, s.inputs.model)) j["weights"] = m->model->weights_released ? "worker" : "page";

@@ -313,7 +313,7 @@ AppState make_initial_state();
 
 // The public JSON of the state: inputs, and the computed results (tokens, weights, output, ...).
 nlohmann::json state_to_json(const AppState& state);
-// getState().model_run: {pending, where, last_where, last_ms, last_T, incremental_from, full_ms, full_T, dropped,
+// getState().model_run: {pending, where, last_where, last_ms, last_T, incremental_from, full_ms, full_T, views_ms, dropped,
 // note, error[, pending_sentence, weights ("page" | "worker": where the shown model's weights are), full_because]} (model_run.h).
 nlohmann::json model_run_json(const AppState& state);
 // Its light part: the inputs, the token lists, the error and revision; no computed matrices.

@@ -79,10 +79,10 @@ test("typing computes in the worker from the first changed token; the views wait
   await assertSameAsTrace(page, "typed");
 
   // writeToken: pending at once (the answer comes in a later task), the last complete text still shown
-  const at = await page.evaluate(() => {
+  const at = await page.evaluate(async () => {
     const api = window.attentionExplainer;
     const last = api.getState().tokens.length - 1;
-    api.setState({ token: last });
+    await api.setState({ token: last });
     const id = api.getState().next[0].id;
     const text = api.writeToken(id);
     const s = api.getState();

@@ -234,10 +234,8 @@ test("Download gives one zip whose folder the CLI and the page open with the sam
     const info = await page.evaluate(async (list) => {
       const api = window.attentionExplainer;
       const model = await api.loadModel({ files: list.map((f) => ({ name: f.name, data: new Uint8Array(f.data) })) });
-      api.setState({ model: model.name, sentence: "the animal didn't cross the street because it was tired . it refers to the" });
-      const s = api.getState();
-      api.setState({ token: s.tokens.length - 1 });
-      return { model, next: api.getState().next };
+      const s = await api.setState({ model: model.name, sentence: "the animal didn't cross the street because it was tired . it refers to the" });
+      return { model, next: (await api.setState({ token: s.tokens.length - 1 })).next };
     }, files);
     assert.equal(info.model.name, "trained-seed4-step100");
     assert.deepEqual([info.model.layers, info.model.heads, info.model.d_model], [1, 2, 32]);

@@ -89,6 +89,7 @@ TEST_CASE("model run: a typed text goes to the worker; the last complete text st
   CHECK(s.model_run.last_ms == 12.5);
   CHECK(s.model_run.incremental_from == 4);
   CHECK(model_run_json(s)["incremental_from"] == 4);
+  CHECK(model_run_json(s)["views_ms"] == 3);
 }
 
 TEST_CASE("model run: an older answer, or one for a model unloaded or replaced since, is dropped") {
