@@ -274,7 +274,10 @@ bool attn::app::start_model_worker() {
   return EM_ASM_INT({ return Module.startModelWorker && typeof Worker != "undefined" ? (Module.startModelWorker(), 1) : 0; }) != 0;
 }
 namespace {
-void post(const nlohmann::json& message) { EM_ASM({ Module.modelWorkerPost(UTF8ToString($0)); }, message.dump().c_str()); }
+// (a text file of the tokenizer with bytes that are not UTF-8 reaches the worker with them replaced, not as a crash)
+void post(const nlohmann::json& message) {
+  EM_ASM({ Module.modelWorkerPost(UTF8ToString($0)); }, message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+}
 void send_model(int id, const std::string& header, const nlohmann::json& tensors) {
   EM_ASM({ Module.modelWorkerSendModel($0, UTF8ToString($1), UTF8ToString($2)); }, id, header.c_str(), tensors.dump().c_str());
 }
