@@ -272,22 +272,19 @@ struct RunSlot {
   std::shared_ptr<const ModelTrace> ModelViews::*run;
   bool (*same)(const ModelViewsAsk& a, const ModelViewsAsk& held);
 };
-bool same_edit(const Intervention& a, const Intervention& b) {
-  return a.ablate == b.ablate && a.ablate_kind == b.ablate_kind && a.cuts == b.cuts;
-}
 const RunSlot kRuns[] = {
     {"base", &ModelViews::base, [](const ModelViewsAsk& a, const ModelViewsAsk& h) { return a.ids == h.ids; }},
     {"patch_source", &ModelViews::patch_source, [](const ModelViewsAsk& a, const ModelViewsAsk& h) { return a.patch_ids == h.patch_ids; }},
     {"shown", &ModelViews::shown,
      [](const ModelViewsAsk& a, const ModelViewsAsk& h) {
-       return a.ids == h.ids && same_edit(a.edit, h.edit) && a.patch_ids == h.patch_ids && a.patch_heads == h.patch_heads &&
+       return a.ids == h.ids && same_edits(a.edit, h.edit) && a.patch_ids == h.patch_ids && a.patch_heads == h.patch_heads &&
               a.patch_resid == h.patch_resid;
      }},
     {"compare_base", &ModelViews::compare_base,
      [](const ModelViewsAsk& a, const ModelViewsAsk& h) { return h.compare && a.compare_ids == h.compare_ids; }},
     {"compare_shown", &ModelViews::compare_shown,
      [](const ModelViewsAsk& a, const ModelViewsAsk& h) {
-       return h.compare && a.compare_ids == h.compare_ids && same_edit(a.compare_edit, h.compare_edit);
+       return h.compare && a.compare_ids == h.compare_ids && same_edits(a.compare_edit, h.compare_edit);
      }},
 };
 }  // namespace

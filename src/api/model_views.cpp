@@ -26,6 +26,10 @@ Intervention edit_from_json(const json& v) {
 }
 }  // namespace
 
+bool same_edits(const Intervention& a, const Intervention& b) {
+  return a.ablate == b.ablate && a.ablate_kind == b.ablate_kind && a.cuts == b.cuts;
+}
+
 json model_views_ask_json(const ModelViewsAsk& a) {
   return {{"ids", a.ids},
           {"layer", a.layer},
@@ -100,7 +104,7 @@ ModelViews model_views(const Transformer& model, const ModelViewsAsk& ask, const
   Intervention edit = ask.edit;
   if (patching) edit = with_patches(model, edit, *v.patch_source, ask.patch_heads, ask.patch_resid);
   validate_intervention(c, T, edit);
-  const bool same_edit = same_base && (!patching || same_source) && edit_json(ask.edit) == edit_json(was->edit) && was->patch_ids == ask.patch_ids &&
+  const bool same_edit = same_base && (!patching || same_source) && same_edits(ask.edit, was->edit) && was->patch_ids == ask.patch_ids &&
                          was->patch_heads == ask.patch_heads && was->patch_resid == ask.patch_resid;
   v.shown = edit.empty() ? v.base
             : same_edit  ? previous->shown
@@ -176,7 +180,7 @@ ModelViews model_views(const Transformer& model, const ModelViewsAsk& ask, const
     const bool same_b = was && was->compare && was->compare_ids == ask.compare_ids && previous->compare_base;
     v.compare_base = same_b ? previous->compare_base
                             : std::make_shared<const ModelTrace>(transformer_forward(model, ask.compare_ids, b_no_head));
-    const bool same_b_edit = same_b && edit_json(ask.compare_edit) == edit_json(was->compare_edit);
+    const bool same_b_edit = same_b && same_edits(ask.compare_edit, was->compare_edit);
     v.compare_shown = ask.compare_edit.empty() ? v.compare_base
                       : same_b_edit ? previous->compare_shown
                                     : std::make_shared<const ModelTrace>(rerun_forward(model, *v.compare_base, ask.compare_edit, b_no_head));

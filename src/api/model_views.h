@@ -40,6 +40,8 @@ struct ModelViewsAsk {
   // need (the attribution, the projections, a reading, Compare's B: a view that draws fewer of them).
   bool covers(const ModelViewsAsk& wanted) const;
 };
+// The learner's edits of an ask alike (heads switched off, their kind, links cut; an ask's edits have no patches).
+bool same_edits(const Intervention& a, const Intervention& b);
 nlohmann::json model_views_ask_json(const ModelViewsAsk& ask);
 // Throws std::invalid_argument for a malformed ask (shapes only: the worker's model checks the rest).
 ModelViewsAsk model_views_ask_from_json(const nlohmann::json& v);
